@@ -1,0 +1,53 @@
+"""The rules of Krig, apart from Discord, SQL and language (RULES.md).
+
+The engine imports nothing of the project; everything else builds on it.
+"""
+
+from __future__ import annotations
+
+from .cards import card_code, card_value, format_cards, full_deck, is_joker, parse_card, parse_cards
+from .errors import (
+    CardError,
+    ChoiceError,
+    DealError,
+    EngineError,
+    GameOverError,
+    PlayerError,
+    RulesError,
+    StateError,
+)
+from .events import END_REASONS, EndReason, Outcome, Round, WarStep
+from .fast import find_repetition, run_to_end
+from .game import Game
+from .rules import OPTION_KEYS, PRESETS, Rules, find_preset, parse_option
+
+__all__ = [
+    "END_REASONS",
+    "OPTION_KEYS",
+    "PRESETS",
+    "CardError",
+    "ChoiceError",
+    "DealError",
+    "EndReason",
+    "EngineError",
+    "Game",
+    "GameOverError",
+    "Outcome",
+    "PlayerError",
+    "Round",
+    "Rules",
+    "RulesError",
+    "StateError",
+    "WarStep",
+    "card_code",
+    "card_value",
+    "find_preset",
+    "find_repetition",
+    "format_cards",
+    "full_deck",
+    "is_joker",
+    "parse_card",
+    "parse_cards",
+    "parse_option",
+    "run_to_end",
+]

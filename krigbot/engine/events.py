@@ -1,0 +1,92 @@
+"""Value objects a game returns: what happened in a round and how a game ended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+EndReason: TypeAlias = Literal[
+    "all_cards", "war_shortage", "round_limit", "target", "eternal", "forfeit"
+]
+END_REASONS: tuple[EndReason, ...] = (
+    "all_cards",
+    "war_shortage",
+    "round_limit",
+    "target",
+    "eternal",
+    "forfeit",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a game ended: who won, who shared a draw, and why (RULES §7).
+
+    Seats in neither ``winners`` nor ``drawn`` lost.
+    """
+
+    reason: EndReason
+    rounds: int
+    winners: tuple[int, ...] = ()
+    drawn: tuple[int, ...] = ()
+    cycle: int | None = None
+    """For ``eternal``: the number of rounds after which the position repeats."""
+
+    @property
+    def is_draw(self) -> bool:
+        """Tell whether nobody won."""
+        return not self.winners
+
+    @property
+    def winner(self) -> int | None:
+        """Return the single winning seat, or None for a draw or a team win."""
+        return self.winners[0] if len(self.winners) == 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class WarStep:
+    """One war step: who fought, the cards each placed face down, and the face-up cards."""
+
+    fighters: tuple[int, ...]
+    face_down: tuple[tuple[int, ...], ...]
+    """Per fighter (same order as ``fighters``), the cards placed face down."""
+    face_up: tuple[int | None, ...]
+    """Per fighter, the card turned up in this step; None when they kept their standing card."""
+    compared: tuple[int, ...]
+    """Per fighter, the card whose value was compared (the new face-up or the standing card)."""
+    short: tuple[int, ...] = ()
+    """Fighters who held fewer than the step needs (RULES §5)."""
+    knocked_out: tuple[int, ...] = ()
+    """Seats knocked out of the game for lack of cards before or in this step (RULES §5)."""
+    supplied: tuple[tuple[int, int, int], ...] = ()
+    """Team cooperation (RULES §9): ``(from_seat, to_seat, cards)`` given before the step."""
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """Everything that happened in one round, enough to render it without the game."""
+
+    number: int
+    battle: tuple[tuple[int, int], ...]
+    """``(seat, card)`` for every player who turned a card, in seat order."""
+    war_steps: tuple[WarStep, ...]
+    winner: int | None
+    """The seat that took the table; None when the table was set aside."""
+    taken: int
+    """How many cards the winner took (the whole table)."""
+    set_aside: int
+    """Cards set aside because the last fighters were knocked out together."""
+    eliminated: tuple[int, ...]
+    """Seats that left the game in this round, in the order they went out."""
+    counts: tuple[int, ...]
+    """Cards each seat holds after the round."""
+    tricks: tuple[int, ...]
+    points: tuple[int, ...]
+    outcome: Outcome | None
+    team_no_war: bool = False
+    """A tie between teammates only: no war, the first of them in seat order took the table."""
+
+    @property
+    def is_war(self) -> bool:
+        """Tell whether a war started in this round."""
+        return bool(self.war_steps)

@@ -1,0 +1,306 @@
+"""Playing without per-round objects, and exact detection of games that repeat forever.
+
+The common two-player battle (no tie) is played inline here; every other round goes through
+``Game._play`` so that the rules live in one place. Tests check that both paths give the same
+game for every option.
+
+`eternal` (RULES §7) uses Brent's cycle detection: it keeps one saved position and a counter,
+so its memory does not grow with the length of the cycle. Brent gives the cycle length λ; the
+first repeated round is then found by playing two copies λ rounds apart in lockstep until their
+positions agree (after μ rounds): the game ends after round μ + λ.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .events import Outcome
+from .game import Game, shuffle, war_face_down
+
+_NO_LIMIT = sys.maxsize
+
+
+def run_to_end(game: Game) -> Outcome:
+    """Play the game to its end without building round objects, and return the outcome."""
+    if game.outcome is not None:
+        return game.outcome
+    if game._eternal_checked:
+        _advance(game, watch_cycle=False)
+    else:
+        # Watch the real game for a cycle instead of looking ahead on a copy: most games end,
+        # and then they were played only once.
+        start = _probe(game)
+        cycle = _advance(game, watch_cycle=True)
+        if cycle is not None:
+            until_repeat = _first_repeat(start.copy(), cycle) + cycle
+            _advance(start, until=start.round + until_repeat)
+            start._eternal_checked = True
+            start._eternal_at = start.round
+            start._eternal_cycle = cycle
+            drawn = tuple(s for s in range(start.players) if start.in_game[s])
+            start.outcome = Outcome("eternal", start.round, drawn=drawn, cycle=cycle)
+            _adopt(game, start)
+        game._eternal_checked = True
+    assert game.outcome is not None
+    return game.outcome
+
+
+def find_repetition(game: Game) -> tuple[int, int] | None:
+    """Return (rounds until the first repeated position, cycle length), or None if it ends."""
+    probe = _probe(game)
+    cycle = _advance(probe, watch_cycle=True)
+    if cycle is None:
+        return None
+    return _first_repeat(_probe(game), cycle) + cycle, cycle
+
+
+def _probe(game: Game) -> Game:
+    """Return a copy that plays on without ending as `eternal` (it is the one looking)."""
+    probe = game.copy()
+    probe._eternal_checked = True
+    probe._eternal_at = None
+    return probe
+
+
+def _first_repeat(start: Game, cycle: int) -> int:
+    """Return μ: the first round index whose position comes back ``cycle`` rounds later."""
+    tortoise = start
+    hare = start.copy()
+    _advance(hare, until=hare.round + cycle)
+    mu = 0
+    while tortoise.piles != hare.piles:
+        _advance(tortoise, until=tortoise.round + 1)
+        _advance(hare, until=hare.round + 1)
+        mu += 1
+    return mu
+
+
+def _adopt(game: Game, other: Game) -> None:
+    for name in Game.__slots__:
+        setattr(game, name, getattr(other, name))
+
+
+def _advance(game: Game, *, watch_cycle: bool = False, until: int | None = None) -> int | None:
+    """Play until the game ends or reaches round ``until``; with ``watch_cycle``, stop at a
+    repeated position and return the cycle length."""
+    rules = game.rules
+    if (
+        game.players == 2
+        and not rules.teams
+        and not rules.shuffle_won
+        and game.in_game[0]
+        and game.in_game[1]
+    ):
+        return _advance_two(game, watch_cycle, until)
+    return _advance_general(game, watch_cycle, until)
+
+
+def _advance_general(game: Game, watch_cycle: bool, until: int | None) -> int | None:
+    stop = _NO_LIMIT if until is None else until
+    piles = game.piles
+    saved = [pile.copy() for pile in piles] if watch_cycle else None
+    power = 1
+    lam = 0
+    while game.outcome is None and game.round < stop:
+        game._play(record=False)
+        if saved is not None:
+            lam += 1
+            if piles == saved:
+                return lam
+            if lam == power:
+                saved = [pile.copy() for pile in piles]
+                power <<= 1
+                lam = 0
+    return None
+
+
+def _advance_two(game: Game, watch_cycle: bool, until: int | None) -> int | None:
+    """The two-player loop: a battle without a tie is played inline, anything else by _play."""
+    rules = game.rules
+    p0, p1 = game.piles
+    pop0, pop1 = p0.popleft, p1.popleft
+    ext0, ext1 = p0.extend, p1.extend
+    scoring = rules.points
+    target = rules.target_tricks or _NO_LIMIT
+    shuffled = rules.pickup == "shuffled"
+    winner_first = rules.pickup == "winner_first"
+    rand = game._rng.random if game._rng is not None else None
+    # Any round at which the game may end for a reason other than cards runs through the check.
+    limit = min(
+        until if until is not None else _NO_LIMIT,
+        rules.max_rounds if rules.max_rounds is not None else _NO_LIMIT,
+        game._eternal_at if game._eternal_at is not None else _NO_LIMIT,
+    )
+    t0 = p0.copy() if watch_cycle else None
+    t1 = p1.copy() if watch_cycle else None
+    power = 1
+    lam = 0
+    rnd = game.round
+    # Tricks and points live in locals inside the loop and go back to the game when it stops.
+    tricks0, tricks1 = game.tricks
+    points0, points1 = game.points
+    try:
+        while rnd < limit:
+            a = pop0()
+            b = pop1()
+            va = a >> 2
+            vb = b >> 2
+            rnd += 1
+            if va > vb:
+                if shuffled:
+                    assert rand is not None
+                    ext0((b, a) if rand() < 0.5 else (a, b))  # shuffle() of two cards
+                else:
+                    ext0((a, b))  # winner_first and table agree: seat 0's card first
+                tricks0 += 1
+                if scoring:
+                    points0 += 1
+                if not p1 or tricks0 >= target:
+                    winner: int | None = 0
+                    break
+            elif vb > va:
+                if shuffled:
+                    assert rand is not None
+                    ext1((b, a) if rand() < 0.5 else (a, b))
+                elif winner_first:
+                    ext1((b, a))
+                else:
+                    ext1((a, b))
+                tricks1 += 1
+                if scoring:
+                    points1 += 1
+                if not p0 or tricks1 >= target:
+                    winner = 1
+                    break
+            else:
+                game.round = rnd - 1
+                game.tricks[:] = (tricks0, tricks1)
+                game.points[:] = (points0, points1)
+                _war_two(game, a, b, va)
+                if game.outcome is not None:
+                    return None
+                tricks0, tricks1 = game.tricks
+                points0, points1 = game.points
+            if t0 is not None:
+                lam += 1
+                if p0 == t0 and p1 == t1:
+                    return lam
+                if lam == power:
+                    t0 = p0.copy()
+                    t1 = p1.copy()
+                    power <<= 1
+                    lam = 0
+        else:
+            winner = None  # a limit was reached: the round limit ends the game here
+        game.round = rnd
+        game.tricks[:] = (tricks0, tricks1)
+        game.points[:] = (points0, points1)
+        game._finish_plain_round(winner)
+        return None
+    finally:
+        if game.outcome is None or game.round != rnd:
+            game.round = rnd
+            game.tricks[:] = (tricks0, tricks1)
+            game.points[:] = (points0, points1)
+        for seat in (0, 1):
+            # Inline battles skip the pot bookkeeping: any round won took at least 2 cards.
+            if game.tricks[seat] and game.biggest_pot[seat] < 2:
+                game.biggest_pot[seat] = 2
+
+
+def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
+    """Play the war that follows a tie between two players, as ``Game._play`` would.
+
+    A lean copy of the two-player case of ``Game._war_step`` and ``Game._collect`` (no value
+    objects, no dicts): wars are one round in sixteen but would otherwise cost most of the time.
+    ``tests/engine/test_fast.py`` plays every option both ways and compares the games.
+    """
+    rules = game.rules
+    p0, p1 = game.piles
+    pop0, pop1 = p0.popleft, p1.popleft
+    lose = rules.shortage == "lose"
+    table = [a, b]  # in the order placed, layer by layer (RULES §6 `table`)
+    own0 = [a]
+    own1 = [b]
+    steps = 0
+    winner = -1  # -1: no winner yet; -2: nobody (set aside or drawn)
+    shortage = False
+    knocked: list[int] = []
+    while winner == -1:
+        f = war_face_down(rules, tied_value)
+        need = f + 1
+        h0 = len(p0)
+        h1 = len(p1)
+        steps += 1
+        if h0 < need or h1 < need:
+            shortage = True
+            if lose:
+                # RULES §5: the one holding fewer ran out first; equal holdings go out together.
+                out = [0] if h0 < h1 else [1] if h1 < h0 else [0, 1]
+                for seat in out:
+                    pile, own = (p0, own0) if seat == 0 else (p1, own1)
+                    own.extend(pile)
+                    table.extend(pile)  # a single fighter's layers are just their cards
+                    pile.clear()
+                knocked = out
+                winner = 1 - out[0] if len(out) == 1 else -2
+                break
+            if h0 == 0 and h1 == 0:
+                winner = -2
+                break
+        d0 = [pop0() for _ in range(min(need, h0) - 1)] if h0 else []
+        d1 = [pop1() for _ in range(min(need, h1) - 1)] if h1 else []
+        for k in range(max(len(d0), len(d1))):
+            if k < len(d0):
+                table.append(d0[k])
+            if k < len(d1):
+                table.append(d1[k])
+        own0.extend(d0)
+        own1.extend(d1)
+        if h0:
+            a = pop0()
+            own0.append(a)
+            table.append(a)
+        if h1:
+            b = pop1()
+            own1.append(b)
+            table.append(b)
+        va = a >> 2
+        vb = b >> 2
+        if va > vb:
+            winner = 0
+        elif vb > va:
+            winner = 1
+        else:
+            tied_value = va
+
+    game.war_rounds += 1
+    game.war_steps += steps
+    taken = len(table)
+    if winner >= 0:
+        pickup = rules.pickup
+        if pickup == "table":
+            cards = table
+        elif pickup == "winner_first":
+            cards = own0 + own1 if winner == 0 else own1 + own0
+        else:
+            assert game._rng is not None
+            cards = table
+            shuffle(game._rng, cards)
+        game.piles[winner].extend(cards)
+        game.tricks[winner] += 1
+        if rules.points:
+            game.points[winner] += 1 + 2 * steps
+        game.wars_won[winner] += 1
+        if taken > game.biggest_pot[winner]:
+            game.biggest_pot[winner] = taken
+    else:
+        game.set_aside += taken
+    game.round += 1
+    for seat in knocked:
+        game.in_game[seat] = False
+        game.eliminated.append(seat)
+    if winner == -2 and not knocked:
+        game.outcome = Outcome("war_shortage", game.round, drawn=(0, 1))
+        return
+    game._check_end(winner if winner >= 0 else None, shortage, knocked + game._eliminate_empty())

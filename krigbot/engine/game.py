@@ -1,0 +1,647 @@
+"""One game of Krig: the deal, rounds with their war steps, and the end (RULES §2–§9).
+
+>>> from krigbot.engine.cards import parse_cards
+>>> game = Game.from_piles(Rules.preset("standard"), [parse_cards(["QC"]), parse_cards(["TD"])])
+>>> played = game.play_round()
+>>> played.winner, played.taken, game.outcome.reason
+(0, 2, 'all_cards')
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, deque
+from collections.abc import Sequence
+from typing import Any
+
+from .cards import ACE_VALUE, JOKER_VALUE, card_code, full_deck, parse_card
+from .errors import DealError, GameOverError, PlayerError, StateError
+from .events import EndReason, Outcome, Round, WarStep
+from .rules import Rules
+
+FORMAT_VERSION = 1
+
+Table = list[list[tuple[int, int]]]
+"""The cards on the table as layers of ``(seat, card)``, in the order they were placed."""
+
+
+def shuffle(rng: random.Random, cards: list[int]) -> None:
+    """Shuffle in place with the game's RNG (Fisher–Yates).
+
+    Our own loop rather than ``random.shuffle`` so that the fast path can inline the two-card
+    case (swap when ``rng.random() < 0.5``) and stay identical to this function.
+    """
+    rand = rng.random
+    for i in range(len(cards) - 1, 0, -1):
+        j = int(rand() * (i + 1))
+        cards[i], cards[j] = cards[j], cards[i]
+
+
+def war_face_down(rules: Rules, tied_value: int) -> int:
+    """Return how many cards each fighter places face down (RULES §4, Război included)."""
+    if rules.face_down != "rank":
+        return rules.face_down
+    if tied_value >= ACE_VALUE:  # ace and joker count 11
+        return 10
+    return min(tied_value, 10) - 1  # J, Q, K count 10
+
+
+class Game:
+    """A game of Krig between 2–4 seats; seat 0 started it (RULES §2)."""
+
+    __slots__ = (
+        "_eternal_at",
+        "_eternal_checked",
+        "_eternal_cycle",
+        "_rng",
+        "biggest_pot",
+        "eliminated",
+        "forfeited",
+        "in_game",
+        "outcome",
+        "piles",
+        "points",
+        "round",
+        "rules",
+        "seed",
+        "set_aside",
+        "tricks",
+        "war_rounds",
+        "war_steps",
+        "wars_won",
+        "won",
+    )
+
+    def __init__(self, rules: Rules, piles: Sequence[Sequence[int]], *, seed: int | None) -> None:
+        if rules.variant != "krig":
+            raise DealError("Steal War is played with StealGame")
+        n = rules.players
+        if len(piles) != n:
+            raise DealError(f"{n} players need {n} piles, not {len(piles)}")
+        self.rules = rules
+        self.seed = seed
+        self.piles: list[deque[int]] = [deque(pile) for pile in piles]
+        self.won: list[deque[int]] = [deque() for _ in range(n)]
+        self.in_game = [True] * n
+        self.round = 0
+        self.tricks = [0] * n
+        self.points = [0] * n
+        self.wars_won = [0] * n
+        self.biggest_pot = [0] * n
+        self.war_rounds = 0
+        self.war_steps = 0
+        self.set_aside = 0
+        self.eliminated: list[int] = []
+        self.forfeited: list[int] = []
+        self.outcome: Outcome | None = None
+        # The RNG is kept only where something random happens after the deal, so that saving a
+        # deterministic game does not carry 625 words of Mersenne Twister state.
+        needs_rng = rules.pickup == "shuffled" or rules.shuffle_won
+        self._rng: random.Random | None = random.Random(seed) if needs_rng else None
+        self._eternal_checked = not rules.detects_eternal
+        self._eternal_at: int | None = None
+        self._eternal_cycle: int | None = None
+
+    # ----------------------------------------------------------------------------- creation
+
+    @classmethod
+    def new(cls, rules: Rules, seed: int) -> Game:
+        """Shuffle with the seeded RNG and deal one card at a time from seat 0 (RULES §2)."""
+        cards = full_deck(decks=rules.decks, jokers=rules.jokers)
+        rng = random.Random(seed)
+        shuffle(rng, cards)
+        n = rules.players
+        per_seat = len(cards) // n
+        piles = [cards[seat : per_seat * n : n] for seat in range(n)]
+        game = cls(rules, piles, seed=seed)
+        game.set_aside = len(cards) - per_seat * n
+        if game._rng is not None:
+            game._rng = rng  # the same RNG goes on from where the deal left it
+        return game
+
+    @classmethod
+    def from_piles(cls, rules: Rules, piles: Sequence[Sequence[int]], *, seed: int = 0) -> Game:
+        """Start from a given deal, top card first (tests, the command line)."""
+        if not 2 <= len(piles) <= 4:
+            raise DealError(f"a deal has 2 to 4 piles, not {len(piles)}")
+        if any(not pile for pile in piles):
+            raise DealError("every pile needs at least one card")
+        copies = Counter(card for pile in piles for card in pile)
+        allowed = Counter(full_deck(decks=rules.decks, jokers=rules.jokers))
+        for card, count in copies.items():
+            if count > allowed[card]:
+                if allowed[card] == 0:
+                    raise DealError(f"{card_code(card)} is not in the deck of these rules")
+                raise DealError(
+                    f"{card_code(card)} appears {count} times; the deck holds {allowed[card]}"
+                )
+        if rules.players != len(piles):
+            rules = rules.replace(players=len(piles))
+        return cls(rules, piles, seed=seed)
+
+    # ---------------------------------------------------------------------------- queries
+
+    @property
+    def players(self) -> int:
+        """Return the number of seats."""
+        return self.rules.players
+
+    @property
+    def finished(self) -> bool:
+        """Tell whether the game has ended."""
+        return self.outcome is not None
+
+    def holding(self, seat: int) -> int:
+        """Return how many cards a seat owns that are not on the table (RULES §5)."""
+        return len(self.piles[seat]) + len(self.won[seat])
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Return the cards each seat holds."""
+        return tuple(len(p) + len(w) for p, w in zip(self.piles, self.won, strict=True))
+
+    def team_of(self, seat: int) -> int:
+        """Return a seat's team (seats 0 and 2 are team 0, seats 1 and 3 team 1)."""
+        return seat % 2
+
+    # ----------------------------------------------------------------------------- playing
+
+    def play_round(self) -> Round:
+        """Play one round, with all its war steps, and return what happened."""
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        self._ensure_eternal_known()
+        played = self._play(record=True)
+        assert played is not None
+        return played
+
+    def forfeit(self, seat: int) -> Outcome | None:
+        """Let a seat give up; return the outcome if that ends the game (RULES §7)."""
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        if not 0 <= seat < self.players or not self.in_game[seat]:
+            raise PlayerError(f"seat {seat} is not in the game")
+        self.forfeited.append(seat)
+        rules = self.rules
+        if rules.teams:
+            losing = self.team_of(seat)
+            winners = tuple(s for s in range(self.players) if self.team_of(s) != losing)
+            self.outcome = Outcome("forfeit", self.round, winners=winners)
+            return self.outcome
+        # With 3–4 players the game goes on without them; their cards leave play.
+        self.set_aside += self.holding(seat)
+        self.piles[seat].clear()
+        self.won[seat].clear()
+        self.in_game[seat] = False
+        self.eliminated.append(seat)
+        alive = [s for s in range(self.players) if self.in_game[s]]
+        if len(alive) == 1:
+            self.outcome = Outcome("forfeit", self.round, winners=(alive[0],))
+        elif self.rules.detects_eternal:
+            # Positions before the forfeit held this seat's cards, so none can come back:
+            # look ahead again from here.
+            self._eternal_checked = False
+        return self.outcome
+
+    # ------------------------------------------------------------------------ the round
+
+    def _draw(self, seat: int) -> int:
+        pile = self.piles[seat]
+        if not pile:
+            won = self.won[seat]
+            cards = list(won)
+            won.clear()
+            assert self._rng is not None
+            shuffle(self._rng, cards)
+            pile.extend(cards)
+        return pile.popleft()
+
+    def _play(self, *, record: bool) -> Round | None:
+        """Play one round; build the Round value only when asked (the fast path does not)."""
+        rules = self.rules
+        n = self.players
+        in_game = self.in_game
+        active = [s for s in range(n) if in_game[s]]
+        battle = [(s, self._draw(s)) for s in active]
+        table: Table = [battle]
+        standing = dict(battle)  # the card each seat would compare now
+        contenders = active
+        steps: list[WarStep] = []
+        knocked_out: list[int] = []
+        winner: int | None = None
+        team_no_war = False
+        draw_seats: tuple[int, ...] | None = None
+        tied_value = 0
+
+        while True:
+            tied_value = max(standing[s] >> 2 for s in contenders)
+            tied = [s for s in contenders if standing[s] >> 2 == tied_value]
+            if len(tied) == 1:
+                winner = tied[0]
+                break
+            if rules.teams and len({s % 2 for s in tied}) == 1:
+                # RULES §9: teammates never fight each other.
+                winner = tied[0]
+                team_no_war = not steps
+                break
+            if steps or rules.war_players == "tied":
+                fighters = tied
+            else:
+                fighters = [s for s in range(n) if in_game[s]]
+            step, winner, draw_seats = self._war_step(
+                fighters, war_face_down(rules, tied_value), standing, table, knocked_out
+            )
+            steps.append(step)
+            if winner is not None or draw_seats is not None:
+                break
+            contenders = [s for s in step.fighters if s not in step.knocked_out]
+            if len(contenders) == 0:
+                break  # the last fighters went out together: the table is set aside
+
+        return self._collect(
+            battle, table, steps, winner, knocked_out, team_no_war, draw_seats, record=record
+        )
+
+    def _war_step(
+        self,
+        fighters: list[int],
+        f: int,
+        standing: dict[int, int],
+        table: Table,
+        knocked_out: list[int],
+    ) -> tuple[WarStep, int | None, tuple[int, ...] | None]:
+        """Play one war step; return it, a seat that took the table early, or a drawn game."""
+        rules = self.rules
+        need = f + 1
+        borrowed = dict.fromkeys(fighters, 0)
+        supplied: list[tuple[int, int, int]] = []
+        if rules.teams:
+            for s in fighters:
+                missing = need - self.holding(s)
+                mate = (s + 2) % 4
+                if missing <= 0 or not self.in_game[mate]:
+                    continue
+                spare = self.holding(mate) - (need if mate in fighters else 0)
+                if spare >= missing:  # RULES §9: supply the missing cards if they can
+                    borrowed[s] = missing
+                    supplied.append((mate, s, missing))
+
+        def available(seat: int) -> int:
+            return self.holding(seat) + borrowed[seat]
+
+        def take(seat: int, count: int) -> list[int]:
+            own = min(count, self.holding(seat))
+            cards = [self._draw(seat) for _ in range(own)]
+            mate = (seat + 2) % 4
+            cards.extend(self._draw(mate) for _ in range(count - own))
+            return cards
+
+        short = tuple(s for s in fighters if available(s) < need)
+        down: dict[int, list[int]] = {}
+        up: dict[int, int] = {}
+        out_now: list[int] = []
+        remaining = list(fighters)
+        if rules.shortage == "lose":
+            # RULES §5: short fighters go out from the fewest holdings upward, equal together,
+            # until everyone left can complete the step or one fighter is left.
+            while len(remaining) > 1:
+                short = [s for s in remaining if available(s) < need]
+                if not short:
+                    break
+                fewest = min(available(s) for s in short)
+                group = [s for s in short if available(s) == fewest]
+                for s in group:
+                    down[s] = take(s, available(s))
+                    out_now.append(s)
+                remaining = [s for s in remaining if s not in group]
+            if len(remaining) > 1:
+                for s in remaining:
+                    cards = take(s, need)
+                    down[s], up[s] = cards[:-1], cards[-1]
+        else:
+            if all(available(s) == 0 for s in fighters):
+                # Nobody can place a card, so the standing cards would tie forever.
+                step = self._make_step(fighters, down, up, standing, short, (), supplied)
+                self._place(table, fighters, down, up)
+                return step, None, tuple(s for s in range(self.players) if self.in_game[s])
+            for s in fighters:
+                have = available(s)
+                if have == 0:
+                    continue  # keeps their standing card (RULES §5, last_card)
+                cards = take(s, min(need, have))
+                down[s], up[s] = cards[:-1], cards[-1]
+
+        for s in out_now:
+            self.in_game[s] = False
+            self.eliminated.append(s)
+            knocked_out.append(s)
+        standing.update(up)
+        step = self._make_step(fighters, down, up, standing, short, tuple(out_now), supplied)
+        self._place(table, fighters, down, up)
+        if rules.shortage == "lose" and len(remaining) <= 1:
+            return step, (remaining[0] if remaining else None), None
+        return step, None, None
+
+    @staticmethod
+    def _make_step(
+        fighters: list[int],
+        down: dict[int, list[int]],
+        up: dict[int, int],
+        standing: dict[int, int],
+        short: tuple[int, ...],
+        out_now: tuple[int, ...],
+        supplied: list[tuple[int, int, int]],
+    ) -> WarStep:
+        return WarStep(
+            fighters=tuple(fighters),
+            face_down=tuple(tuple(down.get(s, ())) for s in fighters),
+            face_up=tuple(up.get(s) for s in fighters),
+            compared=tuple(standing[s] for s in fighters),
+            short=short,
+            knocked_out=out_now,
+            supplied=tuple(supplied),
+        )
+
+    @staticmethod
+    def _place(
+        table: Table, fighters: list[int], down: dict[int, list[int]], up: dict[int, int]
+    ) -> None:
+        # Cards go down one at a time in lockstep, so each face-down position is a layer.
+        order = sorted(fighters)
+        depth = max((len(down.get(s, ())) for s in order), default=0)
+        for k in range(depth):
+            table.append([(s, down[s][k]) for s in order if len(down.get(s, ())) > k])
+        face_up = [(s, up[s]) for s in order if s in up]
+        if face_up:
+            table.append(face_up)
+
+    def _pickup_order(self, table: Table, winner: int) -> list[int]:
+        pickup = self.rules.pickup
+        if pickup == "table":
+            return [card for layer in table for _, card in layer]
+        if pickup == "winner_first":
+            by_seat: dict[int, list[int]] = {}
+            for layer in table:
+                for seat, card in layer:
+                    by_seat.setdefault(seat, []).append(card)
+            order = by_seat.pop(winner, [])
+            for seat in sorted(by_seat):
+                order.extend(by_seat[seat])
+            return order
+        cards = [card for layer in table for _, card in layer]
+        assert self._rng is not None
+        shuffle(self._rng, cards)
+        return cards
+
+    def _collect(
+        self,
+        battle: list[tuple[int, int]],
+        table: Table,
+        steps: list[WarStep],
+        winner: int | None,
+        knocked_out: list[int],
+        team_no_war: bool,
+        draw_seats: tuple[int, ...] | None,
+        *,
+        record: bool,
+    ) -> Round | None:
+        rules = self.rules
+        n = self.players
+        on_table = sum(len(layer) for layer in table)
+        taken = 0
+        aside = 0
+        if steps:
+            self.war_rounds += 1
+            self.war_steps += len(steps)
+        if winner is not None:
+            cards = self._pickup_order(table, winner)
+            (self.won if rules.shuffle_won else self.piles)[winner].extend(cards)
+            taken = on_table
+            self.tricks[winner] += 1
+            if rules.points:
+                self.points[winner] += 1 + 2 * len(steps)
+            if steps:
+                self.wars_won[winner] += 1
+            if taken > self.biggest_pot[winner]:
+                self.biggest_pot[winner] = taken
+        else:
+            aside = on_table
+            self.set_aside += aside
+        self.round += 1
+
+        eliminated = knocked_out + self._eliminate_empty()
+
+        if draw_seats is not None:
+            self.outcome = Outcome("war_shortage", self.round, drawn=draw_seats)
+        else:
+            shortage = any(step.short for step in steps)
+            self._check_end(winner, shortage, eliminated)
+        if not record:
+            return None
+        return Round(
+            number=self.round,
+            battle=tuple(battle),
+            war_steps=tuple(steps),
+            winner=winner,
+            taken=taken,
+            set_aside=aside,
+            eliminated=tuple(eliminated),
+            counts=self.counts,
+            tricks=tuple(self.tricks),
+            points=tuple(self.points),
+            outcome=self.outcome,
+            team_no_war=team_no_war,
+        )
+
+    # ------------------------------------------------------------------------ the end
+
+    def _eliminate_empty(self) -> list[int]:
+        """Take every seat left with no cards out of the game; return them in seat order."""
+        out = [s for s in range(self.players) if self.in_game[s] and self.holding(s) == 0]
+        for s in out:
+            self.in_game[s] = False
+            self.eliminated.append(s)
+        return out
+
+    def _finish_plain_round(self, winner: int | None) -> None:
+        """Run the end checks after a round the fast path played inline (no war)."""
+        self._check_end(winner, False, self._eliminate_empty())
+
+    def _units(self) -> dict[int, tuple[int, ...]]:
+        """Return who competes for the win: each seat, or each team with ``teams``."""
+        if self.rules.teams:
+            return {0: (0, 2), 1: (1, 3)}
+        return {s: (s,) for s in range(self.players)}
+
+    def _check_end(self, winner: int | None, shortage: bool, eliminated: list[int]) -> None:
+        rules = self.rules
+        units = self._units()
+        alive = [u for u, seats in units.items() if any(self.in_game[s] for s in seats)]
+        reason: EndReason = "war_shortage" if shortage else "all_cards"
+        if len(alive) == 1:
+            self.outcome = Outcome(reason, self.round, winners=units[alive[0]])
+            return
+        if not alive:
+            self.outcome = Outcome("war_shortage", self.round, drawn=tuple(sorted(eliminated)))
+            return
+        if rules.target_tricks is not None and winner is not None:
+            unit = winner % 2 if rules.teams else winner
+            if sum(self.tricks[s] for s in units[unit]) >= rules.target_tricks:
+                self.outcome = Outcome("target", self.round, winners=units[unit])
+                return
+        if rules.max_rounds is not None and self.round >= rules.max_rounds:
+            self._end_at_round_limit()
+            return
+        if self._eternal_at is not None and self.round >= self._eternal_at:
+            drawn = tuple(s for s in range(self.players) if self.in_game[s])
+            self.outcome = Outcome("eternal", self.round, drawn=drawn, cycle=self._eternal_cycle)
+
+    def _end_at_round_limit(self) -> None:
+        units = {
+            u: seats for u, seats in self._units().items() if any(self.in_game[s] for s in seats)
+        }
+
+        def score(seats: tuple[int, ...]) -> tuple[int, int]:
+            cards = sum(self.holding(s) for s in seats)
+            # RULES §7: points first, then cards; without points only the cards count.
+            return (sum(self.points[s] for s in seats), cards) if self.rules.points else (cards, 0)
+
+        best = max(score(seats) for seats in units.values())
+        top = [seats for seats in units.values() if score(seats) == best]
+        if len(top) == 1:
+            self.outcome = Outcome("round_limit", self.round, winners=top[0])
+        else:
+            drawn = tuple(sorted(s for seats in top for s in seats))
+            self.outcome = Outcome("round_limit", self.round, drawn=drawn)
+
+    # ----------------------------------------------------------- eternal (RULES §7)
+
+    def _ensure_eternal_known(self) -> None:
+        if self._eternal_checked:
+            return
+        from .fast import find_repetition
+
+        found = find_repetition(self)
+        self._eternal_checked = True
+        if found is not None:
+            rounds_until, cycle = found
+            self._eternal_at = self.round + rounds_until
+            self._eternal_cycle = cycle
+
+    def position(self) -> tuple[tuple[int, ...], ...]:
+        """Return the position that decides the future: every pile, in order (RULES §7)."""
+        return tuple(tuple(pile) for pile in self.piles) + tuple(tuple(w) for w in self.won)
+
+    # ------------------------------------------------------------------- copy and save
+
+    def copy(self) -> Game:
+        """Return an independent copy with the same future."""
+        other = Game.__new__(Game)
+        for name in Game.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.piles = [pile.copy() for pile in self.piles]
+        other.won = [pile.copy() for pile in self.won]
+        other.in_game = self.in_game[:]
+        other.tricks = self.tricks[:]
+        other.points = self.points[:]
+        other.wars_won = self.wars_won[:]
+        other.biggest_pot = self.biggest_pot[:]
+        other.eliminated = self.eliminated[:]
+        other.forfeited = self.forfeited[:]
+        if self._rng is not None:
+            other._rng = random.Random()
+            other._rng.setstate(self._rng.getstate())
+        return other
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the whole game as a JSON-safe dict; :meth:`from_dict` restores its future."""
+        rng_state: list[Any] | None = None
+        if self._rng is not None:
+            version, words, gauss = self._rng.getstate()
+            rng_state = [version, list(words), gauss]
+        return {
+            "format": FORMAT_VERSION,
+            "kind": "krig",
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "round": self.round,
+            "piles": [[card_code(c) for c in pile] for pile in self.piles],
+            "won": [[card_code(c) for c in pile] for pile in self.won],
+            "in_game": self.in_game[:],
+            "tricks": self.tricks[:],
+            "points": self.points[:],
+            "wars_won": self.wars_won[:],
+            "biggest_pot": self.biggest_pot[:],
+            "war_rounds": self.war_rounds,
+            "war_steps": self.war_steps,
+            "set_aside": self.set_aside,
+            "eliminated": self.eliminated[:],
+            "forfeited": self.forfeited[:],
+            "rng": rng_state,
+            "eternal": {
+                "checked": self._eternal_checked,
+                "at": self._eternal_at,
+                "cycle": self._eternal_cycle,
+            },
+            "outcome": None if self.outcome is None else outcome_to_dict(self.outcome),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Game:
+        """Restore a game saved with :meth:`to_dict`."""
+        if data.get("format") != FORMAT_VERSION or data.get("kind") != "krig":
+            raise StateError(f"unknown saved game format {data.get('format')!r}")
+        try:
+            rules = Rules.from_dict(data["rules"])
+            game = cls(
+                rules, [[parse_card(c) for c in pile] for pile in data["piles"]], seed=data["seed"]
+            )
+            game.won = [deque(parse_card(c) for c in pile) for pile in data["won"]]
+            game.round = int(data["round"])
+            game.in_game = [bool(x) for x in data["in_game"]]
+            game.tricks = list(data["tricks"])
+            game.points = list(data["points"])
+            game.wars_won = list(data["wars_won"])
+            game.biggest_pot = list(data["biggest_pot"])
+            game.war_rounds = int(data["war_rounds"])
+            game.war_steps = int(data["war_steps"])
+            game.set_aside = int(data["set_aside"])
+            game.eliminated = list(data["eliminated"])
+            game.forfeited = list(data["forfeited"])
+            if data["rng"] is not None:
+                version, words, gauss = data["rng"]
+                game._rng = random.Random()
+                game._rng.setstate((version, tuple(words), gauss))
+            eternal = data["eternal"]
+            game._eternal_checked = bool(eternal["checked"])
+            game._eternal_at = eternal["at"]
+            game._eternal_cycle = eternal["cycle"]
+            game.outcome = None if data["outcome"] is None else outcome_from_dict(data["outcome"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StateError(f"damaged saved game: {exc}") from exc
+        return game
+
+
+def outcome_to_dict(outcome: Outcome) -> dict[str, Any]:
+    """Return an outcome as a JSON-safe dict."""
+    return {
+        "reason": outcome.reason,
+        "rounds": outcome.rounds,
+        "winners": list(outcome.winners),
+        "drawn": list(outcome.drawn),
+        "cycle": outcome.cycle,
+    }
+
+
+def outcome_from_dict(data: dict[str, Any]) -> Outcome:
+    """Rebuild an outcome saved with :func:`outcome_to_dict`."""
+    return Outcome(
+        reason=data["reason"],
+        rounds=int(data["rounds"]),
+        winners=tuple(data["winners"]),
+        drawn=tuple(data["drawn"]),
+        cycle=data["cycle"],
+    )
+
+
+__all__ = ["JOKER_VALUE", "Game", "shuffle", "war_face_down"]

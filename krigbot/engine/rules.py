@@ -1,0 +1,215 @@
+"""The rules a game is played by: every option of RULES.md and the presets of RULES §11.
+
+>>> Rules.preset("klassisk").face_down
+3
+>>> Rules.preset("standard", players=3).pickup
+'shuffled'
+>>> Rules.preset("poeng").max_rounds
+50
+>>> Rules.preset("standard").replace(face_down="rank").face_down
+'rank'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, cast
+
+from .errors import RulesError
+
+FaceDown: TypeAlias = int | Literal["rank"]
+Shortage: TypeAlias = Literal["lose", "last_card"]
+Pickup: TypeAlias = Literal["winner_first", "table", "shuffled"]
+WarPlayers: TypeAlias = Literal["tied", "all"]
+Variant: TypeAlias = Literal["krig", "stjel"]
+
+FACE_DOWN_CHOICES: tuple[FaceDown, ...] = (1, 3, 5, "rank")
+SHORTAGES: tuple[Shortage, ...] = ("lose", "last_card")
+PICKUPS: tuple[Pickup, ...] = ("winner_first", "table", "shuffled")
+WAR_PLAYERS: tuple[WarPlayers, ...] = ("tied", "all")
+DEFAULT_POINTS_ROUNDS = 50
+MAX_ROUND_LIMIT = 1_000_000
+
+# RULES §11: a preset is only a starting point; each entry lists what differs from `standard`.
+PRESETS: dict[str, dict[str, Any]] = {
+    "standard": {},
+    "klassisk": {"face_down": 3, "shortage": "last_card"},
+    "fem": {"face_down": 5},
+    "razboi": {"face_down": "rank"},
+    "jokere": {"jokers": 2},
+    "hurtig": {"target_tricks": 10},
+    "poeng": {"points": True, "max_rounds": DEFAULT_POINTS_ROUNDS},
+    "dobbel": {"decks": 2},
+    "lag": {"teams": True, "players": 4},
+    "stjel": {"variant": "stjel", "jokers": 2, "face_down": 3, "shortage": "lose"},
+}
+PRESET_ALIASES = {"război": "razboi", "razboj": "razboi", "steal": "stjel", "classic": "klassisk"}
+
+OPTION_KEYS = (
+    "face_down",
+    "shortage",
+    "pickup",
+    "shuffle_won",
+    "jokers",
+    "decks",
+    "max_rounds",
+    "target_tricks",
+    "points",
+    "war_players",
+    "teams",
+    "variant",
+    "players",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """One complete, validated set of options (RULES §4–§11)."""
+
+    players: int = 2
+    face_down: FaceDown = 1
+    shortage: Shortage = "lose"
+    pickup: Pickup = "winner_first"
+    shuffle_won: bool = False
+    jokers: int = 0
+    decks: int = 1
+    max_rounds: int | None = None
+    target_tricks: int | None = None
+    points: bool = False
+    war_players: WarPlayers = "tied"
+    teams: bool = False
+    variant: Variant = "krig"
+    preset_name: str = "standard"
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+    @classmethod
+    def preset(
+        cls, name: str = "standard", *, players: int | None = None, **overrides: Any
+    ) -> Rules:
+        """Return the rules of a preset of RULES §11, with options changed as given."""
+        key = find_preset(name)
+        options: dict[str, Any] = dict(PRESETS[key])
+        if players is not None:
+            options["players"] = players
+        # RULES §8: three players default to a shuffled pickup; a challenge may still choose.
+        if options.get("players", 2) == 3 and "pickup" not in overrides:
+            options["pickup"] = "shuffled"
+        options.update(overrides)
+        if options.get("points") and options.get("max_rounds") is None:
+            options["max_rounds"] = DEFAULT_POINTS_ROUNDS
+        unknown = set(options) - set(OPTION_KEYS)
+        if unknown:
+            raise RulesError(f"unknown option {sorted(unknown)[0]!r}")
+        return cls(preset_name=key, **options)
+
+    def replace(self, **changes: Any) -> Rules:
+        """Return these rules with some options changed."""
+        unknown = set(changes) - set(OPTION_KEYS)
+        if unknown:
+            raise RulesError(f"unknown option {sorted(unknown)[0]!r}")
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def deterministic(self) -> bool:
+        """Tell whether nothing random happens after the deal (the condition for `eternal`)."""
+        return self.pickup != "shuffled" and not self.shuffle_won and self.variant == "krig"
+
+    @property
+    def detects_eternal(self) -> bool:
+        """Tell whether a repeating position ends the game as `eternal` (RULES §7)."""
+        return (
+            self.deterministic
+            and self.max_rounds is None
+            and self.target_tricks is None
+            and not self.points
+        )
+
+    @property
+    def deck_size(self) -> int:
+        """Return how many cards the game is dealt from."""
+        return 52 * self.decks + self.jokers
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the options as a JSON-safe dict (the keys of RULES.md)."""
+        return {
+            "preset": self.preset_name,
+            **{key: getattr(self, key) for key in OPTION_KEYS},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
+        """Rebuild rules saved with :meth:`to_dict`."""
+        options = {key: data[key] for key in OPTION_KEYS if key in data}
+        return cls(preset_name=str(data.get("preset", "standard")), **options)
+
+    def _validate(self) -> None:
+        if not isinstance(self.players, int) or not 2 <= self.players <= 4:
+            raise RulesError("a game has 2, 3 or 4 players")
+        if self.face_down not in FACE_DOWN_CHOICES:
+            raise RulesError("face_down must be 1, 3, 5 or rank")
+        if self.shortage not in SHORTAGES:
+            raise RulesError("shortage must be lose or last_card")
+        if self.pickup not in PICKUPS:
+            raise RulesError("pickup must be winner_first, table or shuffled")
+        if self.war_players not in WAR_PLAYERS:
+            raise RulesError("war_players must be tied or all")
+        if self.variant not in ("krig", "stjel"):
+            raise RulesError("variant must be krig or stjel")
+        if self.jokers not in (0, 2):
+            raise RulesError("jokers must be 0 or 2")
+        if self.decks not in (1, 2):
+            raise RulesError("decks must be 1 or 2")
+        for key in ("max_rounds", "target_tricks"):
+            value = getattr(self, key)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise RulesError(f"{key} must be a whole number of at least 1")
+            if value is not None and value > MAX_ROUND_LIMIT:
+                raise RulesError(f"{key} must be at most {MAX_ROUND_LIMIT}")
+        if self.points and self.max_rounds is None:
+            raise RulesError("a points game needs max_rounds")
+        if self.teams and self.players != 4:
+            raise RulesError("teams are played by exactly 4 players")
+        if self.variant == "stjel" and (self.teams or self.points or self.shuffle_won):
+            raise RulesError("Steal War has its own piles: no teams, points or shuffle_won")
+
+
+def find_preset(name: str) -> str:
+    """Return the canonical preset name for a name or alias, or raise RulesError."""
+    key = name.strip().lower()
+    key = PRESET_ALIASES.get(key, key)
+    if key not in PRESETS:
+        raise RulesError(f"unknown variant {name!r} (choose from {', '.join(PRESETS)})")
+    return key
+
+
+def parse_option(key: str, text: str) -> Any:
+    """Parse one ``KEY=VALUE`` option as given on the command line."""
+    value = text.strip().lower()
+    if key in ("shuffle_won", "points", "teams"):
+        if value in ("true", "1", "yes", "on"):
+            return True
+        if value in ("false", "0", "no", "off"):
+            return False
+        raise RulesError(f"{key} must be true or false, not {text!r}")
+    if key == "face_down":
+        return "rank" if value == "rank" else _parse_int(key, value)
+    if key in ("jokers", "decks", "players"):
+        return _parse_int(key, value)
+    if key in ("max_rounds", "target_tricks"):
+        return None if value in ("none", "off", "") else _parse_int(key, value)
+    if key in ("shortage", "pickup", "war_players", "variant"):
+        return cast(Any, value)
+    raise RulesError(f"unknown option {key!r} (known: {', '.join(OPTION_KEYS)})")
+
+
+def _parse_int(key: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise RulesError(f"{key} must be a whole number, not {value!r}") from None

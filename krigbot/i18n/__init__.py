@@ -1,0 +1,217 @@
+"""Message catalogs (nb, sv, da, en), localised cards and numbers, and the slash command translator.
+
+Catalogs are gettext ``.po`` files in ``locales/`` with symbolic msgids (``"err.not_player"``),
+read with Babel on first use; there is no compile step. Norwegian bokmål is the fallback for keys
+a catalog lacks and for every locale without a catalog. Placeholders are ``str.format`` fields.
+
+A message shown with a number is stored as ``key.one``/``key.other``; ``t(..., count=n)`` picks
+the CLDR plural form (falling back to ``.other``); the number itself is passed as a field like any
+other. A key missing from both the language's catalog and the Norwegian one raises KeyError, so a
+typo fails in the tests instead of showing a raw key to players; a missing ``{field}`` raises
+KeyError too.
+
+>>> t("en", "over.winner", name="Ada")
+'Ada wins!'
+>>> t("sv-SE", "table.takes", count=1, name="Ada", n=1)
+'Ada tar 1 kort'
+>>> t("de", "challenge.accept")
+'Jeg er med'
+>>> card_label("QD", "nb"), card_label("JH", "da"), card_label("TS", "en"), card_label("X1", "sv")
+('D♦', 'B♥', '10♠', '🃏 Joker')
+>>> fmt_percent(0.46, "nb")
+'46\\xa0%'
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final, Literal, Protocol, get_args
+
+from babel import Locale
+from babel.dates import format_date
+from babel.lists import format_list
+from babel.messages.pofile import read_po
+from babel.numbers import format_decimal, format_percent
+
+from krigbot.engine.cards import JOKER_VALUE, card_code, card_value, is_joker, parse_card
+
+if TYPE_CHECKING:
+    import datetime
+    from collections.abc import Iterable, Mapping
+
+    from krigbot.i18n.translator import Translator
+
+__all__ = [
+    "FALLBACK",
+    "LANGS",
+    "Lang",
+    "Translator",
+    "card_label",
+    "catalog",
+    "fmt_date",
+    "fmt_list",
+    "fmt_number",
+    "fmt_percent",
+    "lang_for",
+    "rank_name",
+    "supported_lang",
+    "t",
+]
+
+Lang = Literal["nb", "sv", "da", "en"]
+LANGS: Final[tuple[Lang, ...]] = get_args(Lang)
+FALLBACK: Final[Lang] = "nb"
+
+_LOCALES_DIR: Final = Path(__file__).parent / "locales"
+
+# Discord sends "no" for Norwegian; "nb"/"nn" are accepted so callers may pass a Lang or a
+# standard language tag as well.
+_LANG_BY_PRIMARY_SUBTAG: Final[dict[str, Lang]] = {
+    "no": "nb",
+    "nb": "nb",
+    "nn": "nb",
+    "sv": "sv",
+    "da": "da",
+    "en": "en",
+}
+
+# English is shown with British conventions (day-first dates, "46%") because the players are in
+# Scandinavia, where month-first dates would mislead.
+_BABEL_LOCALE: Final[dict[Lang, str]] = {"nb": "nb", "sv": "sv", "da": "da", "en": "en_GB"}
+
+_SUITS: Final[dict[str, str]] = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+_COURT_LETTERS: Final[dict[Lang, dict[int, str]]] = {
+    "nb": {11: "Kn", 12: "D", 13: "K", 14: "E"},
+    "sv": {11: "Kn", 12: "D", 13: "K", 14: "E"},
+    "da": {11: "B", 12: "D", 13: "K", 14: "E"},
+    "en": {11: "J", 12: "Q", 13: "K", 14: "A"},
+}
+_RANK_NAMES: Final[dict[Lang, dict[int, str]]] = {
+    "nb": {11: "knekt", 12: "dame", 13: "konge", 14: "ess", 15: "joker"},
+    "sv": {11: "knekt", 12: "dam", 13: "kung", 14: "ess", 15: "joker"},
+    "da": {11: "knægt", 12: "dame", 13: "konge", 14: "es", 15: "joker"},
+    "en": {11: "jack", 12: "queen", 13: "king", 14: "ace", 15: "joker"},
+}
+
+
+class _HasValue(Protocol):
+    @property
+    def value(self) -> str: ...
+
+
+LocaleLike = str | _HasValue | None
+"""A Lang, a language tag such as ``"sv-SE"``, a ``discord.Locale``, or None."""
+
+
+def supported_lang(locale: LocaleLike) -> Lang | None:
+    """Return the catalog language for a locale, or None when there is no catalog for it."""
+    if locale is None:
+        return None
+    # discord.Locale is an enum whose value is the tag; reading .value keeps discord optional here.
+    tag = locale if isinstance(locale, str) else locale.value
+    primary = tag.replace("_", "-").split("-", 1)[0].lower()
+    return _LANG_BY_PRIMARY_SUBTAG.get(primary)
+
+
+def lang_for(locale: LocaleLike) -> Lang:
+    """Return the catalog language for a locale, Norwegian bokmål for unknown ones."""
+    return supported_lang(locale) or FALLBACK
+
+
+@cache
+def catalog(lang: Lang) -> Mapping[str, str]:
+    """Return one language's messages by key, read from its .po file on first use."""
+    with (_LOCALES_DIR / f"{lang}.po").open("rb") as po:
+        parsed = read_po(po, locale=_BABEL_LOCALE[lang], abort_invalid=True)
+    # Like msgfmt, treat fuzzy and empty entries as untranslated so the fallback shows instead.
+    return MappingProxyType(
+        {
+            message.id: message.string
+            for message in parsed
+            if isinstance(message.id, str)
+            and message.id
+            and isinstance(message.string, str)
+            and message.string
+            and not message.fuzzy
+        }
+    )
+
+
+@cache
+def _babel_locale(lang: Lang) -> Locale:
+    return Locale.parse(_BABEL_LOCALE[lang])
+
+
+def _lookup(lang: Lang, key: str, count: float | None) -> str | None:
+    messages = catalog(lang)
+    if count is not None:
+        category = _babel_locale(lang).plural_form(count)
+        for candidate in (f"{key}.{category}", f"{key}.other"):
+            if candidate in messages:
+                return messages[candidate]
+    return messages.get(key)
+
+
+def t(
+    lang_or_locale: LocaleLike, key: str, /, *, count: float | None = None, **fields: object
+) -> str:
+    """Return message ``key`` in the locale's language and ``count``'s plural form, formatted."""
+    lang = lang_for(lang_or_locale)
+    for candidate in (lang, FALLBACK):
+        text = _lookup(candidate, key, count)
+        if text is not None:
+            return text.format(**fields)
+    if count is None and f"{key}.other" in catalog(FALLBACK):
+        raise KeyError(f"{key} has plural forms: pass count=")
+    raise KeyError(key)
+
+
+def card_label(card: int | str, lang: LocaleLike) -> str:
+    """Return what players see for an engine card or its code ("QD" -> "D♦"); CardError if bad."""
+    if isinstance(card, str):
+        card = parse_card(card)
+    code = card_code(card)  # validates an int card too
+    language = lang_for(lang)
+    if is_joker(card):
+        return f"🃏 {t(language, 'card.joker')}"
+    value = card_value(card)
+    rank = _COURT_LETTERS[language].get(value, str(value))
+    return f"{rank}{_SUITS[code[-1]]}"
+
+
+def rank_name(value: int, lang: LocaleLike) -> str:
+    """Return the spoken name of a card value 2–15 (12 -> "dame"); ValueError outside that range."""
+    if not 2 <= value <= JOKER_VALUE:
+        raise ValueError(f"not a card value: {value}")
+    return _RANK_NAMES[lang_for(lang)].get(value, str(value))
+
+
+def fmt_number(n: float, lang: LocaleLike) -> str:
+    """Format a number the language's way ("12 345,5" in Norwegian)."""
+    return format_decimal(n, locale=_babel_locale(lang_for(lang)))
+
+
+def fmt_percent(x: float, lang: LocaleLike) -> str:
+    """Format a fraction as a whole percentage the language's way (0.46 -> "46 %" in Norwegian)."""
+    return format_percent(x, locale=_babel_locale(lang_for(lang)))
+
+
+def fmt_date(dt: datetime.date, lang: LocaleLike) -> str:
+    """Format the calendar date of ``dt`` short ("29.11.2025" in Norwegian), without time zones."""
+    return format_date(dt, format="short", locale=_babel_locale(lang_for(lang)))
+
+
+def fmt_list(items: Iterable[str], lang: LocaleLike) -> str:
+    """Join names the language's way ("Ada, Bo og Cy" in Norwegian)."""
+    return format_list(list(items), locale=_babel_locale(lang_for(lang)))
+
+
+def __getattr__(name: str) -> object:
+    # The translator needs discord.py; importing it lazily keeps the rest usable without it.
+    if name == "Translator":
+        from krigbot.i18n.translator import Translator
+
+        return Translator
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

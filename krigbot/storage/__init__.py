@@ -1,0 +1,59 @@
+"""Krigbot's SQLite storage: games, per-player results, stats and guild settings."""
+
+from __future__ import annotations
+
+from krigbot.storage.database import Storage
+from krigbot.storage.errors import (
+    CannotOpenDatabaseError,
+    ChannelBusyError,
+    DatabaseCorruptError,
+    DatabaseLockedError,
+    DatabaseReadOnlyError,
+    DiskFullError,
+    MigrationError,
+    NotADatabaseError,
+    SchemaTooNewError,
+    StorageClosedError,
+    StorageError,
+)
+from krigbot.storage.models import (
+    ACTIVE_STATUSES,
+    END_STATUSES,
+    HISTORY_STATUSES,
+    EndStatus,
+    GameRow,
+    GameStatus,
+    JSONDict,
+    LeaderboardRow,
+    OpponentRecord,
+    Outcome,
+    PlayerResult,
+    PlayerStats,
+)
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "END_STATUSES",
+    "HISTORY_STATUSES",
+    "CannotOpenDatabaseError",
+    "ChannelBusyError",
+    "DatabaseCorruptError",
+    "DatabaseLockedError",
+    "DatabaseReadOnlyError",
+    "DiskFullError",
+    "EndStatus",
+    "GameRow",
+    "GameStatus",
+    "JSONDict",
+    "LeaderboardRow",
+    "MigrationError",
+    "NotADatabaseError",
+    "OpponentRecord",
+    "Outcome",
+    "PlayerResult",
+    "PlayerStats",
+    "SchemaTooNewError",
+    "Storage",
+    "StorageClosedError",
+    "StorageError",
+]

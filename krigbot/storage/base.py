@@ -1,0 +1,114 @@
+"""The shared connection, its lock, and the helpers every query module uses."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from krigbot.storage.errors import StorageClosedError, translate_error
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable
+
+    import aiosqlite
+
+log = logging.getLogger(__name__)
+
+
+async def run(db: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> None:
+    """Execute a statement whose rows (if any) are not needed."""
+    # execute_fetchall creates, drains and drops the cursor on aiosqlite's worker thread
+    # in one hop; a bare execute() would leave a cursor to be finalised on our thread.
+    await db.execute_fetchall(sql, params)
+
+
+async def run_counted(db: aiosqlite.Connection, sql: str, params: Iterable[Any]) -> int:
+    """Execute a data-changing statement and return how many rows it changed."""
+    async with db.execute(sql, params) as cursor:
+        return cursor.rowcount
+
+
+async def rollback_quietly(db: aiosqlite.Connection) -> None:
+    """Roll back the open transaction, if any, without raising."""
+    try:
+        await run(db, "ROLLBACK")
+    except sqlite3.Error as exc:
+        # SQLite rolls back by itself after some errors (e.g. disk full), and a cancelled
+        # COMMIT may already have run; either way there is nothing left to undo.
+        log.debug("rollback skipped: %s", exc)
+
+
+class StorageBase:
+    """Own the connection and make every use of it exclusive."""
+
+    # Why an asyncio.Lock around *every* use of the connection, reads included:
+    # all coroutines share one sqlite3 connection, and a transaction on a connection is
+    # visible to whatever runs on it next. Without the lock, a coroutine's statements
+    # could land in the middle of another's BEGIN ... COMMIT: a second BEGIN fails
+    # ("cannot start a transaction within a transaction"), a plain UPDATE silently joins
+    # the foreign transaction (and is lost if that one rolls back after we acknowledged
+    # it), and a read sees uncommitted rows. BEGIN IMMEDIATE alone cannot prevent this,
+    # since SQLite's locks are per connection; we use it *as well*, so that another
+    # process (a backup tool, a second bot) cannot write between our read and our write
+    # and so that busy_timeout applies at BEGIN instead of failing at a lock upgrade.
+    # aiosqlite runs everything on one thread anyway, so the lock costs no parallelism.
+
+    def __init__(self, db: aiosqlite.Connection, path: str) -> None:
+        """Wrap an open, configured and migrated connection."""
+        self._db: aiosqlite.Connection | None = db
+        self._path = path
+        self._lock = asyncio.Lock()
+
+    @property
+    def path(self) -> str:
+        """Return the database location this storage was opened with."""
+        return self._path
+
+    @asynccontextmanager
+    async def _session(self) -> AsyncIterator[aiosqlite.Connection]:
+        """Hold the connection exclusively and translate sqlite3 errors."""
+        async with self._lock:
+            if self._db is None:
+                raise StorageClosedError(f"The storage for {self._path} is closed.")
+            try:
+                yield self._db
+            except sqlite3.Error as exc:
+                raise translate_error(exc, self._path) from exc
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """Run the body as one write transaction that commits before returning."""
+        async with self._session() as db:
+            try:
+                # BEGIN inside the try: if we are cancelled while awaiting it, it still
+                # runs on aiosqlite's thread, so it must be rolled back like the rest.
+                await run(db, "BEGIN IMMEDIATE")
+                yield db
+                await run(db, "COMMIT")
+            except BaseException:
+                # BaseException: a cancelled task must not leave the transaction open,
+                # or the next coroutine's statements would join it. The ROLLBACK is
+                # queued on aiosqlite's FIFO thread before the lock is released, so it
+                # runs before anything the next lock holder sends.
+                await rollback_quietly(db)
+                raise
+
+    async def _write(self, sql: str, params: Iterable[Any]) -> int:
+        """Run one statement as its own transaction and return the changed row count."""
+        # The connection is in autocommit mode, so a single statement is already an
+        # atomic transaction that is committed when execute() returns.
+        async with self._session() as db:
+            return await run_counted(db, sql, params)
+
+    async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        """Run a query and return all its rows."""
+        async with self._session() as db:
+            return list(await db.execute_fetchall(sql, params))
+
+    async def _fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
+        """Run a query and return its first row, if any."""
+        rows = await self._fetchall(sql, params)
+        return rows[0] if rows else None

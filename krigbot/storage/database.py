@@ -1,0 +1,119 @@
+"""The Storage facade: opening, configuring, migrating and closing the database."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Literal, Self
+
+import aiosqlite
+
+from krigbot.storage.base import run
+from krigbot.storage.errors import CannotOpenDatabaseError, StorageError, translate_error
+from krigbot.storage.games import GameStore
+from krigbot.storage.migrations import migrate
+from krigbot.storage.settings import SettingsStore
+from krigbot.storage.stats import StatsStore
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+log = logging.getLogger(__name__)
+
+MEMORY: Final = ":memory:"
+Synchronous = Literal["NORMAL", "FULL"]
+
+
+class Storage(GameStore, StatsStore, SettingsStore):
+    """Krigbot's database; one instance is shared by every coroutine of the bot."""
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        busy_timeout_ms: int = 5000,
+        synchronous: Synchronous = "NORMAL",
+    ) -> Self:
+        """Open (creating if needed) and migrate the database at path, or ':memory:'."""
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError("synchronous must be 'NORMAL' or 'FULL'")
+        location = str(path)
+        if location != MEMORY:
+            try:
+                Path(location).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise CannotOpenDatabaseError(
+                    f"Cannot create the folder for the database {location}: {exc}"
+                ) from exc
+        try:
+            # isolation_level=None: autocommit. Python's sqlite3 then issues no hidden
+            # BEGINs; we write every BEGIN/COMMIT ourselves, and a lone statement is its
+            # own transaction, committed when execute() returns.
+            db = await aiosqlite.connect(location, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise translate_error(exc, location) from exc
+        try:
+            db.row_factory = sqlite3.Row
+            await _configure(db, location, busy_timeout_ms, synchronous)
+            await migrate(db, location)
+        except BaseException as exc:
+            await db.close()
+            if isinstance(exc, sqlite3.Error):
+                raise translate_error(exc, location) from exc
+            raise
+        return cls(db, location)
+
+    async def close(self) -> None:
+        """Close the database; waits for the operation in progress. Safe to call twice."""
+        async with self._lock:
+            db, self._db = self._db, None
+            if db is None:
+                return
+            try:
+                # Recommended on close: refreshes planner statistics where useful.
+                await run(db, "PRAGMA optimize")
+            except sqlite3.Error as exc:
+                log.warning("PRAGMA optimize failed on %s: %s", self._path, exc)
+            finally:
+                await db.close()
+
+    async def __aenter__(self) -> Self:
+        """Use the storage as an async context manager that closes it."""
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the storage."""
+        await self.close()
+
+
+async def _configure(
+    db: aiosqlite.Connection, location: str, busy_timeout_ms: int, synchronous: Synchronous
+) -> None:
+    """Set the connection's pragmas."""
+    # First, so that even switching to WAL waits for another process's lock.
+    await run(db, f"PRAGMA busy_timeout = {int(busy_timeout_ms):d}")
+    await run(db, "PRAGMA foreign_keys = ON")
+    # This is also the first statement that reads the file, so a non-database file
+    # fails here with "file is not a database".
+    rows = list(await db.execute_fetchall("PRAGMA journal_mode = WAL"))
+    mode = str(rows[0][0]).lower()
+    if location != MEMORY and mode != "wal":
+        log.warning("The database %s stays in journal mode %r instead of WAL.", location, mode)
+    # Durability: with WAL and synchronous=NORMAL, COMMIT returns once the transaction is
+    # appended to the -wal file with write(), i.e. it is in the OS page cache. A SIGKILL
+    # or crash of the bot cannot lose it: the OS still writes it out and the next open
+    # replays the WAL. Only an OS crash or power cut can lose the last few commits, and
+    # even then the database stays consistent (never corrupt). FULL adds an fsync per
+    # commit, i.e. per card flip, costing milliseconds each on real disks; it is
+    # available through Storage.open(..., synchronous="FULL") for hosts that want it.
+    await run(db, f"PRAGMA synchronous = {synchronous}")
+    rows = list(await db.execute_fetchall("PRAGMA foreign_keys"))
+    if int(rows[0][0]) != 1:
+        raise StorageError("This SQLite build does not enforce foreign keys.")

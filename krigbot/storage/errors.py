@@ -1,0 +1,100 @@
+"""Exceptions raised by the storage layer, and the mapping from sqlite3 errors."""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+class StorageError(Exception):
+    """Base class of every failure the storage layer reports."""
+
+
+class StorageClosedError(StorageError):
+    """The storage was used after `close()`."""
+
+
+class CannotOpenDatabaseError(StorageError):
+    """The database file or its folder cannot be created or opened."""
+
+
+class NotADatabaseError(StorageError):
+    """The file exists but is not a SQLite database."""
+
+
+class DatabaseCorruptError(StorageError):
+    """The file is a SQLite database whose contents are damaged."""
+
+
+class DatabaseLockedError(StorageError):
+    """Another connection held the database lock for longer than the busy timeout."""
+
+
+class DatabaseReadOnlyError(StorageError):
+    """The database (or its folder) cannot be written."""
+
+
+class DiskFullError(StorageError):
+    """The disk holding the database is full."""
+
+
+class MigrationError(StorageError):
+    """A schema migration is malformed or failed to apply."""
+
+
+class SchemaTooNewError(StorageError):
+    """The database was written by a newer Krigbot than this one."""
+
+    def __init__(self, path: str, found: int, supported: int) -> None:
+        super().__init__(
+            f"The database {path} has schema version {found}, but this Krigbot only knows "
+            f"versions up to {supported}; upgrade Krigbot instead of downgrading the database."
+        )
+        self.path = path
+        self.found = found
+        self.supported = supported
+
+
+class ChannelBusyError(StorageError):
+    """The channel already has a game in the challenge or running state."""
+
+    def __init__(self, channel_id: int, game_id: int) -> None:
+        super().__init__(f"Channel {channel_id} already has an active game (#{game_id}).")
+        self.channel_id = channel_id
+        self.game_id = game_id
+
+
+def translate_error(exc: sqlite3.Error, path: str) -> StorageError:
+    """Turn a sqlite3 error into the StorageError subclass that explains it."""
+    # Python 3.11 exposes the (extended) result code; the low byte is the primary code.
+    # The message is checked too because not every code path sets the attribute.
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    message = str(exc)
+    lowered = message.lower()
+    if primary == sqlite3.SQLITE_NOTADB or "file is not a database" in lowered:
+        return NotADatabaseError(
+            f"{path} is not a SQLite database (or it is encrypted); refusing to use it. "
+            "Point Krigbot at another file or move this one away."
+        )
+    if primary == sqlite3.SQLITE_CORRUPT or "malformed" in lowered:
+        return DatabaseCorruptError(
+            f"The database {path} is corrupt ({message}); restore it from a backup."
+        )
+    if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "is locked" in lowered:
+        return DatabaseLockedError(
+            f"The database {path} is locked by another connection ({message}); "
+            "is a second copy of the bot or a long-running tool using it?"
+        )
+    if primary == sqlite3.SQLITE_READONLY or "readonly database" in lowered:
+        return DatabaseReadOnlyError(
+            f"The database {path} is read-only ({message}); check the permissions "
+            "of the file and of its folder (SQLite also writes -wal and -shm files there)."
+        )
+    if primary == sqlite3.SQLITE_FULL or "disk is full" in lowered:
+        return DiskFullError(f"The disk holding the database {path} is full ({message}).")
+    if primary == sqlite3.SQLITE_CANTOPEN or "unable to open database" in lowered:
+        return CannotOpenDatabaseError(
+            f"Cannot open the database {path} ({message}); check that the path is a file "
+            "and that its folder exists and is writable."
+        )
+    return StorageError(f"Database error on {path}: {message}")

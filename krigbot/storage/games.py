@@ -1,0 +1,403 @@
+"""Game rows: challenges, accepting, starting, rounds, finishing and ending."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from krigbot.storage.base import StorageBase, run, run_counted
+from krigbot.storage.errors import ChannelBusyError
+from krigbot.storage.models import (
+    ACTIVE_STATUSES,
+    END_STATUSES,
+    GAME_COLUMNS,
+    GameRow,
+    GameStatus,
+    JSONDict,
+    PlayerResult,
+    check_int64,
+    check_statuses,
+    decode_dict,
+    encode_json,
+    encode_time,
+    game_from_row,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    import aiosqlite
+
+_SELECT_GAME: Final = f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?"
+
+_SELECT_ACTIVE: Final = f"""
+SELECT {GAME_COLUMNS} FROM games WHERE channel_id = ? AND status IN ('challenge', 'running')
+"""
+
+_SELECT_ALL_ACTIVE: Final = f"""
+SELECT {GAME_COLUMNS} FROM games WHERE status IN ('challenge', 'running') ORDER BY id
+"""
+
+_INSERT_GAME: Final = """
+INSERT INTO games (
+    guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
+    accepted, round, created_at, updated_at, last_activity_at, extra
+) VALUES (?, ?, ?, 'challenge', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+"""
+
+_ACCEPT: Final = """
+UPDATE games SET accepted = ?, updated_at = ?, last_activity_at = ?
+WHERE id = ? AND status = 'challenge'
+"""
+
+_START: Final = """
+UPDATE games
+SET status = 'running', state = ?, round = 0, updated_at = ?, last_activity_at = ?
+WHERE id = ? AND status = 'challenge'
+"""
+
+# The hot path: one statement, always this exact text so sqlite3's statement cache
+# reuses the prepared statement. The WHERE clause is the optimistic lock.
+_SAVE_ROUND: Final = """
+UPDATE games SET state = ?, round = ?, updated_at = ?, last_activity_at = ?
+WHERE id = ? AND round = ? AND status = 'running'
+"""
+
+_FINISH: Final = """
+UPDATE games
+SET status = 'finished', state = ?, round = ?, result = ?,
+    updated_at = ?, last_activity_at = ?, finished_at = ?
+WHERE id = ? AND round = ? AND status = 'running'
+"""
+
+# guild_id is copied from the game so the stats queries need no join.
+_INSERT_RESULT: Final = """
+INSERT INTO results (
+    game_id, guild_id, user_id, seat, team, outcome, rounds, wars_won, biggest_pot,
+    finished_at
+) SELECT id, guild_id, ?, ?, ?, ?, ?, ?, ?, ? FROM games WHERE id = ?
+"""
+
+
+def _now() -> datetime:
+    """Return the current aware UTC time."""
+    return datetime.now(UTC)
+
+
+class GameStore(StorageBase):
+    """Create games and move them through their life cycle."""
+
+    async def create_game(
+        self,
+        *,
+        guild_id: int,
+        channel_id: int,
+        challenger_id: int,
+        players: Sequence[int],
+        names: Sequence[str],
+        variant: str,
+        rules: JSONDict,
+        seed: int,
+        now: datetime,
+        extra: JSONDict | None = None,
+    ) -> GameRow:
+        """Store a new challenge, accepted by its challenger; refuse a busy channel."""
+        players = tuple(players)
+        names = tuple(names)
+        if not players:
+            raise ValueError("a game needs at least one player")
+        if len(set(players)) != len(players):
+            raise ValueError("players must be distinct")
+        if len(names) != len(players):
+            raise ValueError("names must have one entry per player")
+        if challenger_id not in players:
+            raise ValueError("the challenger must be one of the players")
+        check_int64("seed", seed)
+        # Round-trip through JSON so the returned row equals what get_game() will read
+        # (tuples become lists, and non-JSON values fail here, before any write).
+        rules_json = encode_json(rules)
+        extra_json = encode_json({} if extra is None else extra)
+        stamp = encode_time(now)
+        accepted = (challenger_id,)
+        async with self._transaction() as db:
+            try:
+                row = await db.execute_insert(
+                    _INSERT_GAME,
+                    (
+                        guild_id,
+                        channel_id,
+                        challenger_id,
+                        variant,
+                        rules_json,
+                        seed,
+                        encode_json(players),
+                        encode_json(names),
+                        encode_json(accepted),
+                        stamp,
+                        stamp,
+                        stamp,
+                        extra_json,
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                if "games.channel_id" not in str(exc):
+                    raise
+                # The partial unique index refused a second active game; inside the
+                # same IMMEDIATE transaction the holder cannot change under us.
+                busy = list(await db.execute_fetchall(_SELECT_ACTIVE, (channel_id,)))
+                if not busy:
+                    raise
+                raise ChannelBusyError(channel_id, busy[0]["id"]) from exc
+        assert row is not None  # last_insert_rowid() always returns a row
+        moment = datetime.fromisoformat(stamp)
+        return GameRow(
+            id=int(row[0]),
+            guild_id=guild_id,
+            channel_id=channel_id,
+            challenger_id=challenger_id,
+            status="challenge",
+            variant=variant,
+            rules=decode_dict(rules_json),
+            seed=seed,
+            players=players,
+            names=names,
+            accepted=accepted,
+            state=None,
+            round=0,
+            table_message_id=None,
+            challenge_message_id=None,
+            result=None,
+            created_at=moment,
+            updated_at=moment,
+            last_activity_at=moment,
+            finished_at=None,
+            extra=decode_dict(extra_json),
+        )
+
+    async def get_game(self, game_id: int) -> GameRow | None:
+        """Return a game by id, or None."""
+        row = await self._fetchone(_SELECT_GAME, (game_id,))
+        return None if row is None else game_from_row(row)
+
+    async def active_game(self, channel_id: int) -> GameRow | None:
+        """Return the channel's game in the challenge or running state, or None."""
+        row = await self._fetchone(_SELECT_ACTIVE, (channel_id,))
+        return None if row is None else game_from_row(row)
+
+    async def accept(self, game_id: int, user_id: int, now: datetime) -> GameRow | None:
+        """Record that a player accepted; None if not an open challenge or not a player."""
+        stamp = encode_time(now)
+        async with self._transaction() as db:
+            game = await _read_game(db, game_id)
+            if game is None or game.status != "challenge" or user_id not in game.players:
+                return None
+            if user_id in game.accepted:
+                return game  # Idempotent: a second click changes nothing.
+            accepted = (*game.accepted, user_id)
+            await run(db, _ACCEPT, (encode_json(accepted), stamp, stamp, game_id))
+            return await _read_game(db, game_id)
+
+    async def start_game(self, game_id: int, *, state: JSONDict, now: datetime) -> GameRow | None:
+        """Move a challenge to running with the dealt state; None if it is not a challenge."""
+        stamp = encode_time(now)
+        async with self._transaction() as db:
+            changed = await run_counted(db, _START, (encode_json(state), stamp, stamp, game_id))
+            if changed == 0:
+                return None
+            return await _read_game(db, game_id)
+
+    async def save_round(
+        self,
+        game_id: int,
+        *,
+        expected_round: int,
+        state: JSONDict,
+        round: int,
+        now: datetime,
+    ) -> bool:
+        """Store a played round if the game is running at expected_round; False otherwise."""
+        stamp = encode_time(now)
+        changed = await self._write(
+            _SAVE_ROUND, (encode_json(state), round, stamp, stamp, game_id, expected_round)
+        )
+        return changed == 1
+
+    async def finish_game(
+        self,
+        game_id: int,
+        *,
+        expected_round: int,
+        state: JSONDict,
+        round: int,
+        result: JSONDict,
+        results: Sequence[PlayerResult],
+        now: datetime,
+    ) -> bool:
+        """Finish a running game at expected_round and record each player's result."""
+        users = [r.user_id for r in results]
+        seats = [r.seat for r in results]
+        if len(set(users)) != len(users) or len(set(seats)) != len(seats):
+            raise ValueError("results must name each user and each seat at most once")
+        stamp = encode_time(now)
+        async with self._transaction() as db:
+            changed = await run_counted(
+                db,
+                _FINISH,
+                (
+                    encode_json(state),
+                    round,
+                    encode_json(result),
+                    stamp,
+                    stamp,
+                    stamp,
+                    game_id,
+                    expected_round,
+                ),
+            )
+            if changed == 0:
+                return False  # Lost the race (or wrong round/status); nothing was written.
+            game = await _read_game(db, game_id)
+            assert game is not None  # We just updated it inside this transaction.
+            strangers = set(users) - set(game.players)
+            if strangers:
+                # Raising rolls the whole transaction back, the status change included.
+                raise ValueError(f"results name users who are not players: {sorted(strangers)}")
+            async with db.executemany(
+                _INSERT_RESULT,
+                [
+                    (
+                        r.user_id,
+                        r.seat,
+                        r.team,
+                        r.outcome,
+                        r.rounds,
+                        r.wars_won,
+                        r.biggest_pot,
+                        stamp,
+                        game_id,
+                    )
+                    for r in results
+                ],
+            ):
+                pass
+        return True
+
+    async def end_game(
+        self,
+        game_id: int,
+        status: GameStatus,
+        now: datetime,
+        *,
+        expected_statuses: Iterable[GameStatus] = ACTIVE_STATUSES,
+        expected_round: int | None = None,
+        result: JSONDict | None = None,
+    ) -> bool:
+        """End a game without results (cancelled, abandoned, declined, expired)."""
+        if status not in END_STATUSES:
+            raise ValueError(f"end_game status must be one of {sorted(END_STATUSES)}")
+        expected = check_statuses(expected_statuses)
+        stamp = encode_time(now)
+        marks = ", ".join("?" * len(expected))
+        sql = (
+            "UPDATE games SET status = ?, result = COALESCE(?, result), "
+            "updated_at = ?, last_activity_at = ?, finished_at = ? "
+            f"WHERE id = ? AND status IN ({marks})"
+        )
+        params: list[Any] = [
+            status,
+            None if result is None else encode_json(result),
+            stamp,
+            stamp,
+            stamp,
+            game_id,
+            *expected,
+        ]
+        if expected_round is not None:
+            # Lets an inactivity sweep lose gracefully to a round played meanwhile.
+            sql += " AND round = ?"
+            params.append(expected_round)
+        return await self._write(sql, params) == 1
+
+    async def set_table_message(
+        self, game_id: int, message_id: int | None, *, now: datetime | None = None
+    ) -> bool:
+        """Remember the message showing the game table; False if the game is unknown."""
+        stamp = encode_time(_now() if now is None else now)
+        return (
+            await self._write(
+                "UPDATE games SET table_message_id = ?, updated_at = ? WHERE id = ?",
+                (message_id, stamp, game_id),
+            )
+            == 1
+        )
+
+    async def set_challenge_message(
+        self, game_id: int, message_id: int | None, *, now: datetime | None = None
+    ) -> bool:
+        """Remember the message holding the challenge; False if the game is unknown."""
+        stamp = encode_time(_now() if now is None else now)
+        return (
+            await self._write(
+                "UPDATE games SET challenge_message_id = ?, updated_at = ? WHERE id = ?",
+                (message_id, stamp, game_id),
+            )
+            == 1
+        )
+
+    async def update_extra(
+        self, game_id: int, extra: JSONDict, *, now: datetime | None = None
+    ) -> JSONDict | None:
+        """Merge keys into the game's extra dict and return it; None if the game is unknown."""
+        stamp = encode_time(_now() if now is None else now)
+        async with self._transaction() as db:
+            rows = list(
+                await db.execute_fetchall("SELECT extra FROM games WHERE id = ?", (game_id,))
+            )
+            if not rows:
+                return None
+            merged = decode_dict(rows[0]["extra"])
+            merged.update(extra)
+            await run(
+                db,
+                "UPDATE games SET extra = ?, updated_at = ? WHERE id = ?",
+                (encode_json(merged), stamp, game_id),
+            )
+            return merged
+
+    async def running_games(self) -> list[GameRow]:
+        """Return every game in the challenge or running state, oldest first."""
+        rows = await self._fetchall(_SELECT_ALL_ACTIVE)
+        return [game_from_row(row) for row in rows]
+
+    async def stale_games(
+        self,
+        older_than: datetime,
+        *,
+        statuses: Iterable[GameStatus] = ("running",),
+    ) -> list[GameRow]:
+        """Return games in the given states with no activity since older_than, oldest first."""
+        wanted = check_statuses(statuses)
+        marks = ", ".join("?" * len(wanted))
+        rows = await self._fetchall(
+            f"SELECT {GAME_COLUMNS} FROM games "
+            f"WHERE status IN ({marks}) AND last_activity_at < ? "
+            "ORDER BY last_activity_at, id",
+            (*wanted, encode_time(older_than)),
+        )
+        return [game_from_row(row) for row in rows]
+
+    async def game_count(self, status: GameStatus | None = None) -> int:
+        """Count all games, or those in one state."""
+        if status is None:
+            row = await self._fetchone("SELECT COUNT(*) FROM games")
+        else:
+            row = await self._fetchone("SELECT COUNT(*) FROM games WHERE status = ?", (status,))
+        assert row is not None  # COUNT(*) always yields a row
+        return int(row[0])
+
+
+async def _read_game(db: aiosqlite.Connection, game_id: int) -> GameRow | None:
+    """Read a game on a connection the caller already holds."""
+    rows = list(await db.execute_fetchall(_SELECT_GAME, (game_id,)))
+    return game_from_row(rows[0]) if rows else None

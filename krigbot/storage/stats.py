@@ -1,0 +1,155 @@
+"""Read-only statistics over finished games: leaderboard, player stats, history."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from krigbot.storage.base import StorageBase
+from krigbot.storage.models import (
+    GAME_COLUMNS,
+    HISTORY_STATUSES,
+    GameRow,
+    GameStatus,
+    LeaderboardRow,
+    OpponentRecord,
+    PlayerStats,
+    check_statuses,
+    encode_time,
+    game_from_row,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterable
+    from datetime import datetime
+
+# Every stored time is non-empty text, so '' as the lower bound means "since ever" and
+# keeps one SQL text (one prepared statement) for both cases.
+_EVER: Final = ""
+
+_LEADERBOARD: Final = """
+SELECT user_id,
+       COUNT(*)                AS games,
+       SUM(outcome = 'win')    AS wins,
+       SUM(outcome = 'draw')   AS draws,
+       SUM(outcome = 'loss')   AS losses
+FROM results
+WHERE guild_id = ? AND finished_at >= ?
+GROUP BY user_id
+ORDER BY wins DESC, CAST(wins AS REAL) / games DESC, games DESC, user_id ASC
+LIMIT ?
+"""
+
+_PLAYER_TOTALS: Final = """
+SELECT COUNT(*)                          AS games,
+       COALESCE(SUM(outcome = 'win'), 0)  AS wins,
+       COALESCE(SUM(outcome = 'draw'), 0) AS draws,
+       COALESCE(SUM(outcome = 'loss'), 0) AS losses,
+       COALESCE(SUM(wars_won), 0)         AS wars_won,
+       COALESCE(MAX(biggest_pot), 0)      AS biggest_pot,
+       COALESCE(MAX(rounds), 0)           AS longest_game
+FROM results
+WHERE guild_id = ? AND user_id = ? AND finished_at >= ?
+"""
+
+# The player's own outcomes, grouped by the other user in the same game. {relation}
+# picks opponents (not on the player's team; everyone in free-for-all games) or
+# partners (same non-NULL team). Most shared games wins; ties go to the lower user id.
+_COMPANION: Final = """
+SELECT other.user_id                 AS user_id,
+       COUNT(*)                      AS games,
+       SUM(me.outcome = 'win')       AS wins,
+       SUM(me.outcome = 'draw')      AS draws,
+       SUM(me.outcome = 'loss')      AS losses
+FROM results AS me
+JOIN results AS other ON other.game_id = me.game_id AND other.user_id <> me.user_id
+WHERE me.guild_id = ? AND me.user_id = ? AND me.finished_at >= ? AND {relation}
+GROUP BY other.user_id
+ORDER BY games DESC, other.user_id ASC
+LIMIT 1
+"""
+_TOP_OPPONENT: Final = _COMPANION.format(
+    relation="(me.team IS NULL OR other.team IS NULL OR me.team <> other.team)"
+)
+_TOP_PARTNER: Final = _COMPANION.format(relation="(me.team IS NOT NULL AND other.team = me.team)")
+
+
+def _record(row: sqlite3.Row | None) -> OpponentRecord | None:
+    """Build an OpponentRecord from a companion row."""
+    if row is None:
+        return None
+    return OpponentRecord(
+        user_id=row["user_id"],
+        games=row["games"],
+        wins=row["wins"],
+        draws=row["draws"],
+        losses=row["losses"],
+    )
+
+
+class StatsStore(StorageBase):
+    """Aggregate the results table, always within one guild."""
+
+    async def leaderboard(
+        self, guild_id: int, *, since: datetime | None = None, limit: int = 10
+    ) -> list[LeaderboardRow]:
+        """Rank a guild's players by wins, then win rate, then games, then user id."""
+        lower = _EVER if since is None else encode_time(since)
+        rows = await self._fetchall(_LEADERBOARD, (guild_id, lower, limit))
+        return [
+            LeaderboardRow(
+                user_id=row["user_id"],
+                games=row["games"],
+                wins=row["wins"],
+                draws=row["draws"],
+                losses=row["losses"],
+                win_rate=row["wins"] / row["games"],
+            )
+            for row in rows
+        ]
+
+    async def player_stats(
+        self, guild_id: int, user_id: int, *, since: datetime | None = None
+    ) -> PlayerStats:
+        """Sum up one player's finished games in a guild (zeros if none)."""
+        lower = _EVER if since is None else encode_time(since)
+        params = (guild_id, user_id, lower)
+        # One lock hold for the three queries, so no write of ours lands in between.
+        async with self._session() as db:
+            (totals,) = await db.execute_fetchall(_PLAYER_TOTALS, params)
+            opponents = list(await db.execute_fetchall(_TOP_OPPONENT, params))
+            partners = list(await db.execute_fetchall(_TOP_PARTNER, params))
+        return PlayerStats(
+            games=totals["games"],
+            wins=totals["wins"],
+            draws=totals["draws"],
+            losses=totals["losses"],
+            wars_won=totals["wars_won"],
+            biggest_pot=totals["biggest_pot"],
+            longest_game=totals["longest_game"],
+            top_opponent=_record(opponents[0] if opponents else None),
+            top_partner=_record(partners[0] if partners else None),
+        )
+
+    async def recent_games(
+        self,
+        guild_id: int,
+        *,
+        user_id: int | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        statuses: Iterable[GameStatus] = HISTORY_STATUSES,
+    ) -> list[GameRow]:
+        """Return a guild's ended games, newest first, optionally only those of one user."""
+        wanted = check_statuses(statuses)
+        marks = ", ".join("?" * len(wanted))
+        sql = f"SELECT {GAME_COLUMNS} FROM games WHERE guild_id = ? AND status IN ({marks})"
+        params: list[object] = [guild_id, *wanted]
+        if user_id is not None:
+            # Uses SQLite's built-in JSON functions (part of the core since 3.38, and
+            # enabled in practically every earlier build Python ships with).
+            sql += " AND EXISTS (SELECT 1 FROM json_each(games.players) AS p WHERE p.value = ?)"
+            params.append(user_id)
+        sql += " ORDER BY finished_at DESC, id DESC LIMIT ? OFFSET ?"
+        params += [limit, offset]
+        return [game_from_row(row) for row in await self._fetchall(sql, params)]

@@ -1,0 +1,395 @@
+"""The game life cycle: challenge, accept, start, rounds, finish, end."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from krigbot.storage import ChannelBusyError, PlayerResult, Storage
+from tests.storage import T0, at, new_game, running_game
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+
+@pytest.fixture
+async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
+    opened = await Storage.open(tmp_path / "krig.db")
+    yield opened
+    await opened.close()
+
+
+def results_for(players: tuple[int, ...], winner: int) -> list[PlayerResult]:
+    """Give the winner a win and everyone else a loss."""
+    return [
+        PlayerResult(user_id=p, seat=i, outcome="win" if p == winner else "loss", rounds=5)
+        for i, p in enumerate(players)
+    ]
+
+
+def count_results(storage: Storage, game_id: int) -> int:
+    """Count result rows through a second, plain connection (sees only committed data)."""
+    with sqlite3.connect(storage.path) as db:
+        return int(
+            db.execute("SELECT COUNT(*) FROM results WHERE game_id = ?", (game_id,)).fetchone()[0]
+        )
+
+
+async def test_create_game_stores_a_challenge(storage: Storage) -> None:
+    game = await new_game(
+        storage,
+        players=(10, 20, 30),
+        rules={"deck": 52, "order": (3, 1)},
+        extra={"theme": "dark"},
+        now=at(0.5),
+    )
+    assert game.rules == {"deck": 52, "order": [3, 1]}  # as JSON will give it back
+    assert game.status == "challenge"
+    assert game.players == (10, 20, 30)
+    assert game.names == ("user10", "user20", "user30")
+    assert game.accepted == (10,)
+    assert (game.state, game.result, game.round, game.finished_at) == (None, None, 0, None)
+    assert game.created_at == game.updated_at == game.last_activity_at == at(0.5)
+    assert game.extra == {"theme": "dark"}
+    assert game.is_active
+    assert await storage.get_game(game.id) == game
+    assert await storage.active_game(100) == game
+    assert await storage.active_game(101) is None
+    assert await storage.get_game(game.id + 1) is None
+
+
+async def test_create_game_validates_its_arguments(storage: Storage) -> None:
+    with pytest.raises(ValueError, match="challenger"):
+        await new_game(storage, challenger_id=99)
+    with pytest.raises(ValueError, match="names"):
+        await new_game(storage, names=["only one"])
+    with pytest.raises(ValueError, match="distinct"):
+        await new_game(storage, players=(10, 10))
+    with pytest.raises(ValueError, match="64-bit"):
+        await new_game(storage, seed=2**64 - 1)
+    with pytest.raises(ValueError, match="naive"):
+        await new_game(storage, now=T0.replace(tzinfo=None))
+    assert await storage.game_count() == 0
+
+
+async def test_one_active_game_per_channel(storage: Storage) -> None:
+    first = await new_game(storage, channel_id=100)
+    with pytest.raises(ChannelBusyError) as caught:
+        await new_game(storage, channel_id=100, players=(30, 40))
+    assert (caught.value.game_id, caught.value.channel_id) == (first.id, 100)
+    # Also while running, and other channels are unaffected.
+    assert await storage.start_game(first.id, state={}, now=T0) is not None
+    with pytest.raises(ChannelBusyError):
+        await new_game(storage, channel_id=100)
+    await new_game(storage, channel_id=101)
+    # Once the game ends the channel is free again.
+    assert await storage.end_game(first.id, "abandoned", at(1))
+    again = await new_game(storage, channel_id=100)
+    assert again.id != first.id
+    assert await storage.game_count() == 3
+
+
+async def test_concurrent_challenges_in_one_channel_yield_one_game(storage: Storage) -> None:
+    outcomes = await asyncio.gather(
+        *(new_game(storage, channel_id=7, players=(p, p + 1)) for p in range(0, 20, 2)),
+        return_exceptions=True,
+    )
+    created = [o for o in outcomes if not isinstance(o, BaseException)]
+    refused = [o for o in outcomes if isinstance(o, BaseException)]
+    assert len(created) == 1
+    assert len(refused) == 9
+    assert all(isinstance(e, ChannelBusyError) and e.game_id == created[0].id for e in refused)
+    assert await storage.game_count() == 1
+
+
+async def test_accept_is_idempotent_and_only_for_open_challenges(storage: Storage) -> None:
+    game = await new_game(storage, players=(10, 20, 30))
+    accepted = await storage.accept(game.id, 30, at(1))
+    assert accepted is not None
+    assert accepted.accepted == (10, 30)
+    assert accepted.last_activity_at == at(1)
+    again = await storage.accept(game.id, 30, at(2))
+    assert again == accepted  # nothing changed, not even the timestamps
+    assert await storage.accept(game.id, 99, at(2)) is None  # not a player
+    assert await storage.accept(game.id + 1, 20, at(2)) is None  # no such game
+    assert await storage.start_game(game.id, state={"deck": []}, now=at(3)) is not None
+    assert await storage.accept(game.id, 20, at(4)) is None  # no longer a challenge
+    final = await storage.get_game(game.id)
+    assert final is not None
+    assert final.accepted == (10, 30)
+
+
+async def test_start_game_deals_once(storage: Storage) -> None:
+    game = await new_game(storage)
+    started = await storage.start_game(game.id, state={"hands": [[1], [2]]}, now=at(1))
+    assert started is not None
+    assert (started.status, started.round, started.state) == ("running", 0, {"hands": [[1], [2]]})
+    assert started.last_activity_at == at(1)
+    assert started.created_at == game.created_at
+    assert await storage.start_game(game.id, state={"other": True}, now=at(2)) is None
+    assert await storage.get_game(game.id) == started
+
+    cancelled = await new_game(storage, channel_id=200)
+    assert await storage.end_game(cancelled.id, "cancelled", at(1))
+    assert await storage.start_game(cancelled.id, state={}, now=at(2)) is None
+    assert await storage.start_game(12345, state={}, now=at(2)) is None
+
+
+async def test_save_round_advances_the_game(storage: Storage) -> None:
+    game = await running_game(storage)
+    assert await storage.save_round(
+        game.id, expected_round=0, state={"hands": [[2], [1]]}, round=1, now=at(5)
+    )
+    row = await storage.get_game(game.id)
+    assert row is not None
+    assert (row.round, row.state, row.last_activity_at) == (1, {"hands": [[2], [1]]}, at(5))
+    assert await storage.save_round(game.id, expected_round=1, state={"n": 2}, round=2, now=at(6))
+
+
+async def test_save_round_with_a_stale_round_changes_nothing(storage: Storage) -> None:
+    game = await running_game(storage)
+    assert await storage.save_round(game.id, expected_round=0, state={"n": 1}, round=1, now=at(1))
+    before = await storage.get_game(game.id)
+    assert not await storage.save_round(
+        game.id, expected_round=0, state={"n": "stale"}, round=1, now=at(2)
+    )
+    assert await storage.get_game(game.id) == before
+    # Nor does it touch a game that is not running, or that does not exist.
+    challenge = await new_game(storage, channel_id=300)
+    assert not await storage.save_round(
+        challenge.id, expected_round=0, state={}, round=1, now=at(2)
+    )
+    assert await storage.get_game(challenge.id) == challenge
+    assert not await storage.save_round(999, expected_round=0, state={}, round=1, now=at(2))
+    # A state that is not JSON-safe is refused before anything is written.
+    with pytest.raises(ValueError, match="JSON"):
+        await storage.save_round(
+            game.id, expected_round=1, state={"x": float("nan")}, round=2, now=at(2)
+        )
+    assert await storage.get_game(game.id) == before
+
+
+async def test_racing_flips_play_exactly_one_round(storage: Storage) -> None:
+    game = await running_game(storage)
+    for current in range(5):
+        presses = [
+            storage.save_round(
+                game.id, expected_round=current, state={"by": who}, round=current + 1, now=at(who)
+            )
+            for who in range(6)
+        ]
+        outcomes = await asyncio.gather(*presses)
+        assert outcomes.count(True) == 1
+        row = await storage.get_game(game.id)
+        assert row is not None
+        assert row.round == current + 1
+        assert row.state == {"by": outcomes.index(True)}
+
+
+async def test_finish_game_records_results_once(storage: Storage) -> None:
+    game = await running_game(storage, players=(10, 20))
+    assert await storage.save_round(game.id, expected_round=0, state={}, round=1, now=at(1))
+    results = results_for(game.players, winner=20)
+    finish: dict[str, Any] = {
+        "expected_round": 1,
+        "state": {"hands": [[], [1, 2]]},
+        "round": 2,
+        "result": {"reason": "cards", "winners": [1]},
+        "results": results,
+        "now": at(2),
+    }
+    assert await storage.finish_game(game.id, **finish)
+    assert not await storage.finish_game(game.id, **finish)
+    assert not await storage.finish_game(game.id, **{**finish, "expected_round": 2})
+    assert count_results(storage, game.id) == 2
+    row = await storage.get_game(game.id)
+    assert row is not None
+    assert (row.status, row.round, row.finished_at) == ("finished", 2, at(2))
+    assert row.result == {"reason": "cards", "winners": [1]}
+    assert not row.is_active
+    assert await storage.active_game(game.channel_id) is None
+    # A late Flip press after the finish does nothing.
+    assert not await storage.save_round(game.id, expected_round=2, state={}, round=3, now=at(3))
+
+
+async def test_finish_game_with_a_stale_round_writes_nothing(storage: Storage) -> None:
+    game = await running_game(storage)
+    assert await storage.save_round(game.id, expected_round=0, state={}, round=1, now=at(1))
+    before = await storage.get_game(game.id)
+    assert not await storage.finish_game(
+        game.id,
+        expected_round=0,
+        state={},
+        round=1,
+        result={},
+        results=results_for(game.players, winner=10),
+        now=at(2),
+    )
+    assert await storage.get_game(game.id) == before
+    assert count_results(storage, game.id) == 0
+
+
+async def test_finish_game_rolls_back_on_bad_results(storage: Storage) -> None:
+    game = await running_game(storage, players=(10, 20))
+    before = await storage.get_game(game.id)
+    stranger = [*results_for(game.players, winner=10), PlayerResult(99, 2, "loss", 1)]
+    with pytest.raises(ValueError, match="not players"):
+        await storage.finish_game(
+            game.id, expected_round=0, state={}, round=1, result={}, results=stranger, now=at(1)
+        )
+    with pytest.raises(ValueError, match="at most once"):
+        await storage.finish_game(
+            game.id,
+            expected_round=0,
+            state={},
+            round=1,
+            result={},
+            results=[PlayerResult(10, 0, "win", 1), PlayerResult(20, 0, "loss", 1)],
+            now=at(1),
+        )
+    with pytest.raises(ValueError, match="outcome"):
+        PlayerResult(10, 0, "victory", 1)  # type: ignore[arg-type]
+    assert await storage.get_game(game.id) == before
+    assert count_results(storage, game.id) == 0
+    # The failed attempts left no transaction open: the game can still finish.
+    assert await storage.finish_game(
+        game.id,
+        expected_round=0,
+        state={},
+        round=1,
+        result={},
+        results=results_for(game.players, winner=10),
+        now=at(2),
+    )
+    assert count_results(storage, game.id) == 2
+
+
+async def test_end_game_statuses_and_conditions(storage: Storage) -> None:
+    game = await running_game(storage)
+    with pytest.raises(ValueError, match="end_game status"):
+        await storage.end_game(game.id, "finished", at(1))
+    # Only from the expected statuses ...
+    assert not await storage.end_game(game.id, "declined", at(1), expected_statuses=["challenge"])
+    # ... and, if asked, only at the expected round (a sweep losing to a fresh Flip).
+    assert await storage.save_round(game.id, expected_round=0, state={}, round=1, now=at(1))
+    assert not await storage.end_game(game.id, "abandoned", at(2), expected_round=0)
+    assert await storage.end_game(
+        game.id, "abandoned", at(3), expected_round=1, result={"reason": "inactive"}
+    )
+    row = await storage.get_game(game.id)
+    assert row is not None
+    assert (row.status, row.finished_at, row.result) == ("abandoned", at(3), {"reason": "inactive"})
+    assert not await storage.end_game(game.id, "cancelled", at(4))
+    assert count_results(storage, game.id) == 0
+
+
+async def test_message_ids_and_extra(storage: Storage) -> None:
+    game = await new_game(storage)
+    assert await storage.set_challenge_message(game.id, 111, now=at(1))
+    assert await storage.set_table_message(game.id, 222)
+    assert await storage.update_extra(game.id, {"a": 1}) == {"a": 1}
+    assert await storage.update_extra(game.id, {"b": [2]}, now=at(2)) == {"a": 1, "b": [2]}
+    row = await storage.get_game(game.id)
+    assert row is not None
+    assert (row.challenge_message_id, row.table_message_id) == (111, 222)
+    assert row.extra == {"a": 1, "b": [2]}
+    assert row.updated_at == at(2)
+    assert row.last_activity_at == game.last_activity_at  # bookkeeping is not activity
+    assert await storage.set_table_message(game.id, None)
+    assert not await storage.set_table_message(999, 1)
+    assert not await storage.set_challenge_message(999, 1)
+    assert await storage.update_extra(999, {"a": 1}) is None
+
+
+async def test_running_and_stale_games(storage: Storage) -> None:
+    challenge = await new_game(storage, channel_id=1, now=at(0))
+    old = await running_game(storage, channel_id=2, now=at(0))
+    fresh = await running_game(storage, channel_id=3, now=at(0))
+    assert await storage.save_round(fresh.id, expected_round=0, state={}, round=1, now=at(30))
+    done = await running_game(storage, channel_id=4, now=at(0))
+    assert await storage.end_game(done.id, "cancelled", at(1))
+
+    assert [g.id for g in await storage.running_games()] == [challenge.id, old.id, fresh.id]
+    assert [g.id for g in await storage.stale_games(at(10))] == [old.id]
+    assert [g.id for g in await storage.stale_games(at(60))] == [old.id, fresh.id]
+    assert [g.id for g in await storage.stale_games(at(10), statuses=["challenge"])] == [
+        challenge.id
+    ]
+    assert await storage.stale_games(at(0)) == []
+    assert await storage.game_count("running") == 2
+    with pytest.raises(ValueError, match="unknown"):
+        await storage.stale_games(at(0), statuses=["paused"])  # type: ignore[list-item]
+
+
+async def test_concurrent_mixed_writes_do_not_interleave(storage: Storage) -> None:
+    games = [await running_game(storage, channel_id=c, players=(c, c + 1000)) for c in range(20)]
+
+    async def play(game_id: int, players: tuple[int, ...], rounds: int) -> None:
+        for r in range(rounds):
+            assert await storage.save_round(
+                game_id, expected_round=r, state={"r": r + 1}, round=r + 1, now=at(r)
+            )
+            await storage.accept(game_id, players[1], at(r))  # a read-modify-write no-op
+        assert await storage.finish_game(
+            game_id,
+            expected_round=rounds,
+            state={},
+            round=rounds + 1,
+            result={},
+            results=results_for(players, winner=players[0]),
+            now=at(rounds),
+        )
+
+    await asyncio.gather(
+        *(play(g.id, g.players, 10) for g in games),
+        *(new_game(storage, channel_id=500 + c) for c in range(20)),
+        *(storage.set_setting(1, f"k{c}", "v") for c in range(20)),
+    )
+    assert await storage.game_count("finished") == 20
+    assert await storage.game_count("challenge") == 20
+    for game in games:
+        assert count_results(storage, game.id) == 2
+    assert len(await storage.get_settings(1)) == 20
+
+
+@pytest.mark.parametrize("steps", range(8))
+async def test_cancelled_finish_is_all_or_nothing(storage: Storage, steps: int) -> None:
+    game = await running_game(storage)
+    task = asyncio.create_task(
+        storage.finish_game(
+            game.id,
+            expected_round=0,
+            state={},
+            round=1,
+            result={},
+            results=results_for(game.players, winner=10),
+            now=at(1),
+        )
+    )
+    for _ in range(steps):
+        await asyncio.sleep(0)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    row = await storage.get_game(game.id)
+    assert row is not None
+    assert (row.status == "finished") == (count_results(storage, game.id) == 2)
+    assert count_results(storage, game.id) in (0, 2)
+    # The connection is usable and not stuck inside a half-done transaction.
+    other = await running_game(storage, channel_id=999)
+    assert await storage.save_round(other.id, expected_round=0, state={}, round=1, now=at(2))
+    assert count_results(storage, game.id) in (0, 2)
+    with sqlite3.connect(storage.path) as db:
+        (status,) = db.execute("SELECT status FROM games WHERE id = ?", (other.id,)).fetchone()
+    assert status == "running"  # committed, visible to another connection
+
+
+async def test_rows_are_frozen(storage: Storage) -> None:
+    game = await new_game(storage)
+    with pytest.raises(AttributeError):
+        game.status = "running"  # type: ignore[misc]
+    assert replace(game, round=3).round == 3

@@ -1,0 +1,167 @@
+"""Leaderboard, player statistics and game history."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from krigbot.storage import OpponentRecord, PlayerStats, Storage
+from tests.storage import at, new_game, pr, record_game, running_game
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+A, B, C, D, E, F, G, H = 1, 2, 3, 4, 5, 6, 7, 8
+
+
+@pytest.fixture
+async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
+    opened = await Storage.open(tmp_path / "krig.db")
+    yield opened
+    await opened.close()
+
+
+async def seed_guild_one(storage: Storage) -> None:
+    """Play eight two-player games in guild 1 whose records exercise every tiebreak."""
+    games = [
+        (pr(A, "win"), pr(B, "loss")),
+        (pr(A, "win"), pr(C, "loss")),
+        (pr(A, "draw"), pr(D, "draw")),
+        (pr(B, "win"), pr(C, "loss")),
+        (pr(E, "win"), pr(C, "loss")),
+        (pr(G, "win"), pr(H, "loss")),
+        (pr(F, "win"), pr(H, "loss")),
+    ]
+    for minute, results in enumerate(games):
+        await record_game(storage, results, guild_id=1, now=at(minute))
+
+
+async def test_leaderboard_order_and_win_rate(storage: Storage) -> None:
+    await seed_guild_one(storage)
+    board = await storage.leaderboard(1)
+    # wins desc; then win rate desc (E, F, G at 1.0 before B at 0.5); then games desc
+    # (C 3, H 2, D 1 at zero wins); user id breaks the E/F/G tie.
+    assert [row.user_id for row in board] == [A, E, F, G, B, C, H, D]
+    by_user = {row.user_id: row for row in board}
+    a = by_user[A]
+    assert (a.games, a.wins, a.draws, a.losses) == (3, 2, 1, 0)
+    assert a.win_rate == pytest.approx(2 / 3)
+    assert by_user[B].win_rate == 0.5
+    assert (by_user[C].games, by_user[C].losses, by_user[C].win_rate) == (3, 3, 0.0)
+    assert (by_user[D].draws, by_user[D].win_rate) == (1, 0.0)
+    assert [row.user_id for row in await storage.leaderboard(1, limit=3)] == [A, E, F]
+
+
+async def test_leaderboard_keeps_guilds_apart(storage: Storage) -> None:
+    await seed_guild_one(storage)
+    for minute in range(3):
+        await record_game(storage, [pr(H, "win"), pr(99, "loss")], guild_id=2, now=at(minute))
+    guild_two = await storage.leaderboard(2)
+    assert [(r.user_id, r.games, r.wins) for r in guild_two] == [(H, 3, 3), (99, 3, 0)]
+    h_in_one = next(r for r in await storage.leaderboard(1) if r.user_id == H)
+    assert (h_in_one.games, h_in_one.wins) == (2, 0)
+    assert await storage.leaderboard(3) == []
+
+
+async def test_leaderboard_since_filters_by_finish_time(storage: Storage) -> None:
+    await record_game(storage, [pr(A, "win"), pr(B, "loss")], now=at(0))
+    await record_game(storage, [pr(A, "win"), pr(B, "loss")], now=at(10))
+    await record_game(storage, [pr(B, "win"), pr(A, "loss")], now=at(20))
+    await record_game(storage, [pr(B, "win"), pr(A, "loss")], now=at(30))
+    await record_game(storage, [pr(B, "win"), pr(A, "loss")], now=at(40))
+
+    all_time = await storage.leaderboard(1)
+    assert [(r.user_id, r.wins, r.games) for r in all_time] == [(B, 3, 5), (A, 2, 5)]
+    recent = await storage.leaderboard(1, since=at(20))  # inclusive bound
+    assert [(r.user_id, r.wins, r.games) for r in recent] == [(B, 3, 3), (A, 0, 3)]
+    assert await storage.leaderboard(1, since=at(41)) == []
+    # Abandoned and running games never count.
+    running = await running_game(storage, players=(A, B), channel_id=7)
+    assert await storage.end_game(running.id, "abandoned", at(50))
+    assert await storage.leaderboard(1) == all_time
+
+
+async def test_player_stats_totals_opponent_and_partner(storage: Storage) -> None:
+    # Free-for-all games (team None).
+    for minute in range(3):
+        await record_game(
+            storage, [pr(A, "win", wars=2, pot=8, rounds=30), pr(B, "loss")], now=at(minute)
+        )
+    await record_game(storage, [pr(A, "loss", rounds=55), pr(C, "win")], now=at(3))
+    # Team games: A and D (team 0) against B and C (team 1), twice; then A with C.
+    for minute in (4, 5):
+        await record_game(
+            storage,
+            [pr(A, "win", 0, pot=20), pr(B, "loss", 1), pr(D, "win", 0), pr(C, "loss", 1)],
+            now=at(minute),
+        )
+    await record_game(
+        storage,
+        [pr(A, "draw", 0, wars=1), pr(B, "draw", 1), pr(C, "draw", 0), pr(D, "draw", 1)],
+        now=at(6),
+    )
+    # The same people in another guild must not count.
+    await record_game(storage, [pr(A, "loss"), pr(C, "win")], guild_id=2, now=at(7))
+
+    stats = await storage.player_stats(1, A)
+    assert stats == PlayerStats(
+        games=7,
+        wins=5,
+        draws=1,
+        losses=1,
+        wars_won=7,
+        biggest_pot=20,
+        longest_game=55,
+        # B: 3 free-for-all + 2 team games against + 1 against = 6, A won 5, drew 1.
+        top_opponent=OpponentRecord(user_id=B, games=6, wins=5, draws=1, losses=0),
+        # D partnered A twice (both won); C only once.
+        top_partner=OpponentRecord(user_id=D, games=2, wins=2, draws=0, losses=0),
+    )
+    c_stats = await storage.player_stats(1, C)
+    assert c_stats.top_partner == OpponentRecord(user_id=B, games=2, wins=0, draws=0, losses=2)
+    # A and C: 1 ffa + 2 team games against each other (A only partnered C once).
+    assert c_stats.top_opponent == OpponentRecord(user_id=A, games=3, wins=1, draws=0, losses=2)
+
+    recent = await storage.player_stats(1, A, since=at(6))
+    assert (recent.games, recent.draws) == (1, 1)
+    assert recent.top_partner == OpponentRecord(user_id=C, games=1, wins=0, draws=1, losses=0)
+
+
+async def test_player_stats_for_newcomers_and_free_for_all_only(storage: Storage) -> None:
+    assert await storage.player_stats(1, 12345) == PlayerStats(0, 0, 0, 0, 0, 0, 0, None, None)
+    await record_game(storage, [pr(A, "win"), pr(B, "loss"), pr(C, "loss")])
+    await record_game(storage, [pr(A, "win"), pr(C, "loss")], now=at(1))
+    stats = await storage.player_stats(1, A)
+    assert stats.top_partner is None
+    # C shares two games with A, B only one.
+    assert stats.top_opponent == OpponentRecord(user_id=C, games=2, wins=2, draws=0, losses=0)
+    await record_game(storage, [pr(A, "loss"), pr(B, "win")], now=at(2))
+    tied = await storage.player_stats(1, A)
+    # Two shared games each: the lower user id is chosen, deterministically.
+    assert tied.top_opponent == OpponentRecord(user_id=B, games=2, wins=1, draws=0, losses=1)
+
+
+async def test_recent_games_newest_first_per_guild_and_user(storage: Storage) -> None:
+    first = await record_game(storage, [pr(A, "win"), pr(B, "loss")], now=at(0))
+    cancelled = await new_game(storage, players=(A, C), channel_id=2, now=at(1))
+    assert await storage.end_game(cancelled.id, "cancelled", at(2))
+    abandoned = await running_game(storage, players=(B, C), channel_id=3, now=at(1))
+    assert await storage.end_game(abandoned.id, "abandoned", at(3))
+    last = await record_game(storage, [pr(C, "win"), pr(A, "loss")], now=at(4))
+    declined = await new_game(storage, players=(A, B), channel_id=4, now=at(5))
+    assert await storage.end_game(declined.id, "declined", at(5))
+    await running_game(storage, players=(A, B), channel_id=5, now=at(6))
+    await record_game(storage, [pr(A, "win"), pr(B, "loss")], guild_id=2, now=at(7))
+
+    ids = [g.id for g in await storage.recent_games(1)]
+    assert ids == [last.id, abandoned.id, cancelled.id, first.id]
+    mine = [g.id for g in await storage.recent_games(1, user_id=A)]
+    assert mine == [last.id, cancelled.id, first.id]
+    page = [g.id for g in await storage.recent_games(1, limit=2, offset=1)]
+    assert page == [abandoned.id, cancelled.id]
+    assert await storage.recent_games(1, user_id=999) == []
+    with_declined = await storage.recent_games(1, statuses=["declined", "expired"])
+    assert [g.id for g in with_declined] == [declined.id]
+    assert (await storage.recent_games(1))[0] == last

@@ -63,6 +63,34 @@ class WarStep:
 
 
 @dataclass(frozen=True, slots=True)
+class Steal:
+    """Steal War (RULES §10): a seat's card took the loot piles of ``from_seats``."""
+
+    seat: int
+    card: int
+    from_seats: tuple[int, ...]
+    cards: int
+    """How many cards moved onto the thief's loot pile, their own card included."""
+
+
+@dataclass(frozen=True, slots=True)
+class LookChoice:
+    """Steal War: a seat looks at ``card`` and may steal the piles in ``can_steal``, or play."""
+
+    seat: int
+    card: int
+    can_steal: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TopChoice:
+    """Steal War: the winner of a battle picks which won card lies on top of their loot."""
+
+    seat: int
+    cards: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Round:
     """Everything that happened in one round, enough to render it without the game."""
 
@@ -85,6 +113,8 @@ class Round:
     outcome: Outcome | None
     team_no_war: bool = False
     """A tie between teammates only: no war, the first of them in seat order took the table."""
+    steals: tuple[Steal, ...] = ()
+    """Steal War: the steals made during this round, in the order they happened."""
 
     @property
     def is_war(self) -> bool:

@@ -212,35 +212,49 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
     """Play the war that follows a tie between two players, as ``Game._play`` would.
 
     A lean copy of the two-player case of ``Game._war_step`` and ``Game._collect`` (no value
-    objects, no dicts): wars are one round in sixteen but would otherwise cost most of the time.
-    ``tests/engine/test_fast.py`` plays every option both ways and compares the games.
+    objects, no dicts): wars are one round in fourteen but would otherwise take most of the
+    time. ``tests/engine/test_fast.py`` plays every option both ways and compares the games.
     """
     rules = game.rules
     p0, p1 = game.piles
     pop0, pop1 = p0.popleft, p1.popleft
-    lose = rules.shortage == "lose"
-    table = [a, b]  # in the order placed, layer by layer (RULES §6 `table`)
+    fixed = 0 if rules.face_down == "rank" else rules.face_down
+    # winner_first needs each seat's cards apart; the other pickups take the placing order.
+    by_seat = rules.pickup == "winner_first"
     own0 = [a]
     own1 = [b]
+    table = own0 if not by_seat else []
+    if not by_seat:
+        table.append(b)
+    put0 = own0.append if by_seat else table.append
+    put1 = own1.append if by_seat else table.append
     steps = 0
-    winner = -1  # -1: no winner yet; -2: nobody (set aside or drawn)
+    winner = -1  # -1: still fighting; -2: nobody takes the table
     shortage = False
     knocked: list[int] = []
     while winner == -1:
-        f = war_face_down(rules, tied_value)
-        need = f + 1
+        f = fixed or war_face_down(rules, tied_value)
         h0 = len(p0)
         h1 = len(p1)
         steps += 1
-        if h0 < need or h1 < need:
+        if h0 > f and h1 > f:
+            for _ in range(f):
+                put0(pop0())
+                put1(pop1())
+            a = pop0()
+            b = pop1()
+            put0(a)
+            put1(b)
+        else:
             shortage = True
-            if lose:
+            if rules.shortage == "lose":
                 # RULES §5: the one holding fewer ran out first; equal holdings go out together.
                 out = [0] if h0 < h1 else [1] if h1 < h0 else [0, 1]
                 for seat in out:
-                    pile, own = (p0, own0) if seat == 0 else (p1, own1)
-                    own.extend(pile)
-                    table.extend(pile)  # a single fighter's layers are just their cards
+                    pile = p0 if seat == 0 else p1
+                    put = put0 if seat == 0 else put1
+                    for card in pile:
+                        put(card)
                     pile.clear()
                 knocked = out
                 winner = 1 - out[0] if len(out) == 1 else -2
@@ -248,23 +262,20 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
             if h0 == 0 and h1 == 0:
                 winner = -2
                 break
-        d0 = [pop0() for _ in range(min(need, h0) - 1)] if h0 else []
-        d1 = [pop1() for _ in range(min(need, h1) - 1)] if h1 else []
-        for k in range(max(len(d0), len(d1))):
-            if k < len(d0):
-                table.append(d0[k])
-            if k < len(d1):
-                table.append(d1[k])
-        own0.extend(d0)
-        own1.extend(d1)
-        if h0:
-            a = pop0()
-            own0.append(a)
-            table.append(a)
-        if h1:
-            b = pop1()
-            own1.append(b)
-            table.append(b)
+            # last_card: a short fighter turns their last card up; with none, the standing card.
+            k0 = min(f, h0 - 1) if h0 else 0
+            k1 = min(f, h1 - 1) if h1 else 0
+            for k in range(max(k0, k1)):
+                if k < k0:
+                    put0(pop0())
+                if k < k1:
+                    put1(pop1())
+            if h0:
+                a = pop0()
+                put0(a)
+            if h1:
+                b = pop1()
+                put1(b)
         va = a >> 2
         vb = b >> 2
         if va > vb:
@@ -276,17 +287,15 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
 
     game.war_rounds += 1
     game.war_steps += steps
-    taken = len(table)
     if winner >= 0:
-        pickup = rules.pickup
-        if pickup == "table":
-            cards = table
-        elif pickup == "winner_first":
+        if by_seat:
             cards = own0 + own1 if winner == 0 else own1 + own0
         else:
-            assert game._rng is not None
             cards = table
-            shuffle(game._rng, cards)
+            if rules.pickup == "shuffled":
+                assert game._rng is not None
+                shuffle(game._rng, cards)
+        taken = len(cards)
         game.piles[winner].extend(cards)
         game.tricks[winner] += 1
         if rules.points:
@@ -295,7 +304,7 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
         if taken > game.biggest_pot[winner]:
             game.biggest_pot[winner] = taken
     else:
-        game.set_aside += taken
+        game.set_aside += len(own0) + len(own1) if by_seat else len(table)
     game.round += 1
     for seat in knocked:
         game.in_game[seat] = False
@@ -303,4 +312,13 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
     if winner == -2 and not knocked:
         game.outcome = Outcome("war_shortage", game.round, drawn=(0, 1))
         return
-    game._check_end(winner if winner >= 0 else None, shortage, knocked + game._eliminate_empty())
+    target = rules.target_tricks
+    if (
+        knocked
+        or not p0
+        or not p1
+        or (target is not None and winner >= 0 and game.tricks[winner] >= target)
+    ):
+        game._check_end(
+            winner if winner >= 0 else None, shortage, knocked + game._eliminate_empty()
+        )

@@ -72,7 +72,14 @@ class Game:
         "won",
     )
 
-    def __init__(self, rules: Rules, piles: Sequence[Sequence[int]], *, seed: int | None) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        piles: Sequence[Sequence[int]],
+        *,
+        seed: int | None,
+        rng: random.Random | None = None,
+    ) -> None:
         if rules.variant != "krig":
             raise DealError("Steal War is played with StealGame")
         n = rules.players
@@ -97,7 +104,9 @@ class Game:
         # The RNG is kept only where something random happens after the deal, so that saving a
         # deterministic game does not carry 625 words of Mersenne Twister state.
         needs_rng = rules.pickup == "shuffled" or rules.shuffle_won
-        self._rng: random.Random | None = random.Random(seed) if needs_rng else None
+        if needs_rng and rng is None:
+            rng = random.Random(seed)
+        self._rng: random.Random | None = rng if needs_rng else None
         self._eternal_checked = not rules.detects_eternal
         self._eternal_at: int | None = None
         self._eternal_cycle: int | None = None
@@ -113,10 +122,9 @@ class Game:
         n = rules.players
         per_seat = len(cards) // n
         piles = [cards[seat : per_seat * n : n] for seat in range(n)]
-        game = cls(rules, piles, seed=seed)
+        # The same RNG goes on from where the deal left it.
+        game = cls(rules, piles, seed=seed, rng=rng)
         game.set_aside = len(cards) - per_seat * n
-        if game._rng is not None:
-            game._rng = rng  # the same RNG goes on from where the deal left it
         return game
 
     @classmethod
@@ -305,11 +313,11 @@ class Game:
             # RULES §5: short fighters go out from the fewest holdings upward, equal together,
             # until everyone left can complete the step or one fighter is left.
             while len(remaining) > 1:
-                short = [s for s in remaining if available(s) < need]
-                if not short:
+                lacking = [s for s in remaining if available(s) < need]
+                if not lacking:
                     break
-                fewest = min(available(s) for s in short)
-                group = [s for s in short if available(s) == fewest]
+                fewest = min(available(s) for s in lacking)
+                group = [s for s in lacking if available(s) == fewest]
                 for s in group:
                     down[s] = take(s, available(s))
                     out_now.append(s)
@@ -406,7 +414,6 @@ class Game:
         record: bool,
     ) -> Round | None:
         rules = self.rules
-        n = self.players
         on_table = sum(len(layer) for layer in table)
         taken = 0
         aside = 0

@@ -1,0 +1,588 @@
+"""Steal War (RULES §10): Krig with face-up loot piles, private looks and steals.
+
+A battle is driven by choices. :meth:`StealGame.begin_battle` starts one; each seat whose top
+card matches an opponent's loot top then has a :class:`LookChoice` (steal those piles, or play
+the card). Seats with nothing to steal wait; when no choice is left, every waiting card is
+played and the battle resolves, war steps included (a war's face-up card may steal first). The
+winner then has a :class:`TopChoice` for the top of their loot pile. Any choice not made can be
+filled in by the default of §10 (:meth:`StealGame.apply_defaults`): steal whenever possible,
+otherwise play; won cards keep the order placed with the winning card on top.
+
+>>> game = StealGame.new(Rules.preset("stjel"), seed=7)
+>>> played = game.play_round()
+>>> played.number, sum(game.counts) + game.set_aside
+(1, 54)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from .cards import card_code, full_deck, parse_card
+from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
+from .events import EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
+from .game import FORMAT_VERSION, Game, outcome_from_dict, outcome_to_dict, shuffle
+from .rules import Rules
+
+Table = list[list[tuple[int, int]]]
+
+
+class StealGame:
+    """A game of Steal War between 2–4 seats."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        piles: Sequence[Sequence[int]],
+        *,
+        seed: int,
+        rng: random.Random | None = None,
+    ) -> None:
+        if rules.variant != "stjel":
+            raise DealError("StealGame plays the stjel variant")
+        if len(piles) != rules.players:
+            raise DealError(f"{rules.players} players need {rules.players} piles")
+        n = rules.players
+        self.rules = rules
+        self.seed = seed
+        self.piles: list[deque[int]] = [deque(pile) for pile in piles]
+        self.loot: list[list[int]] = [[] for _ in range(n)]
+        """Each seat's face-up loot pile; the last card is on top."""
+        self.in_game = [True] * n
+        self.round = 0
+        self.tricks = [0] * n
+        self.points = [0] * n
+        self.wars_won = [0] * n
+        self.biggest_pot = [0] * n
+        self.war_rounds = 0
+        self.war_steps = 0
+        self.set_aside = 0
+        self.eliminated: list[int] = []
+        self.forfeited: list[int] = []
+        self.outcome: Outcome | None = None
+        self._rng = rng if rng is not None else random.Random(seed)
+        # The battle under way (empty between battles).
+        self._battle: list[tuple[int, int]] = []
+        self._table: Table = []
+        self._standing: dict[int, int] = {}
+        self._fighters: list[int] = []
+        self._waiting: list[int] = []
+        self._phase: list[int] = []
+        """The seats turning a face-up card in this phase (the battle, or a war step)."""
+        self._steps: list[WarStep] = []
+        self._steals: list[Steal] = []
+        self._knocked: list[int] = []
+        self._shortage = False
+        self._top: TopChoice | None = None
+
+    @classmethod
+    def new(cls, rules: Rules, seed: int) -> StealGame:
+        """Shuffle and deal as in RULES §2."""
+        cards = full_deck(decks=rules.decks, jokers=rules.jokers)
+        rng = random.Random(seed)
+        shuffle(rng, cards)
+        n = rules.players
+        per_seat = len(cards) // n
+        game = cls(rules, [cards[s : per_seat * n : n] for s in range(n)], seed=seed, rng=rng)
+        game.set_aside = len(cards) - per_seat * n
+        return game
+
+    # ------------------------------------------------------------------------- queries
+
+    @property
+    def players(self) -> int:
+        """Return the number of seats."""
+        return self.rules.players
+
+    @property
+    def finished(self) -> bool:
+        """Tell whether the game has ended."""
+        return self.outcome is not None
+
+    @property
+    def in_battle(self) -> bool:
+        """Tell whether a battle has begun and not yet resolved."""
+        return bool(self._fighters)
+
+    def holding(self, seat: int) -> int:
+        """Return the cards a seat owns off the table: playing pile and loot pile."""
+        return len(self.piles[seat]) + len(self.loot[seat])
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Return the cards each seat holds."""
+        return tuple(self.holding(s) for s in range(self.players))
+
+    def loot_top(self, seat: int) -> int | None:
+        """Return the card on top of a seat's loot pile, which everyone can see."""
+        loot = self.loot[seat]
+        return loot[-1] if loot else None
+
+    def look(self, seat: int) -> int | None:
+        """Return the card a seat would play next (only that player may be shown it)."""
+        pile = self.piles[seat]
+        return pile[0] if self.in_game[seat] and pile else None
+
+    def pending(self) -> tuple[LookChoice | TopChoice, ...]:
+        """Return the choices the game is waiting for."""
+        if self._top is not None:
+            return (self._top,)
+        choices: list[LookChoice | TopChoice] = []
+        for seat in self._waiting:
+            card = self.look(seat)
+            if card is None:
+                continue
+            targets = self._steal_targets(seat, card)
+            if targets:
+                choices.append(LookChoice(seat, card, targets))
+        return tuple(choices)
+
+    # ------------------------------------------------------------------------- moves
+
+    def begin_battle(self) -> Round | None:
+        """Start the next battle; return it if it resolved with no choice to make."""
+        self._check_running()
+        if self.in_battle:
+            return None
+        if self._top is not None:
+            self._apply_top(self._top.seat, None)
+        self._fighters = [s for s in range(self.players) if self.in_game[s]]
+        self._waiting = list(self._fighters)
+        self._phase = list(self._fighters)
+        return self._advance()
+
+    def steal(self, seat: int, from_seats: Sequence[int]) -> Round | None:
+        """Let a seat steal loot piles with the card it looks at; then it looks again."""
+        self._check_running()
+        choice = self._look_choice(seat)
+        targets = tuple(sorted(set(from_seats)))
+        if not targets or any(t not in choice.can_steal for t in targets):
+            raise ChoiceError(f"seat {seat} cannot steal from {list(from_seats)}")
+        card = self.piles[seat].popleft()
+        stolen: list[int] = []
+        for target in targets:
+            stolen.extend(self.loot[target])
+            self.loot[target].clear()
+        stolen.append(card)
+        self.loot[seat].extend(stolen)
+        self._steals.append(Steal(seat, card, targets, len(stolen)))
+        self._refill_all()
+        return self._advance()
+
+    def play(self, seat: int) -> Round | None:
+        """Let a seat play the card it looks at instead of stealing."""
+        self._check_running()
+        self._look_choice(seat)
+        self._play_card(seat)
+        return self._advance()
+
+    def put_on_top(self, seat: int, card: int) -> None:
+        """Let the winner of the last battle choose the top card of their loot pile."""
+        if self._top is None or self._top.seat != seat:
+            raise ChoiceError(f"seat {seat} has no top card to choose")
+        if card not in self._top.cards:
+            raise ChoiceError(f"{card_code(card)} was not won in the last battle")
+        self._apply_top(seat, card)
+
+    def apply_defaults(self) -> Round | None:
+        """Make every pending choice by the default of §10; return a battle that resolved."""
+        self._check_running()
+        if self._top is not None:
+            self._apply_top(self._top.seat, None)
+            return None
+        resolved: Round | None = None
+        while resolved is None and self.in_battle:
+            choices = [c for c in self.pending() if isinstance(c, LookChoice)]
+            if not choices:
+                break
+            first = choices[0]
+            resolved = self.steal(first.seat, first.can_steal)
+        return resolved
+
+    def play_round(self) -> Round:
+        """Play one whole battle, making every choice by default (autoplay, simulations)."""
+        played = self.begin_battle() if not self.in_battle else None
+        while played is None:
+            played = self.apply_defaults()
+        return played
+
+    def play_to_end(self) -> Outcome:
+        """Play by defaults until the game ends."""
+        while self.outcome is None:
+            self.play_round()
+        return self.outcome
+
+    def forfeit(self, seat: int) -> Outcome | None:
+        """Let a seat give up; the others play on, or win if only one is left."""
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        if not 0 <= seat < self.players or not self.in_game[seat]:
+            raise PlayerError(f"seat {seat} is not in the game")
+        if self.in_battle:
+            raise ChoiceError("finish the battle under way first")
+        self.forfeited.append(seat)
+        self.set_aside += self.holding(seat)
+        self.piles[seat].clear()
+        self.loot[seat].clear()
+        self.in_game[seat] = False
+        self.eliminated.append(seat)
+        if self._top is not None and self._top.seat == seat:
+            self._top = None
+        alive = [s for s in range(self.players) if self.in_game[s]]
+        if len(alive) == 1:
+            self.outcome = Outcome("forfeit", self.round, winners=(alive[0],))
+        return self.outcome
+
+    # ---------------------------------------------------------------------- internals
+
+    def _check_running(self) -> None:
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+
+    def _refill(self, seat: int) -> None:
+        # RULES §10: an empty playing pile is replaced by the shuffled loot pile.
+        if not self.piles[seat] and self.loot[seat]:
+            cards = self.loot[seat][:]
+            self.loot[seat].clear()
+            shuffle(self._rng, cards)
+            self.piles[seat].extend(cards)
+
+    def _refill_all(self) -> None:
+        # Refilling at once, in seat order, after every move (never inside a query) keeps the
+        # RNG's use independent of who looked at what and when.
+        for seat in range(self.players):
+            self._refill(seat)
+
+    def _draw(self, seat: int) -> int:
+        self._refill(seat)
+        return self.piles[seat].popleft()
+
+    def _steal_targets(self, seat: int, card: int) -> tuple[int, ...]:
+        value = card >> 2
+        return tuple(
+            other
+            for other in range(self.players)
+            if other != seat and self.loot[other] and self.loot[other][-1] >> 2 == value
+        )
+
+    def _look_choice(self, seat: int) -> LookChoice:
+        for choice in self.pending():
+            if isinstance(choice, LookChoice) and choice.seat == seat:
+                return choice
+        raise ChoiceError(f"seat {seat} has no card to steal or play now")
+
+    def _play_card(self, seat: int) -> None:
+        card = self._draw(seat)
+        self._waiting.remove(seat)
+        self._standing[seat] = card
+        if not self._steps:
+            self._battle.append((seat, card))
+
+    def _advance(self) -> Round | None:
+        """Play waiting cards and war steps until a choice is needed or the battle resolves."""
+        while True:
+            if self.pending():
+                return None
+            for seat in list(self._waiting):
+                self._play_card(seat)
+            self._table.append([(s, self._standing[s]) for s in sorted(self._phase)])
+            if self._steps:
+                # The war step's face-up cards are known only now that they were played.
+                last = self._steps[-1]
+                self._steps[-1] = dataclasses.replace(
+                    last,
+                    face_up=tuple(self._standing.get(s) for s in last.fighters),
+                    compared=tuple(
+                        self._standing.get(s, c)
+                        for s, c in zip(last.fighters, last.compared, strict=True)
+                    ),
+                )
+            contenders = [s for s in self._fighters if s in self._standing]
+            best = max(self._standing[s] >> 2 for s in contenders)
+            tied = [s for s in contenders if self._standing[s] >> 2 == best]
+            if len(tied) == 1:
+                return self._resolve(tied[0])
+            winner, done = self._war_step(tied)
+            if done:
+                return self._resolve(winner)
+
+    def _war_step(self, tied: list[int]) -> tuple[int | None, bool]:
+        """Place the face-down cards of a war step; return (winner, done) when it ends early."""
+        need = self.rules.face_down + 1 if isinstance(self.rules.face_down, int) else 4
+        remaining = list(tied)
+        out_now: list[int] = []
+        short = tuple(s for s in tied if self.holding(s) < need)
+        down: dict[int, list[int]] = {}
+        while len(remaining) > 1:
+            shorts = [s for s in remaining if self.holding(s) < need]
+            if not shorts:
+                break
+            fewest = min(self.holding(s) for s in shorts)
+            group = [s for s in shorts if self.holding(s) == fewest]
+            for s in group:
+                down[s] = [self._draw(s) for _ in range(self.holding(s))]
+                out_now.append(s)
+            remaining = [s for s in remaining if s not in group]
+        if len(remaining) > 1:
+            for s in remaining:
+                down[s] = [self._draw(s) for _ in range(need - 1)]
+        if short:
+            self._shortage = True
+        for s in out_now:
+            self.in_game[s] = False
+            self.eliminated.append(s)
+            self._knocked.append(s)
+        order = sorted(down)
+        for k in range(max((len(down[s]) for s in order), default=0)):
+            self._table.append([(s, down[s][k]) for s in order if len(down[s]) > k])
+        self._steps.append(
+            WarStep(
+                fighters=tuple(tied),
+                face_down=tuple(tuple(down.get(s, ())) for s in tied),
+                face_up=tuple(None for _ in tied),
+                compared=tuple(self._standing[s] for s in tied),
+                short=short,
+                knocked_out=tuple(out_now),
+            )
+        )
+        if len(remaining) <= 1:
+            return (remaining[0] if remaining else None), True
+        # The war's face-up card may be looked at and used to steal first (RULES §10).
+        self._fighters = remaining
+        self._waiting = list(remaining)
+        self._phase = list(remaining)
+        self._standing = {}
+        self._refill_all()
+        return None, False
+
+    def _resolve(self, winner: int | None) -> Round:
+        """Give the table to the winner (or set it aside) and end the battle."""
+        cards = [card for layer in self._table for _, card in layer]
+        taken = 0
+        aside = 0
+        if winner is not None:
+            winning = self._standing[winner]
+            order = cards[:]
+            order.remove(winning)
+            order.append(winning)  # default: the order placed, the winning card on top
+            self.loot[winner].extend(order)
+            taken = len(order)
+            self.tricks[winner] += 1
+            if self._steps:
+                self.wars_won[winner] += 1
+            self.biggest_pot[winner] = max(self.biggest_pot[winner], taken)
+        else:
+            aside = len(cards)
+            self.set_aside += aside
+        if self._steps:
+            self.war_rounds += 1
+            self.war_steps += len(self._steps)
+        self.round += 1
+        eliminated = list(self._knocked)
+        for s in range(self.players):
+            if self.in_game[s] and self.holding(s) == 0:
+                self.in_game[s] = False
+                self.eliminated.append(s)
+                eliminated.append(s)
+        self._end_checks(winner, eliminated)
+        self._refill_all()
+        if winner is not None and self.outcome is None and self.piles[winner]:
+            # (With an empty playing pile the won cards were shuffled in at once: no top.)
+            self._top = TopChoice(winner, tuple(cards))
+        played = Round(
+            number=self.round,
+            battle=tuple(sorted(self._battle)),
+            war_steps=tuple(self._steps),
+            winner=winner,
+            taken=taken,
+            set_aside=aside,
+            eliminated=tuple(eliminated),
+            counts=self.counts,
+            tricks=tuple(self.tricks),
+            points=tuple(self.points),
+            outcome=self.outcome,
+            steals=tuple(self._steals),
+        )
+        self._clear_battle()
+        return played
+
+    def _clear_battle(self) -> None:
+        self._battle = []
+        self._table = []
+        self._standing = {}
+        self._fighters = []
+        self._waiting = []
+        self._phase = []
+        self._steps = []
+        self._steals = []
+        self._knocked = []
+        self._shortage = False
+
+    def _end_checks(self, winner: int | None, eliminated: list[int]) -> None:
+        alive = [s for s in range(self.players) if self.in_game[s]]
+        reason: EndReason = "war_shortage" if self._shortage and self._knocked else "all_cards"
+        if len(alive) == 1:
+            self.outcome = Outcome(reason, self.round, winners=(alive[0],))
+        elif not alive:
+            self.outcome = Outcome("war_shortage", self.round, drawn=tuple(sorted(eliminated)))
+        elif (
+            self.rules.target_tricks is not None
+            and winner is not None
+            and self.tricks[winner] >= self.rules.target_tricks
+        ):
+            self.outcome = Outcome("target", self.round, winners=(winner,))
+        elif self.rules.max_rounds is not None and self.round >= self.rules.max_rounds:
+            best = max(self.holding(s) for s in alive)
+            top = tuple(s for s in alive if self.holding(s) == best)
+            if len(top) == 1:
+                self.outcome = Outcome("round_limit", self.round, winners=top)
+            else:
+                self.outcome = Outcome("round_limit", self.round, drawn=top)
+
+    def _apply_top(self, seat: int, card: int | None) -> None:
+        assert self._top is not None
+        won = len(self._top.cards)
+        if card is not None:
+            loot = self.loot[seat]
+            tail = loot[-won:]
+            tail.remove(card)
+            tail.append(card)
+            loot[-won:] = tail
+        self._top = None
+
+    # ------------------------------------------------------------------------- saving
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the whole game, pending choices included, as a JSON-safe dict."""
+        version, words, gauss = self._rng.getstate()
+        return {
+            "format": FORMAT_VERSION,
+            "kind": "stjel",
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "round": self.round,
+            "piles": [[card_code(c) for c in pile] for pile in self.piles],
+            "loot": [[card_code(c) for c in pile] for pile in self.loot],
+            "in_game": self.in_game[:],
+            "tricks": self.tricks[:],
+            "wars_won": self.wars_won[:],
+            "biggest_pot": self.biggest_pot[:],
+            "war_rounds": self.war_rounds,
+            "war_steps": self.war_steps,
+            "set_aside": self.set_aside,
+            "eliminated": self.eliminated[:],
+            "forfeited": self.forfeited[:],
+            "rng": [version, list(words), gauss],
+            "outcome": None if self.outcome is None else outcome_to_dict(self.outcome),
+            "battle": {
+                "battle": [[s, card_code(c)] for s, c in self._battle],
+                "table": [[[s, card_code(c)] for s, c in layer] for layer in self._table],
+                "standing": [[s, card_code(c)] for s, c in self._standing.items()],
+                "fighters": self._fighters[:],
+                "waiting": self._waiting[:],
+                "phase": self._phase[:],
+                "steps": [_step_to_dict(step) for step in self._steps],
+                "steals": [
+                    [st.seat, card_code(st.card), list(st.from_seats), st.cards]
+                    for st in self._steals
+                ],
+                "knocked": self._knocked[:],
+                "shortage": self._shortage,
+                "top": None
+                if self._top is None
+                else [self._top.seat, [card_code(c) for c in self._top.cards]],
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StealGame:
+        """Restore a game saved with :meth:`to_dict`."""
+        if data.get("format") != FORMAT_VERSION or data.get("kind") != "stjel":
+            raise StateError(f"unknown saved game format {data.get('format')!r}")
+        try:
+            rules = Rules.from_dict(data["rules"])
+            piles = [[parse_card(c) for c in pile] for pile in data["piles"]]
+            game = cls(rules, piles, seed=data["seed"])
+            game.loot = [[parse_card(c) for c in pile] for pile in data["loot"]]
+            game.round = int(data["round"])
+            game.in_game = [bool(x) for x in data["in_game"]]
+            game.tricks = list(data["tricks"])
+            game.wars_won = list(data["wars_won"])
+            game.biggest_pot = list(data["biggest_pot"])
+            game.war_rounds = int(data["war_rounds"])
+            game.war_steps = int(data["war_steps"])
+            game.set_aside = int(data["set_aside"])
+            game.eliminated = list(data["eliminated"])
+            game.forfeited = list(data["forfeited"])
+            version, words, gauss = data["rng"]
+            game._rng.setstate((version, tuple(words), gauss))
+            game.outcome = None if data["outcome"] is None else outcome_from_dict(data["outcome"])
+            battle = data["battle"]
+            game._battle = [(s, parse_card(c)) for s, c in battle["battle"]]
+            game._table = [[(s, parse_card(c)) for s, c in layer] for layer in battle["table"]]
+            game._standing = {s: parse_card(c) for s, c in battle["standing"]}
+            game._fighters = list(battle["fighters"])
+            game._waiting = list(battle["waiting"])
+            game._phase = list(battle["phase"])
+            game._steps = [_step_from_dict(step) for step in battle["steps"]]
+            game._steals = [
+                Steal(seat, parse_card(card), tuple(froms), cards)
+                for seat, card, froms, cards in battle["steals"]
+            ]
+            game._knocked = list(battle["knocked"])
+            game._shortage = bool(battle["shortage"])
+            top = battle["top"]
+            game._top = (
+                None if top is None else TopChoice(top[0], tuple(parse_card(c) for c in top[1]))
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StateError(f"damaged saved game: {exc}") from exc
+        return game
+
+
+def _step_to_dict(step: WarStep) -> dict[str, Any]:
+    return {
+        "fighters": list(step.fighters),
+        "face_down": [[card_code(c) for c in cards] for cards in step.face_down],
+        "face_up": [None if c is None else card_code(c) for c in step.face_up],
+        "compared": [card_code(c) for c in step.compared],
+        "short": list(step.short),
+        "knocked_out": list(step.knocked_out),
+    }
+
+
+def _step_from_dict(data: dict[str, Any]) -> WarStep:
+    return WarStep(
+        fighters=tuple(data["fighters"]),
+        face_down=tuple(tuple(parse_card(c) for c in cards) for cards in data["face_down"]),
+        face_up=tuple(None if c is None else parse_card(c) for c in data["face_up"]),
+        compared=tuple(parse_card(c) for c in data["compared"]),
+        short=tuple(data["short"]),
+        knocked_out=tuple(data["knocked_out"]),
+    )
+
+
+def new_game(
+    rules: Rules, *, seed: int, piles: Sequence[Sequence[int]] | None = None
+) -> Game | StealGame:
+    """Deal a game of the kind the rules ask for, from a seed or from given piles."""
+    if rules.variant == "stjel":
+        if piles is None:
+            return StealGame.new(rules, seed)
+        if any(not pile for pile in piles):
+            raise DealError("every pile needs at least one card")
+        return StealGame(rules.replace(players=len(piles)), piles, seed=seed)
+    if piles is None:
+        return Game.new(rules, seed)
+    return Game.from_piles(rules, piles, seed=seed)
+
+
+def load_game(data: dict[str, Any]) -> Game | StealGame:
+    """Restore a saved game of either kind."""
+    if data.get("kind") == "stjel":
+        return StealGame.from_dict(data)
+    return Game.from_dict(data)

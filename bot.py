@@ -1,0 +1,64 @@
+"""Run Krigbot: ``python bot.py`` (settings from the environment or .env; see .env.example)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+import discord
+
+from krigbot.bot import KrigBot
+from krigbot.config import ConfigError, Settings
+from krigbot.storage import Storage, StorageError
+
+log = logging.getLogger("krigbot")
+
+
+def fail(message: str) -> int:
+    """Print one line saying what to do, and return the exit status for bad set-up."""
+    print(f"krigbot: {message}", file=sys.stderr)
+    return 2
+
+
+async def run(settings: Settings) -> int:
+    """Open the database and run the bot until it is stopped."""
+    try:
+        storage = await Storage.open(settings.db_path)
+    except StorageError as exc:
+        return fail(f"cannot use the database {settings.db_path}: {exc}")
+    bot = KrigBot(settings, storage)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda: loop.create_task(bot.close()))
+    try:
+        async with bot:
+            await bot.start(settings.token)
+    except discord.LoginFailure:
+        return fail(
+            "Discord rejected the token in DISCORD_TOKEN. Copy it again from the Developer "
+            "Portal (your application → Bot → Reset Token) into .env."
+        )
+    except discord.PrivilegedIntentsRequired:
+        return fail("Discord refused the gateway intents; Krigbot needs no privileged intents.")
+    except StorageError as exc:
+        return fail(f"the database {settings.db_path} failed at start-up: {exc}")
+    finally:
+        await storage.close()
+    return 0
+
+
+def main() -> int:
+    """Read the settings, set up logging and run."""
+    try:
+        settings = Settings.load()
+    except ConfigError as exc:
+        return fail(str(exc))
+    discord.utils.setup_logging(level=getattr(logging, settings.log_level))
+    log.info("starting with %r", settings)
+    return asyncio.run(run(settings))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""The Discord client: loads the Krig cog, restores running games, answers every error."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from krigbot.cogs.buttons import DYNAMIC_ITEMS
+from krigbot.cogs.krig import KrigCog
+from krigbot.cogs.replies import NO_MENTIONS, refuse
+from krigbot.config import Settings
+from krigbot.i18n import lang_for, t
+from krigbot.i18n.translator import Translator
+from krigbot.sessions import GameService, Refusal
+from krigbot.storage import Storage
+
+log = logging.getLogger(__name__)
+
+
+class KrigTree(app_commands.CommandTree[Any]):
+    """The command tree: refuses direct messages and turns every error into one short line."""
+
+    async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
+        if interaction.guild_id is None:
+            await refuse(interaction, "err.dm_only")
+            return False
+        return True
+
+    async def on_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        cause = error.original if isinstance(error, app_commands.CommandInvokeError) else error
+        if isinstance(cause, Refusal):
+            await refuse(interaction, cause.key, **cause.fields)
+            return
+        if isinstance(cause, app_commands.NoPrivateMessage):
+            await refuse(interaction, "err.dm_only")
+            return
+        if isinstance(cause, app_commands.TransformerError | app_commands.CheckFailure):
+            await refuse(interaction, "err.bad_input")
+            return
+        command = interaction.command.qualified_name if interaction.command else "?"
+        log.error("error in /%s", command, exc_info=cause)
+        await _report_unknown(interaction)
+
+
+async def _report_unknown(interaction: discord.Interaction[Any]) -> None:
+    try:
+        await refuse(interaction, "err.unknown")
+    except discord.HTTPException:
+        log.warning("could not tell the user about the error")
+
+
+class KrigBot(commands.Bot):
+    """Krigbot: slash commands only, no privileged intents."""
+
+    def __init__(self, settings: Settings, storage: Storage, **options: Any) -> None:
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=discord.Intents(guilds=True),
+            allowed_mentions=NO_MENTIONS,
+            tree_cls=KrigTree,
+            help_command=None,
+            **options,
+        )
+        self.settings = settings
+        self.storage = storage
+        self.service = GameService(
+            storage,
+            idle_after=timedelta(hours=settings.idle_hours),
+            challenge_ttl=timedelta(seconds=settings.challenge_seconds),
+        )
+
+    async def setup_hook(self) -> None:
+        await self.tree.set_translator(Translator())
+        cog = KrigCog(self)
+        await self.add_cog(cog)
+        self.add_dynamic_items(*DYNAMIC_ITEMS)
+        challenges, broken = await self.service.restore()
+        cog.restore_timers(challenges)
+        for row in broken:
+            self.loop.create_task(
+                self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))
+            )
+        if self.settings.dev_guild is not None:
+            guild = discord.Object(self.settings.dev_guild)
+            self.tree.copy_global_to(guild=guild)
+            await self.tree.sync(guild=guild)
+        else:
+            await self.tree.sync()
+        log.info(
+            "restored %d open challenges; %d unreadable games ended", len(challenges), len(broken)
+        )
+
+    async def _tell_unreadable(self, channel_id: int, lang: Any) -> None:
+        channel = self.get_partial_messageable(channel_id)
+        try:
+            await channel.send(t(lang, "err.unreadable"), allowed_mentions=NO_MENTIONS)
+        except discord.HTTPException as exc:
+            log.warning("could not tell channel %s about an unreadable game: %s", channel_id, exc)
+
+    async def on_ready(self) -> None:
+        log.info("connected as %s to %d servers", self.user, len(self.guilds))
+
+    async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
+        log.exception("error in %s", event_method)

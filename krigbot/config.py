@@ -1,0 +1,90 @@
+"""Settings: one typed object read from the environment and an optional ``.env`` file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class ConfigError(Exception):
+    """A setting is missing or malformed; the message tells the user what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the bot reads from its environment."""
+
+    token: str
+    db_path: Path = Path("data/krig.db")
+    dev_guild: int | None = None
+    log_level: str = "INFO"
+    idle_hours: float = 24.0
+    """A running game with no flip for this long is abandoned when a new one starts there."""
+    challenge_seconds: float = 300.0
+    """How long a challenge waits for everyone to accept."""
+    choice_seconds: float = 60.0
+    """Steal War: how long a player has for a choice before the default applies."""
+
+    def __repr__(self) -> str:
+        # Never let the token reach a log line or a traceback.
+        return (
+            f"Settings(token=<hidden>, db_path={str(self.db_path)!r}, dev_guild={self.dev_guild}, "
+            f"log_level={self.log_level!r}, idle_hours={self.idle_hours})"
+        )
+
+    @classmethod
+    def load(
+        cls, env: Mapping[str, str | None] | None = None, env_file: str | Path = ".env"
+    ) -> Settings:
+        """Read settings from the environment, with ``.env`` filling in what it does not set."""
+        merged: dict[str, str | None] = {}
+        path = Path(env_file)
+        if path.is_file():
+            merged.update(dotenv_values(path))
+        merged.update(os.environ if env is None else env)
+
+        token = (merged.get("DISCORD_TOKEN") or "").strip()
+        if not token:
+            raise ConfigError(
+                "DISCORD_TOKEN is not set: copy .env.example to .env and paste your bot's token "
+                "(Discord Developer Portal → your application → Bot → Reset Token)."
+            )
+        level = (merged.get("LOG_LEVEL") or "INFO").strip().upper()
+        if level not in LOG_LEVELS:
+            raise ConfigError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        return cls(
+            token=token,
+            db_path=Path((merged.get("KRIG_DB") or "data/krig.db").strip()),
+            dev_guild=_optional_id(merged.get("KRIG_DEV_GUILD")),
+            log_level=level,
+            idle_hours=_positive(merged, "KRIG_IDLE_HOURS", 24.0),
+            challenge_seconds=_positive(merged, "KRIG_CHALLENGE_SECONDS", 300.0),
+            choice_seconds=_positive(merged, "KRIG_CHOICE_SECONDS", 60.0),
+        )
+
+
+def _optional_id(value: str | None) -> int | None:
+    if value is None or not value.strip():
+        return None
+    if not value.strip().isdigit():
+        raise ConfigError(f"KRIG_DEV_GUILD must be a server id (digits), not {value!r}")
+    return int(value)
+
+
+def _positive(values: Mapping[str, str | None], key: str, default: float) -> float:
+    raw = values.get(key)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        number = float(raw)
+    except ValueError:
+        raise ConfigError(f"{key} must be a number, not {raw!r}") from None
+    if number <= 0:
+        raise ConfigError(f"{key} must be greater than 0")
+    return number

@@ -1,0 +1,414 @@
+"""Embeds players see: challenges, the table after a round, results, boards and rules.
+
+Everything here turns engine values and stored rows into text through the catalogs; nothing
+here changes a game. Public messages use the server's language, private ones the reader's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import discord
+
+from krigbot.engine import Outcome, Round, Rules
+from krigbot.engine.steal import StealGame
+from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
+
+if TYPE_CHECKING:
+    from krigbot.engine import Game
+    from krigbot.storage import GameRow, LeaderboardRow, PlayerStats
+
+COLOUR_TABLE = discord.Colour.blurple()
+COLOUR_WAR = discord.Colour.red()
+COLOUR_OVER = discord.Colour.gold()
+COLOUR_INFO = discord.Colour.dark_teal()
+BAR_WIDTH = 10
+VARIANTS = (
+    "standard",
+    "klassisk",
+    "fem",
+    "razboi",
+    "jokere",
+    "hurtig",
+    "poeng",
+    "dobbel",
+    "lag",
+    "stjel",
+)
+
+
+def safe_name(name: str) -> str:
+    """Return a display name that renders literally: no markdown, no mentions, bounded length."""
+    cleaned = " ".join(name.split()) or "?"
+    if len(cleaned) > 32:
+        cleaned = cleaned[:31] + "…"
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(cleaned))
+
+
+def names_of(row: GameRow) -> list[str]:
+    """Return the players' names, safe to show, in seat order."""
+    return [safe_name(name) for name in row.names]
+
+
+def mention(user_id: int) -> str:
+    """Return a user mention (shown as the name; pings only where allowed_mentions permits)."""
+    return f"<@{user_id}>"
+
+
+def bar(count: int, total: int) -> str:
+    """Return a small bar showing a share of the cards."""
+    filled = round(BAR_WIDTH * count / total) if total else 0
+    return "▰" * filled + "▱" * (BAR_WIDTH - filled)
+
+
+def rules_lines(rules: Rules, names: Sequence[str], lang: Lang) -> list[str]:
+    """Return the rules in force, one short line each, as a challenge states them."""
+    lines = [f"**{t(lang, f'variant.{rules.preset_name}.name')}**"]
+    if rules.face_down == "rank":
+        lines.append(t(lang, "rule.face_down_rank"))
+    else:
+        lines.append(t(lang, "rule.face_down", count=rules.face_down, n=rules.face_down))
+    lines.append(t(lang, f"rule.shortage.{rules.shortage}"))
+    lines.append(t(lang, f"rule.pickup.{rules.pickup}"))
+    if rules.shuffle_won:
+        lines.append(t(lang, "rule.shuffle_won"))
+    if rules.jokers:
+        lines.append(t(lang, "rule.jokers"))
+    if rules.decks == 2:
+        lines.append(t(lang, "rule.decks"))
+    if rules.target_tricks is not None:
+        lines.append(t(lang, "rule.target", count=rules.target_tricks, n=rules.target_tricks))
+    if rules.points:
+        lines.append(t(lang, "rule.points"))
+    if rules.max_rounds is not None:
+        lines.append(t(lang, "rule.max_rounds", count=rules.max_rounds, n=rules.max_rounds))
+    if rules.war_players == "all" and rules.players > 2:
+        lines.append(t(lang, "rule.war_players.all"))
+    if rules.teams and len(names) == 4:
+        team1 = fmt_list([names[0], names[2]], lang)
+        team2 = fmt_list([names[1], names[3]], lang)
+        lines.append(t(lang, "rule.teams", team1=team1, team2=team2))
+    return lines
+
+
+# ------------------------------------------------------------------------- challenge
+
+
+def challenge_embed(row: GameRow, lang: Lang, *, note: str | None = None) -> discord.Embed:
+    """Return the challenge: who challenges whom, the rules, who has accepted."""
+    names = names_of(row)
+    rules = Rules.from_dict(row.rules)
+    challenged = [names[i] for i, uid in enumerate(row.players) if uid != row.challenger_id]
+    embed = discord.Embed(
+        title=t(lang, "challenge.title"),
+        description=t(
+            lang,
+            "challenge.body",
+            challenger=names[row.players.index(row.challenger_id)],
+            players=fmt_list(challenged, lang),
+        ),
+        colour=COLOUR_TABLE,
+    )
+    embed.add_field(
+        name=t(lang, "challenge.rules_heading"), value="\n".join(rules_lines(rules, names, lang))
+    )
+    if note is not None:
+        embed.add_field(name="\u200b", value=note, inline=False)
+    else:
+        waiting = [names[i] for i, uid in enumerate(row.players) if uid not in row.accepted]
+        if waiting:
+            embed.add_field(
+                name="\u200b",
+                value=t(lang, "challenge.waiting", players=fmt_list(waiting, lang)),
+                inline=False,
+            )
+    embed.set_footer(text=t(lang, "game.id", game=row.id))
+    return embed
+
+
+# ----------------------------------------------------------------------------- table
+
+
+def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
+    lines = [
+        t(lang, "table.battle", name=f"**{names[seat]}**", card=card_label(card, lang))
+        for seat, card in played.battle
+    ]
+    for steal in played.steals:
+        lines.append(
+            t(
+                lang,
+                "table.steal",
+                name=f"**{names[steal.seat]}**",
+                card=card_label(steal.card, lang),
+                victims=fmt_list([names[s] for s in steal.from_seats], lang),
+            )
+        )
+    if played.war_steps:
+        first = played.war_steps[0]
+        lines.append(
+            "⚔️ " + t(lang, "table.war", names=fmt_list([names[s] for s in first.fighters], lang))
+        )
+    for number, step in enumerate(played.war_steps, start=1):
+        downs = [len(cards) for cards in step.face_down]
+        ups = [
+            f"{names[seat]} {card_label(card, lang)}"
+            for seat, card in zip(step.fighters, step.compared, strict=True)
+            if seat not in step.knocked_out
+        ]
+        down = max(downs) if downs else 0
+        lines.append(
+            t(lang, "table.war_step", count=down, n=number, down=down, cards=" – ".join(ups) or "–")
+        )
+        for seat in step.knocked_out:
+            lines.append(t(lang, "table.eliminated", name=names[seat]))
+    if played.winner is not None:
+        lines.append(
+            "➜ "
+            + t(
+                lang,
+                "table.takes",
+                count=played.taken,
+                name=f"**{names[played.winner]}**",
+                n=played.taken,
+            )
+        )
+    elif played.set_aside:
+        lines.append(t(lang, "table.set_aside", count=played.set_aside, n=played.set_aside))
+    for seat in played.eliminated:
+        if not any(seat in step.knocked_out for step in played.war_steps):
+            lines.append(t(lang, "table.eliminated", name=names[seat]))
+    return lines
+
+
+def counts_field(game: Game | StealGame, names: Sequence[str], lang: Lang) -> str:
+    """Return every player's card count with a bar (and team totals in team games)."""
+    counts = game.counts
+    total = sum(counts) or 1
+    lines = [
+        f"{names[seat]}: **{counts[seat]}** {bar(counts[seat], total)}"
+        for seat in range(len(names))
+    ]
+    if isinstance(game, StealGame):
+        for seat in range(len(names)):
+            top = game.loot_top(seat)
+            if top is not None:
+                lines[seat] += " · " + t(
+                    lang, "table.loot", card=card_label(top, lang), n=len(game.loot[seat])
+                )
+    if game.rules.teams:
+        for team, seats in enumerate(((0, 2), (1, 3)), start=1):
+            team_total = sum(counts[s] for s in seats)
+            lines.append(t(lang, "table.team_total", team=team, n=team_total))
+    return "\n".join(lines)
+
+
+def round_embed(
+    row: GameRow, game: Game | StealGame, rounds: Sequence[Round], lang: Lang
+) -> discord.Embed:
+    """Return the table after one or more rounds: the last round in full and the counts."""
+    names = names_of(row)
+    last = rounds[-1]
+    lines: list[str] = []
+    if len(rounds) > 1:
+        wars = sum(1 for played in rounds if played.is_war)
+        lines.append(t(lang, "table.summary", count=len(rounds), n=len(rounds), wars=wars))
+        lines.append("")
+    lines.extend(_round_lines(last, names, lang))
+    embed = discord.Embed(
+        title=t(lang, "table.title", round=last.number),
+        description="\n".join(lines)[:4000],
+        colour=COLOUR_WAR if last.is_war else COLOUR_TABLE,
+    )
+    embed.add_field(
+        name=t(lang, "table.counts_heading"), value=counts_field(game, names, lang), inline=False
+    )
+    if game.rules.points:
+        embed.add_field(
+            name=t(lang, "table.points"),
+            value=" · ".join(f"{names[s]} {game.points[s]}" for s in range(len(names))),
+            inline=False,
+        )
+    elif game.rules.target_tricks is not None:
+        embed.add_field(
+            name=t(lang, "table.tricks"),
+            value=" · ".join(f"{names[s]} {game.tricks[s]}" for s in range(len(names))),
+            inline=False,
+        )
+    if game.outcome is not None:
+        embed.colour = COLOUR_OVER
+        embed.add_field(
+            name=t(lang, "over.title"), value=outcome_text(row, game, lang), inline=False
+        )
+    embed.set_footer(text=t(lang, "table.round_footer", round=last.number, game=row.id))
+    return embed
+
+
+def outcome_text(row: GameRow, game: Game | StealGame, lang: Lang) -> str:
+    """Return the result: who won, why, and the game's figures."""
+    outcome = game.outcome
+    assert outcome is not None
+    names = names_of(row)
+    if outcome.is_draw:
+        head = t(lang, "over.draw")
+    elif len(outcome.winners) == 1:
+        head = t(lang, "over.winner", name=f"**{names[outcome.winners[0]]}**")
+    else:
+        head = t(
+            lang, "over.winners", names=fmt_list([f"**{names[s]}**" for s in outcome.winners], lang)
+        )
+    lines = [f"🏆 {head}", reason_text(outcome, row, game, lang)]
+    lines.append(
+        t(
+            lang,
+            "over.stats",
+            rounds=outcome.rounds,
+            wars=game.war_rounds,
+            pot=max(game.biggest_pot, default=0),
+        )
+    )
+    return "\n".join(lines)
+
+
+def reason_text(outcome: Outcome, row: GameRow, game: Game | StealGame, lang: Lang) -> str:
+    """Return why the game ended, in words."""
+    names = names_of(row)
+    reason = outcome.reason
+    if reason == "all_cards":
+        holder = max(range(len(names)), key=lambda s: game.counts[s])
+        return t(lang, "over.reason.all_cards", name=names[holder])
+    if reason == "round_limit":
+        if game.rules.points:
+            return t(lang, "over.reason.points", count=outcome.rounds, n=outcome.rounds)
+        return t(lang, "over.reason.round_limit", count=outcome.rounds, n=outcome.rounds)
+    if reason == "target":
+        target = game.rules.target_tricks or 0
+        return t(lang, "over.reason.target", count=target, n=target)
+    if reason == "forfeit":
+        quitter = game.forfeited[-1] if game.forfeited else 0
+        return t(lang, "over.reason.forfeit", name=names[quitter])
+    if reason == "eternal" and outcome.cycle:
+        return t(lang, "over.reason.eternal_cycle", count=outcome.cycle, n=outcome.cycle)
+    return t(lang, f"over.reason.{reason}")
+
+
+def status_embed(row: GameRow, game: Game | StealGame | None, lang: Lang) -> discord.Embed:
+    """Return the state of a channel's game for /krig status."""
+    names = names_of(row)
+    rules = Rules.from_dict(row.rules)
+    embed = discord.Embed(title=t(lang, "status.title"), colour=COLOUR_INFO)
+    if game is None:
+        embed.description = t(lang, "status.challenge")
+    else:
+        embed.description = t(lang, "status.round", round=game.round)
+        embed.add_field(
+            name=t(lang, "table.counts_heading"),
+            value=counts_field(game, names, lang),
+            inline=False,
+        )
+    embed.add_field(
+        name=t(lang, "status.rules"), value="\n".join(rules_lines(rules, names, lang)), inline=False
+    )
+    embed.set_footer(text=t(lang, "game.id", game=row.id))
+    return embed
+
+
+# ----------------------------------------------------------------------- boards
+
+
+def leaderboard_embed(rows: Sequence[LeaderboardRow], period: str, lang: Lang) -> discord.Embed:
+    """Return a server's top players by wins."""
+    embed = discord.Embed(
+        title=t(lang, "lb.title", period=t(lang, f"period.{period}")), colour=COLOUR_OVER
+    )
+    if not rows:
+        embed.description = t(lang, "lb.empty")
+        return embed
+    medals = {1: "🥇", 2: "🥈", 3: "🥉"}
+    lines = [
+        f"{medals.get(rank, '')} "
+        + t(
+            lang,
+            "lb.row",
+            rank=rank,
+            name=mention(row.user_id),
+            wins=row.wins,
+            games=row.games,
+            draws=row.draws,
+            rate=fmt_percent(row.win_rate, lang),
+        )
+        for rank, row in enumerate(rows, start=1)
+    ]
+    embed.description = "\n".join(line.strip() for line in lines)
+    return embed
+
+
+def stats_embed(name: str, user_id: int, stats: PlayerStats, lang: Lang) -> discord.Embed:
+    """Return one player's record on a server."""
+    embed = discord.Embed(title=t(lang, "stats.title", name=safe_name(name)), colour=COLOUR_INFO)
+    if stats.games == 0:
+        embed.description = t(lang, "stats.none", name=safe_name(name))
+        return embed
+    for key, value in (
+        ("stats.games", stats.games),
+        ("stats.wins", stats.wins),
+        ("stats.draws", stats.draws),
+        ("stats.losses", stats.losses),
+        ("stats.wars_won", stats.wars_won),
+    ):
+        embed.add_field(name=t(lang, key), value=str(value))
+    embed.add_field(
+        name=t(lang, "stats.biggest_pot"),
+        value=t(lang, "unit.cards", count=stats.biggest_pot, n=stats.biggest_pot),
+    )
+    embed.add_field(
+        name=t(lang, "stats.longest"),
+        value=t(lang, "unit.rounds", count=stats.longest_game, n=stats.longest_game),
+    )
+    for heading, record in (
+        ("stats.opponent", stats.top_opponent),
+        ("stats.partner", stats.top_partner),
+    ):
+        if record is None:
+            continue
+        embed.add_field(
+            name=t(lang, heading),
+            value=t(
+                lang,
+                "stats.opponent_line",
+                count=record.games,
+                name=mention(record.user_id),
+                wins=record.wins,
+                losses=record.losses,
+                draws=record.draws,
+                games=record.games,
+            ),
+            inline=False,
+        )
+    return embed
+
+
+def rules_embed(variant: str | None, lang: Lang) -> discord.Embed:
+    """Return how to play, and what a variant changes."""
+    embed = discord.Embed(title=t(lang, "cmd.rules.desc"), colour=COLOUR_INFO)
+    embed.description = t(lang, "rules.basic")
+    if variant is not None:
+        rules = Rules.preset(variant, players=4 if variant == "lag" else None)
+        embed.add_field(
+            name=t(lang, f"variant.{variant}.name"),
+            value=t(lang, f"rules.variant.{variant}"),
+            inline=False,
+        )
+        embed.add_field(
+            name=t(lang, "challenge.rules_heading"),
+            value="\n".join(rules_lines(rules, [], lang)[1:]),
+            inline=False,
+        )
+    else:
+        embed.add_field(
+            name=t(lang, "rules.variants_heading"),
+            value="\n".join(f"`{v}` — {t(lang, f'variant.{v}.name')}" for v in VARIANTS),
+            inline=False,
+        )
+    return embed

@@ -1,0 +1,417 @@
+"""Running games: one per channel, each change committed before anyone is told of it.
+
+The service knows the engine and the storage, never Discord. Expected refusals are raised as
+:class:`Refusal` with a catalog key, and the Discord layer turns them into translated,
+ephemeral answers. Flips in one channel are serialised by a lock; channels run in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from .engine import EngineError, Game, Outcome, Round, Rules, RulesError
+from .engine.game import outcome_to_dict
+from .engine.steal import StealGame, load_game, new_game
+from .storage import ChannelBusyError, GameRow, PlayerResult, Storage, StorageError
+
+log = logging.getLogger(__name__)
+
+AnyGame = Game | StealGame
+MAX_FLIPS = 50
+
+
+class Refusal(Exception):
+    """An expected refusal, shown to the user as one translated line."""
+
+    def __init__(self, key: str, **fields: Any) -> None:
+        super().__init__(key)
+        self.key = key
+        self.fields = fields
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    """Someone named in a challenge."""
+
+    user_id: int
+    name: str
+    bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeResult:
+    """A new challenge, and the idle game it replaced, if any."""
+
+    row: GameRow
+    replaced: GameRow | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptResult:
+    """The challenge after an accept; ``game`` is set when everyone has accepted."""
+
+    row: GameRow
+    game: AnyGame | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FlipResult:
+    """The rounds one flip played, and the game after them."""
+
+    row: GameRow
+    game: AnyGame
+    rounds: list[Round] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """Return how the game ended, if it did."""
+        return self.game.outcome
+
+
+def utcnow() -> datetime:
+    """Return the current time, timezone-aware."""
+    return datetime.now(UTC)
+
+
+def player_results(row: GameRow, game: AnyGame) -> list[PlayerResult]:
+    """Return each player's result of a finished game for the leaderboard."""
+    outcome = game.outcome
+    assert outcome is not None
+    results = []
+    for seat, user_id in enumerate(row.players):
+        if seat in outcome.winners:
+            result = "win"
+        elif seat in outcome.drawn:
+            result = "draw"
+        else:
+            result = "loss"
+        results.append(
+            PlayerResult(
+                user_id=user_id,
+                seat=seat,
+                outcome=result,
+                rounds=outcome.rounds,
+                wars_won=game.wars_won[seat],
+                biggest_pot=game.biggest_pot[seat],
+                team=seat % 2 if game.rules.teams else None,
+            )
+        )
+    return results
+
+
+class GameService:
+    """Start, find, play and end the games of every channel."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        idle_after: timedelta = timedelta(hours=24),
+        challenge_ttl: timedelta = timedelta(minutes=5),
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.storage = storage
+        self.idle_after = idle_after
+        self.challenge_ttl = challenge_ttl
+        self.clock = clock
+        self._locks: dict[int, asyncio.Lock] = {}
+        self._games: dict[int, AnyGame] = {}
+        """Games in play by game id: the engine objects behind the saved states."""
+
+    def lock(self, channel_id: int) -> asyncio.Lock:
+        """Return the lock that serialises changes to the game of a channel."""
+        lock = self._locks.get(channel_id)
+        if lock is None:
+            lock = self._locks[channel_id] = asyncio.Lock()
+        return lock
+
+    # ------------------------------------------------------------------ challenges
+
+    async def challenge(
+        self,
+        *,
+        guild_id: int,
+        channel_id: int,
+        challenger: Player,
+        opponents: Sequence[Player],
+        variant: str,
+        options: dict[str, Any],
+    ) -> ChallengeResult:
+        """Create a challenge in a channel, refusing what cannot be played."""
+        seen: set[int] = {challenger.user_id}
+        for opponent in opponents:
+            if opponent.user_id == challenger.user_id:
+                raise Refusal("err.self")
+            if opponent.bot:
+                raise Refusal("err.bot")
+            if opponent.user_id in seen:
+                raise Refusal("err.duplicate", name=opponent.name)
+            seen.add(opponent.user_id)
+        players = [challenger, *opponents]
+        rules = self._rules(variant, len(players), options)
+        async with self.lock(channel_id):
+            replaced = await self._clear_stale(channel_id)
+            now = self.clock()
+            try:
+                row = await self.storage.create_game(
+                    guild_id=guild_id,
+                    channel_id=channel_id,
+                    challenger_id=challenger.user_id,
+                    players=[p.user_id for p in players],
+                    names=[p.name for p in players],
+                    variant=rules.preset_name,
+                    rules=rules.to_dict(),
+                    seed=secrets.randbits(63),
+                    now=now,
+                )
+            except ChannelBusyError as exc:
+                existing = await self.storage.get_game(exc.game_id)
+                raise Refusal("err.busy", game=existing) from None
+        return ChallengeResult(row, replaced)
+
+    @staticmethod
+    def _rules(variant: str, players: int, options: dict[str, Any]) -> Rules:
+        base = Rules.preset(variant)
+        if base.teams and players != 4:
+            raise Refusal("err.players", variant=variant, n=4)
+        try:
+            return Rules.preset(variant, players=players, **options)
+        except RulesError as exc:
+            raise Refusal("err.bad_option", reason=str(exc)) from None
+
+    async def _clear_stale(self, channel_id: int) -> GameRow | None:
+        """End a channel's expired challenge or idle game; refuse if a live one is there."""
+        row = await self.storage.active_game(channel_id)
+        if row is None:
+            return None
+        now = self.clock()
+        if row.status == "challenge" and now - row.created_at >= self.challenge_ttl:
+            await self.storage.end_game(row.id, "expired", now)
+            return None
+        if row.status == "running" and now - row.last_activity_at >= self.idle_after:
+            await self.storage.end_game(row.id, "abandoned", now)
+            self._games.pop(row.id, None)
+            return row
+        raise Refusal("err.busy", game=row)
+
+    async def _open_challenge(self, game_id: int) -> GameRow:
+        row = await self.storage.get_game(game_id)
+        if row is None or row.status != "challenge":
+            raise Refusal("err.challenge_over")
+        if self.clock() - row.created_at >= self.challenge_ttl:
+            await self.storage.end_game(row.id, "expired", self.clock())
+            raise Refusal("err.challenge_over")
+        return row
+
+    async def accept(self, game_id: int, user_id: int) -> AcceptResult:
+        """Record an accept; deal the cards when everyone has accepted."""
+        row = await self.storage.get_game(game_id)
+        if row is None:
+            raise Refusal("err.challenge_over")
+        async with self.lock(row.channel_id):
+            row = await self._open_challenge(game_id)
+            if user_id not in row.players or user_id == row.challenger_id:
+                raise Refusal("err.not_challenged")
+            if user_id in row.accepted:
+                raise Refusal("challenge.already_accepted")
+            updated = await self.storage.accept(game_id, user_id, self.clock())
+            if updated is None:
+                raise Refusal("err.challenge_over")
+            if set(updated.accepted) != set(updated.players):
+                return AcceptResult(updated)
+            game = new_game(Rules.from_dict(updated.rules), seed=updated.seed)
+            started = await self.storage.start_game(game_id, state=game.to_dict(), now=self.clock())
+            if started is None:
+                raise Refusal("err.challenge_over")
+            self._games[game_id] = game
+            return AcceptResult(started, game)
+
+    async def decline(self, game_id: int, user_id: int) -> GameRow:
+        """Let a challenged player turn the challenge down."""
+        row = await self.storage.get_game(game_id)
+        if row is None:
+            raise Refusal("err.challenge_over")
+        async with self.lock(row.channel_id):
+            row = await self._open_challenge(game_id)
+            if user_id not in row.players or user_id == row.challenger_id:
+                raise Refusal("err.not_challenged")
+            if not await self.storage.end_game(game_id, "declined", self.clock()):
+                raise Refusal("err.challenge_over")
+            return row
+
+    async def expire(self, game_id: int) -> GameRow | None:
+        """End a challenge whose time ran out; return it if this call ended it."""
+        row = await self.storage.get_game(game_id)
+        if row is None or row.status != "challenge":
+            return None
+        async with self.lock(row.channel_id):
+            ok = await self.storage.end_game(
+                game_id, "expired", self.clock(), expected_statuses=("challenge",)
+            )
+        return row if ok else None
+
+    # --------------------------------------------------------------------- playing
+
+    async def game_in(self, channel_id: int) -> tuple[GameRow, AnyGame | None] | None:
+        """Return the channel's active game row and, once dealt, its engine game."""
+        row = await self.storage.active_game(channel_id)
+        if row is None:
+            return None
+        if row.status != "running":
+            return row, None
+        return row, self._load(row)
+
+    def _load(self, row: GameRow) -> AnyGame:
+        game = self._games.get(row.id)
+        if game is None or game.round != row.round:
+            if row.state is None:
+                raise Refusal("err.not_running")
+            try:
+                game = load_game(row.state)
+            except EngineError:
+                log.exception("game %s in channel %s cannot be read", row.id, row.channel_id)
+                raise Refusal("err.unreadable") from None
+            self._games[row.id] = game
+        return game
+
+    async def flip(
+        self,
+        channel_id: int,
+        user_id: int,
+        count: int = 1,
+        *,
+        game_id: int | None = None,
+        expected_round: int | None = None,
+    ) -> FlipResult:
+        """Play up to ``count`` rounds for a player; commit them before returning.
+
+        A button passes the game and the round it showed: a press that is no longer for the
+        round on the table raises ``Refusal("flip.raced")`` and plays nothing.
+        """
+        if not 1 <= count <= MAX_FLIPS:
+            raise Refusal("err.count_range")
+        async with self.lock(channel_id):
+            found = await self.game_in(channel_id)
+            if found is None:
+                raise Refusal("err.game_over" if game_id is not None else "err.no_game")
+            row, game = found
+            if game_id is not None and row.id != game_id:
+                raise Refusal("err.game_over")
+            if user_id not in row.players:
+                raise Refusal("err.not_player")
+            if game is None:
+                raise Refusal("err.not_running")
+            if expected_round is not None and expected_round != row.round:
+                raise Refusal("flip.raced")
+            seat = row.players.index(user_id)
+            if not game.in_game[seat]:
+                raise Refusal("err.out_of_game")
+            rounds: list[Round] = []
+            try:
+                while len(rounds) < count and game.outcome is None:
+                    rounds.append(game.play_round())
+                row = await self._commit(row, game)
+            except BaseException:
+                # The engine object ran ahead of what was saved: forget it, reload next time.
+                self._games.pop(row.id, None)
+                raise
+            return FlipResult(row, game, rounds)
+
+    async def _commit(self, row: GameRow, game: AnyGame) -> GameRow:
+        """Save the game's new state in one transaction; refuse if another writer won."""
+        now = self.clock()
+        state = game.to_dict()
+        try:
+            if game.outcome is not None:
+                ok = await self.storage.finish_game(
+                    row.id,
+                    expected_round=row.round,
+                    state=state,
+                    round=game.round,
+                    result=outcome_to_dict(game.outcome),
+                    results=player_results(row, game),
+                    now=now,
+                )
+            else:
+                ok = await self.storage.save_round(
+                    row.id, expected_round=row.round, state=state, round=game.round, now=now
+                )
+        except StorageError:
+            log.exception("could not save game %s", row.id)
+            raise Refusal("err.storage") from None
+        if not ok:
+            raise Refusal("flip.raced")
+        if game.outcome is not None:
+            self._games.pop(row.id, None)
+        updated = await self.storage.get_game(row.id)
+        assert updated is not None
+        return updated
+
+    async def forfeit(
+        self, channel_id: int, user_id: int, game_id: int | None = None
+    ) -> FlipResult:
+        """Let a player give up; commit the game's new state."""
+        async with self.lock(channel_id):
+            found = await self.game_in(channel_id)
+            if found is None or (game_id is not None and found[0].id != game_id):
+                raise Refusal("err.no_game" if game_id is None else "err.game_over")
+            row, game = found
+            if user_id not in row.players:
+                raise Refusal("err.not_player")
+            if game is None:
+                raise Refusal("err.not_running")
+            seat = row.players.index(user_id)
+            if not game.in_game[seat]:
+                raise Refusal("err.out_of_game")
+            try:
+                game.forfeit(seat)
+                row = await self._commit(row, game)
+            except EngineError as exc:
+                self._games.pop(row.id, None)
+                raise Refusal("err.bad_option", reason=str(exc)) from None
+            except BaseException:
+                self._games.pop(row.id, None)
+                raise
+            return FlipResult(row, game)
+
+    async def cancel(self, channel_id: int, user_id: int, *, moderator: bool) -> GameRow:
+        """End the channel's game with no result (a moderator, or the challenger early)."""
+        async with self.lock(channel_id):
+            row = await self.storage.active_game(channel_id)
+            if row is None:
+                raise Refusal("err.no_game")
+            early = row.status == "challenge" and user_id == row.challenger_id
+            if not (moderator or early):
+                raise Refusal("err.cancel_denied")
+            if not await self.storage.end_game(row.id, "cancelled", self.clock()):
+                raise Refusal("err.no_game")
+            self._games.pop(row.id, None)
+            return row
+
+    # ------------------------------------------------------------------- start-up
+
+    async def restore(self) -> tuple[list[GameRow], list[GameRow]]:
+        """Load every game in play; return (open challenges, unreadable games ended)."""
+        challenges: list[GameRow] = []
+        broken: list[GameRow] = []
+        for row in await self.storage.running_games():
+            if row.status == "challenge":
+                challenges.append(row)
+                continue
+            try:
+                if row.state is None:
+                    raise EngineError("no saved state")
+                self._games[row.id] = load_game(row.state)
+            except EngineError as exc:
+                log.error("game %s in channel %s cannot be read: %s", row.id, row.channel_id, exc)
+                await self.storage.end_game(
+                    row.id, "abandoned", self.clock(), result={"error": "unreadable"}
+                )
+                broken.append(row)
+        return challenges, broken

@@ -1,4 +1,4 @@
-"""Shared fixtures: the Discord stand-in, a storage on disk and the real bot running against both."""
+"""Shared fixtures: the Discord stand-in, a storage on disk, and the real bot on both."""
 
 from __future__ import annotations
 

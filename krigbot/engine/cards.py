@@ -68,9 +68,16 @@ def full_deck(*, decks: int = 1, jokers: int = 0) -> list[int]:
 
 def parse_cards(codes: Iterable[str]) -> list[int]:
     """Parse a sequence of card codes."""
-    return [parse_card(code) for code in codes]
+    try:
+        # Saved games hold exact upper-case codes: look them up directly, fall back otherwise.
+        return [_CODE_TO_CARD[code] for code in codes]
+    except (KeyError, TypeError):
+        return [parse_card(code) for code in codes]
 
 
 def format_cards(cards: Iterable[int]) -> list[str]:
     """Return the notation of each card."""
-    return [card_code(card) for card in cards]
+    try:
+        return [_CARD_TO_CODE[card] for card in cards]
+    except KeyError:
+        return [card_code(card) for card in cards]

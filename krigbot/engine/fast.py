@@ -20,26 +20,54 @@ from .game import Game, shuffle, war_face_down
 _NO_LIMIT = sys.maxsize
 
 
+class _Watch:
+    """Brent's checkpoints: copies of the game at the last two tortoise positions.
+
+    Two copies, whatever the cycle length: constant memory. The older one lets the search for
+    the first repeated round start late instead of at the deal (see :func:`_meet`).
+    """
+
+    __slots__ = ("current", "current_window", "previous", "previous_window", "start")
+
+    def __init__(self, game: Game) -> None:
+        self.start = _probe(game)
+        self.current = self.start
+        self.current_window = 1
+        self.previous: Game | None = None
+        self.previous_window = 0
+
+    def moved(self, game: Game, window: int) -> None:
+        """Record that the tortoise moved to the game's position, with a new window."""
+        self.previous, self.previous_window = self.current, self.current_window
+        self.current, self.current_window = _probe(game), window
+
+    def first_repeat(self, cycle: int) -> Game:
+        """Return the game at the first round whose position repeats an earlier one."""
+        # The previous window compared its tortoise with the next `previous_window` positions
+        # and found no match; if the cycle fits in that window, the repeat starts after it.
+        if self.previous is not None and cycle <= self.previous_window:
+            return _meet(self.previous.copy(), cycle)
+        return _meet(self.start.copy(), cycle)
+
+
 def run_to_end(game: Game) -> Outcome:
     """Play the game to its end without building round objects, and return the outcome."""
     if game.outcome is not None:
         return game.outcome
     if game._eternal_checked:
-        _advance(game, watch_cycle=False)
+        _advance(game)
     else:
         # Watch the real game for a cycle instead of looking ahead on a copy: most games end,
         # and then they were played only once.
-        start = _probe(game)
-        cycle = _advance(game, watch_cycle=True)
+        watch = _Watch(game)
+        cycle = _advance(game, watch=watch)
         if cycle is not None:
-            until_repeat = _first_repeat(start.copy(), cycle) + cycle
-            _advance(start, until=start.round + until_repeat)
-            start._eternal_checked = True
-            start._eternal_at = start.round
-            start._eternal_cycle = cycle
-            drawn = tuple(s for s in range(start.players) if start.in_game[s])
-            start.outcome = Outcome("eternal", start.round, drawn=drawn, cycle=cycle)
-            _adopt(game, start)
+            repeat = watch.first_repeat(cycle)
+            drawn = tuple(s for s in range(repeat.players) if repeat.in_game[s])
+            repeat.outcome = Outcome("eternal", repeat.round, drawn=drawn, cycle=cycle)
+            repeat._eternal_at = repeat.round
+            repeat._eternal_cycle = cycle
+            _adopt(game, repeat)
         game._eternal_checked = True
     assert game.outcome is not None
     return game.outcome
@@ -48,10 +76,11 @@ def run_to_end(game: Game) -> Outcome:
 def find_repetition(game: Game) -> tuple[int, int] | None:
     """Return (rounds until the first repeated position, cycle length), or None if it ends."""
     probe = _probe(game)
-    cycle = _advance(probe, watch_cycle=True)
+    watch = _Watch(game)
+    cycle = _advance(probe, watch=watch)
     if cycle is None:
         return None
-    return _first_repeat(_probe(game), cycle) + cycle, cycle
+    return watch.first_repeat(cycle).round - game.round, cycle
 
 
 def _probe(game: Game) -> Game:
@@ -62,17 +91,25 @@ def _probe(game: Game) -> Game:
     return probe
 
 
-def _first_repeat(start: Game, cycle: int) -> int:
-    """Return μ: the first round index whose position comes back ``cycle`` rounds later."""
-    tortoise = start
-    hare = start.copy()
+def _meet(tortoise: Game, cycle: int) -> Game:
+    """Return the game at μ + λ: the first round whose position came ``cycle`` rounds before.
+
+    Two copies ``cycle`` rounds apart go forward together; once their positions agree they
+    agree forever, so they go in chunks and the last chunk is replayed one round at a time.
+    """
+    hare = tortoise.copy()
     _advance(hare, until=hare.round + cycle)
-    mu = 0
+    chunk = 256
     while tortoise.piles != hare.piles:
-        _advance(tortoise, until=tortoise.round + 1)
-        _advance(hare, until=hare.round + 1)
-        mu += 1
-    return mu
+        tortoise_before, hare_before = tortoise.copy(), hare.copy()
+        _advance(tortoise, until=tortoise.round + chunk)
+        _advance(hare, until=hare.round + chunk)
+        if tortoise.piles == hare.piles:
+            tortoise, hare = tortoise_before, hare_before
+            while tortoise.piles != hare.piles:
+                _advance(tortoise, until=tortoise.round + 1)
+                _advance(hare, until=hare.round + 1)
+    return hare
 
 
 def _adopt(game: Game, other: Game) -> None:
@@ -80,9 +117,9 @@ def _adopt(game: Game, other: Game) -> None:
         setattr(game, name, getattr(other, name))
 
 
-def _advance(game: Game, *, watch_cycle: bool = False, until: int | None = None) -> int | None:
-    """Play until the game ends or reaches round ``until``; with ``watch_cycle``, stop at a
-    repeated position and return the cycle length."""
+def _advance(game: Game, *, watch: _Watch | None = None, until: int | None = None) -> int | None:
+    """Play until the game ends or reaches round ``until``; with ``watch``, stop at a
+    repeated position (Brent) and return the cycle length."""
     rules = game.rules
     if (
         game.players == 2
@@ -91,30 +128,31 @@ def _advance(game: Game, *, watch_cycle: bool = False, until: int | None = None)
         and game.in_game[0]
         and game.in_game[1]
     ):
-        return _advance_two(game, watch_cycle, until)
-    return _advance_general(game, watch_cycle, until)
+        return _advance_two(game, watch, until)
+    return _advance_general(game, watch, until)
 
 
-def _advance_general(game: Game, watch_cycle: bool, until: int | None) -> int | None:
+def _advance_general(game: Game, watch: _Watch | None, until: int | None) -> int | None:
     stop = _NO_LIMIT if until is None else until
     piles = game.piles
-    saved = [pile.copy() for pile in piles] if watch_cycle else None
+    saved = [pile.copy() for pile in piles] if watch is not None else None
     power = 1
     lam = 0
     while game.outcome is None and game.round < stop:
         game._play(record=False)
-        if saved is not None:
+        if watch is not None:
             lam += 1
             if piles == saved:
                 return lam
             if lam == power:
-                saved = [pile.copy() for pile in piles]
                 power <<= 1
                 lam = 0
+                saved = [pile.copy() for pile in piles]
+                watch.moved(game, power)
     return None
 
 
-def _advance_two(game: Game, watch_cycle: bool, until: int | None) -> int | None:
+def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | None:
     """The two-player loop: a battle without a tie is played inline, anything else by _play."""
     rules = game.rules
     p0, p1 = game.piles
@@ -131,8 +169,8 @@ def _advance_two(game: Game, watch_cycle: bool, until: int | None) -> int | None
         rules.max_rounds if rules.max_rounds is not None else _NO_LIMIT,
         game._eternal_at if game._eternal_at is not None else _NO_LIMIT,
     )
-    t0 = p0.copy() if watch_cycle else None
-    t1 = p1.copy() if watch_cycle else None
+    t0 = p0.copy() if watch is not None else None
+    t1 = p1.copy() if watch is not None else None
     power = 1
     lam = 0
     rnd = game.round
@@ -190,6 +228,11 @@ def _advance_two(game: Game, watch_cycle: bool, until: int | None) -> int | None
                     t1 = p1.copy()
                     power <<= 1
                     lam = 0
+                    assert watch is not None
+                    game.round = rnd
+                    game.tricks[:] = (tricks0, tricks1)
+                    game.points[:] = (points0, points1)
+                    watch.moved(game, power)
         else:
             winner = None  # a limit was reached: the round limit ends the game here
         game.round = rnd

@@ -14,7 +14,7 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from typing import Any
 
-from .cards import ACE_VALUE, JOKER_VALUE, card_code, full_deck, parse_card
+from .cards import ACE_VALUE, JOKER_VALUE, card_code, format_cards, full_deck, parse_cards
 from .errors import DealError, GameOverError, PlayerError, StateError
 from .events import EndReason, Outcome, Round, WarStep
 from .rules import Rules
@@ -54,6 +54,7 @@ class Game:
         "_eternal_checked",
         "_eternal_cycle",
         "_rng",
+        "_unit_seats",
         "biggest_pot",
         "eliminated",
         "forfeited",
@@ -107,6 +108,10 @@ class Game:
         if needs_rng and rng is None:
             rng = random.Random(seed)
         self._rng: random.Random | None = rng if needs_rng else None
+        # Who competes for the win: each seat alone, or the two teams (RULES §9).
+        self._unit_seats: tuple[tuple[int, ...], ...] = (
+            ((0, 2), (1, 3)) if rules.teams else tuple((s,) for s in range(n))
+        )
         self._eternal_checked = not rules.detects_eternal
         self._eternal_at: int | None = None
         self._eternal_cycle: int | None = None
@@ -166,6 +171,8 @@ class Game:
     @property
     def counts(self) -> tuple[int, ...]:
         """Return the cards each seat holds."""
+        if not self.rules.shuffle_won:
+            return tuple(map(len, self.piles))
         return tuple(len(p) + len(w) for p, w in zip(self.piles, self.won, strict=True))
 
     def team_of(self, seat: int) -> int:
@@ -385,6 +392,10 @@ class Game:
 
     def _pickup_order(self, table: Table, winner: int) -> list[int]:
         pickup = self.rules.pickup
+        if pickup == "winner_first" and len(table) == 1:
+            # A round without a war: the winner's card, then the others' in seat order.
+            (layer,) = table
+            return [c for s, c in layer if s == winner] + [c for s, c in layer if s != winner]
         if pickup == "table":
             return [card for layer in table for _, card in layer]
         if pickup == "winner_first":
@@ -414,7 +425,7 @@ class Game:
         record: bool,
     ) -> Round | None:
         rules = self.rules
-        on_table = sum(len(layer) for layer in table)
+        on_table = len(battle) if len(table) == 1 else sum(len(layer) for layer in table)
         taken = 0
         aside = 0
         if steps:
@@ -464,7 +475,8 @@ class Game:
 
     def _eliminate_empty(self) -> list[int]:
         """Take every seat left with no cards out of the game; return them in seat order."""
-        out = [s for s in range(self.players) if self.in_game[s] and self.holding(s) == 0]
+        piles, won, in_game = self.piles, self.won, self.in_game
+        out = [s for s in range(len(piles)) if in_game[s] and not piles[s] and not won[s]]
         for s in out:
             self.in_game[s] = False
             self.eliminated.append(s)
@@ -474,16 +486,12 @@ class Game:
         """Run the end checks after a round the fast path played inline (no war)."""
         self._check_end(winner, False, self._eliminate_empty())
 
-    def _units(self) -> dict[int, tuple[int, ...]]:
-        """Return who competes for the win: each seat, or each team with ``teams``."""
-        if self.rules.teams:
-            return {0: (0, 2), 1: (1, 3)}
-        return {s: (s,) for s in range(self.players)}
-
     def _check_end(self, winner: int | None, shortage: bool, eliminated: list[int]) -> None:
         rules = self.rules
-        units = self._units()
-        alive = [u for u, seats in units.items() if any(self.in_game[s] for s in seats)]
+        units = self._unit_seats
+        in_game = self.in_game
+        # A unit is one seat or a team of two: it is alive while its first or last seat is.
+        alive = [u for u, seats in enumerate(units) if in_game[seats[0]] or in_game[seats[-1]]]
         reason: EndReason = "war_shortage" if shortage else "all_cards"
         if len(alive) == 1:
             self.outcome = Outcome(reason, self.round, winners=units[alive[0]])
@@ -505,7 +513,9 @@ class Game:
 
     def _end_at_round_limit(self) -> None:
         units = {
-            u: seats for u, seats in self._units().items() if any(self.in_game[s] for s in seats)
+            u: seats
+            for u, seats in enumerate(self._unit_seats)
+            if any(self.in_game[s] for s in seats)
         }
 
         def score(seats: tuple[int, ...]) -> tuple[int, int]:
@@ -572,8 +582,8 @@ class Game:
             "rules": self.rules.to_dict(),
             "seed": self.seed,
             "round": self.round,
-            "piles": [[card_code(c) for c in pile] for pile in self.piles],
-            "won": [[card_code(c) for c in pile] for pile in self.won],
+            "piles": [format_cards(pile) for pile in self.piles],
+            "won": [format_cards(pile) for pile in self.won],
             "in_game": self.in_game[:],
             "tricks": self.tricks[:],
             "points": self.points[:],
@@ -600,10 +610,8 @@ class Game:
             raise StateError(f"unknown saved game format {data.get('format')!r}")
         try:
             rules = Rules.from_dict(data["rules"])
-            game = cls(
-                rules, [[parse_card(c) for c in pile] for pile in data["piles"]], seed=data["seed"]
-            )
-            game.won = [deque(parse_card(c) for c in pile) for pile in data["won"]]
+            game = cls(rules, [parse_cards(pile) for pile in data["piles"]], seed=data["seed"])
+            game.won = [deque(parse_cards(pile)) for pile in data["won"]]
             game.round = int(data["round"])
             game.in_game = [bool(x) for x in data["in_game"]]
             game.tricks = list(data["tricks"])

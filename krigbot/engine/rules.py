@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
@@ -135,16 +136,16 @@ class Rules:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the options as a JSON-safe dict (the keys of RULES.md)."""
-        return {
-            "preset": self.preset_name,
-            **{key: getattr(self, key) for key in OPTION_KEYS},
-        }
+        return dict(_rules_to_items(self))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:
         """Rebuild rules saved with :meth:`to_dict`."""
-        options = {key: data[key] for key in OPTION_KEYS if key in data}
-        return cls(preset_name=str(data.get("preset", "standard")), **options)
+        try:
+            return _rules_from_items(tuple(sorted(data.items())))
+        except TypeError:  # an unhashable value: validate it the slow way, for the message
+            options = {key: data[key] for key in OPTION_KEYS if key in data}
+            return cls(preset_name=str(data.get("preset", "standard")), **options)
 
     def _validate(self) -> None:
         if not isinstance(self.players, int) or not 2 <= self.players <= 4:
@@ -213,3 +214,17 @@ def _parse_int(key: str, value: str) -> int:
         return int(value)
     except ValueError:
         raise RulesError(f"{key} must be a whole number, not {value!r}") from None
+
+
+# Saving and restoring a game converts its rules every time; a game has few distinct rule
+# sets, so both directions are cached (Rules is frozen, and callers get a fresh dict).
+@functools.lru_cache(maxsize=256)
+def _rules_to_items(rules: Rules) -> tuple[tuple[str, Any], ...]:
+    return (("preset", rules.preset_name), *((key, getattr(rules, key)) for key in OPTION_KEYS))
+
+
+@functools.lru_cache(maxsize=256)
+def _rules_from_items(items: tuple[tuple[str, Any], ...]) -> Rules:
+    data = dict(items)
+    options = {key: data[key] for key in OPTION_KEYS if key in data}
+    return Rules(preset_name=str(data.get("preset", "standard")), **options)

@@ -1,0 +1,204 @@
+"""The `python -m krigbot.sim` command line: results as JSON, one clear line for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from krigbot.engine import Game, Rules, run_to_end
+from krigbot.sim import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any] | None, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    data = json.loads(captured.out) if captured.out.strip() else None
+    return status, data, captured.err
+
+
+def deal_file(tmp_path: Path, piles: Any) -> str:
+    path = tmp_path / "deal.json"
+    path.write_text(json.dumps({"piles": piles}), encoding="utf-8")
+    return str(path)
+
+
+def test_play_deal_reports_the_queen_taking_the_ten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, data, _ = run(capsys, "play", "--deal", deal_file(tmp_path, [["QC"], ["TD"]]))
+    assert status == 0
+    assert data is not None
+    assert (data["result"], data["winner"], data["reason"]) == ("win", 0, "all_cards")
+    assert (data["rounds"], data["war_rounds"], data["war_steps"]) == (1, 0, 0)
+    assert data["counts"] == [2, 0]
+
+
+def test_play_trace_shows_the_war_of_rules_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # RULES §12 (000): both turn an 8, one card down each, then jack against 7: six cards.
+    deal = deal_file(tmp_path, [["8S", "2H", "JC"], ["8D", "3S", "7H"]])
+    status, data, _ = run(capsys, "play", "--deal", deal, "--trace")
+    assert status == 0
+    assert data is not None
+    first = data["trace"][0]
+    assert first == {
+        "round": 1,
+        "winner": 0,
+        "cards": 6,
+        "war_steps": 1,
+        "counts": [6, 0],
+        "battle": ["8S", "8D"],
+    }
+    assert data["war_rounds"] == 1
+
+
+def test_play_set_changes_the_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deal = deal_file(tmp_path, [["8S", "2H", "2C", "2D", "JC"], ["8D", "3S", "3C", "3D", "7H"]])
+    _, one_down, _ = run(capsys, "play", "--deal", deal, "--trace")
+    _, three_down, _ = run(capsys, "play", "--deal", deal, "--trace", "--set", "face_down=3")
+    assert one_down is not None
+    assert three_down is not None
+    assert one_down["trace"][0]["cards"] == 6  # 8, 2, 2 against 8, 3, 3: the 2 loses to the 3
+    assert three_down["trace"][0]["cards"] == 10
+    assert three_down["rules"]["face_down"] == 3
+
+
+def test_play_seed_matches_the_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    status, data, _ = run(capsys, "play", "--seed", "42", "--variant", "klassisk")
+    game = Game.new(Rules.preset("klassisk"), 42)
+    outcome = run_to_end(game)
+    assert status == 0
+    assert data is not None
+    assert data["rounds"] == outcome.rounds
+    assert data["reason"] == outcome.reason
+    assert data["counts"] == list(game.counts)
+    _, again, _ = run(capsys, "play", "--seed", "42", "--variant", "klassisk")
+    assert again == data
+
+
+def test_play_three_players_from_a_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    status, data, _ = run(capsys, "play", "--seed", "5", "--players", "3")
+    assert status == 0
+    assert data is not None
+    assert len(data["counts"]) == 3
+    assert sum(data["counts"]) == 51  # one card was set aside at the deal
+    assert data["rules"]["pickup"] == "shuffled"
+
+
+def test_stats_summarises_every_game(capsys: pytest.CaptureFixture[str]) -> None:
+    status, data, _ = run(capsys, "stats", "--games", "200", "--seed", "1")
+    assert status == 0
+    assert data is not None
+    assert data["games"] == 200
+    assert sum(data["wins"]) + data["draws"] == 200
+    assert data["median_rounds"] <= data["p90_rounds"] <= data["p99_rounds"] <= data["max_rounds"]
+    assert 0 <= data["eternal_fraction"] <= 1
+    assert data["war_rounds_per_game"] > 0
+
+
+def test_stats_counts_eternal_games_with_table_pickup(capsys: pytest.CaptureFixture[str]) -> None:
+    # RULES §6: deterministic `table` pickup never ends in a large share of games with f = 1.
+    _, data, _ = run(capsys, "stats", "--games", "300", "--seed", "1", "--set", "pickup=table")
+    assert data is not None
+    assert data["eternal_fraction"] > 0.2
+    assert data["draws"] >= round(data["eternal_fraction"] * 300)
+
+
+def test_stats_on_two_processes_gives_the_same_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    _, one, _ = run(capsys, "stats", "--games", "120", "--seed", "9")
+    _, two, _ = run(capsys, "stats", "--games", "120", "--seed", "9", "--jobs", "2")
+    assert one is not None
+    assert two is not None
+    one.pop("games_per_second")
+    two.pop("games_per_second")
+    assert one == two
+
+
+def test_stats_plays_steal_war_by_its_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    status, data, _ = run(capsys, "stats", "--games", "50", "--seed", "3", "--variant", "stjel")
+    assert status == 0
+    assert data is not None
+    assert data["games"] == 50
+    assert data["rules"]["jokers"] == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["play", "--seed", "1", "--variant", "nope"], "unknown variant"),
+        (["play", "--seed", "1", "--set", "colour=red"], "unknown option"),
+        (["play", "--seed", "1", "--set", "face_down=2"], "face_down"),
+        (["play", "--seed", "1", "--set", "shuffle_won=maybe"], "shuffle_won"),
+        (["play", "--seed", "1", "--set", "face_down"], "KEY=VALUE"),
+        (["play", "--seed", "x"], "invalid int"),
+        (["play"], "exactly one of --deal"),
+        (["stats", "--games", "0", "--seed", "1"], "at least 1"),
+        (["fly"], "invalid choice"),
+    ],
+)
+def test_bad_arguments_print_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    status, data, err = run(capsys, *argv)
+    assert status == 2
+    assert data is None
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    assert message in lines[0]
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ({"piles": [["QC", "ZZ"], ["TD"]]}, "unknown card code"),
+        ({"piles": [["QC", "QC"], ["TD"]]}, "appears 2 times"),
+        ({"piles": [["QC"]]}, "2 to 4 piles"),
+        ({"piles": [["QC"], ["TD"], ["2S"], ["3S"], ["4S"]]}, "2 to 4 piles"),
+        ({"piles": [["QC"], []]}, "at least one card"),
+        ({"piles": [["X1"], ["TD"]]}, "not in the deck"),
+        ({"cards": []}, "must hold"),
+        ("not json at all", "not valid JSON"),
+    ],
+)
+def test_malformed_deals_print_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: Any, message: str
+) -> None:
+    path = tmp_path / "deal.json"
+    path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+    status, data, err = run(capsys, "play", "--deal", str(path))
+    assert status == 2
+    assert data is None
+    assert len(err.strip().splitlines()) == 1
+    assert message in err
+
+
+def test_missing_deal_file_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, "play", "--deal", "/nonexistent/deal.json")
+    assert status == 2
+    assert "cannot read deal file" in err
+
+
+def test_the_module_runs_as_a_program(tmp_path: Path) -> None:
+    bad = subprocess.run(
+        [sys.executable, "-m", "krigbot.sim", "play", "--seed", "1", "--variant", "nope"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.count("\n") == 1
+    good = subprocess.run(
+        [sys.executable, "-m", "krigbot.sim", "play", "--seed", "7"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert good.returncode == 0
+    assert json.loads(good.stdout)["result"] in ("win", "draw")

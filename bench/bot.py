@@ -1,0 +1,233 @@
+"""The bot under load, end to end: ``python -m bench.bot``.
+
+Runs ``python bot.py`` as its own process (as a user runs it) against the Discord stand-in of
+``tests/standin`` on loopback, and prints:
+
+- the median and p99 time from dispatching a ``/flip`` interaction to the bot's reply arriving,
+  one flip at a time;
+- sustained durable flips per second with many games in as many channels flipping at once
+  (every flip is committed to SQLite before its reply goes out);
+- the memory an idle running game costs the bot process (resident set growth per game).
+
+Nothing here asserts; it prints figures. Two cores: the stand-in and this driver share one
+process, the bot has the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.standin import BotCrashed, Channel, DiscordStandIn, User
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cpu_seconds(pid: int) -> float:
+    """Return the CPU time a process has used (user + system), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_kib(pid: int) -> int:
+    """Return a process's resident set size in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+class Bench:
+    """The stand-in, its world and one bot process."""
+
+    def __init__(self, standin: DiscordStandIn, workdir: Path, images: bool) -> None:
+        self.standin = standin
+        self.workdir = workdir
+        self.images = images
+        self.guild = standin.add_guild("Bench", locale="nb")
+        self.proc: asyncio.subprocess.Process | None = None
+        self.users: list[User] = []
+
+    def pair(self, index: int) -> tuple[Channel, User, User]:
+        """Return a new channel with two new players in it."""
+        channel = self.standin.add_channel(self.guild, f"krig-{index}")
+        alice = self.standin.add_user(f"a{index}", f"Alice {index}", locale="nb")
+        bob = self.standin.add_user(f"b{index}", f"Bob {index}", locale="nb")
+        self.standin.add_member(self.guild, alice)
+        self.standin.add_member(self.guild, bob)
+        return channel, alice, bob
+
+    async def start_bot(self) -> None:
+        env = self.standin.subprocess_env()
+        env.update(
+            DISCORD_TOKEN="bench-token", KRIG_DB=str(self.workdir / "krig.db"), LOG_LEVEL="WARNING"
+        )
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(ROOT / "bot.py"),
+            env=env,
+            cwd=self.workdir,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        watcher = asyncio.create_task(self.proc.wait())
+        self.standin.watch_task(watcher)
+        try:
+            await self.standin.wait_for_ready(timeout=60)
+        except BotCrashed as exc:
+            raise SystemExit(f"the bot did not start: {exc}") from None
+        finally:
+            self.standin.unwatch_task(watcher)
+            watcher.cancel()
+
+    async def stop_bot(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.terminate()
+            await self.proc.wait()
+
+    async def new_game(self, channel: Channel, alice: User, bob: User) -> None:
+        """Challenge and accept, so the channel has a running game."""
+        record = await self.standin.slash(
+            "krig start", user=alice, channel=channel, options={"opponent": bob}
+        )
+        message = (await record.response(timeout=30)).message
+        assert message is not None
+        accept = next(cid for cid in message.custom_ids() if cid.startswith("krig:accept:"))
+        await (await self.standin.click(message, accept, user=bob)).response(timeout=30)
+
+    async def flip(self, channel: Channel, user: User) -> tuple[float, bool]:
+        """Send /flip; return (seconds until the reply arrived, whether a round was played)."""
+        record = await self.standin.slash("flip", user=user, channel=channel)
+        response = await record.response(timeout=30)
+        played = not response.ephemeral and bool(response.embeds)
+        return response.latency, played
+
+
+async def run(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        async with DiscordStandIn() as standin:
+            bench = Bench(standin, Path(tmp), images=False)
+            await bench.start_bot()
+            try:
+                await measure(bench, args)
+            finally:
+                await bench.stop_bot()
+
+
+async def measure(bench: Bench, args: argparse.Namespace) -> None:
+    assert bench.proc is not None
+    # Latency: one game, one flip at a time (a new game when one ends).
+    channel, alice, bob = bench.pair(0)
+    await bench.new_game(channel, alice, bob)
+    for _ in range(50):  # warm-up
+        _, played = await bench.flip(channel, alice)
+        if not played:
+            await bench.new_game(channel, alice, bob)
+    latencies: list[float] = []
+    while len(latencies) < args.flips:
+        latency, played = await bench.flip(channel, alice if len(latencies) % 2 else bob)
+        if played:
+            latencies.append(latency)
+        else:
+            await bench.new_game(channel, alice, bob)
+    latencies.sort()
+    median = statistics.median(latencies) * 1000
+    p99 = latencies[int(0.99 * (len(latencies) - 1))] * 1000
+    print(
+        f"/flip reply, one at a time ({len(latencies)} flips): median {median:.2f} ms, p99 {p99:.2f} ms"
+    )
+    print("   (targets: median ≤ 5 ms, p99 ≤ 25 ms)")
+
+    # Memory: resident set growth per idle running game.
+    # Channels and members first (Discord's own caches grow with them whatever the bot does),
+    # then the games: the difference is what the games themselves cost.
+    tables = [bench.pair(i) for i in range(1, args.games + 1)]
+    for table in tables[:8]:
+        await bench.flip(table[0], table[1])  # the bot meets a few of them: "no game here"
+    before = rss_kib(bench.proc.pid)
+    gate = asyncio.Semaphore(32)
+
+    async def setup(table: tuple[Channel, User, User]) -> None:
+        async with gate:
+            await bench.new_game(*table)
+
+    await asyncio.gather(*(setup(table) for table in tables))
+    after = rss_kib(bench.proc.pid)
+    per_game = (after - before) / args.games
+    print(
+        f"idle running game: {per_game:.1f} KiB of bot memory each ({args.games} games)   (target ≤ 20 KB)"
+    )
+
+    # Throughput: every channel flips as fast as its replies come back.
+    played_total = 0
+    latencies = []
+    deadline = time.perf_counter() + args.seconds
+
+    async def player(table: tuple[Channel, User, User]) -> None:
+        nonlocal played_total
+        channel, alice, bob = table
+        turn = 0
+        while time.perf_counter() < deadline:
+            latency, played = await bench.flip(channel, alice if turn % 2 else bob)
+            turn += 1
+            if played:
+                played_total += 1
+                latencies.append(latency)
+            else:
+                await bench.new_game(channel, alice, bob)
+
+    spy = None
+    if args.profile:
+        spy = await asyncio.create_subprocess_exec(
+            "py-spy",
+            "record",
+            "-p",
+            str(bench.proc.pid),
+            "-d",
+            str(int(args.seconds)),
+            "-f",
+            "raw",
+            "-o",
+            args.profile,
+            "--nonblocking",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+    started = time.perf_counter()
+    bot_cpu = cpu_seconds(bench.proc.pid)
+    own_cpu = time.process_time()
+    await asyncio.gather(*(player(table) for table in tables))
+    elapsed = time.perf_counter() - started
+    bot_share = (cpu_seconds(bench.proc.pid) - bot_cpu) / elapsed
+    own_share = (time.process_time() - own_cpu) / elapsed
+    latencies.sort()
+    print(
+        f"{args.games} channels flipping at once: {played_total / elapsed:.0f} durable flips/s "
+        f"over {elapsed:.1f} s (median reply {statistics.median(latencies) * 1000:.1f} ms, "
+        f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms)   (target ≥ 500/s)"
+    )
+    print(f"   CPU busy: bot process {bot_share:.0%}, stand-in and driver {own_share:.0%}")
+    if spy is not None:
+        await spy.wait()
+
+
+def main() -> None:
+    """Parse the options and run."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--flips", type=int, default=1000, help="flips for the latency figure")
+    parser.add_argument("--games", type=int, default=200, help="games (channels) at once")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of the load phase")
+    parser.add_argument(
+        "--profile", metavar="FILE", help="record the bot with py-spy during the load"
+    )
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

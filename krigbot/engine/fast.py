@@ -273,7 +273,7 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
     put1 = own1.append if by_seat else table.append
     steps = 0
     winner = -1  # -1: still fighting; -2: nobody takes the table
-    shortage = False
+    short: set[int] = set()
     knocked: list[int] = []
     while winner == -1:
         f = fixed or war_face_down(rules, tied_value)
@@ -289,7 +289,10 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
             put0(a)
             put1(b)
         else:
-            shortage = True
+            if h0 <= f:
+                short.add(0)
+            if h1 <= f:
+                short.add(1)
             if rules.shortage == "lose":
                 # RULES §5: the one holding fewer ran out first; equal holdings go out together.
                 out = [0] if h0 < h1 else [1] if h1 < h0 else [0, 1]
@@ -353,6 +356,7 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
         game.in_game[seat] = False
         game.eliminated.append(seat)
     if winner == -2 and not knocked:
+        game._eliminate_empty()
         game.outcome = Outcome("war_shortage", game.round, drawn=(0, 1))
         return
     target = rules.target_tricks
@@ -362,6 +366,7 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
         or not p1
         or (target is not None and winner >= 0 and game.tricks[winner] >= target)
     ):
+        eliminated = knocked + game._eliminate_empty()
         game._check_end(
-            winner if winner >= 0 else None, shortage, knocked + game._eliminate_empty()
+            winner if winner >= 0 else None, not short.isdisjoint(eliminated), eliminated
         )

@@ -197,25 +197,23 @@ class Game:
         if not 0 <= seat < self.players or not self.in_game[seat]:
             raise PlayerError(f"seat {seat} is not in the game")
         self.forfeited.append(seat)
-        rules = self.rules
-        if rules.teams:
-            losing = self.team_of(seat)
-            winners = tuple(s for s in range(self.players) if self.team_of(s) != losing)
-            self.outcome = Outcome("forfeit", self.round, winners=winners)
-            return self.outcome
-        # With 3–4 players the game goes on without them; their cards leave play.
+        # RULES §7: with 3–4 players the game goes on without them (in a team game their
+        # partner plays on, and a team loses when both are out, §9); their cards leave play.
         self.set_aside += self.holding(seat)
         self.piles[seat].clear()
         self.won[seat].clear()
         self.in_game[seat] = False
         self.eliminated.append(seat)
-        alive = [s for s in range(self.players) if self.in_game[s]]
+        units = self._unit_seats
+        alive = [u for u, seats in enumerate(units) if any(self.in_game[s] for s in seats)]
         if len(alive) == 1:
-            self.outcome = Outcome("forfeit", self.round, winners=(alive[0],))
+            self.outcome = Outcome("forfeit", self.round, winners=units[alive[0]])
         elif self.rules.detects_eternal:
             # Positions before the forfeit held this seat's cards, so none can come back:
-            # look ahead again from here.
+            # forget the old prediction and look ahead again from here.
             self._eternal_checked = False
+            self._eternal_at = None
+            self._eternal_cycle = None
         return self.outcome
 
     # ------------------------------------------------------------------------ the round
@@ -452,8 +450,10 @@ class Game:
         if draw_seats is not None:
             self.outcome = Outcome("war_shortage", self.round, drawn=draw_seats)
         else:
-            shortage = any(step.short for step in steps)
-            self._check_end(winner, shortage, eliminated)
+            # `war_shortage` only when someone went out for lack of cards (RULES §5); a player
+            # who could complete every step and simply lost their last cards ends `all_cards`.
+            short = {seat for step in steps for seat in step.short}
+            self._check_end(winner, not short.isdisjoint(eliminated), eliminated)
         if not record:
             return None
         return Round(

@@ -57,7 +57,7 @@ class Game:
         "_unit_seats",
         "biggest_pot",
         "eliminated",
-        "forfeited",
+        "forfeits",
         "in_game",
         "outcome",
         "piles",
@@ -100,7 +100,8 @@ class Game:
         self.war_steps = 0
         self.set_aside = 0
         self.eliminated: list[int] = []
-        self.forfeited: list[int] = []
+        self.forfeits: list[tuple[int, int]] = []
+        """``(seat, round)`` of every forfeit: with the seed, enough to replay the game."""
         self.outcome: Outcome | None = None
         # The RNG is kept only where something random happens after the deal, so that saving a
         # deterministic game does not carry 625 words of Mersenne Twister state.
@@ -175,6 +176,11 @@ class Game:
             return tuple(map(len, self.piles))
         return tuple(len(p) + len(w) for p, w in zip(self.piles, self.won, strict=True))
 
+    @property
+    def forfeited(self) -> list[int]:
+        """Return the seats that gave up, in order."""
+        return [seat for seat, _ in self.forfeits]
+
     def team_of(self, seat: int) -> int:
         """Return a seat's team (seats 0 and 2 are team 0, seats 1 and 3 team 1)."""
         return seat % 2
@@ -196,7 +202,7 @@ class Game:
             raise GameOverError("the game is over")
         if not 0 <= seat < self.players or not self.in_game[seat]:
             raise PlayerError(f"seat {seat} is not in the game")
-        self.forfeited.append(seat)
+        self.forfeits.append((seat, self.round))
         # RULES §7: with 3–4 players the game goes on without them (in a team game their
         # partner plays on, and a team loses when both are out, §9); their cards leave play.
         self.set_aside += self.holding(seat)
@@ -564,7 +570,7 @@ class Game:
         other.wars_won = self.wars_won[:]
         other.biggest_pot = self.biggest_pot[:]
         other.eliminated = self.eliminated[:]
-        other.forfeited = self.forfeited[:]
+        other.forfeits = self.forfeits[:]
         if self._rng is not None:
             other._rng = random.Random()
             other._rng.setstate(self._rng.getstate())
@@ -593,7 +599,7 @@ class Game:
             "war_steps": self.war_steps,
             "set_aside": self.set_aside,
             "eliminated": self.eliminated[:],
-            "forfeited": self.forfeited[:],
+            "forfeits": [list(f) for f in self.forfeits],
             "rng": rng_state,
             "eternal": {
                 "checked": self._eternal_checked,
@@ -622,7 +628,7 @@ class Game:
             game.war_steps = int(data["war_steps"])
             game.set_aside = int(data["set_aside"])
             game.eliminated = list(data["eliminated"])
-            game.forfeited = list(data["forfeited"])
+            game.forfeits = [(int(seat), int(rnd)) for seat, rnd in data["forfeits"]]
             if data["rng"] is not None:
                 version, words, gauss = data["rng"]
                 game._rng = random.Random()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .cards import card_code, full_deck, parse_card
@@ -62,7 +62,9 @@ class StealGame:
         self.war_steps = 0
         self.set_aside = 0
         self.eliminated: list[int] = []
-        self.forfeited: list[int] = []
+        self.forfeits: list[tuple[int, int]] = []
+        self.actions: list[list[Any]] = []
+        """Every move made, in order: with the seed, enough to replay the game exactly."""
         self.outcome: Outcome | None = None
         self._rng = rng if rng is not None else random.Random(seed)
         # The battle under way (empty between battles).
@@ -102,6 +104,11 @@ class StealGame:
     def finished(self) -> bool:
         """Tell whether the game has ended."""
         return self.outcome is not None
+
+    @property
+    def forfeited(self) -> list[int]:
+        """Return the seats that gave up, in order."""
+        return [seat for seat, _ in self.forfeits]
 
     @property
     def in_battle(self) -> bool:
@@ -148,6 +155,7 @@ class StealGame:
         self._check_running()
         if self.in_battle:
             return None
+        self.actions.append(["begin"])
         if self._top is not None:
             self._apply_top(self._top.seat, None)
         self._fighters = [s for s in range(self.players) if self.in_game[s]]
@@ -162,6 +170,7 @@ class StealGame:
         targets = tuple(sorted(set(from_seats)))
         if not targets or any(t not in choice.can_steal for t in targets):
             raise ChoiceError(f"seat {seat} cannot steal from {list(from_seats)}")
+        self.actions.append(["steal", seat, list(targets)])
         card = self.piles[seat].popleft()
         stolen: list[int] = []
         for target in targets:
@@ -177,6 +186,7 @@ class StealGame:
         """Let a seat play the card it looks at instead of stealing."""
         self._check_running()
         self._look_choice(seat)
+        self.actions.append(["play", seat])
         self._play_card(seat)
         return self._advance()
 
@@ -186,12 +196,14 @@ class StealGame:
             raise ChoiceError(f"seat {seat} has no top card to choose")
         if card not in self._top.cards:
             raise ChoiceError(f"{card_code(card)} was not won in the last battle")
+        self.actions.append(["top", seat, card_code(card)])
         self._apply_top(seat, card)
 
     def apply_defaults(self) -> Round | None:
         """Make every pending choice by the default of §10; return a battle that resolved."""
         self._check_running()
         if self._top is not None:
+            self.actions.append(["top", self._top.seat, None])
             self._apply_top(self._top.seat, None)
             return None
         resolved: Round | None = None
@@ -224,7 +236,8 @@ class StealGame:
             raise PlayerError(f"seat {seat} is not in the game")
         if self.in_battle:
             raise ChoiceError("finish the battle under way first")
-        self.forfeited.append(seat)
+        self.actions.append(["forfeit", seat])
+        self.forfeits.append((seat, self.round))
         self.set_aside += self.holding(seat)
         self.piles[seat].clear()
         self.loot[seat].clear()
@@ -389,9 +402,11 @@ class StealGame:
                 self.eliminated.append(s)
                 eliminated.append(s)
         self._end_checks(winner, eliminated)
+        # A winner whose playing pile ran out gets the loot shuffled in at once: no top to pick.
+        offer_top = winner is not None and self.outcome is None and bool(self.piles[winner])
         self._refill_all()
-        if winner is not None and self.outcome is None and self.piles[winner]:
-            # (With an empty playing pile the won cards were shuffled in at once: no top.)
+        if offer_top:
+            assert winner is not None
             self._top = TopChoice(winner, tuple(cards))
         played = Round(
             number=self.round,
@@ -475,7 +490,8 @@ class StealGame:
             "war_steps": self.war_steps,
             "set_aside": self.set_aside,
             "eliminated": self.eliminated[:],
-            "forfeited": self.forfeited[:],
+            "forfeits": [list(f) for f in self.forfeits],
+            "actions": [list(a) for a in self.actions],
             "rng": [version, list(words), gauss],
             "outcome": None if self.outcome is None else outcome_to_dict(self.outcome),
             "battle": {
@@ -517,7 +533,8 @@ class StealGame:
             game.war_steps = int(data["war_steps"])
             game.set_aside = int(data["set_aside"])
             game.eliminated = list(data["eliminated"])
-            game.forfeited = list(data["forfeited"])
+            game.forfeits = [(int(seat), int(rnd)) for seat, rnd in data["forfeits"]]
+            game.actions = [list(action) for action in data["actions"]]
             version, words, gauss = data["rng"]
             game._rng.setstate((version, tuple(words), gauss))
             game.outcome = None if data["outcome"] is None else outcome_from_dict(data["outcome"])
@@ -579,6 +596,30 @@ def new_game(
     if piles is None:
         return Game.new(rules, seed)
     return Game.from_piles(rules, piles, seed=seed)
+
+
+def replay_steal(rules: Rules, seed: int, actions: Sequence[Sequence[Any]]) -> Iterator[Round]:
+    """Replay a Steal War game from its seed and its logged moves, yielding each round."""
+    game = StealGame.new(rules, seed)
+    for action in actions:
+        kind = action[0]
+        played: Round | None = None
+        if kind == "begin":
+            played = game.begin_battle()
+        elif kind == "steal":
+            played = game.steal(int(action[1]), [int(s) for s in action[2]])
+        elif kind == "play":
+            played = game.play(int(action[1]))
+        elif kind == "top" and action[2] is None:
+            game.apply_defaults()
+        elif kind == "top":
+            game.put_on_top(int(action[1]), parse_card(action[2]))
+        elif kind == "forfeit":
+            game.forfeit(int(action[1]))
+        else:
+            raise StateError(f"unknown Steal War move {kind!r}")
+        if played is not None:
+            yield played
 
 
 def load_game(data: dict[str, Any]) -> Game | StealGame:

@@ -1,0 +1,130 @@
+"""Soak: many games played to the end at once, then every result checked (python -m bench.soak).
+
+Starts ``python bot.py`` against the Discord stand-in, opens one game in each of N channels and
+plays them all to the end with ``/flip count:50`` arriving concurrently. Prints flips per second
+(rounds and interactions), median and p99 reply time, the bot's peak memory, and checks that
+every finished game's result is in the leaderboard data exactly once, and that nothing failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench.bot import Bench, cpu_seconds
+from tests.standin import Channel, DiscordStandIn, User
+
+
+def peak_rss_mib(pid: int) -> float:
+    """Return a process's peak resident set size in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM")
+
+
+async def soak(bench: Bench, games: int, concurrency: int) -> None:
+    assert bench.proc is not None
+    tables = [bench.pair(i) for i in range(games)]
+    gate = asyncio.Semaphore(concurrency)
+    latencies: list[float] = []
+    refusals = 0
+    errors: list[str] = []
+
+    async def play(table: tuple[Channel, User, User]) -> None:
+        nonlocal refusals
+        channel, alice, bob = table
+        async with gate:
+            await bench.new_game(channel, alice, bob)
+        turn = 0
+        while True:
+            async with gate:
+                record = await bench.standin.slash(
+                    "flip", user=bob if turn % 2 else alice, channel=channel, options={"count": 50}
+                )
+                try:
+                    response = await record.response(timeout=30)
+                except AssertionError as exc:
+                    errors.append(str(exc)[:200])
+                    return
+            turn += 1
+            latencies.append(response.latency)
+            if response.ephemeral:
+                refusals += 1
+                return  # "no game here": the game ended with the previous flip
+            if not response.components:
+                return  # no Flip button: the game is over
+
+    started = time.perf_counter()
+    cpu_before = cpu_seconds(bench.proc.pid)
+    await asyncio.gather(*(play(table) for table in tables))
+    elapsed = time.perf_counter() - started
+    cpu = cpu_seconds(bench.proc.pid) - cpu_before
+
+    latencies.sort()
+    print(f"{games} games to the end, {concurrency} interactions in flight at most")
+    print(
+        f"  {len(latencies)} /flip interactions in {elapsed:.1f} s: {len(latencies) / elapsed:.0f}/s"
+    )
+    print(
+        f"  reply time: median {statistics.median(latencies) * 1000:.1f} ms, "
+        f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms   (target p99 < 100 ms)"
+    )
+    print(f"  bot peak memory: {peak_rss_mib(bench.proc.pid):.0f} MiB   (target < 300 MB)")
+    print(f"  bot CPU: {cpu / elapsed:.0%} of one core")
+    print(f"  errors: {len(errors)}, unexpected refusals: {refusals}")
+    check_results(bench.workdir / "krig.db", games)
+
+
+def check_results(db: Path, games: int) -> None:
+    """Check every finished game has one result per player, counted once on the leaderboard."""
+    with sqlite3.connect(db) as conn:
+        finished = conn.execute("SELECT COUNT(*) FROM games WHERE status = 'finished'").fetchone()[
+            0
+        ]
+        per_game = conn.execute(
+            "SELECT COUNT(*) FROM (SELECT game_id, COUNT(*) AS n FROM results GROUP BY game_id "
+            "HAVING n != 2)"
+        ).fetchone()[0]
+        missing = conn.execute(
+            "SELECT COUNT(*) FROM games g WHERE status = 'finished' AND NOT EXISTS "
+            "(SELECT 1 FROM results r WHERE r.game_id = g.id)"
+        ).fetchone()[0]
+        total_games = conn.execute("SELECT COUNT(DISTINCT game_id) FROM results").fetchone()[0]
+        rounds = conn.execute("SELECT SUM(round) FROM games WHERE status = 'finished'").fetchone()[
+            0
+        ]
+    ok = finished == games and per_game == 0 and missing == 0 and total_games == games
+    print(
+        f"  results: {finished} finished games, {total_games} on the leaderboard, "
+        f"{missing} missing, {per_game} with a wrong count, {rounds} rounds in all: "
+        f"{'OK' if ok else 'MISMATCH'}"
+    )
+
+
+async def run(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        async with DiscordStandIn() as standin:
+            bench = Bench(standin, Path(tmp), images=False)
+            await bench.start_bot()
+            try:
+                await soak(bench, args.games, args.concurrency)
+            finally:
+                await bench.stop_bot()
+
+
+def main() -> None:
+    """Parse the options and run."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=200)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

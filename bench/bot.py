@@ -140,7 +140,8 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
     median = statistics.median(latencies) * 1000
     p99 = latencies[int(0.99 * (len(latencies) - 1))] * 1000
     print(
-        f"/flip reply, one at a time ({len(latencies)} flips): median {median:.2f} ms, p99 {p99:.2f} ms"
+        f"/flip reply, one at a time ({len(latencies)} flips): "
+        f"median {median:.2f} ms, p99 {p99:.2f} ms"
     )
     print("   (targets: median ≤ 5 ms, p99 ≤ 25 ms)")
 
@@ -161,7 +162,8 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
     after = rss_kib(bench.proc.pid)
     per_game = (after - before) / args.games
     print(
-        f"idle running game: {per_game:.1f} KiB of bot memory each ({args.games} games)   (target ≤ 20 KB)"
+        f"idle running game: {per_game:.1f} KiB of bot memory each "
+        f"({args.games} games)   (target ≤ 20 KB)"
     )
 
     # Throughput: every channel flips as fast as its replies come back.

@@ -68,9 +68,8 @@ async def soak(bench: Bench, games: int, concurrency: int) -> None:
 
     latencies.sort()
     print(f"{games} games to the end, {concurrency} interactions in flight at most")
-    print(
-        f"  {len(latencies)} /flip interactions in {elapsed:.1f} s: {len(latencies) / elapsed:.0f}/s"
-    )
+    rate = len(latencies) / elapsed
+    print(f"  {len(latencies)} /flip interactions in {elapsed:.1f} s: {rate:.0f}/s")
     print(
         f"  reply time: median {statistics.median(latencies) * 1000:.1f} ms, "
         f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms   (target p99 < 100 ms)"

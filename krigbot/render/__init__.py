@@ -1,0 +1,1 @@
+"""What players see, built from engine values: embeds, card pictures, the table and charts."""

@@ -1,0 +1,178 @@
+"""Write sample pictures of the table and of a game's chart, to look at while working on them.
+
+    python -m krigbot.render.samples OUT_DIR
+
+Each table picture is a round found by playing seeded games until one shows what the sample is
+for (a double war, a Război war with nine cards down, ...), so the samples are real rounds and
+the same on every run.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from krigbot.engine import Game, Round, Rules, is_joker
+from krigbot.i18n import Lang, t
+from krigbot.render.chart import render_chart
+from krigbot.render.table import render_round
+
+SEEDS = range(3000)
+
+
+@dataclass(frozen=True, slots=True)
+class TableSample:
+    """A round to find and draw."""
+
+    file: str
+    rules: Rules
+    wanted: Callable[[Round], bool]
+    names: tuple[str, ...]
+    lang: Lang
+
+
+def _plain(played: Round) -> bool:
+    return not played.war_steps and played.number >= 5 and played.taken == 2
+
+
+def _war(played: Round) -> bool:
+    return len(played.war_steps) == 1 and played.number >= 5
+
+
+def _double_war(played: Round) -> bool:
+    return len(played.war_steps) == 2
+
+
+def _many_down(played: Round) -> bool:
+    return bool(played.war_steps) and len(played.war_steps[0].face_down[0]) >= 9
+
+
+def _three_fight(played: Round) -> bool:
+    return bool(played.war_steps) and len(played.war_steps[0].fighters) == 3
+
+
+def _team_war(played: Round) -> bool:
+    return bool(played.war_steps) and len(played.battle) == 4 and played.number >= 5
+
+
+def _jokers_tie(played: Round) -> bool:
+    return sum(is_joker(card) for _, card in played.battle) == 2
+
+
+TABLE_SAMPLES = (
+    TableSample("plain.png", Rules.preset("standard"), _plain, ("Ingrid", "Bjørn"), "nb"),
+    TableSample("war.png", Rules.preset("standard"), _war, ("Ingrid", "Bjørn"), "nb"),
+    TableSample(
+        "double_war.png",
+        Rules.preset("standard"),
+        _double_war,
+        ("Åse Marie Kristoffersen-Haugland", "שרה לוי"),
+        "nb",
+    ),
+    TableSample("razboi_war.png", Rules.preset("razboi"), _many_down, ("Mette", "Kari 🎮"), "da"),
+    TableSample(
+        "four_players.png",
+        Rules.preset("standard", players=4),
+        _three_fight,
+        ("Ada", "Bo", "Cy", "Dag"),
+        "en",
+    ),
+    TableSample("teams.png", Rules.preset("lag"), _team_war, ("Ada", "Bo", "Cy", "Dag"), "nb"),
+    TableSample(
+        "jokers.png",
+        Rules.preset("jokere", players=3),
+        _jokers_tie,
+        ("Ola", "Björn", "Ольга"),
+        "sv",
+    ),
+)
+
+
+def _rounds(rules: Rules) -> Iterator[Round]:
+    for seed in SEEDS:
+        game = Game.new(rules, seed)
+        while not game.finished:
+            yield game.play_round()
+
+
+def find_round(rules: Rules, wanted: Callable[[Round], bool]) -> Round:
+    """Return the first round of the seeded games that is wanted; LookupError if none is."""
+    for played in _rounds(rules):
+        if wanted(played):
+            return played
+    raise LookupError("no such round in the sample seeds")
+
+
+def long_game(rules: Rules, *, rounds: int) -> tuple[list[tuple[int, ...]], list[int]]:
+    """Return the counts after the deal and each round, and the war rounds, of a long game."""
+    for seed in SEEDS:
+        game = Game.new(rules, seed)
+        history = [game.counts]
+        wars = []
+        while not game.finished:
+            played = game.play_round()
+            history.append(played.counts)
+            if played.is_war:
+                wars.append(played.number)
+        if len(history) > rounds:
+            return history, wars
+    raise LookupError(f"no game of more than {rounds} rounds in the sample seeds")
+
+
+def _chart(
+    history: Sequence[Sequence[int]], wars: Sequence[int], names: Sequence[str], lang: Lang
+) -> bytes:
+    played = len(history) - 1
+    return render_chart(
+        history,
+        names,
+        lang,
+        wars=wars,
+        title=t(lang, "over.title"),
+        x_label=t(lang, "table.summary", count=played, n=played, wars=len(wars)),
+        y_label=t(lang, "table.counts_heading"),
+    )
+
+
+def write_samples(out_dir: Path) -> list[Path]:
+    """Write every sample picture into ``out_dir``; return the files written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for sample in TABLE_SAMPLES:
+        played = find_round(sample.rules, sample.wanted)
+        png = render_round(
+            played,
+            sample.names,
+            sample.lang,
+            total_cards=sum(played.counts),
+            teams=sample.rules.teams,
+        )
+        path = out_dir / sample.file
+        path.write_bytes(png)
+        written.append(path)
+    history, wars = long_game(Rules.preset("standard"), rounds=1000)
+    path = out_dir / "chart_long_game.png"
+    path.write_bytes(_chart(history, wars, ("Ingrid", "Bjørn"), "nb"))
+    written.append(path)
+    history, wars = long_game(Rules.preset("standard", players=4), rounds=200)
+    path = out_dir / "chart_four_players.png"
+    path.write_bytes(_chart(history, wars, ("Ada", "Bo", "Cy", "Dag"), "en"))
+    written.append(path)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the samples into the folder named on the command line."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if len(args) != 1:
+        print("usage: python -m krigbot.render.samples OUT_DIR", file=sys.stderr)
+        return 2
+    for path in write_samples(Path(args[0])):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -120,23 +120,36 @@ def lang_for(locale: LocaleLike) -> Lang:
     return supported_lang(locale) or FALLBACK
 
 
+def catalog_files(lang: Lang) -> list[Path]:
+    """Return a language's .po files: the main one, then one per feature folder."""
+    return [_LOCALES_DIR / f"{lang}.po", *sorted(_LOCALES_DIR.glob(f"*/{lang}.po"))]
+
+
 @cache
 def catalog(lang: Lang) -> Mapping[str, str]:
-    """Return one language's messages by key, read from its .po file on first use."""
-    with (_LOCALES_DIR / f"{lang}.po").open("rb") as po:
-        parsed = read_po(po, locale=_BABEL_LOCALE[lang], abort_invalid=True)
-    # Like msgfmt, treat fuzzy and empty entries as untranslated so the fallback shows instead.
-    return MappingProxyType(
-        {
-            message.id: message.string
-            for message in parsed
-            if isinstance(message.id, str)
-            and message.id
-            and isinstance(message.string, str)
-            and message.string
-            and not message.fuzzy
-        }
-    )
+    """Return one language's messages by key, read from its .po files on first use.
+
+    Features may keep their messages in ``locales/<feature>/<lang>.po``; a key may be defined
+    in only one file, so two features can never silently override each other.
+    """
+    messages: dict[str, str] = {}
+    for path in catalog_files(lang):
+        with path.open("rb") as po:
+            parsed = read_po(po, locale=_BABEL_LOCALE[lang], abort_invalid=True)
+        for message in parsed:
+            # Like msgfmt, treat fuzzy and empty entries as untranslated: the fallback shows.
+            if not (
+                isinstance(message.id, str)
+                and message.id
+                and isinstance(message.string, str)
+                and message.string
+                and not message.fuzzy
+            ):
+                continue
+            if message.id in messages:
+                raise ValueError(f"{path}: key {message.id!r} is already defined")
+            messages[message.id] = message.string
+    return MappingProxyType(messages)
 
 
 @cache

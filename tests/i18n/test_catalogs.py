@@ -12,7 +12,7 @@ import pytest
 
 from krigbot.engine import END_REASONS, PRESETS
 from krigbot.engine.rules import Pickup, Shortage
-from krigbot.i18n import LANGS, Lang, catalog
+from krigbot.i18n import LANGS, Lang, catalog, catalog_files
 from tests.i18n.helpers import (
     CHOICE_KEYS,
     DESCRIPTION_KEYS,
@@ -39,7 +39,7 @@ def test_every_catalog_has_exactly_the_norwegian_keys(lang: Lang) -> None:
 @pytest.mark.parametrize("lang", LANGS)
 def test_no_catalog_repeats_a_key(lang: Lang) -> None:
     # Babel keeps the first of two equal msgids silently, so a repeated key would hide an edit.
-    text = (LOCALES_DIR / f"{lang}.po").read_text(encoding="utf-8")
+    text = "\n".join(path.read_text(encoding="utf-8") for path in catalog_files(lang))
     counts = Counter(re.findall(r'^msgid "(.+)"$', text, flags=re.MULTILINE))
     assert [key for key, n in counts.items() if n > 1] == []
 

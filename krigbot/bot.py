@@ -12,11 +12,11 @@ from discord.ext import commands
 
 from krigbot.cogs.buttons import DYNAMIC_ITEMS
 from krigbot.cogs.krig import KrigCog
-from krigbot.cogs.replies import NO_MENTIONS, refuse
+from krigbot.cogs.replies import NO_MENTIONS, answer_error, refuse
 from krigbot.config import Settings
 from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
-from krigbot.sessions import GameService, Refusal
+from krigbot.sessions import GameService
 from krigbot.storage import Storage
 
 log = logging.getLogger(__name__)
@@ -34,26 +34,7 @@ class KrigTree(app_commands.CommandTree[Any]):
     async def on_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
-        cause = error.original if isinstance(error, app_commands.CommandInvokeError) else error
-        if isinstance(cause, Refusal):
-            await refuse(interaction, cause.key, **cause.fields)
-            return
-        if isinstance(cause, app_commands.NoPrivateMessage):
-            await refuse(interaction, "err.dm_only")
-            return
-        if isinstance(cause, app_commands.TransformerError | app_commands.CheckFailure):
-            await refuse(interaction, "err.bad_input")
-            return
-        command = interaction.command.qualified_name if interaction.command else "?"
-        log.error("error in /%s", command, exc_info=cause)
-        await _report_unknown(interaction)
-
-
-async def _report_unknown(interaction: discord.Interaction[Any]) -> None:
-    try:
-        await refuse(interaction, "err.unknown")
-    except discord.HTTPException:
-        log.warning("could not tell the user about the error")
+        await answer_error(interaction, error)
 
 
 class KrigBot(commands.Bot):

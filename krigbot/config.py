@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -10,6 +11,8 @@ from pathlib import Path
 from dotenv import dotenv_values
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+MAX_DURATION = 1_000_000_000
+"""The largest number of hours or seconds accepted: more would not fit in a timedelta."""
 
 
 class ConfigError(Exception):
@@ -35,7 +38,8 @@ class Settings:
         # Never let the token reach a log line or a traceback.
         return (
             f"Settings(token=<hidden>, db_path={str(self.db_path)!r}, dev_guild={self.dev_guild}, "
-            f"log_level={self.log_level!r}, idle_hours={self.idle_hours})"
+            f"log_level={self.log_level!r}, idle_hours={self.idle_hours}, "
+            f"challenge_seconds={self.challenge_seconds}, choice_seconds={self.choice_seconds})"
         )
 
     @classmethod
@@ -85,6 +89,11 @@ def _positive(values: Mapping[str, str | None], key: str, default: float) -> flo
         number = float(raw)
     except ValueError:
         raise ConfigError(f"{key} must be a number, not {raw!r}") from None
+    # float() also reads "nan" and "inf", which would crash the bot later, far from the cause.
+    if not math.isfinite(number):
+        raise ConfigError(f"{key} must be a number, not {raw!r}")
     if number <= 0:
         raise ConfigError(f"{key} must be greater than 0")
+    if number > MAX_DURATION:
+        raise ConfigError(f"{key} must be at most {MAX_DURATION}")
     return number

@@ -209,8 +209,13 @@ class GameService:
             raise Refusal("err.challenge_over")
         return row
 
-    async def accept(self, game_id: int, user_id: int) -> AcceptResult:
-        """Record an accept; deal the cards when everyone has accepted."""
+    async def accept(
+        self, game_id: int, user_id: int, *, table_message_id: int | None = None
+    ) -> AcceptResult:
+        """Record an accept; deal the cards when everyone has accepted.
+
+        ``table_message_id`` is the message that will show the dealt table (the challenge's own).
+        """
         row = await self.storage.get_game(game_id)
         if row is None:
             raise Refusal("err.challenge_over")
@@ -229,6 +234,8 @@ class GameService:
             started = await self.storage.start_game(game_id, state=game.to_dict(), now=self.clock())
             if started is None:
                 raise Refusal("err.challenge_over")
+            if table_message_id is not None:
+                await self.storage.set_table_message(game_id, table_message_id)
             self._games[game_id] = game
             return AcceptResult(started, game)
 
@@ -246,10 +253,16 @@ class GameService:
             return row
 
     async def expire(self, game_id: int) -> GameRow | None:
-        """End a challenge whose time ran out; return it if this call ended it."""
+        """End a challenge whose time ran out; return it unless it was answered or withdrawn.
+
+        A challenge already ended as expired (by a press or a new challenge that came after its
+        time) is returned too: its message still shows the buttons and must say it expired.
+        """
         row = await self.storage.get_game(game_id)
-        if row is None or row.status != "challenge":
+        if row is None or row.status not in ("challenge", "expired"):
             return None
+        if row.status == "expired":
+            return row
         async with self.lock(row.channel_id):
             ok = await self.storage.end_game(
                 game_id, "expired", self.clock(), expected_statuses=("challenge",)
@@ -265,20 +278,28 @@ class GameService:
             return None
         if row.status != "running":
             return row, None
-        return row, self._load(row)
-
-    def _load(self, row: GameRow) -> AnyGame:
         game = self._games.get(row.id)
         if game is None or game.round != row.round:
-            if row.state is None:
-                raise Refusal("err.not_running")
-            try:
-                game = load_game(row.state)
-            except EngineError:
-                log.exception("game %s in channel %s cannot be read", row.id, row.channel_id)
-                raise Refusal("err.unreadable") from None
+            game = await self._read(row)
+            if game is None:
+                raise Refusal("err.unreadable")
             self._games[row.id] = game
-        return game
+        return row, game
+
+    async def _read(self, row: GameRow) -> AnyGame | None:
+        """Rebuild a game from its saved state; end it without a result if that cannot be read."""
+        try:
+            if row.state is None:
+                raise EngineError("no saved state")
+            return load_game(row.state)
+        except Exception:
+            # Whatever is wrong with one saved game, it must not block its channel (or, at
+            # start-up, the whole bot): end it, so a new game can be started there.
+            log.exception("game %s in channel %s cannot be read", row.id, row.channel_id)
+            await self.storage.end_game(
+                row.id, "abandoned", self.clock(), result={"error": "unreadable"}
+            )
+            return None
 
     async def flip(
         self,
@@ -288,11 +309,13 @@ class GameService:
         *,
         game_id: int | None = None,
         expected_round: int | None = None,
+        table_message_id: int | None = None,
     ) -> FlipResult:
         """Play up to ``count`` rounds for a player; commit them before returning.
 
         A button passes the game and the round it showed: a press that is no longer for the
-        round on the table raises ``Refusal("flip.raced")`` and plays nothing.
+        round on the table raises ``Refusal("flip.raced")`` and plays nothing. It also passes
+        its message, which will show the new round: recorded here, before any other flip.
         """
         if not 1 <= count <= MAX_FLIPS:
             raise Refusal("err.count_range")
@@ -317,11 +340,27 @@ class GameService:
                 while len(rounds) < count and game.outcome is None:
                     rounds.append(game.play_round())
                 row = await self._commit(row, game)
+                if table_message_id is not None and game.outcome is None:
+                    await self.storage.set_table_message(row.id, table_message_id)
             except BaseException:
                 # The engine object ran ahead of what was saved: forget it, reload next time.
                 self._games.pop(row.id, None)
                 raise
             return FlipResult(row, game, rounds)
+
+    async def show_table(self, game_id: int, round_shown: int, message_id: int) -> None:
+        """Remember a new message showing the table, unless it already shows an old round.
+
+        Replies to flips racing each other reach Discord in any order; the newest table is the
+        one showing the current round, whichever of them arrived last.
+        """
+        row = await self.storage.get_game(game_id)
+        if row is None:
+            return
+        async with self.lock(row.channel_id):
+            current = await self.storage.get_game(game_id)
+            if current is not None and current.status == "running" and current.round == round_shown:
+                await self.storage.set_table_message(game_id, message_id)
 
     async def _commit(self, row: GameRow, game: AnyGame) -> GameRow:
         """Save the game's new state in one transaction; refuse if another writer won."""
@@ -404,14 +443,9 @@ class GameService:
             if row.status == "challenge":
                 challenges.append(row)
                 continue
-            try:
-                if row.state is None:
-                    raise EngineError("no saved state")
-                self._games[row.id] = load_game(row.state)
-            except EngineError as exc:
-                log.error("game %s in channel %s cannot be read: %s", row.id, row.channel_id, exc)
-                await self.storage.end_game(
-                    row.id, "abandoned", self.clock(), result={"error": "unreadable"}
-                )
+            game = await self._read(row)
+            if game is None:
                 broken.append(row)
+            else:
+                self._games[row.id] = game
         return challenges, broken

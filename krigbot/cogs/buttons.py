@@ -6,18 +6,14 @@ button and calls it, whether or not this process sent the message.
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import re
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import discord
 
-from krigbot.cogs.replies import refuse
+from krigbot.cogs.replies import answer_error
 from krigbot.i18n import Lang, t
-
-log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from krigbot.cogs.krig import KrigCog
@@ -30,15 +26,11 @@ def _cog(interaction: discord.Interaction[Any]) -> KrigCog:
 
 
 async def _guarded(interaction: discord.Interaction[Any], handler: Awaitable[None]) -> None:
-    """Run a button's handler; an unexpected error is logged and the presser told briefly."""
+    """Run a button's handler; whatever it raises goes to the bot's one error handler."""
     try:
         await handler
-    except Exception:
-        log.exception(
-            "error in button %s", interaction.data.get("custom_id") if interaction.data else "?"
-        )
-        with contextlib.suppress(discord.HTTPException):
-            await refuse(interaction, "err.unknown")
+    except Exception as exc:
+        await answer_error(interaction, exc)
 
 
 class AcceptButton(

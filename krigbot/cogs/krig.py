@@ -217,9 +217,12 @@ class KrigCog(commands.Cog, name="Krig"):
     async def on_accept(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle an Accept press."""
         lang = public_lang(interaction)
+        pressed = interaction.message.id if interaction.message else None
 
         async def work() -> Reply:
-            result = await self.service.accept(game_id, interaction.user.id)
+            result = await self.service.accept(
+                game_id, interaction.user.id, table_message_id=pressed
+            )
             row = result.row
             if result.game is None:
                 return Reply(
@@ -239,13 +242,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 inline=False,
             )
             embed.set_footer(text=t(lang, "table.round_footer", round=0, game=row.id))
-
-            async def sent(message_id: int) -> None:
-                await self.storage.set_table_message(row.id, message_id)
-
-            return Reply(
-                embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True, sent=sent
-            )
+            return Reply(embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True)
 
         await respond(interaction, work(), update=True)
 
@@ -266,14 +263,16 @@ class KrigCog(commands.Cog, name="Krig"):
     def _table_reply(self, result: FlipResult, lang: Lang, *, update: bool) -> Reply:
         row = result.row
         embed = round_embed(row, result.game, result.rounds, lang)
-        over = result.outcome is not None
-        view = None if over else view_of(FlipButton(row.id, row.round, lang))
+        if result.outcome is not None:
+            return Reply(embed=embed, view=None, update=update)
+        view = view_of(FlipButton(row.id, row.round, lang))
+        if update:
+            return Reply(embed=embed, view=view, update=True)  # flip() recorded the pressed one
 
         async def sent(message_id: int) -> None:
-            if not over and message_id != row.table_message_id:
-                await self.storage.set_table_message(row.id, message_id)
+            await self.service.show_table(row.id, row.round, message_id)
 
-        return Reply(embed=embed, view=view, update=update, sent=sent)
+        return Reply(embed=embed, view=view, sent=sent)
 
     @app_commands.command(
         name=ls("flip", key="cmd.flip.name"),
@@ -305,17 +304,22 @@ class KrigCog(commands.Cog, name="Krig"):
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
         lang = public_lang(interaction)
+        pressed = interaction.message.id if interaction.message else None
 
         async def work() -> Reply:
             try:
                 result = await self.service.flip(
-                    channel_id, interaction.user.id, 1, game_id=game_id, expected_round=round_shown
+                    channel_id,
+                    interaction.user.id,
+                    1,
+                    game_id=game_id,
+                    expected_round=round_shown,
+                    table_message_id=pressed,
                 )
             except Refusal as refusal:
                 if refusal.key != "flip.raced":
                     raise
                 row = await self.storage.get_game(game_id)
-                pressed = interaction.message.id if interaction.message else None
                 if row is not None and row.table_message_id == pressed:
                     # Two presses on the newest table: the other one played; this one shows it.
                     return Reply(silent=True)
@@ -429,7 +433,11 @@ class KrigCog(commands.Cog, name="Krig"):
                     row.challenge_message_id
                 )
                 with contextlib.suppress(discord.HTTPException):
-                    await message.edit(embed=challenge_embed(row, lang, note=note), view=None)
+                    await message.edit(
+                        embed=challenge_embed(row, lang, note=note),
+                        view=None,
+                        allowed_mentions=NO_MENTIONS,
+                    )
             name = safe_name(_display_name(interaction.user))
             return Reply(content=t(lang, "cancel.done", name=name))
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
 import discord
+from discord import app_commands
 
 from krigbot.i18n import Lang, lang_for, t
+from krigbot.render.embeds import literal
 from krigbot.sessions import Refusal
 from krigbot.storage import GameRow
 
@@ -105,11 +108,20 @@ def jump_link(row: GameRow) -> str:
 
 
 async def refuse(interaction: discord.Interaction[Any], key: str, **fields: Any) -> None:
-    """Tell only the sender, in their language, why nothing happened."""
+    """Tell only the sender, in their language, why nothing happened.
+
+    ``game`` becomes a link to the game, ``variant`` (a preset) its name; any other text field
+    may be a display name or something typed, so it is shown literally.
+    """
+    lang = user_lang(interaction)
     game = fields.pop("game", None)
+    variant = fields.pop("variant", None)
+    fields = {name: literal(v) if isinstance(v, str) else v for name, v in fields.items()}
     if game is not None:
         fields["link"] = jump_link(game)
-    text = t(user_lang(interaction), key, **fields)
+    if variant is not None:
+        fields["variant"] = t(lang, f"variant.{variant}.name")
+    text = t(lang, key, **fields)
     if interaction.response.is_done():
         await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
     else:
@@ -144,10 +156,44 @@ async def respond(
         await interaction.response.defer(thinking=True, ephemeral=ephemeral)
     try:
         reply = await task
-    except Refusal as refusal:
+    except Exception as exc:
         if not update and not ephemeral:
-            # A public "thinking" message would show the refusal to everyone: remove it.
-            await interaction.delete_original_response()
-        await refuse(interaction, refusal.key, **refusal.fields)
-        return
+            # The first follow-up would fill the public "thinking" message and show the refusal
+            # or the error line to everyone: remove it, so the answer goes to the sender alone.
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.delete_original_response()
+        if isinstance(exc, Refusal):
+            await refuse(interaction, exc.key, **exc.fields)
+            return
+        raise
     await reply.follow_up(interaction)
+
+
+async def answer_error(interaction: discord.Interaction[Any], error: Exception) -> None:
+    """Answer whatever a command or a button raised: the one error handler of the bot.
+
+    Refusals and bad input get their own line; anything else is logged with its traceback and
+    the user gets one short, translated line.
+    """
+    cause = error.original if isinstance(error, app_commands.CommandInvokeError) else error
+    if isinstance(cause, Refusal):
+        await refuse(interaction, cause.key, **cause.fields)
+        return
+    if isinstance(cause, app_commands.NoPrivateMessage):
+        await refuse(interaction, "err.dm_only")
+        return
+    if isinstance(cause, app_commands.TransformerError | app_commands.CheckFailure):
+        await refuse(interaction, "err.bad_input")
+        return
+    log.error("error in %s", _source(interaction), exc_info=cause)
+    try:
+        await refuse(interaction, "err.unknown")
+    except discord.HTTPException:
+        log.warning("could not tell the user about the error")
+
+
+def _source(interaction: discord.Interaction[Any]) -> str:
+    if interaction.command is not None:
+        return f"/{interaction.command.qualified_name}"
+    custom_id = interaction.data.get("custom_id") if interaction.data else None
+    return f"button {custom_id}"

@@ -38,12 +38,20 @@ VARIANTS = (
 )
 
 
+def literal(text: str) -> str:
+    """Return text that renders as typed: no markdown, no mentions, no other ``<...>`` markup."""
+    escaped = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
+    # escape_mentions leaves "<@123>" (a short id), "<#1>", "<t:0>" and "<:e:1>" alone, and
+    # Discord still turns them into pills; a zero-width space after "<" keeps them plain text.
+    return escaped.replace("<", "<\u200b")
+
+
 def safe_name(name: str) -> str:
     """Return a display name that renders literally: no markdown, no mentions, bounded length."""
     cleaned = " ".join(name.split()) or "?"
     if len(cleaned) > 32:
         cleaned = cleaned[:31] + "…"
-    return discord.utils.escape_mentions(discord.utils.escape_markdown(cleaned))
+    return literal(cleaned)
 
 
 def names_of(row: GameRow) -> list[str]:

@@ -1,0 +1,203 @@
+"""Driving Krigbot through the Discord stand-in the way players do, and reading what they see."""
+
+from __future__ import annotations
+
+import re
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from krigbot import sessions
+from krigbot.engine import Game, Round, Rules
+from tests.standin.messages import walk_components
+
+if TYPE_CHECKING:
+    from krigbot.bot import KrigBot
+    from krigbot.storage import GameRow
+    from tests.standin import (
+        Channel,
+        DiscordStandIn,
+        InteractionRecord,
+        InteractionResponse,
+        Message,
+        MessageRevision,
+        User,
+    )
+
+    Shown = Message | MessageRevision | InteractionResponse
+
+# Discord's button styles as the API numbers them.
+PRIMARY, SECONDARY, SUCCESS, DANGER = 1, 2, 3, 4
+# Interaction callback types.
+DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE, UPDATE_MESSAGE = 5, 6, 7
+
+_GAME_IN_BUTTON = re.compile(r"krig:(?:accept|decline|flip):(\d+)")
+_MENTION = re.compile(r"<@[!&]?\d+>")
+
+
+class Clock:
+    """A clock the tests move by hand, installed as the game service's clock."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        """Move the clock forward (``hours=25``, ``minutes=6``...)."""
+        self.now += timedelta(**delta)
+
+
+def fix_seeds(monkeypatch: pytest.MonkeyPatch, *seeds: int) -> None:
+    """Deal the next games from ``seeds`` (in order), so a test knows every card in advance."""
+    queue = list(seeds)
+    monkeypatch.setattr(sessions, "secrets", types.SimpleNamespace(randbits=lambda _: queue.pop(0)))
+
+
+def replay(rules: Rules, seed: int, rounds: int) -> tuple[Game, list[Round]]:
+    """Return the engine's own game from a seed after ``rounds`` rounds, and those rounds."""
+    game = Game.new(rules, seed)
+    played = [game.play_round() for _ in range(rounds)]
+    return game, played
+
+
+def find_seed(rules: Rules, wanted: Any, *, tries: int = 5000) -> int:
+    """Return the first seed whose first round satisfies ``wanted(round)``."""
+    for seed in range(tries):
+        if wanted(Game.new(rules, seed).play_round()):
+            return seed
+    raise AssertionError("no seed found")
+
+
+# ------------------------------------------------------------------------------ reading
+
+
+def embed_text(embed: Mapping[str, Any]) -> str:
+    """Return everything an embed shows as one text: title, description, fields, footer."""
+    parts = [embed.get("title") or "", embed.get("description") or ""]
+    for field in embed.get("fields") or []:
+        parts += [field.get("name") or "", field.get("value") or ""]
+    parts.append((embed.get("footer") or {}).get("text") or "")
+    return "\n".join(part for part in parts if part)
+
+
+def text_of(shown: Shown) -> str:
+    """Return a message's content and embeds as one text."""
+    return "\n".join([shown.content or "", *(embed_text(e) for e in shown.embeds)]).strip()
+
+
+def visible(text: str) -> str:
+    """Return text as Discord renders it: markdown escapes and zero-width spaces gone."""
+    return re.sub(r"\\(.)", r"\1", text).replace("\u200b", "")
+
+
+def live_mentions(text: str) -> list[str]:
+    """Return the mention tokens Discord would turn into pings or pills."""
+    return _MENTION.findall(text)
+
+
+def buttons(shown: Shown) -> dict[str, dict[str, Any]]:
+    """Return the buttons of a message by custom id."""
+    return {
+        comp["custom_id"]: comp
+        for comp in walk_components(list(shown.components))
+        if comp.get("type") == 2 and "custom_id" in comp
+    }
+
+
+def game_id_of(shown: Shown) -> int:
+    """Return the game id carried by the message's buttons."""
+    for custom_id in buttons(shown):
+        match = _GAME_IN_BUTTON.match(custom_id)
+        if match:
+            return int(match.group(1))
+    raise AssertionError(f"no game button on the message: {list(buttons(shown))}")
+
+
+def flip_button(shown: Shown) -> str:
+    """Return the custom id of the message's Flip button."""
+    (custom_id,) = [c for c in buttons(shown) if c.startswith("krig:flip:")]
+    return custom_id
+
+
+def public_messages(standin: DiscordStandIn, channel: Channel) -> list[Message]:
+    """Return what everyone in the channel sees."""
+    return standin.messages(channel, include_ephemeral=False)
+
+
+# ------------------------------------------------------------------------------ playing
+
+
+@dataclass
+class Table:
+    """A game that has been accepted by everyone: its id and the table message."""
+
+    game_id: int
+    message: Message
+
+
+async def challenge(
+    standin: DiscordStandIn,
+    channel: Channel,
+    challenger: User,
+    *opponents: User,
+    **options: Any,
+) -> InteractionRecord:
+    """Run ``/krig start`` with one to three opponents and the given options."""
+    names = ("opponent", "opponent2", "opponent3")
+    given = dict(zip(names, opponents, strict=False)) | options
+    return await standin.slash("krig start", user=challenger, channel=channel, options=given)
+
+
+async def challenge_message(
+    standin: DiscordStandIn, channel: Channel, challenger: User, *opponents: User, **options: Any
+) -> Message:
+    """Post a challenge and return the public message holding it."""
+    response = await (
+        await challenge(standin, channel, challenger, *opponents, **options)
+    ).response()
+    assert not response.ephemeral, text_of(response)
+    assert response.message is not None
+    return response.message
+
+
+async def start_game(
+    standin: DiscordStandIn, channel: Channel, challenger: User, *opponents: User, **options: Any
+) -> Table:
+    """Challenge, have every opponent accept, and return the dealt table."""
+    message = await challenge_message(standin, channel, challenger, *opponents, **options)
+    game_id = game_id_of(message)
+    for opponent in opponents:
+        response = await (
+            await standin.click(message, f"krig:accept:{game_id}", user=opponent)
+        ).response()
+        assert response.type == UPDATE_MESSAGE, text_of(response)
+    return Table(game_id, message)
+
+
+async def flip(
+    standin: DiscordStandIn, channel: Channel, user: User, count: int | None = None
+) -> InteractionResponse:
+    """Run ``/flip`` (with ``count`` if given) and return the bot's answer."""
+    options = {} if count is None else {"count": count}
+    rec = await standin.slash("flip", user=user, channel=channel, options=options)
+    return await rec.response()
+
+
+async def press(
+    standin: DiscordStandIn, message: Message, custom_id: str, user: User
+) -> InteractionResponse:
+    """Press a button and return the bot's answer."""
+    return await (await standin.click(message, custom_id, user=user)).response()
+
+
+async def game_row(bot: KrigBot, game_id: int) -> GameRow:
+    """Return the stored game."""
+    row = await bot.storage.get_game(game_id)
+    assert row is not None
+    return row

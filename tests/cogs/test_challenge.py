@@ -1,0 +1,364 @@
+"""/krig start: the challenge, its buttons, its refusals, its expiry, and idle games it replaces."""
+
+from __future__ import annotations
+
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.i18n import t
+from tests.cogs.conftest import CHALLENGE_SECONDS
+from tests.cogs.helpers import (
+    DANGER,
+    PRIMARY,
+    SUCCESS,
+    UPDATE_MESSAGE,
+    Clock,
+    buttons,
+    challenge,
+    challenge_message,
+    flip,
+    flip_button,
+    game_id_of,
+    game_row,
+    press,
+    public_messages,
+    start_game,
+    text_of,
+)
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+
+MESSAGE_COMPONENT = 3
+
+
+async def test_challenge_states_the_rules_in_force(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(
+        standin,
+        world.no_channel,
+        world.alice,
+        world.bob,
+        variant="klassisk",
+        rounds=200,
+        pickup="table",
+        shortage="lose",
+    )
+
+    shown = text_of(message)
+    assert "Alice utfordrer Bob til Krig!" in shown
+    assert "Klassisk (3 ned, siste kort opp)" in shown
+    assert "3 kort ned ved krig" in shown
+    assert "Går du tom for kort i en krig, taper du" in shown  # shortage overridden
+    assert t("nb", "rule.pickup.table") in shown
+    assert t("nb", "rule.max_rounds", count=200, n=200) in shown
+
+
+async def test_challenge_pings_exactly_the_challenged_players(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(
+        standin, world.no_channel, world.alice, world.bob, world.carol
+    )
+
+    assert {user.id for user in message.mentions} == {world.bob.id, world.carol.id}
+    assert not message.mention_everyone
+    assert message.mention_role_ids == []
+    assert message.allowed_mentions is not None
+    assert message.allowed_mentions.get("parse") == []
+    assert {int(u) for u in message.allowed_mentions["users"]} == {world.bob.id, world.carol.id}
+
+
+async def test_challenge_has_a_green_accept_and_a_red_decline_button(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    game_id = game_id_of(message)
+
+    shown = buttons(message)
+    assert set(shown) == {f"krig:accept:{game_id}", f"krig:decline:{game_id}"}
+    assert shown[f"krig:accept:{game_id}"]["style"] == SUCCESS
+    assert shown[f"krig:accept:{game_id}"]["label"] == "Jeg er med"
+    assert shown[f"krig:decline:{game_id}"]["style"] == DANGER
+    assert shown[f"krig:decline:{game_id}"]["label"] == "Nei takk"
+
+
+async def test_the_game_is_dealt_when_everyone_has_accepted(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(
+        standin, world.no_channel, world.alice, world.bob, world.carol
+    )
+    game_id = game_id_of(message)
+
+    first = await press(standin, message, f"krig:accept:{game_id}", world.bob)
+    assert first.type == UPDATE_MESSAGE
+    assert "Venter på: Carol" in text_of(message)
+    assert (await game_row(bot, game_id)).status == "challenge"
+
+    await press(standin, message, f"krig:accept:{game_id}", world.carol)
+
+    shown = text_of(message)
+    assert "Krig — runde 0" in shown
+    # Three players: 52 cards, one set aside, 17 each.
+    for name in ("Alice", "Bob", "Carol"):
+        assert f"{name}: **17**" in shown
+    flip_id = flip_button(message)
+    assert flip_id == f"krig:flip:{game_id}:0"
+    assert buttons(message)[flip_id]["style"] == PRIMARY
+    assert buttons(message)[flip_id]["label"] == "Snu"
+    assert message.mentions == []  # the table pings nobody
+    assert (await game_row(bot, game_id)).status == "running"
+
+
+async def test_only_the_challenged_can_answer_a_challenge(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    game_id = game_id_of(message)
+    before = text_of(message)
+
+    for user, custom_id in [
+        (world.carol, f"krig:accept:{game_id}"),
+        (world.carol, f"krig:decline:{game_id}"),
+        (world.alice, f"krig:accept:{game_id}"),
+    ]:
+        answer = await press(standin, message, custom_id, user)
+        assert answer.ephemeral
+        assert answer.content == t(user.locale, "err.not_challenged")
+
+    assert answer.content == "Denne utfordringen er ikke til deg."  # alice reads Norwegian
+    assert text_of(message) == before
+    assert len(buttons(message)) == 2
+    assert (await game_row(bot, game_id)).status == "challenge"
+
+
+async def test_declining_ends_the_challenge_and_removes_the_buttons(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    game_id = game_id_of(message)
+
+    answer = await press(standin, message, f"krig:decline:{game_id}", world.bob)
+
+    assert answer.type == UPDATE_MESSAGE
+    assert "Bob takket nei. Det blir ikke noe spill denne gangen." in text_of(message)
+    assert buttons(message) == {}
+    assert (await game_row(bot, game_id)).status == "declined"
+
+
+async def test_an_accepted_player_pressing_accept_again_is_told_to_wait(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(
+        standin, world.no_channel, world.alice, world.bob, world.carol
+    )
+    game_id = game_id_of(message)
+    await press(standin, message, f"krig:accept:{game_id}", world.bob)
+
+    again = await press(standin, message, f"krig:accept:{game_id}", world.bob)
+
+    assert again.ephemeral
+    assert again.content == "Du har redan tackat ja — väntar på de andra."
+    assert (await game_row(bot, game_id)).status == "challenge"
+
+
+async def test_a_press_that_crossed_a_decline_is_refused(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(
+        standin, world.no_channel, world.alice, world.bob, world.carol
+    )
+    game_id = game_id_of(message)
+    as_carol_saw_it = message.to_json()
+    await press(standin, message, f"krig:decline:{game_id}", world.bob)
+
+    # Carol pressed Accept before Bob's decline reached her; her press arrives after it.
+    crossed = await standin.send_interaction(
+        MESSAGE_COMPONENT,
+        {"custom_id": f"krig:accept:{game_id}", "component_type": 2},
+        user=world.carol,
+        channel=world.no_channel,
+        message=message,
+        extra={"message": as_carol_saw_it},
+    )
+    answer = await crossed.response()
+
+    assert answer.ephemeral
+    assert answer.content == "This challenge has already been answered or has expired."
+    assert (await game_row(bot, game_id)).status == "declined"
+    assert buttons(message) == {}
+
+
+async def test_an_unanswered_challenge_expires_and_says_so(
+    standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot
+) -> None:
+    watcher = standin.watch(world.no_channel)
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    game_id = game_id_of(message)
+
+    expired = await watcher.next(
+        "edit", predicate=lambda e: e.message is message, timeout=CHALLENGE_SECONDS + 5
+    )
+
+    assert "Utfordringen gikk ut" in text_of(expired.revision)
+    assert buttons(expired.revision) == {}
+    assert (await game_row(quick_bot, game_id)).status == "expired"
+
+
+async def test_a_press_after_the_deadline_is_refused_and_the_challenge_shown_expired(
+    standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot
+) -> None:
+    clock = Clock()
+    quick_bot.service.clock = clock
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    game_id = game_id_of(message)
+    watcher = standin.watch(world.no_channel)
+    clock.advance(minutes=6)  # the press reaches the bot after the challenge's lifetime
+
+    answer = await press(standin, message, f"krig:accept:{game_id}", world.bob)
+
+    assert answer.ephemeral
+    assert answer.content == "Den här utmaningen är redan besvarad eller har gått ut."
+    assert (await game_row(quick_bot, game_id)).status == "expired"
+    expired = await watcher.next(
+        "edit", predicate=lambda e: e.message is message, timeout=CHALLENGE_SECONDS + 5
+    )
+    assert "Utfordringen gikk ut" in text_of(expired.revision)
+    assert buttons(expired.revision) == {}
+
+
+async def test_a_challenge_can_be_accepted_until_five_minutes_have_passed(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, clock: Clock
+) -> None:
+    late = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    clock.advance(minutes=5)
+    refused = await press(standin, late, f"krig:accept:{game_id_of(late)}", world.bob)
+    assert refused.ephemeral
+    assert refused.content == "Den här utmaningen är redan besvarad eller har gått ut."
+
+    in_time = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    clock.advance(minutes=4, seconds=59)
+    accepted = await press(standin, in_time, f"krig:accept:{game_id_of(in_time)}", world.bob)
+    assert accepted.type == UPDATE_MESSAGE
+    assert "Krig — runde 0" in text_of(in_time)
+
+
+@pytest.mark.parametrize("who", ["yourself", "a bot", "the same person twice"])
+async def test_an_impossible_challenge_is_refused_privately(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, who: str
+) -> None:
+    robot = standin.add_user("robot", "Robot", bot=True)
+    standin.add_member(world.no_guild, robot)
+    opponents = {
+        "yourself": (world.alice,),
+        "a bot": (robot,),
+        "the same person twice": (world.bob, world.bob),
+    }[who]
+    expected = {
+        "yourself": "Du kan ikke utfordre deg selv.",
+        "a bot": "Boter kan ikke spille Krig.",
+        "the same person twice": "Du har valgt Bob to ganger.",
+    }[who]
+
+    answer = await (await challenge(standin, world.no_channel, world.alice, *opponents)).response()
+
+    assert answer.ephemeral
+    assert answer.content == expected
+    assert public_messages(standin, world.no_channel) == []
+    assert await bot.storage.game_count() == 0
+
+
+async def test_a_second_challenge_in_a_busy_channel_links_to_the_game_there(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    answer = await (await challenge(standin, world.no_channel, world.carol, world.bob)).response()
+
+    assert answer.ephemeral
+    link = (
+        f"https://discord.com/channels/{world.no_guild.id}/{world.no_channel.id}/{table.message.id}"
+    )
+    assert answer.content == f"There is already a game in this channel: {link}"
+    assert len(public_messages(standin, world.no_channel)) == 1
+    assert await bot.storage.game_count() == 1
+
+
+async def test_a_pending_challenge_also_keeps_the_channel_busy(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+
+    answer = await (await challenge(standin, world.no_channel, world.carol, world.bob)).response()
+
+    assert answer.ephemeral
+    assert answer.content.endswith(f"/{world.no_channel.id}/{message.id}")
+
+
+async def test_another_channel_is_free_while_one_is_busy(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    message = await challenge_message(standin, world.sv_channel, world.alice, world.bob)
+
+    assert "Alice utmanar Bob till Krig!" in text_of(message)
+
+
+async def test_teams_need_exactly_four_players(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    answer = await (
+        await challenge(standin, world.no_channel, world.alice, world.bob, variant="lag")
+    ).response()
+
+    assert answer.ephemeral
+    assert answer.content == "Lag (2 mot 2) trenger 4 spillere."
+    assert await bot.storage.game_count() == 0
+    in_english = await (
+        await challenge(standin, world.no_channel, world.carol, world.bob, variant="lag")
+    ).response()
+    assert in_english.content == "Teams (2 against 2) needs 4 players."
+
+    dave = standin.add_user("dave", "Dave", locale="da")
+    standin.add_member(world.no_guild, dave)
+    message = await challenge_message(
+        standin, world.no_channel, world.alice, world.bob, world.carol, dave, variant="lag"
+    )
+    assert "Lag: Alice og Carol mot Bob og Dave" in text_of(message)
+
+
+async def test_a_new_challenge_replaces_a_game_idle_for_24_hours(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, clock: Clock
+) -> None:
+    old = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await flip(standin, world.no_channel, world.alice)
+    clock.advance(hours=24, seconds=1)
+
+    message = await challenge_message(standin, world.no_channel, world.carol, world.bob)
+
+    assert (
+        "Det gamle spillet her hadde stått stille i 24 timer og ble avsluttet." in message.content
+    )
+    abandoned = await game_row(bot, old.game_id)
+    assert abandoned.status == "abandoned"
+    assert abandoned.result is None
+    assert await bot.storage.leaderboard(world.no_guild.id) == []
+    # The idle game's table cannot be played any more.
+    answer = await press(standin, old.message, flip_button(old.message), world.alice)
+    assert answer.ephemeral
+    assert answer.content == "Det spillet er slutt."
+
+
+async def test_a_game_idle_for_less_than_24_hours_still_holds_the_channel(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, clock: Clock
+) -> None:
+    old = await start_game(standin, world.no_channel, world.alice, world.bob)
+    clock.advance(hours=23, minutes=59)
+
+    answer = await (await challenge(standin, world.no_channel, world.carol, world.bob)).response()
+
+    assert answer.ephemeral
+    assert "There is already a game in this channel" in answer.content
+    assert (await game_row(bot, old.game_id)).status == "running"

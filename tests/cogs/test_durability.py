@@ -1,0 +1,236 @@
+"""Every round is saved before anyone sees it, and a restarted bot carries on where it stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.engine import Game, Rules
+from krigbot.i18n import card_label
+from krigbot.storage import DatabaseLockedError, Storage
+from tests.cogs.helpers import (
+    UPDATE_MESSAGE,
+    challenge_message,
+    fix_seeds,
+    flip,
+    flip_button,
+    game_id_of,
+    game_row,
+    press,
+    start_game,
+    text_of,
+)
+from tests.conftest import make_settings
+from tests.standin import DiscordStandIn, run_bot
+from tests.standin.fixtures import SampleWorld
+
+SEED = 20_251_129
+
+
+@contextlib.asynccontextmanager
+async def running_bot(
+    standin: DiscordStandIn, db_path: Path, **settings: Any
+) -> AsyncIterator[KrigBot]:
+    """Run a fresh bot process's worth of objects on the database file, as a restart would."""
+    storage = await Storage.open(db_path)
+    try:
+        bot = KrigBot(make_settings(db_path, **settings), storage, guild_ready_timeout=0.05)
+        async with run_bot(bot, standin) as running:
+            yield running
+    finally:
+        await storage.close()
+
+
+@pytest.mark.parametrize(
+    ("opponents", "rounds_before"),
+    [(1, 7), (2, 9)],  # three players shuffle won cards: the random state must survive too
+    ids=["two players", "three players"],
+)
+async def test_a_restarted_bot_continues_the_game_with_the_same_future(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    opponents: int,
+    rounds_before: int,
+) -> None:
+    players = [world.alice, world.bob, world.carol][: opponents + 1]
+    fix_seeds(monkeypatch, SEED)
+    async with running_bot(standin, db_path):
+        table = await start_game(standin, world.no_channel, *players)
+        newest = (await flip(standin, world.no_channel, world.alice, count=rounds_before)).message
+        assert newest is not None
+
+    async with running_bot(standin, db_path) as restarted:
+        # The Flip button of the newest table message, sent by the bot before it stopped.
+        answer = await press(standin, newest, flip_button(newest), world.bob)
+
+        assert answer.type == UPDATE_MESSAGE
+        row = await restarted.storage.get_game(table.game_id)
+        assert row is not None
+        expected = Game.new(Rules.from_dict(row.rules), row.seed)
+        for _ in range(rounds_before):
+            expected.play_round()
+        next_round = expected.play_round()
+        shown = text_of(newest)
+        assert f"Krig — runde {rounds_before + 1}" in shown
+        for _, card in next_round.battle:
+            assert card_label(card, "nb") in shown
+        assert row.round == rounds_before + 1
+        assert row.state == expected.to_dict()
+
+
+async def test_an_open_challenge_survives_a_restart_and_can_be_accepted(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path
+) -> None:
+    async with running_bot(standin, db_path):
+        message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+
+    async with running_bot(standin, db_path):
+        answer = await press(standin, message, f"krig:accept:{game_id_of(message)}", world.bob)
+
+        assert answer.type == UPDATE_MESSAGE
+        assert "Krig — runde 0" in text_of(message)
+        assert flip_button(message) == f"krig:flip:{game_id_of(message)}:0"
+
+
+async def test_an_open_challenge_still_expires_after_a_restart(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path
+) -> None:
+    async with running_bot(standin, db_path, challenge_seconds=1.0):
+        message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+        game_id = game_id_of(message)
+    watcher = standin.watch(world.no_channel)
+
+    async with running_bot(standin, db_path, challenge_seconds=1.0) as restarted:
+        expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
+
+        assert "Utfordringen gikk ut" in text_of(expired.revision)
+        row = await restarted.storage.get_game(game_id)
+        assert row is not None
+        assert row.status == "expired"
+
+
+async def test_a_game_whose_save_cannot_be_read_is_ended_at_start_up_and_the_channel_told(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path
+) -> None:
+    async with running_bot(standin, db_path) as first:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        await flip(standin, world.no_channel, world.alice)
+        row = await first.storage.get_game(table.game_id)
+        assert row is not None
+        assert row.state is not None
+        damaged = {**row.state, "piles": [[999]]}  # not a card code any more
+        await first.storage.save_round(
+            row.id, expected_round=1, state=damaged, round=1, now=datetime.now(UTC)
+        )
+    watcher = standin.watch(world.no_channel)
+
+    async with running_bot(standin, db_path) as restarted:
+        told = await watcher.next("create", timeout=5)
+        (logged,) = standin.accept_bot_errors()  # the damaged game, with its traceback
+
+        assert told.revision.content.startswith("Det lagrede spillet i denne kanalen kunne ikke")
+        assert told.message.mentions == []
+        assert logged.exc_info is not None
+        ended = await restarted.storage.get_game(table.game_id)
+        assert ended is not None
+        assert (ended.status, ended.result) == ("abandoned", {"error": "unreadable"})
+        await challenge_message(standin, world.no_channel, world.bob, world.alice)
+
+
+async def test_every_round_is_saved_before_the_reply_goes_out(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    saved_at: list[float] = []
+    real = Storage.save_round
+
+    async def save_round(self: Storage, *args: Any, **kwargs: Any) -> bool:
+        done = await real(self, *args, **kwargs)
+        saved_at.append(time.perf_counter())
+        return done
+
+    monkeypatch.setattr(Storage, "save_round", save_round)
+
+    command = await standin.slash("flip", user=world.alice, channel=world.no_channel)
+    newest = (await command.response()).message
+    assert newest is not None
+    button = await standin.click(newest, flip_button(newest), user=world.bob)
+    await button.response()
+
+    answered_at = [
+        request.at
+        for rec in (command, button)
+        for request in standin.requests_matching("POST", f"/interactions/{rec.id}/")
+    ]
+    assert len(saved_at) == len(answered_at) == 2
+    assert saved_at[0] < answered_at[0]
+    assert saved_at[1] < answered_at[1]
+    assert (await game_row(bot, table.game_id)).round == 2
+
+
+async def test_a_round_that_cannot_be_saved_is_never_shown_and_is_dealt_again(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    monkeypatch: pytest.MonkeyPatch,
+    errors_expected: None,
+) -> None:
+    fix_seeds(monkeypatch, SEED)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    async def locked(self: Storage, *args: Any, **kwargs: Any) -> bool:
+        raise DatabaseLockedError("database is locked")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Storage, "save_round", locked)
+        failed = await flip(standin, world.no_channel, world.alice)
+    (logged,) = standin.accept_bot_errors()
+
+    assert isinstance(logged.exc_info[1] if logged.exc_info else None, DatabaseLockedError)
+    assert failed.ephemeral
+    assert failed.content.startswith("Spillet kunne ikke lagres akkurat nå")
+    assert "Krig — runde 1" not in text_of(table.message)
+    expected = Game.new(Rules.preset("standard"), SEED)
+    first_round = expected.play_round()
+    played = await flip(standin, world.no_channel, world.alice)
+    assert played.embeds[0]["title"] == "Krig — runde 1"
+    for _, card in first_round.battle:
+        assert card_label(card, "nb") in played.embeds[0]["description"]
+    row = await bot.storage.get_game(table.game_id)
+    assert row is not None
+    assert row.state == expected.to_dict()
+
+
+async def test_flips_in_two_channels_do_not_wait_for_each_other(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    await start_game(standin, world.no_channel, world.alice, world.bob)
+    await start_game(standin, world.sv_channel, world.alice, world.bob)
+    hold = asyncio.Event()
+    real = Storage.save_round
+    held_channel = world.no_channel.id
+
+    async def save_round(self: Storage, game_id: int, **kwargs: Any) -> bool:
+        row = await self.get_game(game_id)
+        if row is not None and row.channel_id == held_channel:
+            await hold.wait()
+        return await real(self, game_id, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Storage, "save_round", save_round)
+        stuck = await standin.slash("flip", user=world.alice, channel=world.no_channel)
+        free = await flip(standin, world.sv_channel, world.bob)
+        assert free.embeds[0]["title"] == "Krig — omgång 1"
+        assert stuck.callbacks.items == []  # still saving in the other channel
+        hold.set()
+        assert (await stuck.response()).embeds[0]["title"] == "Krig — runde 1"

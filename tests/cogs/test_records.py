@@ -1,0 +1,300 @@
+"""/krig leaderboard, /krig stats and /krig rules."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.engine import Rules
+from krigbot.i18n import t
+from krigbot.storage import PlayerResult, Storage
+from tests.cogs.helpers import (
+    find_seed,
+    fix_seeds,
+    flip,
+    start_game,
+    text_of,
+)
+from tests.standin import Channel, DiscordStandIn, InteractionResponse, User
+from tests.standin.fixtures import SampleWorld
+
+NBSP = "\xa0"
+_channels = itertools.count(1)
+
+
+async def record_game(
+    storage: Storage,
+    guild_id: int,
+    players: Sequence[int],
+    outcomes: Sequence[str],
+    *,
+    ago: timedelta = timedelta(0),
+    rounds: int = 100,
+    wars_won: Sequence[int] = (0, 0),
+    pots: Sequence[int] = (0, 0),
+) -> None:
+    """Store a finished two-player game as the bot would have, ``ago`` in the past."""
+    when = datetime.now(UTC) - ago
+    row = await storage.create_game(
+        guild_id=guild_id,
+        channel_id=next(_channels),
+        challenger_id=players[0],
+        players=players,
+        names=[str(p) for p in players],
+        variant="standard",
+        rules=Rules.preset("standard").to_dict(),
+        seed=1,
+        now=when,
+    )
+    for player in players[1:]:
+        await storage.accept(row.id, player, when)
+    await storage.start_game(row.id, state={}, now=when)
+    results = [
+        PlayerResult(p, seat, outcome, rounds, wars_won[seat], pots[seat])  # type: ignore[arg-type]
+        for seat, (p, outcome) in enumerate(zip(players, outcomes, strict=True))
+    ]
+    finished = await storage.finish_game(
+        row.id,
+        expected_round=0,
+        state={},
+        round=rounds,
+        result={"reason": "all_cards"},
+        results=results,
+        now=when,
+    )
+    assert finished
+
+
+async def ask(
+    standin: DiscordStandIn, channel: Channel, asker: User, command: str, **options: object
+) -> InteractionResponse:
+    rec = await standin.slash(f"krig {command}", user=asker, channel=channel, options=options)
+    return await rec.response()
+
+
+def board_lines(answer: InteractionResponse) -> list[str]:
+    return answer.embeds[0]["description"].splitlines()
+
+
+# ------------------------------------------------------------------------- leaderboard
+
+
+async def test_an_empty_leaderboard_says_no_game_has_finished(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    answer = await ask(standin, world.no_channel, world.alice, "leaderboard")
+
+    assert not answer.ephemeral
+    assert answer.embeds[0]["title"] == "Toppliste — Gjennom tidene"
+    assert answer.embeds[0]["description"] == "Ingen ferdige spill på denne serveren ennå."
+
+
+async def test_a_game_played_to_the_end_puts_its_winner_on_top(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = Rules.preset("standard", max_rounds=1)
+    seed = find_seed(rules, lambda played: played.winner == 1)  # bob takes the only round
+    fix_seeds(monkeypatch, seed)
+    await start_game(standin, world.no_channel, world.alice, world.bob, rounds=1)
+    finished = await flip(standin, world.no_channel, world.alice)
+    assert "🏆 **Bob** vinner!" in text_of(finished)
+
+    answer = await ask(standin, world.no_channel, world.carol, "leaderboard")
+
+    assert board_lines(answer) == [
+        f"🥇 1. <@{world.bob.id}> — vant 1 av 1 (100{NBSP}%) · uavgjort: 0",
+        f"🥈 2. <@{world.alice.id}> — vant 0 av 1 (0{NBSP}%) · uavgjort: 0",
+    ]
+    assert answer.allowed_mentions == {"parse": []}
+
+
+async def test_the_leaderboard_shows_the_top_ten_by_wins_with_games_draws_and_win_rate(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    guild = world.no_guild.id
+    players = list(range(1001, 1013))  # twelve players; player 1001 + i wins 12 - i games
+    for rank, player in enumerate(players):
+        for _ in range(12 - rank):
+            await record_game(bot.storage, guild, [player, 9999], ["win", "loss"])
+    await record_game(bot.storage, guild, [1001, 9999], ["draw", "draw"])
+
+    answer = await ask(standin, world.no_channel, world.alice, "leaderboard")
+
+    lines = board_lines(answer)
+    assert len(lines) == 10
+    assert lines[0] == f"🥇 1. <@1001> — vant 12 av 13 (92{NBSP}%) · uavgjort: 1"
+    assert lines[1] == f"🥈 2. <@1002> — vant 11 av 11 (100{NBSP}%) · uavgjort: 0"
+    assert lines[2].startswith("🥉 3. <@1003> — vant 10 av 10")
+    assert lines[9] == f"10. <@1010> — vant 3 av 3 (100{NBSP}%) · uavgjort: 0"
+    assert "<@9999>" not in answer.embeds[0]["description"]  # many games, no wins: 11th or lower
+    assert "<@1011>" not in answer.embeds[0]["description"]
+
+
+@pytest.mark.parametrize(
+    ("period", "title", "wins"),
+    [("all", "Gjennom tidene", 3), ("month", "Siste 30 dager", 2), ("week", "Siste 7 dager", 1)],
+)
+async def test_the_leaderboard_period_counts_only_games_finished_within_it(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    period: str,
+    title: str,
+    wins: int,
+) -> None:
+    alice, bob = world.alice.id, world.bob.id
+    for days in (40, 10, 1):
+        await record_game(
+            bot.storage, world.no_guild.id, [alice, bob], ["win", "loss"], ago=timedelta(days=days)
+        )
+
+    answer = await ask(standin, world.no_channel, world.alice, "leaderboard", period=period)
+
+    assert answer.embeds[0]["title"] == f"Toppliste — {title}"
+    assert board_lines(answer)[0] == (
+        f"🥇 1. <@{alice}> — vant {wins} av {wins} (100{NBSP}%) · uavgjort: 0"
+    )
+
+
+async def test_each_server_has_its_own_leaderboard(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    await record_game(
+        bot.storage, world.no_guild.id, [world.alice.id, world.bob.id], ["win", "loss"]
+    )
+    await record_game(
+        bot.storage, world.sv_guild.id, [world.carol.id, world.bob.id], ["win", "loss"]
+    )
+
+    norwegian = await ask(standin, world.no_channel, world.bob, "leaderboard")
+    swedish = await ask(standin, world.sv_channel, world.alice, "leaderboard")
+
+    assert f"<@{world.alice.id}>" in board_lines(norwegian)[0]
+    assert f"<@{world.carol.id}>" not in text_of(norwegian)
+    assert swedish.embeds[0]["title"] == "Topplista — Genom tiderna"
+    assert board_lines(swedish)[0] == (
+        f"🥇 1. <@{world.carol.id}> — vann 1 av 1 (100{NBSP}%) · oavgjort: 0"
+    )
+    assert f"<@{world.alice.id}>" not in text_of(swedish)
+
+
+# ------------------------------------------------------------------------------- stats
+
+
+def fields(answer: InteractionResponse) -> dict[str, str]:
+    return {field["name"]: field["value"] for field in answer.embeds[0].get("fields", [])}
+
+
+async def test_stats_show_a_players_whole_record_on_this_server(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    guild, alice, bob, carol = world.no_guild.id, world.alice.id, world.bob.id, world.carol.id
+    await record_game(
+        bot.storage, guild, [alice, bob], ["win", "loss"], rounds=120, wars_won=(3, 1), pots=(14, 6)
+    )
+    await record_game(
+        bot.storage,
+        guild,
+        [alice, bob],
+        ["win", "loss"],
+        rounds=300,
+        wars_won=(5, 2),
+        pots=(22, 10),
+    )
+    await record_game(
+        bot.storage, guild, [bob, alice], ["win", "loss"], rounds=80, wars_won=(4, 1), pots=(18, 6)
+    )
+    await record_game(
+        bot.storage, guild, [alice, carol], ["draw", "draw"], rounds=50, wars_won=(2, 2)
+    )
+    # Another server's game is not part of this record.
+    await record_game(bot.storage, world.sv_guild.id, [alice, bob], ["win", "loss"], rounds=900)
+
+    answer = await ask(standin, world.no_channel, world.carol, "stats", user=world.alice)
+
+    assert not answer.ephemeral
+    assert answer.embeds[0]["title"] == "Resultater i Krig for Alice"
+    assert fields(answer) == {
+        "Spill": "4",
+        "Seire": "2",
+        "Uavgjort": "1",
+        "Tap": "1",
+        "Vunne kriger": "11",
+        "Største pott vunnet": "22 kort",
+        "Lengste spill": "300 runder",
+        "Vanligste motstander": f"<@{bob}>: 2–1 i 3 spill (0 uavgjort)",
+    }
+
+
+async def test_stats_without_a_user_show_the_askers_own_record(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    await record_game(
+        bot.storage, world.sv_guild.id, [world.bob.id, world.carol.id], ["loss", "win"]
+    )
+
+    answer = await ask(standin, world.sv_channel, world.bob, "stats")
+
+    assert answer.embeds[0]["title"] == "Resultat i Krig för Bob"
+    assert fields(answer)["Förluster"] == "1"
+    assert (
+        fields(answer)["Vanligaste motståndare"]
+        == f"<@{world.carol.id}>: 0–1 på 1 parti (0 oavgjort)"
+    )
+
+
+async def test_stats_of_someone_who_has_not_played_say_so(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    answer = await ask(standin, world.no_channel, world.alice, "stats", user=world.carol)
+
+    assert answer.embeds[0]["description"] == (
+        "Carol har ikke spilt ferdig noe spill på denne serveren ennå."
+    )
+
+
+# ------------------------------------------------------------------------------- rules
+
+
+async def test_rules_are_shown_to_the_reader_in_their_own_language(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    answer = await ask(standin, world.no_channel, world.bob, "rules")
+
+    assert answer.ephemeral
+    embed = answer.embeds[0]
+    assert embed["title"] == "Så spelar du Krig och varianterna"
+    assert embed["description"] == t("sv", "rules.basic")
+    (variants,) = embed["fields"]
+    assert variants["name"] == "Varianter"
+    assert "`lag` — Lag (2 mot 2)" in variants["value"]
+    assert len(variants["value"].splitlines()) == 10
+
+
+async def test_rules_of_a_variant_explain_it_and_list_its_rules(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    answer = await ask(standin, world.no_channel, world.carol, "rules", variant="klassisk")
+
+    embed = answer.embeds[0]
+    assert embed["title"] == "How to play Krig and its variants"
+    shown = fields(answer)
+    assert shown["Classic (3 down, last card up)"].startswith("**Classic:** in a war")
+    assert shown["Rules"].splitlines() == [
+        "3 cards down in a war",
+        "Too few cards in a war: your last card fights",
+        "Won cards go under the pile, the winner's own first",
+    ]
+
+
+async def test_rules_of_the_team_variant_say_four_players_play_two_against_two(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    answer = await ask(standin, world.no_channel, world.alice, "rules", variant="lag")
+
+    assert "Lag (2 mot 2)" in fields(answer)
+    assert fields(answer)["Lag (2 mot 2)"].startswith("**Lag:** Fire spillere, to mot to")

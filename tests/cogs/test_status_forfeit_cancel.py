@@ -1,0 +1,263 @@
+"""/krig status, /krig forfeit with its confirmation, and /krig cancel."""
+
+from __future__ import annotations
+
+from krigbot.bot import KrigBot
+from krigbot.engine.steal import load_game
+from tests.cogs.helpers import (
+    DANGER,
+    SECONDARY,
+    UPDATE_MESSAGE,
+    buttons,
+    challenge_message,
+    flip,
+    flip_button,
+    game_id_of,
+    game_row,
+    press,
+    public_messages,
+    start_game,
+    text_of,
+)
+from tests.standin import DiscordStandIn, InteractionResponse, Message, User
+from tests.standin.fixtures import SampleWorld
+
+
+async def command(
+    standin: DiscordStandIn, world: SampleWorld, name: str, user: User
+) -> InteractionResponse:
+    """Run a /krig subcommand without options in the Norwegian channel."""
+    rec = await standin.slash(f"krig {name}", user=user, channel=world.no_channel)
+    return await rec.response()
+
+
+def forfeit_ids(game_id: int, user: User) -> tuple[str, str]:
+    """Return the custom ids of the confirm and call-off buttons."""
+    return f"krig:forfeit:{game_id}:{user.id}:yes", f"krig:forfeit:{game_id}:{user.id}:no"
+
+
+# ------------------------------------------------------------------------------ status
+
+
+async def test_status_where_there_is_no_game_says_so_to_the_asker(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    answer = await command(standin, world, "status", world.bob)
+
+    assert answer.ephemeral
+    assert answer.content == "Det finns inget parti i den här kanalen. Starta ett med /krig start."
+
+
+async def test_status_of_a_challenge_says_it_waits_for_answers(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    await challenge_message(standin, world.no_channel, world.alice, world.bob, variant="fem")
+
+    answer = await command(standin, world, "status", world.alice)
+
+    assert answer.ephemeral
+    shown = text_of(answer)
+    assert "Venter på at alle skal svare ja." in shown
+    assert "5 kort ned ved krig" in shown
+
+
+async def test_status_of_a_running_game_shows_round_counts_and_rules_in_the_askers_language(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await flip(standin, world.no_channel, world.alice, count=3)
+    counts = load_game((await game_row(bot, table.game_id)).state or {}).counts
+
+    answer = await command(standin, world, "status", world.carol)
+
+    assert answer.ephemeral
+    shown = text_of(answer)
+    assert "Game in this channel" in shown
+    assert "Round 3" in shown
+    assert f"Alice: **{counts[0]}**" in shown
+    assert f"Bob: **{counts[1]}**" in shown
+    assert "1 card down in a war" in shown
+    assert f"Game #{table.game_id}" in shown
+
+
+# ----------------------------------------------------------------------------- forfeit
+
+
+async def ask_to_forfeit(
+    standin: DiscordStandIn, world: SampleWorld, user: User
+) -> tuple[InteractionResponse, Message]:
+    answer = await command(standin, world, "forfeit", user)
+    assert answer.message is not None
+    return answer, answer.message
+
+
+async def test_forfeit_asks_for_confirmation_and_changes_nothing_yet(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    answer, _ = await ask_to_forfeit(standin, world, world.alice)
+
+    assert answer.ephemeral
+    assert answer.content == "Vil du virkelig gi opp?"
+    yes, no = forfeit_ids(table.game_id, world.alice)
+    shown = buttons(answer)
+    assert (shown[yes]["label"], shown[yes]["style"]) == ("Gi opp", DANGER)
+    assert (shown[no]["label"], shown[no]["style"]) == ("Spill videre", SECONDARY)
+    assert (await game_row(bot, table.game_id)).status == "running"
+    assert len(public_messages(standin, world.no_channel)) == 1
+
+
+async def test_a_confirmed_forfeit_ends_a_two_player_game_and_the_other_wins(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await flip(standin, world.no_channel, world.alice)
+    _, confirm = await ask_to_forfeit(standin, world, world.bob)
+    watcher = standin.watch(world.no_channel)
+
+    answer = await press(standin, confirm, forfeit_ids(table.game_id, world.bob)[0], world.bob)
+
+    assert answer.type == UPDATE_MESSAGE
+    assert confirm.content == "Du gav upp."  # Bob's own message, in Swedish
+    assert buttons(confirm) == {}
+    announced = await watcher.next("create", predicate=lambda e: not e.message.ephemeral)
+    shown = text_of(announced.revision)  # everyone's message, in the server's Norwegian
+    assert "Bob ga opp." in shown
+    assert "🏆 **Alice** vinner!" in shown
+    assert "Bob ga opp\n" in shown  # the reason
+    assert announced.message.mentions == []
+    row = await game_row(bot, table.game_id)
+    assert row.status == "finished"
+    (winner,) = await bot.storage.leaderboard(world.no_guild.id, limit=1)
+    assert (winner.user_id, winner.wins) == (world.alice.id, 1)
+
+
+async def test_keep_playing_leaves_the_game_running(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    _, confirm = await ask_to_forfeit(standin, world, world.alice)
+
+    await press(standin, confirm, forfeit_ids(table.game_id, world.alice)[1], world.alice)
+
+    assert confirm.content == "Bra — spillet fortsetter."
+    assert buttons(confirm) == {}
+    assert (await game_row(bot, table.game_id)).status == "running"
+    assert len(public_messages(standin, world.no_channel)) == 1
+
+
+async def test_someone_not_playing_cannot_forfeit(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    answer = await command(standin, world, "forfeit", world.carol)
+
+    assert answer.ephemeral
+    assert answer.content == "Only the players of this game can do that."
+    assert buttons(answer) == {}
+    assert (await game_row(bot, table.game_id)).status == "running"
+
+
+async def test_forfeit_where_there_is_no_game_says_so(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    answer = await command(standin, world, "forfeit", world.alice)
+
+    assert answer.ephemeral
+    assert answer.content == "Det er ikke noe spill i denne kanalen."
+
+
+async def test_a_player_who_forfeits_a_three_player_game_is_out_and_the_rest_play_on(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob, world.carol)
+    _, confirm = await ask_to_forfeit(standin, world, world.carol)
+    watcher = standin.watch(world.no_channel)
+
+    await press(standin, confirm, forfeit_ids(table.game_id, world.carol)[0], world.carol)
+
+    announced = await watcher.next("create", predicate=lambda e: not e.message.ephemeral)
+    shown = text_of(announced.revision)
+    assert "Carol ga opp." in shown
+    assert "Alice: **" in shown  # the counts of those still playing
+    assert (await game_row(bot, table.game_id)).status == "running"
+    out = await flip(standin, world.no_channel, world.carol)
+    assert out.ephemeral
+    assert out.content == "You are out of this game — watch the others finish it."
+    played = await flip(standin, world.no_channel, world.alice)
+    assert played.embeds[0]["title"] == "Krig — runde 1"
+
+
+# ------------------------------------------------------------------------------ cancel
+
+
+async def test_a_moderator_can_cancel_a_running_game_which_then_counts_for_nobody(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await flip(standin, world.no_channel, world.alice, count=5)
+
+    answer = await command(standin, world, "cancel", world.moderator)
+
+    assert not answer.ephemeral
+    assert answer.content == "Mona Mod avbrøt spillet. Det teller ikke for noen."
+    row = await game_row(bot, table.game_id)
+    assert (row.status, row.result) == ("cancelled", None)
+    assert await bot.storage.leaderboard(world.no_guild.id) == []
+    after = await press(standin, table.message, flip_button(table.message), world.alice)
+    assert after.ephemeral
+    assert after.content == "Det spillet er slutt."
+    # The channel is free again.
+    await challenge_message(standin, world.no_channel, world.bob, world.carol)
+
+
+async def test_the_challenger_can_withdraw_a_challenge_before_everyone_accepted(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    game_id = game_id_of(message)
+    watcher = standin.watch(world.no_channel)
+
+    answer = await command(standin, world, "cancel", world.alice)
+
+    assert answer.content == "Alice avbrøt spillet. Det teller ikke for noen."
+    withdrawn = await watcher.next("edit", predicate=lambda e: e.message is message)
+    assert "Utfordringen ble trukket tilbake." in text_of(withdrawn.revision)
+    assert buttons(withdrawn.revision) == {}
+    assert (await game_row(bot, game_id)).status == "cancelled"
+
+
+async def test_the_challenger_cannot_cancel_once_everyone_accepted(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    answer = await command(standin, world, "cancel", world.alice)
+
+    assert answer.ephemeral
+    assert answer.content.startswith("Bare en moderator (Administrer meldinger)")
+    assert (await game_row(bot, table.game_id)).status == "running"
+
+
+async def test_a_challenged_player_cannot_cancel(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+
+    answer = await command(standin, world, "cancel", world.bob)
+
+    assert answer.ephemeral
+    assert answer.content.startswith("Bara en moderator (Hantera meddelanden)")
+    assert (await game_row(bot, game_id_of(message))).status == "challenge"
+    assert len(buttons(message)) == 2
+
+
+async def test_cancel_where_there_is_no_game_says_so(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    answer = await command(standin, world, "cancel", world.moderator)
+
+    assert answer.ephemeral
+    assert answer.content == "Det er ikke noe spill i denne kanalen."

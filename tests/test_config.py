@@ -1,0 +1,139 @@
+"""Settings from the environment and .env: what is read, what is refused, what is never shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from krigbot.config import ConfigError, Settings
+
+TOKEN = "MTIz.secret-token-value"
+
+
+@pytest.fixture
+def no_env_file(tmp_path: Path) -> Path:
+    """Return where a .env file would be, with none there."""
+    return tmp_path / ".env"
+
+
+def load(env: dict[str, str], env_file: Path) -> Settings:
+    return Settings.load(env, env_file=env_file)
+
+
+def test_only_the_token_is_needed_and_everything_else_has_a_default(no_env_file: Path) -> None:
+    settings = load({"DISCORD_TOKEN": TOKEN}, no_env_file)
+
+    assert settings == Settings(token=TOKEN)
+    assert settings.db_path == Path("data/krig.db")
+    assert settings.dev_guild is None
+    assert settings.log_level == "INFO"
+    assert (settings.idle_hours, settings.challenge_seconds, settings.choice_seconds) == (
+        24.0,
+        300.0,
+        60.0,
+    )
+
+
+def test_every_setting_is_read_from_the_environment(no_env_file: Path) -> None:
+    settings = load(
+        {
+            "DISCORD_TOKEN": f"  {TOKEN}\n",
+            "KRIG_DB": " /srv/krig/games.db ",
+            "KRIG_DEV_GUILD": " 123456789012345678 ",
+            "LOG_LEVEL": "debug",
+            "KRIG_IDLE_HOURS": "12.5",
+            "KRIG_CHALLENGE_SECONDS": "90",
+            "KRIG_CHOICE_SECONDS": "0.5",
+        },
+        no_env_file,
+    )
+
+    assert settings == Settings(
+        token=TOKEN,
+        db_path=Path("/srv/krig/games.db"),
+        dev_guild=123456789012345678,
+        log_level="DEBUG",
+        idle_hours=12.5,
+        challenge_seconds=90.0,
+        choice_seconds=0.5,
+    )
+
+
+def test_the_env_file_fills_in_what_the_environment_does_not_set(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text(
+        f"# from .env.example\nDISCORD_TOKEN={TOKEN}\nKRIG_IDLE_HOURS=6\nLOG_LEVEL=WARNING\n",
+        encoding="utf-8",
+    )
+
+    settings = load({"LOG_LEVEL": "ERROR"}, env_file)
+
+    assert settings.token == TOKEN
+    assert settings.idle_hours == 6.0
+    assert settings.log_level == "ERROR"  # the environment wins
+
+
+@pytest.mark.parametrize("token", [None, "", "   "])
+def test_a_missing_token_says_how_to_get_one(no_env_file: Path, token: str | None) -> None:
+    env = {} if token is None else {"DISCORD_TOKEN": token}
+
+    with pytest.raises(ConfigError) as error:
+        load(env, no_env_file)
+
+    assert "DISCORD_TOKEN" in str(error.value)
+    assert ".env.example" in str(error.value)
+    assert "Reset Token" in str(error.value)
+
+
+def test_the_token_never_shows_when_settings_are_printed_or_logged(no_env_file: Path) -> None:
+    settings = load({"DISCORD_TOKEN": TOKEN, "KRIG_CHALLENGE_SECONDS": "42"}, no_env_file)
+
+    for shown in (repr(settings), str(settings), f"{settings}", f"{settings!r}"):
+        assert TOKEN not in shown
+        assert "token=<hidden>" in shown
+        assert "challenge_seconds=42.0" in shown
+
+
+def test_an_unknown_log_level_is_refused_with_the_choices(no_env_file: Path) -> None:
+    with pytest.raises(ConfigError, match="LOG_LEVEL must be one of DEBUG, INFO, WARNING"):
+        load({"DISCORD_TOKEN": TOKEN, "LOG_LEVEL": "verbose"}, no_env_file)
+
+
+@pytest.mark.parametrize("guild", ["my-server", "12e5", "-1"])
+def test_a_dev_guild_that_is_not_a_server_id_is_refused(no_env_file: Path, guild: str) -> None:
+    with pytest.raises(ConfigError, match="KRIG_DEV_GUILD must be a server id"):
+        load({"DISCORD_TOKEN": TOKEN, "KRIG_DEV_GUILD": guild}, no_env_file)
+
+
+def test_a_blank_dev_guild_means_a_global_sync(no_env_file: Path) -> None:
+    assert load({"DISCORD_TOKEN": TOKEN, "KRIG_DEV_GUILD": " "}, no_env_file).dev_guild is None
+
+
+@pytest.mark.parametrize(
+    "key", ["KRIG_IDLE_HOURS", "KRIG_CHALLENGE_SECONDS", "KRIG_CHOICE_SECONDS"]
+)
+@pytest.mark.parametrize(
+    ("value", "complaint"),
+    [
+        ("five", "must be a number"),
+        ("nan", "must be a number"),
+        ("inf", "must be a number"),
+        ("1e400", "must be a number"),
+        ("0", "must be greater than 0"),
+        ("-3", "must be greater than 0"),
+        ("1e12", "must be at most"),
+    ],
+)
+def test_a_duration_that_is_not_a_usable_positive_number_is_refused(
+    no_env_file: Path, key: str, value: str, complaint: str
+) -> None:
+    with pytest.raises(ConfigError, match=f"{key} {complaint}"):
+        load({"DISCORD_TOKEN": TOKEN, key: value}, no_env_file)
+
+
+@pytest.mark.parametrize(
+    "key", ["KRIG_IDLE_HOURS", "KRIG_CHALLENGE_SECONDS", "KRIG_CHOICE_SECONDS"]
+)
+def test_a_blank_duration_keeps_its_default(no_env_file: Path, key: str) -> None:
+    assert load({"DISCORD_TOKEN": TOKEN, key: ""}, no_env_file) == Settings(token=TOKEN)

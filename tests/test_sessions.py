@@ -1,0 +1,125 @@
+"""The game service without Discord: damaged saves, restarts and challenges that ran out of time."""
+
+from __future__ import annotations
+
+import pytest
+
+from krigbot.engine import Game, Rules
+from krigbot.sessions import GameService, Player, Refusal
+from krigbot.storage import GameRow, Storage
+from tests.cogs.helpers import Clock
+
+GUILD = 10
+ALICE, BOB = Player(1, "Alice"), Player(2, "Bob")
+
+
+async def new_game(service: GameService, channel_id: int) -> GameRow:
+    """Challenge and accept a standard two-player game in a channel."""
+    made = await service.challenge(
+        guild_id=GUILD,
+        channel_id=channel_id,
+        challenger=ALICE,
+        opponents=[BOB],
+        variant="standard",
+        options={},
+    )
+    started = await service.accept(made.row.id, BOB.user_id)
+    assert started.game is not None
+    return started.row
+
+
+async def damage(storage: Storage, row: GameRow, **broken: object) -> None:
+    """Overwrite a running game's saved state with a damaged copy."""
+    current = await storage.get_game(row.id)
+    assert current is not None
+    assert current.state is not None
+    saved = await storage.save_round(
+        row.id,
+        expected_round=current.round,
+        state={**current.state, **broken},
+        round=current.round,
+        now=current.updated_at,
+    )
+    assert saved
+
+
+async def test_a_game_whose_save_cannot_be_read_is_ended_and_frees_its_channel(
+    storage: Storage,
+) -> None:
+    row = await new_game(GameService(storage), channel_id=100)
+    await damage(storage, row, piles=[[999]])
+    fresh = GameService(storage)  # another process: nothing of the game in memory
+
+    with pytest.raises(Refusal) as refused:
+        await fresh.flip(100, ALICE.user_id)
+
+    assert refused.value.key == "err.unreadable"
+    ended = await storage.get_game(row.id)
+    assert ended is not None
+    assert (ended.status, ended.result) == ("abandoned", {"error": "unreadable"})
+    assert (await new_game(fresh, channel_id=100)).status == "running"  # as the refusal promises
+
+
+async def test_restore_keeps_good_games_and_challenges_and_ends_damaged_ones(
+    storage: Storage,
+) -> None:
+    first = GameService(storage)
+    good = await new_game(first, channel_id=100)
+    await first.flip(100, BOB.user_id, 5)
+    damaged = await new_game(first, channel_id=200)
+    await damage(storage, damaged, piles="not piles")
+    odd = await new_game(first, channel_id=300)
+    await damage(storage, odd, piles=[[999]])  # the engine fails on this with AttributeError
+    challenge = await first.challenge(
+        guild_id=GUILD,
+        channel_id=400,
+        challenger=BOB,
+        opponents=[ALICE],
+        variant="standard",
+        options={},
+    )
+
+    restarted = GameService(storage)
+    challenges, broken = await restarted.restore()
+
+    assert [row.id for row in challenges] == [challenge.row.id]
+    assert sorted(row.id for row in broken) == sorted([damaged.id, odd.id])
+    played = await restarted.flip(100, ALICE.user_id)
+    expected = Game.new(Rules.from_dict(good.rules), good.seed)
+    for _ in range(6):
+        expected.play_round()
+    assert played.game.to_dict() == expected.to_dict()
+
+
+async def test_a_challenge_answered_after_its_time_is_reported_expired_for_its_message(
+    storage: Storage,
+) -> None:
+    clock = Clock()
+    service = GameService(storage, clock=clock)
+    made = await service.challenge(
+        guild_id=GUILD, channel_id=100, challenger=ALICE, opponents=[BOB], variant="fem", options={}
+    )
+    clock.advance(minutes=5)
+
+    with pytest.raises(Refusal) as refused:
+        await service.accept(made.row.id, BOB.user_id)
+
+    assert refused.value.key == "err.challenge_over"
+    expired = await service.expire(made.row.id)
+    assert expired is not None
+    assert expired.id == made.row.id
+
+
+async def test_expiry_leaves_answered_challenges_alone(storage: Storage) -> None:
+    service = GameService(storage)
+    declined = await service.challenge(
+        guild_id=GUILD, channel_id=100, challenger=ALICE, opponents=[BOB], variant="fem", options={}
+    )
+    await service.decline(declined.row.id, BOB.user_id)
+    accepted = await new_game(service, channel_id=200)
+
+    assert await service.expire(declined.row.id) is None
+    assert await service.expire(accepted.id) is None
+    running = await storage.get_game(accepted.id)
+    assert running is not None
+    assert running.status == "running"

@@ -8,6 +8,7 @@ ephemeral answers. Flips in one channel are serialised by a lock; channels run i
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 from collections.abc import Callable, Sequence
@@ -105,6 +106,17 @@ def player_results(row: GameRow, game: AnyGame) -> list[PlayerResult]:
     return results
 
 
+@dataclass(slots=True)
+class _Running:
+    row: GameRow
+    game: AnyGame
+
+
+def _lean(row: GameRow) -> GameRow:
+    """Return the row without its saved state, which the engine game in memory replaces."""
+    return dataclasses.replace(row, state=None)
+
+
 class GameService:
     """Start, find, play and end the games of every channel."""
 
@@ -121,8 +133,13 @@ class GameService:
         self.challenge_ttl = challenge_ttl
         self.clock = clock
         self._locks: dict[int, asyncio.Lock] = {}
-        self._games: dict[int, AnyGame] = {}
-        """Games in play by game id: the engine objects behind the saved states."""
+        self._running: dict[int, _Running] = {}
+        """Running games by channel: the stored row and the engine game behind it.
+
+        Every change to a running game goes through this service under the channel's lock and
+        updates the entry after it is committed, so a flip reads nothing from the database.
+        Cached rows drop the saved state (the engine game is the state) to keep memory small.
+        """
 
     def lock(self, channel_id: int) -> asyncio.Lock:
         """Return the lock that serialises changes to the game of a channel."""
@@ -196,7 +213,7 @@ class GameService:
             return None
         if row.status == "running" and now - row.last_activity_at >= self.idle_after:
             await self.storage.end_game(row.id, "abandoned", now)
-            self._games.pop(row.id, None)
+            self._running.pop(channel_id, None)
             return row
         raise Refusal("err.busy", game=row)
 
@@ -236,7 +253,8 @@ class GameService:
                 raise Refusal("err.challenge_over")
             if table_message_id is not None:
                 await self.storage.set_table_message(game_id, table_message_id)
-            self._games[game_id] = game
+                started = dataclasses.replace(started, table_message_id=table_message_id)
+            self._running[started.channel_id] = _Running(_lean(started), game)
             return AcceptResult(started, game)
 
     async def decline(self, game_id: int, user_id: int) -> GameRow:
@@ -273,17 +291,18 @@ class GameService:
 
     async def game_in(self, channel_id: int) -> tuple[GameRow, AnyGame | None] | None:
         """Return the channel's active game row and, once dealt, its engine game."""
+        running = self._running.get(channel_id)
+        if running is not None:
+            return running.row, running.game
         row = await self.storage.active_game(channel_id)
         if row is None:
             return None
         if row.status != "running":
             return row, None
-        game = self._games.get(row.id)
-        if game is None or game.round != row.round:
-            game = await self._read(row)
-            if game is None:
-                raise Refusal("err.unreadable")
-            self._games[row.id] = game
+        game = await self._read(row)
+        if game is None:
+            raise Refusal("err.unreadable")
+        self._running[channel_id] = _Running(_lean(row), game)
         return row, game
 
     async def _read(self, row: GameRow) -> AnyGame | None:
@@ -341,26 +360,37 @@ class GameService:
                     rounds.append(game.play_round())
                 row = await self._commit(row, game)
                 if table_message_id is not None and game.outcome is None:
-                    await self.storage.set_table_message(row.id, table_message_id)
+                    row = await self._set_table(row, table_message_id)
             except BaseException:
                 # The engine object ran ahead of what was saved: forget it, reload next time.
-                self._games.pop(row.id, None)
+                self._running.pop(channel_id, None)
                 raise
             return FlipResult(row, game, rounds)
 
-    async def show_table(self, game_id: int, round_shown: int, message_id: int) -> None:
+    async def _set_table(self, row: GameRow, message_id: int) -> GameRow:
+        await self.storage.set_table_message(row.id, message_id)
+        row = dataclasses.replace(row, table_message_id=message_id)
+        running = self._running.get(row.channel_id)
+        if running is not None and running.row.id == row.id:
+            running.row = row
+        return row
+
+    async def show_table(
+        self, channel_id: int, game_id: int, round_shown: int, message_id: int
+    ) -> None:
         """Remember a new message showing the table, unless it already shows an old round.
 
         Replies to flips racing each other reach Discord in any order; the newest table is the
         one showing the current round, whichever of them arrived last.
         """
-        row = await self.storage.get_game(game_id)
-        if row is None:
-            return
-        async with self.lock(row.channel_id):
-            current = await self.storage.get_game(game_id)
-            if current is not None and current.status == "running" and current.round == round_shown:
-                await self.storage.set_table_message(game_id, message_id)
+        async with self.lock(channel_id):
+            running = self._running.get(channel_id)
+            if (
+                running is not None
+                and running.row.id == game_id
+                and running.row.round == round_shown
+            ):
+                await self._set_table(running.row, message_id)
 
     async def _commit(self, row: GameRow, game: AnyGame) -> GameRow:
         """Save the game's new state in one transaction; refuse if another writer won."""
@@ -386,10 +416,21 @@ class GameService:
             raise Refusal("err.storage") from None
         if not ok:
             raise Refusal("flip.raced")
+        # What the database now holds, without reading it back.
+        updated = dataclasses.replace(
+            row, round=game.round, state=None, updated_at=now, last_activity_at=now
+        )
         if game.outcome is not None:
-            self._games.pop(row.id, None)
-        updated = await self.storage.get_game(row.id)
-        assert updated is not None
+            updated = dataclasses.replace(
+                updated,
+                status="finished",
+                result=outcome_to_dict(game.outcome),
+                finished_at=now,
+                state=state,
+            )
+            self._running.pop(row.channel_id, None)
+        else:
+            self._running[row.channel_id] = _Running(updated, game)
         return updated
 
     async def forfeit(
@@ -412,10 +453,10 @@ class GameService:
                 game.forfeit(seat)
                 row = await self._commit(row, game)
             except EngineError as exc:
-                self._games.pop(row.id, None)
+                self._running.pop(channel_id, None)
                 raise Refusal("err.bad_option", reason=str(exc)) from None
             except BaseException:
-                self._games.pop(row.id, None)
+                self._running.pop(channel_id, None)
                 raise
             return FlipResult(row, game)
 
@@ -428,9 +469,9 @@ class GameService:
             early = row.status == "challenge" and user_id == row.challenger_id
             if not (moderator or early):
                 raise Refusal("err.cancel_denied")
+            self._running.pop(channel_id, None)
             if not await self.storage.end_game(row.id, "cancelled", self.clock()):
                 raise Refusal("err.no_game")
-            self._games.pop(row.id, None)
             return row
 
     # ------------------------------------------------------------------- start-up
@@ -447,5 +488,5 @@ class GameService:
             if game is None:
                 broken.append(row)
             else:
-                self._games[row.id] = game
+                self._running[row.channel_id] = _Running(_lean(row), game)
         return challenges, broken

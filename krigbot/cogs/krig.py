@@ -270,7 +270,7 @@ class KrigCog(commands.Cog, name="Krig"):
             return Reply(embed=embed, view=view, update=True)  # flip() recorded the pressed one
 
         async def sent(message_id: int) -> None:
-            await self.service.show_table(row.id, row.round, message_id)
+            await self.service.show_table(row.channel_id, row.id, row.round, message_id)
 
         return Reply(embed=embed, view=view, sent=sent)
 

@@ -68,7 +68,11 @@ class Bench:
         env.update(
             DISCORD_TOKEN="bench-token", KRIG_DB=str(self.workdir / "krig.db"), LOG_LEVEL="WARNING"
         )
-        profile = ["-m", "cProfile", "-o", os.environ["BOT_CPROFILE"]] if os.environ.get("BOT_CPROFILE") else []
+        profile = (
+            ["-m", "cProfile", "-o", os.environ["BOT_CPROFILE"]]
+            if os.environ.get("BOT_CPROFILE")
+            else []
+        )
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
             *profile,

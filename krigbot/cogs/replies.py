@@ -40,6 +40,9 @@ class Reply:
 
     content: str | None = None
     embed: discord.Embed | None = None
+    more_embeds: list[discord.Embed] = field(default_factory=list)
+    files: list[discord.File] = field(default_factory=list)
+    """Attachments (pictures); on an update they replace the message's old ones."""
     view: discord.ui.View | None = None
     ephemeral: bool = False
     update: bool = False
@@ -50,6 +53,11 @@ class Reply:
     silent: bool = False
     """Acknowledge a button press and change nothing."""
 
+    @property
+    def embeds(self) -> list[discord.Embed]:
+        """Return every embed of the reply, the main one first."""
+        return ([self.embed] if self.embed is not None else []) + self.more_embeds
+
     async def send(self, interaction: discord.Interaction[Any]) -> None:
         """Send as the interaction's first response."""
         response = interaction.response
@@ -59,7 +67,8 @@ class Reply:
         if self.update:
             await response.edit_message(
                 content=self.content,
-                embed=self.embed,
+                embeds=self.embeds,
+                attachments=self.files,
                 view=self.view,
                 allowed_mentions=self.mentions,
             )
@@ -67,7 +76,8 @@ class Reply:
         else:
             callback = await response.send_message(
                 self.content,
-                embed=self.embed if self.embed is not None else discord.utils.MISSING,
+                embeds=self.embeds,
+                files=self.files,
                 view=self.view if self.view is not None else discord.utils.MISSING,
                 ephemeral=self.ephemeral,
                 allowed_mentions=self.mentions,
@@ -83,14 +93,16 @@ class Reply:
         if self.update:
             message = await interaction.edit_original_response(
                 content=self.content,
-                embed=self.embed,
+                embeds=self.embeds,
+                attachments=self.files,
                 view=self.view,
                 allowed_mentions=self.mentions,
             )
         else:
             message = await interaction.followup.send(
                 self.content or discord.utils.MISSING,
-                embed=self.embed if self.embed is not None else discord.utils.MISSING,
+                embeds=self.embeds,
+                files=self.files,
                 view=self.view if self.view is not None else discord.utils.MISSING,
                 ephemeral=self.ephemeral,
                 allowed_mentions=self.mentions,

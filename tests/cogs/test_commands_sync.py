@@ -31,7 +31,8 @@ def test_the_bot_registers_krig_with_its_subcommands_and_flip(
 ) -> None:
     assert set(synced) == {"krig", "flip"}
     subcommands = options_of(synced["krig"])
-    assert set(subcommands) == {
+    # Every command of the bot issue is there (later features add more subcommands).
+    assert set(subcommands) >= {
         "start",
         "status",
         "forfeit",

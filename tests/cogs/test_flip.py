@@ -276,10 +276,12 @@ async def test_every_variant_can_be_challenged_and_played(
 
     # The stand-in refuses what Discord would (embed limits...), so a reply here is a valid one.
     assert not answer.ephemeral
-    (embed,) = answer.embeds
+    row = await game_row(bot, table.game_id)
+    embed, *story = answer.embeds
+    # A game that ended within the 50 rounds also shows its story (pictures are on).
+    assert len(story) == (1 if row.status == "finished" else 0)
     assert embed["title"].startswith("Krig — runde ")
     assert all(f"{p}: **" in text_of(answer) for p in ("Alice", "Bob"))
-    row = await game_row(bot, table.game_id)
     assert row.variant == variant
     if variant == "poeng":
         assert any(f["name"] == "Poeng" for f in embed["fields"])

@@ -14,6 +14,7 @@ from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
 from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, ForfeitButton, view_of
+from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import (
@@ -51,6 +52,10 @@ SHORTAGE_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"shortage.{value}"), value=value)
     for value in ("lose", "last_card")
 ]
+IMAGES_CHOICES = [
+    app_commands.Choice(name=ls(value, key=f"images.{value}"), value=value)
+    for value in ("on", "off")
+]
 PERIOD_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"period.{value}"), value=value) for value in PERIODS
 ]
@@ -77,6 +82,7 @@ class KrigCog(commands.Cog, name="Krig"):
         self.bot = bot
         self.service = bot.service
         self.storage = bot.storage
+        self.pictures = Pictures(bot.storage)
         self._timers: dict[int, asyncio.Task[None]] = {}
 
     async def cog_unload(self) -> None:
@@ -260,19 +266,29 @@ class KrigCog(commands.Cog, name="Krig"):
 
     # --------------------------------------------------------------------- playing
 
-    def _table_reply(self, result: FlipResult, lang: Lang, *, update: bool) -> Reply:
+    async def _table_reply(self, result: FlipResult, lang: Lang, *, update: bool) -> Reply:
         row = result.row
         embed = round_embed(row, result.game, result.rounds, lang)
+        files: list[discord.File] = []
+        more: list[discord.Embed] = []
+        if await self.pictures.enabled(row.guild_id):
+            files.append(
+                await self.pictures.round_picture(row, result.game, result.rounds[-1], lang, embed)
+            )
+            if result.outcome is not None:
+                story, chart = await self.pictures.story_picture(row, result.game, lang)
+                more.append(story)
+                files.append(chart)
         if result.outcome is not None:
-            return Reply(embed=embed, view=None, update=update)
+            return Reply(embed=embed, more_embeds=more, files=files, view=None, update=update)
         view = view_of(FlipButton(row.id, row.round, lang))
-        if update:
-            return Reply(embed=embed, view=view, update=True)  # flip() recorded the pressed one
+        if update:  # flip() recorded the pressed message as the table
+            return Reply(embed=embed, files=files, view=view, update=True)
 
         async def sent(message_id: int) -> None:
             await self.service.show_table(row.channel_id, row.id, row.round, message_id)
 
-        return Reply(embed=embed, view=view, sent=sent)
+        return Reply(embed=embed, files=files, view=view, sent=sent)
 
     @app_commands.command(
         name=ls("flip", key="cmd.flip.name"),
@@ -293,7 +309,7 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             result = await self.service.flip(channel_id, interaction.user.id, count)
-            return self._table_reply(result, lang, update=False)
+            return await self._table_reply(result, lang, update=False)
 
         await respond(interaction, work())
 
@@ -324,7 +340,7 @@ class KrigCog(commands.Cog, name="Krig"):
                     # Two presses on the newest table: the other one played; this one shows it.
                     return Reply(silent=True)
                 raise Refusal("err.stale_button") from None
-            return self._table_reply(result, lang, update=True)
+            return await self._table_reply(result, lang, update=True)
 
         await respond(interaction, work(), update=True)
 
@@ -343,7 +359,12 @@ class KrigCog(commands.Cog, name="Krig"):
             if found is None:
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found
-            return Reply(embed=status_embed(row, game, lang), ephemeral=True)
+            reply = Reply(embed=status_embed(row, game, lang), ephemeral=True)
+            if game is not None and game.round and await self.pictures.enabled(row.guild_id):
+                story, chart = await self.pictures.story_picture(row, game, lang)
+                reply.more_embeds.append(story)
+                reply.files.append(chart)
+            return reply
 
         await respond(interaction, work(), ephemeral=True)
 
@@ -489,6 +510,33 @@ class KrigCog(commands.Cog, name="Krig"):
             return Reply(embed=stats_embed(_display_name(target), target.id, record, lang))
 
         await respond(interaction, work())
+
+    @krig.command(
+        name=ls("settings", key="cmd.settings.name"),
+        description=_desc("cmd.settings.desc", "Server settings for Krig (moderators)"),
+    )
+    @app_commands.rename(images=_opt("images"))
+    @app_commands.describe(
+        images=_desc("opt.images.desc", "Show the table and the game's story as pictures")
+    )
+    @app_commands.choices(images=IMAGES_CHOICES)
+    async def settings(self, interaction: discord.Interaction[Any], images: str) -> None:
+        """Change the server's settings (moderators with Manage Messages)."""
+        assert interaction.guild_id is not None
+        guild_id = interaction.guild_id
+        lang = user_lang(interaction)
+        if not interaction.permissions.manage_messages:
+            await refuse(interaction, "settings.denied")
+            return
+        if images not in ("on", "off"):
+            await refuse(interaction, "err.bad_option", reason=images)
+            return
+
+        async def work() -> Reply:
+            await self.pictures.set_enabled(guild_id, images == "on")
+            return Reply(content=t(lang, f"settings.images_{images}"), ephemeral=True)
+
+        await respond(interaction, work(), ephemeral=True)
 
     @krig.command(
         name=ls("rules", key="cmd.rules.name"),

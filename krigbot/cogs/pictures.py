@@ -1,21 +1,29 @@
 """Pictures on the table: the round as an image, the game's story as a chart, per server.
 
-Rendering runs in a worker thread (the renderers' ``*_async``), so a picture never holds up
-the event loop; a server can turn pictures off with ``/krig settings``.
+Pictures are drawn in worker processes by default (``KRIG_RENDER_PROCESSES``): a round's picture
+costs about 10 ms of CPU, which in the bot's own process would compete with the event loop for
+the interpreter lock and slow every reply; in a worker it uses another core. With 0 workers
+they are drawn in threads. A server can turn pictures off with ``/krig settings``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import io
 import logging
-from typing import TYPE_CHECKING
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor
+from typing import TYPE_CHECKING, TypeVar
 
 import discord
 
+from krigbot.engine import Game, Rules, parse_cards
 from krigbot.i18n import Lang, t
-from krigbot.render.chart import render_chart_async
+from krigbot.render.chart import render_chart
 from krigbot.render.story import story_of
-from krigbot.render.table import render_round_async
+from krigbot.render.table import render_round
 
 if TYPE_CHECKING:
     from krigbot.engine import Round
@@ -27,14 +35,39 @@ log = logging.getLogger(__name__)
 SETTING = "images"
 ROUND_FILE = "round.png"
 STORY_FILE = "story.png"
+T = TypeVar("T")
+
+
+def _warm_up() -> None:
+    """Load fonts and caches in a new worker, so the first real picture is not slow."""
+    game = Game.from_piles(Rules.preset("standard"), [parse_cards(["KS"]), parse_cards(["2H"])])
+    render_round(game.play_round(), ["Ada", "Bo"], "nb", total_cards=2)
+
+
+@functools.cache
+def _pool(processes: int) -> Executor:
+    """Return the process pool with this many workers, shared by every bot in the process."""
+    # "spawn": a fork of a process running discord.py's threads and event loop is not safe.
+    return ProcessPoolExecutor(
+        max_workers=processes,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_warm_up,
+    )
 
 
 class Pictures:
     """Render pictures for messages, and remember each server's choice to show them."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, *, processes: int = 1) -> None:
         self.storage = storage
+        self._processes = processes
         self._enabled: dict[int, bool] = {}
+
+    async def _render(self, draw: Callable[..., T], *args: object, **kwargs: object) -> T:
+        call = functools.partial(draw, *args, **kwargs)
+        if self._processes == 0:
+            return await asyncio.to_thread(call)
+        return await asyncio.get_running_loop().run_in_executor(_pool(self._processes), call)
 
     async def enabled(self, guild_id: int) -> bool:
         """Tell whether a server shows pictures (on unless a moderator turned them off)."""
@@ -53,7 +86,8 @@ class Pictures:
         self, row: GameRow, game: AnyGame, played: Round, lang: Lang, embed: discord.Embed
     ) -> discord.File:
         """Return the table picture of a round and show it in the embed."""
-        png = await render_round_async(
+        png = await self._render(
+            render_round,
             played,
             list(row.names),
             lang,
@@ -68,7 +102,8 @@ class Pictures:
     ) -> tuple[discord.Embed, discord.File]:
         """Return an embed with the chart of the game so far, and its picture."""
         story = story_of(game.to_dict())
-        png = await render_chart_async(
+        png = await self._render(
+            render_chart,
             story.counts,
             list(row.names),
             lang,

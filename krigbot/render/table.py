@@ -315,7 +315,7 @@ def _draw_footer(
         for team, (seats, anchor, x) in enumerate(
             (((0, 2), "lm", MARGIN + 2), ((1, 3), "rm", WIDTH - MARGIN - 2)), start=1
         ):
-            label = t(lang, "table.team_total", team=team, n=sum(played.counts[s] for s in seats))
+            label = t(lang, "picture.team_total", team=team, n=sum(played.counts[s] for s in seats))
             colour = TEAM_COLOURS[team - 1]
             draw_text(canvas, (x, middle), label, size=17, bold=True, fill=colour, anchor=anchor)
     if played.winner is not None:

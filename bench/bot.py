@@ -51,6 +51,9 @@ class Bench:
         self.workdir = workdir
         self.images = images
         self.guild = standin.add_guild("Bench", locale="nb")
+        moderators = standin.add_role(self.guild, "Moderator", ["manage_messages"])
+        self.moderator = standin.add_user("mod", "Mona Mod", locale="nb")
+        standin.add_member(self.guild, self.moderator, roles=[moderators])
         self.proc: asyncio.subprocess.Process | None = None
         self.users: list[User] = []
         self.deferrals = 0
@@ -98,6 +101,16 @@ class Bench:
             self.proc.terminate()
             await self.proc.wait()
 
+    async def set_images(self, channel: Channel) -> None:
+        """Turn the server's pictures on or off, as a moderator would."""
+        record = await self.standin.slash(
+            "krig settings",
+            user=self.moderator,
+            channel=channel,
+            options={"images": "on" if self.images else "off"},
+        )
+        await record.response(timeout=30)
+
     async def new_game(self, channel: Channel, alice: User, bob: User) -> None:
         """Challenge and accept, so the channel has a running game."""
         record = await self.standin.slash(
@@ -123,7 +136,7 @@ class Bench:
 async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         async with DiscordStandIn() as standin:
-            bench = Bench(standin, Path(tmp), images=False)
+            bench = Bench(standin, Path(tmp), images=args.images == "on")
             await bench.start_bot()
             try:
                 await measure(bench, args)
@@ -135,6 +148,8 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
     assert bench.proc is not None
     # Latency: one game, one flip at a time (a new game when one ends).
     channel, alice, bob = bench.pair(0)
+    await bench.set_images(channel)
+    print(f"pictures: {'on' if bench.images else 'off'}")
     await bench.new_game(channel, alice, bob)
     for _ in range(50):  # warm-up
         _, played = await bench.flip(channel, alice)
@@ -236,6 +251,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--flips", type=int, default=1000, help="flips for the latency figure")
     parser.add_argument("--games", type=int, default=200, help="games (channels) flipping at once")
+    parser.add_argument("--images", choices=("on", "off"), default="on", help="table pictures")
     parser.add_argument(
         "--idle-games",
         type=int,

@@ -31,6 +31,7 @@ def peak_rss_mib(pid: int) -> float:
 async def soak(bench: Bench, games: int, concurrency: int) -> None:
     assert bench.proc is not None
     tables = [bench.pair(i) for i in range(games)]
+    await bench.set_images(tables[0][0])
     gate = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
     refusals = 0
@@ -109,7 +110,7 @@ def check_results(db: Path, games: int) -> None:
 async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         async with DiscordStandIn() as standin:
-            bench = Bench(standin, Path(tmp), images=False)
+            bench = Bench(standin, Path(tmp), images=args.images == "on")
             await bench.start_bot()
             try:
                 await soak(bench, args.games, args.concurrency)
@@ -122,6 +123,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--images", choices=("on", "off"), default="off", help="table pictures")
     asyncio.run(run(parser.parse_args()))
 
 

@@ -15,7 +15,7 @@ import logging
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import discord
 
@@ -35,6 +35,10 @@ log = logging.getLogger(__name__)
 SETTING = "images"
 ROUND_FILE = "round.png"
 STORY_FILE = "story.png"
+BACKLOG_PER_WORKER = 6
+"""Pictures waiting per worker before a round goes out as text only (~100 ms of drawing)."""
+RENDER_TIMEOUT = 1.0
+"""Seconds a picture may take; past that the round goes out without it, well inside 3 s."""
 T = TypeVar("T")
 
 
@@ -62,12 +66,29 @@ class Pictures:
         self.storage = storage
         self._processes = processes
         self._enabled: dict[int, bool] = {}
+        self._in_flight = 0
+        self.skipped = 0
+        """Pictures left out because drawing was backlogged (a busy moment, not an error)."""
 
-    async def _render(self, draw: Callable[..., T], *args: object, **kwargs: object) -> T:
+    async def _render(self, draw: Callable[..., T], *args: object, **kwargs: object) -> T | None:
+        """Draw in a worker; return None (text only) when drawing is backlogged or slow."""
+        if self._in_flight >= BACKLOG_PER_WORKER * max(1, self._processes):
+            self.skipped += 1
+            return None
         call = functools.partial(draw, *args, **kwargs)
-        if self._processes == 0:
-            return await asyncio.to_thread(call)
-        return await asyncio.get_running_loop().run_in_executor(_pool(self._processes), call)
+        self._in_flight += 1
+        try:
+            if self._processes == 0:
+                work = asyncio.to_thread(call)
+            else:
+                work = asyncio.get_running_loop().run_in_executor(_pool(self._processes), call)
+            return await asyncio.wait_for(work, RENDER_TIMEOUT)
+        except TimeoutError:
+            self.skipped += 1
+            log.warning("a picture took over %.1f s; the round is shown as text", RENDER_TIMEOUT)
+            return None
+        finally:
+            self._in_flight -= 1
 
     async def enabled(self, guild_id: int) -> bool:
         """Tell whether a server shows pictures (on unless a moderator turned them off)."""
@@ -84,8 +105,8 @@ class Pictures:
 
     async def round_picture(
         self, row: GameRow, game: AnyGame, played: Round, lang: Lang, embed: discord.Embed
-    ) -> discord.File:
-        """Return the table picture of a round and show it in the embed."""
+    ) -> discord.File | None:
+        """Return the table picture of a round and show it in the embed (None: text only)."""
         png = await self._render(
             render_round,
             played,
@@ -94,30 +115,45 @@ class Pictures:
             total_cards=sum(game.counts) or 1,
             teams=game.rules.teams,
         )
+        if png is None:
+            return None
         embed.set_image(url=f"attachment://{ROUND_FILE}")
         return discord.File(io.BytesIO(png), filename=ROUND_FILE)
 
     async def story_picture(
         self, row: GameRow, game: AnyGame, lang: Lang
-    ) -> tuple[discord.Embed, discord.File]:
-        """Return an embed with the chart of the game so far, and its picture."""
-        story = story_of(game.to_dict())
-        png = await self._render(
-            render_chart,
-            story.counts,
+    ) -> tuple[discord.Embed, discord.File] | None:
+        """Return an embed with the chart of the game so far and its picture (None: none)."""
+        drawn = await self._render(
+            draw_story,
+            game.to_dict(),
             list(row.names),
             lang,
-            wars=story.wars,
-            title=t(lang, "chart.title"),
-            x_label=t(lang, "chart.x_label"),
-            y_label=t(lang, "chart.y_label"),
+            (t(lang, "chart.title"), t(lang, "chart.x_label"), t(lang, "chart.y_label")),
         )
+        if drawn is None:
+            return None
+        png, lead_changes = drawn
         embed = discord.Embed(
             title=t(lang, "chart.title"),
-            description=t(
-                lang, "chart.lead_changes", count=story.lead_changes, n=story.lead_changes
-            ),
+            description=t(lang, "chart.lead_changes", count=lead_changes, n=lead_changes),
             colour=discord.Colour.dark_green(),
         )
         embed.set_image(url=f"attachment://{STORY_FILE}")
         return embed, discord.File(io.BytesIO(png), filename=STORY_FILE)
+
+
+def draw_story(
+    saved: dict[str, Any], names: list[str], lang: Lang, labels: tuple[str, str, str]
+) -> tuple[bytes, int]:
+    """Replay a saved game and draw its chart; return the PNG and the number of lead changes.
+
+    A module-level function, so a worker process can run all of it: the replay of a long game
+    is tens of milliseconds that the event loop does not have to spend.
+    """
+    story = story_of(saved)
+    title, x_label, y_label = labels
+    png = render_chart(
+        story.counts, names, lang, wars=story.wars, title=title, x_label=x_label, y_label=y_label
+    )
+    return png, story.lead_changes

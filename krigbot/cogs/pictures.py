@@ -48,6 +48,11 @@ def _warm_up() -> None:
     render_round(game.play_round(), ["Ada", "Bo"], "nb", total_cards=2)
 
 
+def _ready() -> bool:
+    """Answer from a worker once its warm-up is done (the pool runs it first)."""
+    return True
+
+
 @functools.cache
 def _pool(processes: int) -> Executor:
     """Return the process pool with this many workers, shared by every bot in the process."""
@@ -69,6 +74,11 @@ class Pictures:
         self._in_flight = 0
         self.skipped = 0
         """Pictures left out because drawing was backlogged (a busy moment, not an error)."""
+
+    async def start(self) -> None:
+        """Start the drawing worker and let it warm up before the first round needs it."""
+        if self._processes:
+            await asyncio.get_running_loop().run_in_executor(_pool(self._processes), _ready)
 
     async def _render(self, draw: Callable[..., T], *args: object, **kwargs: object) -> T | None:
         """Draw in a worker; return None (text only) when drawing is backlogged or slow."""

@@ -638,7 +638,7 @@ class Game:
             game._eternal_at = eternal["at"]
             game._eternal_cycle = eternal["cycle"]
             game.outcome = None if data["outcome"] is None else outcome_from_dict(data["outcome"])
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise StateError(f"damaged saved game: {exc}") from exc
         return game
 

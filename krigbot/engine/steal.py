@@ -556,7 +556,7 @@ class StealGame:
             game._top = (
                 None if top is None else TopChoice(top[0], tuple(parse_card(c) for c in top[1]))
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise StateError(f"damaged saved game: {exc}") from exc
         return game
 

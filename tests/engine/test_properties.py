@@ -6,10 +6,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from krigbot.engine import END_REASONS, Game, Round, Rules, full_deck, run_to_end
+from krigbot.engine import END_REASONS, Game, Round, Rules, StateError, full_deck, run_to_end
 from krigbot.engine.rules import FACE_DOWN_CHOICES, PICKUPS, SHORTAGES, WAR_PLAYERS
 
 from .deals import comparable, play, roundtrip, watch
@@ -249,3 +250,21 @@ def test_run_to_end_from_the_middle_of_a_game_gives_the_same_end(setup: Setup, a
     play(slow, 1_000_000)
     assert run_to_end(fast) == slow.outcome
     assert comparable(fast) == comparable(slow)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: d.update(piles=[[1, 2], [3]]),
+        lambda d: d.update(piles="KS"),
+        lambda d: d.pop("rules"),
+        lambda d: d.update(format=99),
+        lambda d: d.update(rng=[3]),
+        lambda d: d.update(eternal=None),
+    ],
+)
+def test_a_damaged_save_is_refused_with_a_state_error(damage: Any) -> None:
+    saved = Game.new(Rules.preset("standard", pickup="shuffled"), 3).to_dict()
+    damage(saved)
+    with pytest.raises(StateError):
+        Game.from_dict(saved)

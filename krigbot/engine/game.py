@@ -37,6 +37,20 @@ def shuffle(rng: random.Random, cards: list[int]) -> None:
         cards[i], cards[j] = cards[j], cards[i]
 
 
+def deal(rules: Rules, seed: int) -> tuple[list[list[int]], int, random.Random]:
+    """Shuffle with a new seeded RNG and deal one card at a time from seat 0 (RULES §2).
+
+    Return the piles (top card first), how many cards were set aside for lack of a whole round,
+    and the RNG, which the game goes on using from where the deal left it.
+    """
+    cards = full_deck(decks=rules.decks, jokers=rules.jokers)
+    rng = random.Random(seed)
+    shuffle(rng, cards)
+    n = rules.players
+    per_seat = len(cards) // n
+    return [cards[seat : per_seat * n : n] for seat in range(n)], len(cards) - per_seat * n, rng
+
+
 def war_face_down(rules: Rules, tied_value: int) -> int:
     """Return how many cards each fighter places face down (RULES §4, Război included)."""
     if rules.face_down != "rank":
@@ -122,15 +136,9 @@ class Game:
     @classmethod
     def new(cls, rules: Rules, seed: int) -> Game:
         """Shuffle with the seeded RNG and deal one card at a time from seat 0 (RULES §2)."""
-        cards = full_deck(decks=rules.decks, jokers=rules.jokers)
-        rng = random.Random(seed)
-        shuffle(rng, cards)
-        n = rules.players
-        per_seat = len(cards) // n
-        piles = [cards[seat : per_seat * n : n] for seat in range(n)]
-        # The same RNG goes on from where the deal left it.
+        piles, set_aside, rng = deal(rules, seed)
         game = cls(rules, piles, seed=seed, rng=rng)
-        game.set_aside = len(cards) - per_seat * n
+        game.set_aside = set_aside
         return game
 
     @classmethod
@@ -665,4 +673,4 @@ def outcome_from_dict(data: dict[str, Any]) -> Outcome:
     )
 
 
-__all__ = ["JOKER_VALUE", "Game", "shuffle", "war_face_down"]
+__all__ = ["JOKER_VALUE", "Game", "deal", "shuffle", "war_face_down"]

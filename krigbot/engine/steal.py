@@ -22,10 +22,10 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .cards import card_code, full_deck, parse_card
+from .cards import card_code, parse_card
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
-from .game import FORMAT_VERSION, Game, outcome_from_dict, outcome_to_dict, shuffle
+from .game import FORMAT_VERSION, Game, deal, outcome_from_dict, outcome_to_dict, shuffle
 from .rules import Rules
 
 Table = list[list[tuple[int, int]]]
@@ -84,13 +84,9 @@ class StealGame:
     @classmethod
     def new(cls, rules: Rules, seed: int) -> StealGame:
         """Shuffle and deal as in RULES §2."""
-        cards = full_deck(decks=rules.decks, jokers=rules.jokers)
-        rng = random.Random(seed)
-        shuffle(rng, cards)
-        n = rules.players
-        per_seat = len(cards) // n
-        game = cls(rules, [cards[s : per_seat * n : n] for s in range(n)], seed=seed, rng=rng)
-        game.set_aside = len(cards) - per_seat * n
+        piles, set_aside, rng = deal(rules, seed)
+        game = cls(rules, piles, seed=seed, rng=rng)
+        game.set_aside = set_aside
         return game
 
     # ------------------------------------------------------------------------- queries

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 
 from .events import Outcome
-from .game import Game, shuffle, war_face_down
+from .game import GAME_SLOTS, Game, shuffle, war_face_down
 
 _NO_LIMIT = sys.maxsize
 
@@ -113,7 +113,7 @@ def _meet(tortoise: Game, cycle: int) -> Game:
 
 
 def _adopt(game: Game, other: Game) -> None:
-    for name in Game.__slots__:
+    for name in GAME_SLOTS:
         setattr(game, name, getattr(other, name))
 
 

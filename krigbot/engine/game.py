@@ -60,21 +60,18 @@ def war_face_down(rules: Rules, tied_value: int) -> int:
     return min(tied_value, 10) - 1  # J, Q, K count 10
 
 
-class Game:
-    """A game of Krig between 2–4 seats; seat 0 started it (RULES §2)."""
+class Record:
+    """What every kind of game keeps besides its cards: seats in play, counters, the outcome.
+
+    A base of :class:`Game` and :class:`~krigbot.engine.steal.StealGame`, with its saving.
+    """
 
     __slots__ = (
-        "_eternal_at",
-        "_eternal_checked",
-        "_eternal_cycle",
-        "_rng",
-        "_unit_seats",
         "biggest_pot",
         "eliminated",
         "forfeits",
         "in_game",
         "outcome",
-        "piles",
         "points",
         "round",
         "rules",
@@ -84,6 +81,121 @@ class Game:
         "war_rounds",
         "war_steps",
         "wars_won",
+    )
+    rules: Rules
+    seed: int | None
+    round: int
+    in_game: list[bool]
+    tricks: list[int]
+    points: list[int]
+    wars_won: list[int]
+    biggest_pot: list[int]
+    war_rounds: int
+    war_steps: int
+    set_aside: int
+    eliminated: list[int]
+    forfeits: list[tuple[int, int]]
+    """``(seat, round)`` of every forfeit: with the seed, enough to replay the game."""
+    outcome: Outcome | None
+
+    def _start_record(self, rules: Rules, seed: int | None) -> None:
+        n = rules.players
+        self.rules = rules
+        self.seed = seed
+        self.round = 0
+        self.in_game = [True] * n
+        self.tricks = [0] * n
+        self.points = [0] * n
+        self.wars_won = [0] * n
+        self.biggest_pot = [0] * n
+        self.war_rounds = 0
+        self.war_steps = 0
+        self.set_aside = 0
+        self.eliminated = []
+        self.forfeits = []
+        self.outcome = None
+
+    @property
+    def players(self) -> int:
+        """Return the number of seats."""
+        return self.rules.players
+
+    @property
+    def finished(self) -> bool:
+        """Tell whether the game has ended."""
+        return self.outcome is not None
+
+    @property
+    def forfeited(self) -> list[int]:
+        """Return the seats that gave up, in order."""
+        return [seat for seat, _ in self.forfeits]
+
+    def _record_to_dict(self, kind: str) -> dict[str, Any]:
+        return {
+            "format": FORMAT_VERSION,
+            "kind": kind,
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "round": self.round,
+            "in_game": self.in_game[:],
+            "tricks": self.tricks[:],
+            "points": self.points[:],
+            "wars_won": self.wars_won[:],
+            "biggest_pot": self.biggest_pot[:],
+            "war_rounds": self.war_rounds,
+            "war_steps": self.war_steps,
+            "set_aside": self.set_aside,
+            "eliminated": self.eliminated[:],
+            "forfeits": [list(f) for f in self.forfeits],
+            "outcome": None if self.outcome is None else outcome_to_dict(self.outcome),
+        }
+
+    def _record_from_dict(self, data: dict[str, Any]) -> None:
+        """Restore the record (raises KeyError, TypeError or ValueError on damaged data)."""
+        self.round = int(data["round"])
+        self.in_game = [bool(x) for x in data["in_game"]]
+        self.tricks = [int(x) for x in data["tricks"]]
+        self.points = [int(x) for x in data["points"]]
+        self.wars_won = [int(x) for x in data["wars_won"]]
+        self.biggest_pot = [int(x) for x in data["biggest_pot"]]
+        self.war_rounds = int(data["war_rounds"])
+        self.war_steps = int(data["war_steps"])
+        self.set_aside = int(data["set_aside"])
+        self.eliminated = [int(x) for x in data["eliminated"]]
+        self.forfeits = [(int(seat), int(rnd)) for seat, rnd in data["forfeits"]]
+        self.outcome = None if data["outcome"] is None else outcome_from_dict(data["outcome"])
+
+
+def rng_to_json(rng: random.Random) -> list[Any]:
+    """Return the RNG's state as JSON-safe data."""
+    version, words, gauss = rng.getstate()
+    return [version, list(words), gauss]
+
+
+def rng_from_json(data: list[Any]) -> random.Random:
+    """Return an RNG in a state saved with :func:`rng_to_json`."""
+    version, words, gauss = data
+    rng = random.Random()
+    rng.setstate((version, tuple(words), gauss))
+    return rng
+
+
+def check_saved(data: dict[str, Any], kind: str) -> None:
+    """Refuse a saved game of another kind or format version."""
+    if data.get("format") != FORMAT_VERSION or data.get("kind") != kind:
+        raise StateError(f"unknown saved game format {data.get('format')!r} of {kind!r}")
+
+
+class Game(Record):
+    """A game of Krig between 2–4 seats; seat 0 started it (RULES §2)."""
+
+    __slots__ = (
+        "_eternal_at",
+        "_eternal_checked",
+        "_eternal_cycle",
+        "_rng",
+        "_unit_seats",
+        "piles",
         "won",
     )
 
@@ -100,23 +212,9 @@ class Game:
         n = rules.players
         if len(piles) != n:
             raise DealError(f"{n} players need {n} piles, not {len(piles)}")
-        self.rules = rules
-        self.seed = seed
+        self._start_record(rules, seed)
         self.piles: list[deque[int]] = [deque(pile) for pile in piles]
         self.won: list[deque[int]] = [deque() for _ in range(n)]
-        self.in_game = [True] * n
-        self.round = 0
-        self.tricks = [0] * n
-        self.points = [0] * n
-        self.wars_won = [0] * n
-        self.biggest_pot = [0] * n
-        self.war_rounds = 0
-        self.war_steps = 0
-        self.set_aside = 0
-        self.eliminated: list[int] = []
-        self.forfeits: list[tuple[int, int]] = []
-        """``(seat, round)`` of every forfeit: with the seed, enough to replay the game."""
-        self.outcome: Outcome | None = None
         # The RNG is kept only where something random happens after the deal, so that saving a
         # deterministic game does not carry 625 words of Mersenne Twister state.
         needs_rng = rules.pickup == "shuffled" or rules.shuffle_won
@@ -163,16 +261,6 @@ class Game:
 
     # ---------------------------------------------------------------------------- queries
 
-    @property
-    def players(self) -> int:
-        """Return the number of seats."""
-        return self.rules.players
-
-    @property
-    def finished(self) -> bool:
-        """Tell whether the game has ended."""
-        return self.outcome is not None
-
     def holding(self, seat: int) -> int:
         """Return how many cards a seat owns that are not on the table (RULES §5)."""
         return len(self.piles[seat]) + len(self.won[seat])
@@ -183,11 +271,6 @@ class Game:
         if not self.rules.shuffle_won:
             return tuple(map(len, self.piles))
         return tuple(len(p) + len(w) for p, w in zip(self.piles, self.won, strict=True))
-
-    @property
-    def forfeited(self) -> list[int]:
-        """Return the seats that gave up, in order."""
-        return [seat for seat, _ in self.forfeits]
 
     def team_of(self, seat: int) -> int:
         """Return a seat's team (seats 0 and 2 are team 0, seats 1 and 3 team 1)."""
@@ -568,7 +651,7 @@ class Game:
     def copy(self) -> Game:
         """Return an independent copy with the same future."""
         other = Game.__new__(Game)
-        for name in Game.__slots__:
+        for name in GAME_SLOTS:
             setattr(other, name, getattr(self, name))
         other.piles = [pile.copy() for pile in self.piles]
         other.won = [pile.copy() for pile in self.won]
@@ -586,66 +669,33 @@ class Game:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the whole game as a JSON-safe dict; :meth:`from_dict` restores its future."""
-        rng_state: list[Any] | None = None
-        if self._rng is not None:
-            version, words, gauss = self._rng.getstate()
-            rng_state = [version, list(words), gauss]
         return {
-            "format": FORMAT_VERSION,
-            "kind": "krig",
-            "rules": self.rules.to_dict(),
-            "seed": self.seed,
-            "round": self.round,
+            **self._record_to_dict("krig"),
             "piles": [format_cards(pile) for pile in self.piles],
             "won": [format_cards(pile) for pile in self.won],
-            "in_game": self.in_game[:],
-            "tricks": self.tricks[:],
-            "points": self.points[:],
-            "wars_won": self.wars_won[:],
-            "biggest_pot": self.biggest_pot[:],
-            "war_rounds": self.war_rounds,
-            "war_steps": self.war_steps,
-            "set_aside": self.set_aside,
-            "eliminated": self.eliminated[:],
-            "forfeits": [list(f) for f in self.forfeits],
-            "rng": rng_state,
+            "rng": None if self._rng is None else rng_to_json(self._rng),
             "eternal": {
                 "checked": self._eternal_checked,
                 "at": self._eternal_at,
                 "cycle": self._eternal_cycle,
             },
-            "outcome": None if self.outcome is None else outcome_to_dict(self.outcome),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Game:
         """Restore a game saved with :meth:`to_dict`."""
-        if data.get("format") != FORMAT_VERSION or data.get("kind") != "krig":
-            raise StateError(f"unknown saved game format {data.get('format')!r}")
+        check_saved(data, "krig")
         try:
             rules = Rules.from_dict(data["rules"])
             game = cls(rules, [parse_cards(pile) for pile in data["piles"]], seed=data["seed"])
             game.won = [deque(parse_cards(pile)) for pile in data["won"]]
-            game.round = int(data["round"])
-            game.in_game = [bool(x) for x in data["in_game"]]
-            game.tricks = list(data["tricks"])
-            game.points = list(data["points"])
-            game.wars_won = list(data["wars_won"])
-            game.biggest_pot = list(data["biggest_pot"])
-            game.war_rounds = int(data["war_rounds"])
-            game.war_steps = int(data["war_steps"])
-            game.set_aside = int(data["set_aside"])
-            game.eliminated = list(data["eliminated"])
-            game.forfeits = [(int(seat), int(rnd)) for seat, rnd in data["forfeits"]]
+            game._record_from_dict(data)
             if data["rng"] is not None:
-                version, words, gauss = data["rng"]
-                game._rng = random.Random()
-                game._rng.setstate((version, tuple(words), gauss))
+                game._rng = rng_from_json(data["rng"])
             eternal = data["eternal"]
             game._eternal_checked = bool(eternal["checked"])
             game._eternal_at = eternal["at"]
             game._eternal_cycle = eternal["cycle"]
-            game.outcome = None if data["outcome"] is None else outcome_from_dict(data["outcome"])
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise StateError(f"damaged saved game: {exc}") from exc
         return game
@@ -673,4 +723,7 @@ def outcome_from_dict(data: dict[str, Any]) -> Outcome:
     )
 
 
-__all__ = ["JOKER_VALUE", "Game", "deal", "shuffle", "war_face_down"]
+GAME_SLOTS = (*Record.__slots__, *Game.__slots__)
+"""Every attribute of a Game, for copying one whole."""
+
+__all__ = ["GAME_SLOTS", "JOKER_VALUE", "Game", "deal", "shuffle", "war_face_down"]

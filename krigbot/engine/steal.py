@@ -22,16 +22,16 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .cards import card_code, parse_card
+from .cards import card_code, format_cards, parse_card, parse_cards
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
-from .game import FORMAT_VERSION, Game, deal, outcome_from_dict, outcome_to_dict, shuffle
+from .game import Game, Record, check_saved, deal, rng_from_json, rng_to_json, shuffle
 from .rules import Rules
 
 Table = list[list[tuple[int, int]]]
 
 
-class StealGame:
+class StealGame(Record):
     """A game of Steal War between 2–4 seats."""
 
     def __init__(
@@ -47,25 +47,12 @@ class StealGame:
         if len(piles) != rules.players:
             raise DealError(f"{rules.players} players need {rules.players} piles")
         n = rules.players
-        self.rules = rules
-        self.seed = seed
+        self._start_record(rules, seed)
         self.piles: list[deque[int]] = [deque(pile) for pile in piles]
         self.loot: list[list[int]] = [[] for _ in range(n)]
         """Each seat's face-up loot pile; the last card is on top."""
-        self.in_game = [True] * n
-        self.round = 0
-        self.tricks = [0] * n
-        self.points = [0] * n
-        self.wars_won = [0] * n
-        self.biggest_pot = [0] * n
-        self.war_rounds = 0
-        self.war_steps = 0
-        self.set_aside = 0
-        self.eliminated: list[int] = []
-        self.forfeits: list[tuple[int, int]] = []
         self.actions: list[list[Any]] = []
         """Every move made, in order: with the seed, enough to replay the game exactly."""
-        self.outcome: Outcome | None = None
         self._rng = rng if rng is not None else random.Random(seed)
         # The battle under way (empty between battles).
         self._battle: list[tuple[int, int]] = []
@@ -90,21 +77,6 @@ class StealGame:
         return game
 
     # ------------------------------------------------------------------------- queries
-
-    @property
-    def players(self) -> int:
-        """Return the number of seats."""
-        return self.rules.players
-
-    @property
-    def finished(self) -> bool:
-        """Tell whether the game has ended."""
-        return self.outcome is not None
-
-    @property
-    def forfeited(self) -> list[int]:
-        """Return the seats that gave up, in order."""
-        return [seat for seat, _ in self.forfeits]
 
     @property
     def in_battle(self) -> bool:
@@ -469,27 +441,12 @@ class StealGame:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the whole game, pending choices included, as a JSON-safe dict."""
-        version, words, gauss = self._rng.getstate()
         return {
-            "format": FORMAT_VERSION,
-            "kind": "stjel",
-            "rules": self.rules.to_dict(),
-            "seed": self.seed,
-            "round": self.round,
-            "piles": [[card_code(c) for c in pile] for pile in self.piles],
-            "loot": [[card_code(c) for c in pile] for pile in self.loot],
-            "in_game": self.in_game[:],
-            "tricks": self.tricks[:],
-            "wars_won": self.wars_won[:],
-            "biggest_pot": self.biggest_pot[:],
-            "war_rounds": self.war_rounds,
-            "war_steps": self.war_steps,
-            "set_aside": self.set_aside,
-            "eliminated": self.eliminated[:],
-            "forfeits": [list(f) for f in self.forfeits],
+            **self._record_to_dict("stjel"),
+            "piles": [format_cards(pile) for pile in self.piles],
+            "loot": [format_cards(pile) for pile in self.loot],
             "actions": [list(a) for a in self.actions],
-            "rng": [version, list(words), gauss],
-            "outcome": None if self.outcome is None else outcome_to_dict(self.outcome),
+            "rng": rng_to_json(self._rng),
             "battle": {
                 "battle": [[s, card_code(c)] for s, c in self._battle],
                 "table": [[[s, card_code(c)] for s, c in layer] for layer in self._table],
@@ -513,27 +470,15 @@ class StealGame:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StealGame:
         """Restore a game saved with :meth:`to_dict`."""
-        if data.get("format") != FORMAT_VERSION or data.get("kind") != "stjel":
-            raise StateError(f"unknown saved game format {data.get('format')!r}")
+        check_saved(data, "stjel")
         try:
             rules = Rules.from_dict(data["rules"])
-            piles = [[parse_card(c) for c in pile] for pile in data["piles"]]
+            piles = [parse_cards(pile) for pile in data["piles"]]
             game = cls(rules, piles, seed=data["seed"])
-            game.loot = [[parse_card(c) for c in pile] for pile in data["loot"]]
-            game.round = int(data["round"])
-            game.in_game = [bool(x) for x in data["in_game"]]
-            game.tricks = list(data["tricks"])
-            game.wars_won = list(data["wars_won"])
-            game.biggest_pot = list(data["biggest_pot"])
-            game.war_rounds = int(data["war_rounds"])
-            game.war_steps = int(data["war_steps"])
-            game.set_aside = int(data["set_aside"])
-            game.eliminated = list(data["eliminated"])
-            game.forfeits = [(int(seat), int(rnd)) for seat, rnd in data["forfeits"]]
+            game.loot = [parse_cards(pile) for pile in data["loot"]]
+            game._record_from_dict(data)
             game.actions = [list(action) for action in data["actions"]]
-            version, words, gauss = data["rng"]
-            game._rng.setstate((version, tuple(words), gauss))
-            game.outcome = None if data["outcome"] is None else outcome_from_dict(data["outcome"])
+            game._rng = rng_from_json(data["rng"])
             battle = data["battle"]
             game._battle = [(s, parse_card(c)) for s, c in battle["battle"]]
             game._table = [[(s, parse_card(c)) for s, c in layer] for layer in battle["table"]]

@@ -1,0 +1,597 @@
+"""Steal War at the table (RULES §10): private looks, steals, top-card choices and time-outs.
+
+A battle begins with a flip. Every player may press **Look at my card** on the table and is
+answered privately with their next card and, when it matches an opponent's loot top, buttons
+to steal (one pile, or every matching pile) or to play. The winner of a battle chooses the top
+of their loot pile with buttons on the table. Each move is committed before anyone sees it;
+buttons carry the choice they offer in their custom id and are checked against the engine when
+pressed, so a stale one changes nothing. The cog owns one timer per game: when the open
+choices' time is up (``Settings.choice_seconds``), the defaults of §10 are applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord.ext import commands
+
+from krigbot.cogs.buttons import FlipButton, _guarded, view_of
+from krigbot.cogs.matches import ending
+from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
+from krigbot.engine.cards import card_code, card_value, parse_card
+from krigbot.engine.events import LookChoice, TopChoice
+from krigbot.engine.steal import StealGame
+from krigbot.i18n import Lang, card_label, fmt_list, lang_for, t
+from krigbot.render.embeds import names_of
+from krigbot.render.steal import label_name, look_text, steal_table_embed
+from krigbot.sessions import Choice, ChoiceResult, Refusal
+from krigbot.storage import StorageError
+
+if TYPE_CHECKING:
+    from krigbot.bot import KrigBot
+    from krigbot.storage import GameRow
+
+log = logging.getLogger(__name__)
+
+CARD = r"[2-9TJQKA][SHDC]|X[12]"
+TOP_BUTTONS = 20
+"""Top-card buttons on one table: four rows of five under the Flip/Look row."""
+RETRY_SECONDS = 5.0
+"""How soon a time-out that could not be saved is tried again."""
+
+
+def _cog(interaction: discord.Interaction[Any]) -> StealCog:
+    cog = interaction.client.get_cog(StealCog.__cog_name__)
+    assert isinstance(cog, StealCog)
+    return cog
+
+
+# ------------------------------------------------------------------------------ buttons
+
+
+class LookButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"krig:look:(?P<game>\d+)"
+):
+    """Show the presser their own next card, privately, with their choices."""
+
+    def __init__(self, game_id: int, lang: Lang = "nb") -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=t(lang, "steal.look"),
+                emoji="👀",
+                style=discord.ButtonStyle.secondary,
+                custom_id=f"krig:look:{game_id}",
+                row=0,
+            )
+        )
+        self.game_id = game_id
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> LookButton:
+        return cls(int(match["game"]))
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await _guarded(interaction, _cog(interaction).on_look(interaction, self.game_id))
+
+
+class StealButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=rf"krig:steal:(?P<game>\d+):(?P<seat>[0-3]):(?P<card>{CARD}):(?P<targets>[0-3](?:-[0-3])*)",
+):
+    """Steal the loot piles of ``targets`` with the card the player looks at."""
+
+    def __init__(
+        self, game_id: int, seat: int, card: int, targets: Sequence[int], label: str = "-"
+    ) -> None:
+        piles = "-".join(str(target) for target in targets)
+        super().__init__(
+            discord.ui.Button(
+                label=label,
+                style=discord.ButtonStyle.success,
+                custom_id=f"krig:steal:{game_id}:{seat}:{card_code(card)}:{piles}",
+            )
+        )
+        self.game_id = game_id
+        self.seat = seat
+        self.card = card
+        self.targets = tuple(targets)
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> StealButton:
+        targets = [int(target) for target in match["targets"].split("-")]
+        return cls(int(match["game"]), int(match["seat"]), parse_card(match["card"]), targets)
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await _guarded(
+            interaction,
+            _cog(interaction).on_choice(
+                interaction, self.game_id, "steal", self.seat, self.card, targets=self.targets
+            ),
+        )
+
+
+class PlayButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=rf"krig:play:(?P<game>\d+):(?P<seat>[0-3]):(?P<card>{CARD})",
+):
+    """Play the card the player looks at instead of stealing with it."""
+
+    def __init__(self, game_id: int, seat: int, card: int, label: str = "-") -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label,
+                style=discord.ButtonStyle.primary,
+                custom_id=f"krig:play:{game_id}:{seat}:{card_code(card)}",
+            )
+        )
+        self.game_id = game_id
+        self.seat = seat
+        self.card = card
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> PlayButton:
+        return cls(int(match["game"]), int(match["seat"]), parse_card(match["card"]))
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await _guarded(
+            interaction,
+            _cog(interaction).on_choice(interaction, self.game_id, "play", self.seat, self.card),
+        )
+
+
+class TopButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=rf"krig:top:(?P<game>\d+):(?P<round>\d+):(?P<seat>[0-3]):(?P<card>{CARD})",
+):
+    """Put one of the cards won in a battle on top of the winner's loot pile."""
+
+    def __init__(
+        self,
+        game_id: int,
+        round_won: int,
+        seat: int,
+        card: int,
+        lang: Lang = "nb",
+        *,
+        default: bool = False,
+        row: int | None = None,
+    ) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=card_label(card, lang),
+                # The default of §10 stands out: it is what a time-out would choose.
+                style=discord.ButtonStyle.primary if default else discord.ButtonStyle.secondary,
+                custom_id=f"krig:top:{game_id}:{round_won}:{seat}:{card_code(card)}",
+                row=row,
+            )
+        )
+        self.game_id = game_id
+        self.round_won = round_won
+        self.seat = seat
+        self.card = card
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> TopButton:
+        return cls(
+            int(match["game"]), int(match["round"]), int(match["seat"]), parse_card(match["card"])
+        )
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await _guarded(
+            interaction,
+            _cog(interaction).on_choice(
+                interaction,
+                self.game_id,
+                "top",
+                self.seat,
+                self.card,
+                expected_round=self.round_won,
+            ),
+        )
+
+
+STEAL_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
+    LookButton,
+    StealButton,
+    PlayButton,
+    TopButton,
+)
+
+
+def top_offer(choice: TopChoice, default: int) -> list[int]:
+    """Return the won cards offered for the top, in the order placed; one per rank if too many.
+
+    Only the rank of a loot top matters to thieves, so a big war's pot loses nothing by it.
+    """
+    if len(choice.cards) <= TOP_BUTTONS:
+        return list(choice.cards)
+    by_rank: dict[int, int] = {}
+    for card in choice.cards:
+        by_rank.setdefault(card_value(card), card)
+    by_rank[card_value(default)] = default
+    offered = set(by_rank.values())
+    return [card for card in choice.cards if card in offered]
+
+
+def table_view(row: GameRow, game: StealGame, lang: Lang) -> discord.ui.View | None:
+    """Return the table's buttons: Flip between battles, Look always, the top-card choice."""
+    if game.finished:
+        return None
+    pending = game.pending()
+    items: list[discord.ui.Item[Any]] = []
+    if not pending:
+        items.append(FlipButton(row.id, row.round, lang))
+    items.append(LookButton(row.id, lang))
+    top = pending[0] if pending and isinstance(pending[0], TopChoice) else None
+    if top is not None:
+        default = game.loot_top(top.seat)
+        assert default is not None  # the won cards lie on the loot pile in the default order
+        for index, card in enumerate(top_offer(top, default)):
+            items.append(
+                TopButton(
+                    row.id,
+                    row.round,
+                    top.seat,
+                    card,
+                    lang,
+                    default=card == default,
+                    row=1 + index // 5,
+                )
+            )
+    return view_of(*items)
+
+
+def choice_view(row: GameRow, game: StealGame, seat: int, lang: Lang) -> discord.ui.View | None:
+    """Return a player's private buttons: steal each matching pile, steal all, or play."""
+    choice = next((c for c in game.pending() if c.seat == seat), None)
+    if not isinstance(choice, LookChoice):
+        return None
+    items: list[discord.ui.Item[Any]] = [
+        StealButton(
+            row.id,
+            seat,
+            choice.card,
+            (target,),
+            t(
+                lang,
+                "steal.steal_from",
+                name=label_name(row.names[target]),
+                n=len(game.loot[target]),
+            ),
+        )
+        for target in choice.can_steal
+    ]
+    if len(choice.can_steal) > 1:
+        every = sum(len(game.loot[target]) for target in choice.can_steal)
+        label = t(lang, "steal.steal_all", n=every)
+        items.append(StealButton(row.id, seat, choice.card, choice.can_steal, label))
+    items.append(
+        PlayButton(
+            row.id, seat, choice.card, t(lang, "steal.play", card=card_label(choice.card, lang))
+        )
+    )
+    return view_of(*items)
+
+
+def timeout_notes(result: ChoiceResult, lang: Lang) -> list[str]:
+    """Return what the table says about the choices a time-out made."""
+    names = names_of(result.row)
+    looks = [c.seat for c in result.timed_out if isinstance(c, LookChoice)]
+    tops = [c.seat for c in result.timed_out if isinstance(c, TopChoice)]
+    notes = []
+    if looks:
+        notes.append(t(lang, "steal.timed_out", names=fmt_list([names[s] for s in looks], lang)))
+    for seat in tops:
+        top = result.game.loot_top(seat)
+        if top is not None:
+            notes.append(
+                t(lang, "steal.top_timed_out", name=names[seat], card=card_label(top, lang))
+            )
+    return notes
+
+
+class StealCog(commands.Cog, name="StealWar"):
+    """Steal War's choices in Discord: looks, steals, top cards and their time-outs."""
+
+    def __init__(self, bot: KrigBot) -> None:
+        self.bot = bot
+        self.service = bot.service
+        self.storage = bot.storage
+        self._timers: dict[int, asyncio.Task[None]] = {}
+        self._edits: dict[int, asyncio.Lock] = {}
+        self._shown: dict[int, int] = {}
+        """Per game, the number of moves the table message shows (edits may finish out of
+        order; an older state never replaces a newer one)."""
+
+    async def cog_unload(self) -> None:
+        for task in self._timers.values():
+            task.cancel()
+        self._timers.clear()
+
+    async def plays_here(self, channel_id: int) -> bool:
+        """Tell whether the channel's game is a running Steal War game."""
+        try:
+            found = await self.service.game_in(channel_id)
+        except Refusal:
+            return False  # the ordinary flip path refuses it properly
+        return found is not None and isinstance(found[1], StealGame)
+
+    # ------------------------------------------------------------------------ rendering
+
+    def _table(
+        self, result: ChoiceResult, lang: Lang, notes: Sequence[str] = ()
+    ) -> tuple[discord.Embed, discord.ui.View | None]:
+        """Return the table after a move; call it before any await, while the game is as saved."""
+        row, game = result.row, result.game
+        deadline = self.service.choice_deadline(row) if game.pending() else None
+        embed = steal_table_embed(
+            row, game, lang, played=result.played, notes=notes, deadline=deadline
+        )
+        return embed, table_view(row, game, lang)
+
+    async def _edit_table(
+        self,
+        row: GameRow,
+        embed: discord.Embed,
+        view: discord.ui.View | None,
+        version: int,
+    ) -> bool:
+        """Show a new state on the table message, unless a newer one is already shown."""
+        if row.table_message_id is None:
+            return False
+        async with self._edits.setdefault(row.id, asyncio.Lock()):
+            if version < self._shown.get(row.id, -1):
+                return False
+            channel = self.bot.get_partial_messageable(row.channel_id)
+            message = channel.get_partial_message(row.table_message_id)
+            try:
+                await message.edit(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+            except discord.HTTPException as exc:
+                log.warning("could not update the table of game %s: %s", row.id, exc)
+                return False
+            self._shown[row.id] = version
+            return True
+
+    async def _show(self, result: ChoiceResult, lang: Lang, notes: Sequence[str] = ()) -> None:
+        """Show on the table a move made away from it (a private press, a time-out).
+
+        Await it right after the move: it renders before its first await, while the game is
+        exactly as the move left it.
+        """
+        embed, view = self._table(result, lang, notes)
+        version = len(result.game.actions)
+        self._after(result)
+        sent: Callable[[int], Awaitable[None]] | None = None
+        if result.outcome is not None:
+            over = await ending(self.service, result.row, result.game, lang, embed)
+            view, sent = over.view, over.sent
+        table = result.row.table_message_id
+        if await self._edit_table(result.row, embed, view, version) and sent and table:
+            await sent(table)
+        if result.outcome is not None:
+            self._forget(result.row.id)
+
+    def _shows(self, result: ChoiceResult) -> None:
+        """Remember that the table message shows this result (it went out as an answer)."""
+        version = len(result.game.actions)
+        self._shown[result.row.id] = max(self._shown.get(result.row.id, -1), version)
+        self._after(result)
+        if result.outcome is not None:
+            self._forget(result.row.id)
+
+    def _after(self, result: ChoiceResult) -> None:
+        """Start the time-out of the choices now open (none once the game is over)."""
+        self.schedule(result.row, result.game)
+
+    def _forget(self, game_id: int) -> None:
+        self._edits.pop(game_id, None)
+        self._shown.pop(game_id, None)
+
+    # --------------------------------------------------------------------------- timers
+
+    def schedule(self, row: GameRow, game: StealGame) -> None:
+        """Make the game's open choices by default when their time is up."""
+        self._cancel(row.id)
+        if game.finished or not game.pending():
+            return
+        left = self.service.choice_deadline(row) - self.service.clock()
+        self._start_timer(row.id, row.channel_id, max(left.total_seconds(), 0.0))
+
+    def _start_timer(self, game_id: int, channel_id: int, delay: float) -> None:
+        self._timers[game_id] = asyncio.create_task(
+            self._time_out_later(game_id, channel_id, delay), name=f"krig-choice-{game_id}"
+        )
+
+    def _cancel(self, game_id: int) -> None:
+        task = self._timers.pop(game_id, None)
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    async def _time_out_later(self, game_id: int, channel_id: int, delay: float) -> None:
+        await asyncio.sleep(delay)  # the players' time to choose, not a wait for something
+        if self._timers.get(game_id) is asyncio.current_task():
+            # From here on it is a move like a press: it must not be cancelled halfway.
+            del self._timers[game_id]
+        try:
+            result = await self.service.time_out(channel_id, game_id)
+        except (Refusal, StorageError) as exc:  # the database is unwell: nothing changed
+            log.warning("could not make the timed-out choices of game %s: %s", game_id, exc)
+            self._start_timer(game_id, channel_id, RETRY_SECONDS)
+            return
+        except Exception:
+            # A mistake of ours would fail again: leave the choices to the players' presses.
+            log.exception("could not make the timed-out choices of game %s", game_id)
+            return
+        if result is None:
+            return
+        if result.timed_out:
+            lang = lang_for(result.row.extra.get("lang"))
+            await self._show(result, lang, timeout_notes(result, lang))
+        else:
+            self._after(result)
+
+    def restore_timers(self) -> None:
+        """Start the time-outs of choices that were open when the bot stopped."""
+        for row, game in self.service.running():
+            if isinstance(game, StealGame):
+                self.schedule(row, game)
+
+    # ------------------------------------------------------------------------- handlers
+
+    async def flip(
+        self,
+        interaction: discord.Interaction[Any],
+        *,
+        game_id: int | None = None,
+        round_shown: int | None = None,
+    ) -> None:
+        """Begin a battle from /flip (a new table message) or a Flip button (that message)."""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        lang = public_lang(interaction)
+        pressed = interaction.message.id if game_id is not None and interaction.message else None
+
+        async def work() -> Reply:
+            try:
+                result = await self.service.begin_battle(
+                    channel_id,
+                    interaction.user.id,
+                    game_id=game_id,
+                    expected_round=round_shown,
+                    table_message_id=pressed,
+                )
+            except Refusal as refusal:
+                if refusal.key != "flip.raced" or game_id is None:
+                    raise
+                row = await self.storage.get_game(game_id)
+                if row is not None and row.table_message_id == pressed:
+                    # Two presses on the newest table: the other one played; this one shows it.
+                    return Reply(silent=True)
+                raise Refusal("err.stale_button") from None
+            embed, view = self._table(result, lang)
+            after: Callable[[int], Awaitable[None]] | None = None
+            if result.outcome is not None:
+                over = await ending(self.service, result.row, result.game, lang, embed)
+                view, after = over.view, over.sent
+
+            async def sent(message_id: int) -> None:
+                if pressed is None and result.outcome is None:
+                    row = result.row
+                    await self.service.show_table(channel_id, row.id, row.round, message_id)
+                if after is not None:
+                    await after(message_id)
+                self._shows(result)
+
+            return Reply(
+                embed=embed, view=view, update=pressed is not None, durable=True, sent=sent
+            )
+
+        await respond(interaction, work(), update=pressed is not None)
+
+    async def on_look(self, interaction: discord.Interaction[Any], game_id: int) -> None:
+        """Answer a Look press privately: the presser's next card and their choices."""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        lang = user_lang(interaction)
+
+        async def work() -> Reply:
+            row, game, seat = await self.service.steal_seat(
+                channel_id, interaction.user.id, game_id
+            )
+            return Reply(
+                content=look_text(game, seat, names_of(row), lang),
+                view=choice_view(row, game, seat, lang),
+                ephemeral=True,
+            )
+
+        await respond(interaction, work(), ephemeral=True)
+
+    async def on_choice(
+        self,
+        interaction: discord.Interaction[Any],
+        game_id: int,
+        choice: Choice,
+        seat: int,
+        card: int,
+        *,
+        targets: Sequence[int] = (),
+        expected_round: int | None = None,
+    ) -> None:
+        """Handle a steal, play or top-card press; the table shows the move to everyone."""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        mine = user_lang(interaction)
+        public = public_lang(interaction)
+        on_table = choice == "top"  # the top-card buttons are on the table; the others private
+
+        async def work() -> Reply:
+            result = await self.service.choose(
+                channel_id,
+                interaction.user.id,
+                game_id,
+                choice,
+                seat=seat,
+                card=card,
+                targets=targets,
+                expected_round=expected_round,
+            )
+            row, game = result.row, result.game
+            names = names_of(row)
+            if on_table:
+                note = t(
+                    public, "steal.top_chosen", name=names[seat], card=card_label(card, public)
+                )
+                embed, view = self._table(result, public, [note])
+
+                async def shown(_: int) -> None:
+                    self._shows(result)
+
+                return Reply(embed=embed, view=view, update=True, durable=True, sent=shown)
+            lines = [self._done_line(result, choice, card, targets, mine)]
+            private = choice_view(row, game, seat, mine)
+            if result.played is not None and private is None:
+                lines.append(t(mine, "steal.decided"))
+            elif game.outcome is None:
+                lines.append(look_text(game, seat, names, mine))
+            await self._show(result, public)
+            return Reply(content="\n".join(lines), view=private, update=True)
+
+        await respond(interaction, work(), update=True)
+
+    @staticmethod
+    def _done_line(
+        result: ChoiceResult, choice: Choice, card: int, targets: Sequence[int], lang: Lang
+    ) -> str:
+        if choice == "play":
+            return t(lang, "steal.played", card=card_label(card, lang))
+        names = names_of(result.row)
+        return t(lang, "steal.stole", victims=fmt_list([names[s] for s in targets], lang))

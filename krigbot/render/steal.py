@@ -1,0 +1,163 @@
+"""Steal War at the table (RULES §10): the battle under way, the open choices, a private look.
+
+The public table shows only what lies face up: cards played, steals, war steps (face-down
+cards as a number), loot tops. A player's own next card appears only in :func:`look_text`,
+which the Discord layer sends to that player alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from krigbot.engine import Round
+from krigbot.engine.events import LookChoice, TopChoice
+from krigbot.engine.steal import StealGame
+from krigbot.i18n import Lang, card_label, fmt_list, t
+from krigbot.render.embeds import COLOUR_TABLE, COLOUR_WAR, counts_field, names_of, round_embed
+
+if TYPE_CHECKING:
+    from krigbot.storage import GameRow
+
+UNKNOWN = "?"
+"""Shown for a face-up card not yet played."""
+LABEL_NAME = 32
+"""Longest display name on a button (a label holds 80 characters)."""
+
+
+def _battle(game: StealGame) -> dict[str, Any]:
+    # The engine exposes the battle under way only through its save format, which is stable
+    # (saved games are read back with it) and holds face-down cards apart from face-up ones.
+    battle: dict[str, Any] = game.to_dict()["battle"]
+    return battle
+
+
+def in_war(game: StealGame) -> bool:
+    """Tell whether the battle under way has come to a war."""
+    return bool(_battle(game)["steps"])
+
+
+def waiting(game: StealGame, seat: int) -> bool:
+    """Tell whether a seat still has to turn its face-up card in the battle (or war step)."""
+    return seat in _battle(game)["waiting"]
+
+
+def label_name(name: str) -> str:
+    """Return a display name for a button label (labels show no markdown and ping nobody)."""
+    cleaned = " ".join(name.split()) or "?"
+    return cleaned if len(cleaned) <= LABEL_NAME else cleaned[: LABEL_NAME - 1] + "…"
+
+
+def battle_lines(game: StealGame, names: Sequence[str], lang: Lang) -> list[str]:
+    """Return the battle under way as everyone sees it: face-up cards, steals and war steps."""
+    battle = _battle(game)
+    lines = [
+        t(lang, "table.battle", name=f"**{names[seat]}**", card=card_label(code, lang))
+        for seat, code in battle["battle"]
+    ]
+    for seat, code, victims, _ in battle["steals"]:
+        lines.append(
+            t(
+                lang,
+                "table.steal",
+                name=f"**{names[seat]}**",
+                card=card_label(code, lang),
+                victims=fmt_list([names[v] for v in victims], lang),
+            )
+        )
+    steps = battle["steps"]
+    if steps:
+        fighters = fmt_list([names[s] for s in steps[0]["fighters"]], lang)
+        lines.append("⚔️ " + t(lang, "table.war", names=fighters))
+    standing = dict(battle["standing"])
+    for number, step in enumerate(steps, start=1):
+        last = number == len(steps)
+        ups = []
+        for index, seat in enumerate(step["fighters"]):
+            if seat in step["knocked_out"]:
+                continue
+            # The step under way shows the face-up cards played so far, the others nothing.
+            code = standing.get(seat, UNKNOWN) if last else step["compared"][index]
+            ups.append(f"{names[seat]} {UNKNOWN if code == UNKNOWN else card_label(code, lang)}")
+        down = max((len(cards) for cards in step["face_down"]), default=0)
+        lines.append(
+            t(lang, "table.war_step", count=down, n=number, down=down, cards=" – ".join(ups))
+        )
+    return lines
+
+
+def choice_lines(
+    game: StealGame, names: Sequence[str], lang: Lang, deadline: datetime | None
+) -> list[str]:
+    """Return what the table waits for: who chooses, and until when; or how to go on."""
+    pending = game.pending()
+    if game.finished:
+        return []
+    if not pending:
+        return [t(lang, "steal.flip_hint", flip=t(lang, "table.flip"))]
+    first = pending[0]
+    if isinstance(first, TopChoice):
+        lines = [t(lang, "steal.choosing_top", name=f"**{names[first.seat]}**")]
+    else:
+        choosing = [f"**{names[c.seat]}**" for c in pending if isinstance(c, LookChoice)]
+        lines = [t(lang, "steal.waiting", names=fmt_list(choosing, lang))]
+    if deadline is not None:
+        lines.append(t(lang, "steal.deadline", when=discord.utils.format_dt(deadline, "R")))
+    return lines
+
+
+def steal_table_embed(
+    row: GameRow,
+    game: StealGame,
+    lang: Lang,
+    *,
+    played: Round | None = None,
+    notes: Sequence[str] = (),
+    deadline: datetime | None = None,
+) -> discord.Embed:
+    """Return the Steal War table: the last battle or the one under way, counts and choices."""
+    names = names_of(row)
+    if played is not None:
+        embed = round_embed(row, game, [played], lang)
+        story = [*notes, embed.description or ""]
+    else:
+        # A battle under way is the next round; between battles the table shows the last one.
+        shown = game.round + 1 if game.in_battle else game.round
+        embed = discord.Embed(
+            title=t(lang, "table.title", round=shown),
+            colour=COLOUR_WAR if game.in_battle and in_war(game) else COLOUR_TABLE,
+        )
+        story = [*notes, *battle_lines(game, names, lang)]
+        embed.add_field(
+            name=t(lang, "table.counts_heading"),
+            value=counts_field(game, names, lang),
+            inline=False,
+        )
+        embed.set_footer(text=t(lang, "table.round_footer", round=shown, game=row.id))
+    embed.description = "\n".join(line for line in story if line)[:4000] or None
+    now = choice_lines(game, names, lang, deadline)
+    if now:
+        embed.add_field(name=t(lang, "steal.now"), value="\n".join(now), inline=False)
+    return embed
+
+
+def look_text(game: StealGame, seat: int, names: Sequence[str], lang: Lang) -> str:
+    """Return what a player sees privately: their next card and what they may do with it."""
+    card = game.look(seat)
+    if card is None:
+        return t(lang, "err.out_of_game")
+    turning = game.in_battle and waiting(game, seat)
+    key = "steal.your_war_card" if turning and in_war(game) else "steal.your_card"
+    lines = [t(lang, key, card=card_label(card, lang))]
+    choice = next((c for c in game.pending() if c.seat == seat), None)
+    if isinstance(choice, LookChoice):
+        victims = fmt_list([names[s] for s in choice.can_steal], lang)
+        lines.append(t(lang, "steal.can_steal", victims=victims))
+    elif turning:
+        lines.append(t(lang, "steal.will_play"))
+    else:
+        lines.append(t(lang, "steal.next_battle"))
+    return "\n".join(lines)

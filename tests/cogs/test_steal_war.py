@@ -1,0 +1,565 @@
+"""Steal War at the table (RULES §10): private looks, steals, top cards, time-outs, restarts."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.cogs.steal import top_offer
+from krigbot.engine import Rules
+from krigbot.engine.cards import card_code, card_value, parse_card
+from krigbot.engine.events import LookChoice, TopChoice
+from krigbot.engine.steal import StealGame
+from krigbot.i18n import card_label, fmt_list, t
+from krigbot.render.steal import in_war, look_text, steal_table_embed
+from krigbot.storage import GameRow, Storage
+from tests.cogs.helpers import (
+    PRIMARY,
+    SUCCESS,
+    UPDATE_MESSAGE,
+    buttons,
+    embed_text,
+    fix_seeds,
+    flip,
+    flip_button,
+    game_row,
+    press,
+    public_messages,
+    start_game,
+    text_of,
+)
+from tests.conftest import make_settings
+from tests.standin import (
+    ChannelEvent,
+    DiscordStandIn,
+    InteractionResponse,
+    Message,
+    User,
+    run_bot,
+)
+from tests.standin.fixtures import SampleWorld
+
+TWO = Rules.preset("stjel", players=2)
+THREE = Rules.preset("stjel", players=3)
+QUICK = 0.2
+"""Seconds a choice lasts on the quick bot: over before a test could press anything."""
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+ROW = GameRow(
+    id=1,
+    guild_id=1,
+    channel_id=1,
+    challenger_id=1,
+    status="running",
+    variant="stjel",
+    rules=TWO.to_dict(),
+    seed=1,
+    players=(1, 2),
+    names=("Alice", "Bob"),
+    accepted=(1, 2),
+    state=None,
+    round=0,
+    table_message_id=None,
+    challenge_message_id=None,
+    result=None,
+    created_at=NOW,
+    updated_at=NOW,
+    last_activity_at=NOW,
+    finished_at=None,
+    extra={},
+)
+"""A stored game row for rendering without a bot."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A deal, the top cards its winners choose, and the first choice of a steal it leads to."""
+
+    rules: Rules
+    seed: int
+    tops: tuple[int | None, ...]
+    """Per battle before the choice, the card its winner puts on top (None: no top offered)."""
+    choice: LookChoice
+
+
+def first_choice(
+    rules: Rules, wanted: Callable[[LookChoice], bool], *, depth: int = 4, defaults: bool = False
+) -> Plan:
+    """Return the first deal (and top cards) whose first choice is one player's and ``wanted``.
+
+    With ``defaults`` every winner keeps the default top card, as a time-out leaves it.
+    """
+
+    def search(game: StealGame, tops: tuple[int | None, ...]) -> Plan | None:
+        if game.begin_battle() is None:
+            choices = game.pending()
+            if len(choices) == 1 and isinstance(choices[0], LookChoice) and wanted(choices[0]):
+                return Plan(rules, game.seed, tops, choices[0])
+            return None
+        if game.finished or len(tops) >= depth:
+            return None
+        pending = game.pending()
+        if not pending:
+            return search(game, (*tops, None))
+        (top,) = pending
+        assert isinstance(top, TopChoice)
+        saved = game.to_dict()
+        default = game.loot_top(top.seat)
+        assert default is not None
+        for card in [default] if defaults else top_offer(top, default):
+            branch = StealGame.from_dict(saved)
+            branch.put_on_top(top.seat, card)
+            found = search(branch, (*tops, card))
+            if found is not None:
+                return found
+        return None
+
+    for seed in range(2000):
+        plan = search(StealGame.new(rules, seed), ())
+        if plan is not None:
+            return plan
+    raise AssertionError("no seed found")
+
+
+STEAL_ONE = first_choice(TWO, lambda choice: True)
+STEAL_TWO = first_choice(THREE, lambda choice: len(choice.can_steal) == 2)
+STEAL_BY_DEFAULT = first_choice(TWO, lambda choice: True, defaults=True)
+
+
+def expected_game(plan: Plan) -> StealGame:
+    """Return the engine's own game after the moves the tests make up to the plan's choice."""
+    game = StealGame.new(plan.rules, plan.seed)
+    for card in plan.tops:
+        assert game.begin_battle() is not None
+        if card is not None:
+            (top,) = game.pending()
+            game.put_on_top(top.seat, card)
+    assert game.begin_battle() is None
+    return game
+
+
+# ------------------------------------------------------------------------------ driving
+
+
+def top_buttons(shown: Any) -> dict[str, dict[str, Any]]:
+    """Return the table's top-card buttons by custom id."""
+    return {cid: b for cid, b in buttons(shown).items() if cid.startswith("krig:top:")}
+
+
+def look_button(shown: Any) -> str:
+    """Return the custom id of the table's Look button."""
+    (custom_id,) = [c for c in buttons(shown) if c.startswith("krig:look:")]
+    return custom_id
+
+
+async def choose_top(
+    standin: DiscordStandIn, table: Message, players: Sequence[User], card: int
+) -> InteractionResponse:
+    """Let the winner of the battle just decided put ``card`` on top of their loot pile."""
+    (custom_id,) = [c for c in top_buttons(table) if c.endswith(f":{card_code(card)}")]
+    seat = int(custom_id.split(":")[4])
+    return await press(standin, table, custom_id, players[seat])
+
+
+async def play_to_choice(
+    standin: DiscordStandIn, table: Message, plan: Plan, players: Sequence[User]
+) -> None:
+    """Play the battles before the plan's choice, then begin the battle that brings it."""
+    for card in plan.tops:
+        answer = await press(standin, table, flip_button(table), players[0])
+        assert answer.type == UPDATE_MESSAGE, text_of(answer)
+        if card is not None:
+            answer = await choose_top(standin, table, players, card)
+            assert answer.type == UPDATE_MESSAGE, text_of(answer)
+    answer = await press(standin, table, flip_button(table), players[0])
+    assert answer.type == UPDATE_MESSAGE, text_of(answer)
+
+
+async def look(standin: DiscordStandIn, table: Message, user: User) -> InteractionResponse:
+    """Press Look at my card and return the private answer."""
+    return await press(standin, table, look_button(table), user)
+
+
+async def start_steal_war(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    monkeypatch: pytest.MonkeyPatch,
+    plan: Plan,
+) -> tuple[Message, list[User]]:
+    """Deal the plan's game between Alice, Bob (and Carol); return the table and the players."""
+    players = [world.alice, world.bob, world.carol][: plan.rules.players]
+    fix_seeds(monkeypatch, plan.seed)
+    table = await start_game(standin, world.no_channel, *players, variant="stjel")
+    return table.message, players
+
+
+def names(plan: Plan) -> list[str]:
+    """Return the players' names in seat order."""
+    return ["Alice", "Bob", "Carol"][: plan.rules.players]
+
+
+def table_id(table: Message) -> int:
+    """Return the game id the table's buttons carry."""
+    return int(look_button(table).split(":")[2])
+
+
+def code(plan: Plan) -> str:
+    """Return the code of the card the plan's choice is about."""
+    return card_code(plan.choice.card)
+
+
+@contextlib.asynccontextmanager
+async def running_bot(
+    standin: DiscordStandIn, db_path: Path, **settings: Any
+) -> AsyncIterator[KrigBot]:
+    """Run a fresh bot process's worth of objects on the database file, as a restart would."""
+    storage = await Storage.open(db_path)
+    try:
+        bot = KrigBot(make_settings(db_path, **settings), storage, guild_ready_timeout=0.05)
+        async with run_bot(bot, standin) as running:
+            yield running
+    finally:
+        await storage.close()
+
+
+def shown_in(table: Message, text: str) -> Callable[[ChannelEvent], bool]:
+    """Return a test for an edit of the table that shows ``text``."""
+    return lambda event: event.message is table and text in text_of(event.revision)
+
+
+# -------------------------------------------------------------------------------- tests
+
+
+async def test_a_matching_card_is_shown_privately_and_steals_the_pile(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = STEAL_ONE
+    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    await play_to_choice(standin, table, plan, players)
+    thief, victim = plan.choice.seat, plan.choice.can_steal[0]
+    card = card_label(plan.choice.card, "nb")
+    expected = expected_game(plan)
+    pile = len(expected.loot[victim])
+
+    shown = text_of(table)
+    assert f"Venter på at **{names(plan)[thief]}** skal stjele eller spille." in shown
+    assert "⏱️ Tiden går ut <t:" in shown
+    assert not any(c.startswith("krig:flip:") for c in buttons(table))
+    answer = await look(standin, table, players[thief])
+
+    mine = players[thief].locale
+    assert answer.ephemeral
+    assert answer.content.startswith(
+        t(mine, "steal.your_card", card=card_label(plan.choice.card, mine))
+    )
+    steal_id = f"krig:steal:{table_id(table)}:{thief}:{code(plan)}:{victim}"
+    label = t(mine, "steal.steal_from", name=names(plan)[victim], n=pile)
+    assert buttons(answer)[steal_id]["label"] == label
+    assert buttons(answer)[steal_id]["style"] == SUCCESS
+    assert f"krig:play:{table_id(table)}:{thief}:{code(plan)}" in buttons(answer)
+    assert all(card not in text_of(m) for m in public_messages(standin, world.no_channel))
+
+    assert answer.message is not None
+    stolen = await press(standin, answer.message, steal_id, players[thief])
+
+    assert stolen.type == UPDATE_MESSAGE
+    assert stolen.content.startswith(t(mine, "steal.stole", victims=names(plan)[victim]))
+    thief_name, victim_name = names(plan)[thief], names(plan)[victim]
+    assert f"**{thief_name}** stjeler bunken til {victim_name} med {card}" in text_of(table)
+    expected.steal(thief, [victim])
+    row = await game_row(bot, table_id(table))
+    assert row.state == expected.to_dict()
+
+
+async def test_one_card_steals_two_matching_piles_at_once(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = STEAL_TWO
+    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    await play_to_choice(standin, table, plan, players)
+    thief = plan.choice.seat
+    victims = list(plan.choice.can_steal)
+    expected = expected_game(plan)
+    both = sum(len(expected.loot[v]) for v in victims)
+    bystander = next(s for s in range(3) if s != thief)
+
+    waiting = await look(standin, table, players[bystander])
+    answer = await look(standin, table, players[thief])
+
+    assert waiting.ephemeral
+    assert t(players[bystander].locale, "steal.will_play") in waiting.content
+    assert buttons(waiting) == {}
+    every = f"krig:steal:{table_id(table)}:{thief}:{code(plan)}:{victims[0]}-{victims[1]}"
+    mine = players[thief].locale
+    labels = [b["label"] for b in buttons(answer).values()]
+    assert labels == [
+        t(mine, "steal.steal_from", name=names(plan)[victims[0]], n=len(expected.loot[victims[0]])),
+        t(mine, "steal.steal_from", name=names(plan)[victims[1]], n=len(expected.loot[victims[1]])),
+        t(mine, "steal.steal_all", n=both),
+        t(mine, "steal.play", card=card_label(plan.choice.card, mine)),
+    ]
+    assert answer.message is not None
+    stolen = await press(standin, answer.message, every, players[thief])
+
+    victim_names = [names(plan)[v] for v in victims]
+    assert stolen.content.startswith(t(mine, "steal.stole", victims=fmt_list(victim_names, mine)))
+    together = fmt_list(victim_names, "nb")
+    card = card_label(plan.choice.card, "nb")
+    assert f"**{names(plan)[thief]}** stjeler bunken til {together} med {card}" in text_of(table)
+    expected.steal(thief, victims)
+    row = await game_row(bot, table_id(table))
+    assert row.state == expected.to_dict()
+
+
+async def test_the_winner_chooses_the_top_of_their_loot_pile_and_only_they_may(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = STEAL_ONE
+    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    expected = StealGame.new(TWO, plan.seed)
+    assert expected.begin_battle() is not None
+    (top,) = expected.pending()
+    assert isinstance(top, TopChoice)
+    default = expected.loot_top(top.seat)
+    other = next(card for card in top.cards if card != default)
+    winner, loser = players[top.seat], players[1 - top.seat]
+
+    await press(standin, table, flip_button(table), world.alice)
+
+    assert f"**{names(plan)[top.seat]}** velger hvilket vunnet kort" in text_of(table)
+    tops = top_buttons(table)
+    assert [b["label"] for b in tops.values()] == [card_label(c, "nb") for c in top.cards]
+    assert [b["style"] == PRIMARY for b in tops.values()] == [c == default for c in top.cards]
+    assert not any(c.startswith("krig:flip:") for c in buttons(table))
+    waiting = await flip(standin, world.no_channel, loser)
+    assert waiting.ephemeral
+    assert waiting.content == t(loser.locale, "steal.top_pending", name=names(plan)[top.seat])
+    other_id = next(c for c in tops if c.endswith(f":{card_code(other)}"))
+    by_loser = await press(standin, table, other_id, loser)
+    by_stranger = await press(standin, table, other_id, world.moderator)
+
+    assert by_loser.ephemeral
+    assert by_loser.content == t(loser.locale, "steal.not_yours", name=names(plan)[top.seat])
+    assert by_stranger.ephemeral
+    assert by_stranger.content == "Bare spillerne i dette spillet kan gjøre det."
+    chosen = await press(standin, table, other_id, winner)
+
+    assert chosen.type == UPDATE_MESSAGE
+    label = card_label(other, "nb")
+    assert f"{names(plan)[top.seat]} la {label} øverst i byttebunken." in text_of(table)
+    assert f"bytte {label} ({len(top.cards)})" in text_of(table)
+    assert top_buttons(table) == {}
+    assert flip_button(table) == f"krig:flip:{table_id(table)}:1"
+    expected.put_on_top(top.seat, other)
+    row = await game_row(bot, table_id(table))
+    assert row.state == expected.to_dict()
+
+
+async def test_looking_and_stale_choices_are_refused_to_the_wrong_people(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = STEAL_ONE
+    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    await play_to_choice(standin, table, plan, players)
+    thief = players[plan.choice.seat]
+
+    stranger = await look(standin, table, world.carol)
+    first = await look(standin, table, thief)
+    second = await look(standin, table, thief)
+    assert first.message is not None
+    assert second.message is not None
+    play_id = f"krig:play:{table_id(table)}:{plan.choice.seat}:{code(plan)}"
+    played = await press(standin, first.message, play_id, thief)
+    again = await press(standin, second.message, play_id, thief)
+
+    mine = thief.locale
+    assert stranger.ephemeral
+    assert stranger.content == "Only the players of this game can do that."  # Carol's English
+    assert played.content.startswith(
+        t(mine, "steal.played", card=card_label(plan.choice.card, mine))
+    )
+    assert again.ephemeral
+    assert again.content == t(mine, "steal.stale")
+    row = await game_row(bot, table_id(table))
+    assert row.state is not None
+    assert row.state["actions"].count(["play", plan.choice.seat]) == 1
+
+
+async def test_a_choice_not_made_in_time_is_made_by_default(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    storage: Storage,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plan = STEAL_BY_DEFAULT
+    players = [world.alice, world.bob]
+    fix_seeds(monkeypatch, plan.seed)
+    bot = KrigBot(make_settings(db_path, choice_seconds=QUICK), storage, guild_ready_timeout=0.05)
+    async with run_bot(bot, standin):
+        started = await start_game(standin, world.no_channel, *players, variant="stjel")
+        table = started.message
+        watcher = standin.watch(world.no_channel)
+        for card in plan.tops:
+            await press(standin, table, flip_button(table), world.alice)
+            if card is not None:
+                # Nobody chooses: the winner's won cards keep the order placed.
+                await watcher.next("edit", predicate=shown_in(table, "⏱️ Tiden gikk ut: "))
+        await press(standin, table, flip_button(table), world.alice)
+        thief, victim = names(plan)[plan.choice.seat], names(plan)[plan.choice.can_steal[0]]
+
+        timed_out = await watcher.next(
+            "edit", predicate=shown_in(table, f"⏱️ Tiden gikk ut for {thief}: standardvalget")
+        )
+
+        card = card_label(plan.choice.card, "nb")
+        assert f"**{thief}** stjeler bunken til {victim} med {card}" in text_of(timed_out.revision)
+        row = await game_row(bot, started.game_id)
+        assert row.state is not None
+        steal = ["steal", plan.choice.seat, list(plan.choice.can_steal)]
+        assert steal in row.state["actions"]
+
+
+async def test_a_restart_during_a_choice_keeps_the_choice_and_its_buttons(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = STEAL_ONE
+    async with running_bot(standin, db_path):
+        table, players = await start_steal_war(standin, world, monkeypatch, plan)
+        await play_to_choice(standin, table, plan, players)
+    thief, victim = plan.choice.seat, plan.choice.can_steal[0]
+
+    async with running_bot(standin, db_path) as restarted:
+        answer = await look(standin, table, players[thief])
+        assert answer.message is not None
+        steal_id = f"krig:steal:{table_id(table)}:{thief}:{code(plan)}:{victim}"
+        stolen = await press(standin, answer.message, steal_id, players[thief])
+
+        assert stolen.type == UPDATE_MESSAGE
+        card = card_label(plan.choice.card, "nb")
+        assert f"stjeler bunken til {names(plan)[victim]} med {card}" in text_of(table)
+        expected = expected_game(plan)
+        expected.steal(thief, [victim])
+        row = await game_row(restarted, table_id(table))
+        assert row.state == expected.to_dict()
+
+
+async def test_a_choice_open_at_a_restart_still_times_out(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = STEAL_ONE
+    async with running_bot(standin, db_path):
+        table, players = await start_steal_war(standin, world, monkeypatch, plan)
+        await play_to_choice(standin, table, plan, players)
+    watcher = standin.watch(world.no_channel)
+    thief = names(plan)[plan.choice.seat]
+
+    async with running_bot(standin, db_path, choice_seconds=QUICK):
+        timed_out = await watcher.next(
+            "edit", predicate=shown_in(table, f"⏱️ Tiden gikk ut for {thief}: standardvalget")
+        )
+
+    assert "stjeler bunken til" in text_of(timed_out.revision)
+
+
+async def test_nobody_can_give_up_in_the_middle_of_a_battle(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = STEAL_ONE
+    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    await play_to_choice(standin, table, plan, players)
+    asked = await (
+        await standin.slash("krig forfeit", user=world.alice, channel=world.no_channel)
+    ).response()
+    assert asked.message is not None
+    yes = next(c for c in buttons(asked) if c.endswith(":yes"))
+
+    answer = await press(standin, asked.message, yes, world.alice)
+
+    assert answer.ephemeral
+    assert answer.content == "Du kan gi opp når runden som pågår, er avgjort."  # Alice: nb
+    row = await game_row(bot, table_id(table))
+    assert row.status == "running"
+
+
+async def test_a_steal_war_game_ends_with_its_result_and_no_choices_left(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = Rules.preset("stjel", players=2, max_rounds=1)
+    expected = StealGame.new(rules, STEAL_ONE.seed)
+    played = expected.play_round()
+    assert played.winner is not None
+    fix_seeds(monkeypatch, STEAL_ONE.seed)
+    started = await start_game(
+        standin, world.no_channel, world.alice, world.bob, variant="stjel", rounds=1
+    )
+
+    answer = await flip(standin, world.no_channel, world.bob)
+
+    assert not answer.ephemeral
+    winner = ("Alice", "Bob")[played.winner]
+    assert f"🏆 **{winner}** vinner!" in text_of(answer)
+    assert not any(c.startswith(("krig:look:", "krig:top:", "krig:flip:")) for c in buttons(answer))
+    row = await game_row(bot, started.game_id)
+    assert row.status == "finished"
+    assert row.state == expected.to_dict()
+
+
+# ------------------------------------------------------------------ what the table shows
+
+
+def war_choice(rules: Rules) -> StealGame:
+    """Return a game (by defaults) stopped at the first choice of a war's face-up card."""
+    for seed in range(3000):
+        game = StealGame.new(rules, seed)
+        while not game.finished and game.round < 60:
+            played = game.begin_battle()
+            while played is None and game.in_battle:
+                if in_war(game) and game.pending():
+                    return game
+                played = game.apply_defaults()
+    raise AssertionError("no seed found")
+
+
+def test_a_war_under_way_shows_face_down_cards_only_as_a_number() -> None:
+    game = war_choice(THREE)
+    saved = game.to_dict()["battle"]
+    (step,) = saved["steps"]
+    face_down = [card_label(code, "nb") for cards in step["face_down"] for code in cards]
+    chooser = game.pending()[0].seat
+    row = dataclasses.replace(
+        ROW, rules=THREE.to_dict(), players=(1, 2, 3), names=("Alice", "Bob", "Carol")
+    )
+
+    embed = steal_table_embed(row, game, "nb", deadline=ROW.created_at)
+    shown = embed.description or ""
+
+    assert "⚔️ Krig! " in shown
+    assert "Krigstrinn 1: 3 kort med baksiden opp hver" in shown
+    public = embed_text(embed.to_dict())
+    assert not any(label in public for label in face_down)
+    war_card = game.look(chooser)
+    assert war_card is not None
+    assert card_label(war_card, "nb") not in public
+    assert look_text(game, chooser, ["Alice", "Bob", "Carol"], "nb").startswith(
+        "Kortet du snur i krigen: "
+    )
+
+
+def test_a_big_pot_offers_one_top_card_per_rank_with_the_default_among_them() -> None:
+    cards = tuple(parse_card(code) for code in [f"{r}{s}" for s in "SHDC" for r in "23456789"])
+    default = parse_card("7D")
+
+    offered = top_offer(TopChoice(0, cards), default)
+
+    assert len(offered) == 8
+    assert {card_value(card) for card in offered} == set(range(2, 10))
+    assert default in offered
+    assert offered == [card for card in cards if card in offered]  # in the order placed

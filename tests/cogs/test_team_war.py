@@ -1,0 +1,102 @@
+"""Team war (RULES §9): two against two from the challenge to the result and the records."""
+
+from __future__ import annotations
+
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.engine import Game, Rules
+from tests.cogs.helpers import (
+    UPDATE_MESSAGE,
+    challenge_message,
+    fix_seeds,
+    flip,
+    game_id_of,
+    game_row,
+    press,
+    text_of,
+)
+from tests.standin import DiscordStandIn, User
+from tests.standin.fixtures import SampleWorld
+
+ROUNDS = 10
+NBSP = "\xa0"
+
+
+def team_seed(rules: Rules, winners: tuple[int, ...]) -> tuple[int, Game]:
+    """Return the first seed whose game ``winners`` win, and that game played to its end."""
+    for seed in range(500):
+        game = Game.new(rules, seed)
+        while game.outcome is None:
+            game.play_round()
+        if game.outcome.winners == winners:
+            return seed, game
+    raise AssertionError("no seed found")
+
+
+def add_dave(standin: DiscordStandIn, world: SampleWorld) -> User:
+    """Return a fourth player on the Norwegian server."""
+    dave = standin.add_user("dave", "Dave", locale="da")
+    standin.add_member(world.no_guild, dave)
+    return dave
+
+
+async def test_a_team_game_from_challenge_to_result_credits_both_partners(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dave = add_dave(standin, world)
+    seed, expected = team_seed(Rules.preset("lag", players=4, max_rounds=ROUNDS), (1, 3))
+    fix_seeds(monkeypatch, seed)
+    alice, bob, carol = world.alice, world.bob, world.carol
+
+    message = await challenge_message(
+        standin, world.no_channel, alice, bob, carol, dave, variant="lag", rounds=ROUNDS
+    )
+    assert "Lag: Alice og Carol mot Bob og Dave" in text_of(message)
+    game_id = game_id_of(message)
+    for player in (bob, carol, dave):
+        answer = await press(standin, message, f"krig:accept:{game_id}", player)
+        assert answer.type == UPDATE_MESSAGE
+    dealt = message.embeds[0]["fields"][0]["value"].splitlines()
+    assert [line.split(":")[0] for line in dealt] == [
+        "**Lag 1 (Alice og Carol)",
+        "Alice",
+        "Carol",
+        "**Lag 2 (Bob og Dave)",
+        "Bob",
+        "Dave",
+    ]
+    assert dealt[0] == "**Lag 1 (Alice og Carol): 26**"
+
+    finished = await flip(standin, world.no_channel, alice, count=ROUNDS)
+
+    shown = text_of(finished)
+    assert "🏆 Lag 2 vinner: **Bob** og **Dave**!" in shown
+    assert f"rundegrensen ble nådd ({ROUNDS} runder)" in shown
+    team_two = expected.counts[1] + expected.counts[3]
+    assert f"**Lag 2 (Bob og Dave): {team_two}**" in shown
+    for seat, name in enumerate(("Alice", "Bob", "Carol", "Dave")):
+        assert f"{name}: **{expected.counts[seat]}**" in shown
+    row = await game_row(bot, game_id)
+    assert row.status == "finished"
+
+    board = await (
+        await standin.slash("krig leaderboard", user=carol, channel=world.no_channel)
+    ).response()
+    lines = board.embeds[0]["description"].splitlines()
+    assert lines == [
+        f"🥇 1. <@{bob.id}> — vant 1 av 1 (100{NBSP}%) · uavgjort: 0",
+        f"🥈 2. <@{dave.id}> — vant 1 av 1 (100{NBSP}%) · uavgjort: 0",
+        f"🥉 3. <@{alice.id}> — vant 0 av 1 (0{NBSP}%) · uavgjort: 0",
+        f"4. <@{carol.id}> — vant 0 av 1 (0{NBSP}%) · uavgjort: 0",
+    ]
+
+    stats = await (
+        await standin.slash(
+            "krig stats", user=alice, channel=world.no_channel, options={"user": dave}
+        )
+    ).response()
+    fields = {field["name"]: field["value"] for field in stats.embeds[0]["fields"]}
+    assert fields["Seire"] == "1"
+    assert fields["Vanligste lagkamerat"] == f"<@{bob.id}>: 1–0 i 1 spill (0 uavgjort)"
+    assert fields["Vanligste motstander"] == f"<@{alice.id}>: 1–0 i 1 spill (0 uavgjort)"

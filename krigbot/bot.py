@@ -10,12 +10,17 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from krigbot.cogs.autoplay import AUTOPLAY_ITEMS, AutoplayCog
 from krigbot.cogs.buttons import DYNAMIC_ITEMS
+from krigbot.cogs.history import HISTORY_ITEMS, HistoryCog
 from krigbot.cogs.krig import KrigCog
+from krigbot.cogs.matches import MATCH_ITEMS, MatchCog
 from krigbot.cogs.replies import NO_MENTIONS, answer_error, refuse
+from krigbot.cogs.steal import STEAL_ITEMS, StealCog
 from krigbot.config import Settings
 from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
+from krigbot.matches import MatchKeeper
 from krigbot.sessions import GameService
 from krigbot.storage import Storage
 
@@ -55,15 +60,31 @@ class KrigBot(commands.Bot):
             storage,
             idle_after=timedelta(hours=settings.idle_hours),
             challenge_ttl=timedelta(seconds=settings.challenge_seconds),
+            choice_ttl=timedelta(seconds=settings.choice_seconds),
         )
+        self.matches = MatchKeeper(self.service)
 
     async def setup_hook(self) -> None:
         await self.tree.set_translator(Translator())
         cog = KrigCog(self)
         await self.add_cog(cog)
-        self.add_dynamic_items(*DYNAMIC_ITEMS)
+        steal = StealCog(self)
+        await self.add_cog(steal)
+        autoplay = AutoplayCog(self)
+        await self.add_cog(autoplay)
+        await self.add_cog(HistoryCog(self))
+        matches = MatchCog(self)
+        await self.add_cog(matches)
+        self.add_dynamic_items(
+            *DYNAMIC_ITEMS, *STEAL_ITEMS, *AUTOPLAY_ITEMS, *HISTORY_ITEMS, *MATCH_ITEMS
+        )
         challenges, broken = await self.service.restore()
         cog.restore_timers(challenges)
+        steal.restore_timers()
+        recovered = await self.matches.recover()
+        if recovered:
+            self.loop.create_task(matches.announce(recovered))
+        autoplay.restore()
         for row in broken:
             self.loop.create_task(
                 self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))

@@ -33,13 +33,18 @@ class Settings:
     """How long a challenge waits for everyone to accept."""
     choice_seconds: float = 60.0
     """Steal War: how long a player has for a choice before the default applies."""
+    autoplay_seconds: float = 1.2
+    """Autoplay edits its message at most once per this many seconds (Discord's channel limit)."""
+    render_processes: int = 1
+    """Worker processes that draw pictures (0: threads in the bot's own process)."""
 
     def __repr__(self) -> str:
         # Never let the token reach a log line or a traceback.
         return (
             f"Settings(token=<hidden>, db_path={str(self.db_path)!r}, dev_guild={self.dev_guild}, "
             f"log_level={self.log_level!r}, idle_hours={self.idle_hours}, "
-            f"challenge_seconds={self.challenge_seconds}, choice_seconds={self.choice_seconds})"
+            f"challenge_seconds={self.challenge_seconds}, choice_seconds={self.choice_seconds}, "
+            f"autoplay_seconds={self.autoplay_seconds}, render_processes={self.render_processes})"
         )
 
     @classmethod
@@ -70,7 +75,18 @@ class Settings:
             idle_hours=_positive(merged, "KRIG_IDLE_HOURS", 24.0),
             challenge_seconds=_positive(merged, "KRIG_CHALLENGE_SECONDS", 300.0),
             choice_seconds=_positive(merged, "KRIG_CHOICE_SECONDS", 60.0),
+            autoplay_seconds=_positive(merged, "KRIG_AUTOPLAY_SECONDS", 1.2),
+            render_processes=_count(merged, "KRIG_RENDER_PROCESSES", 1, most=8),
         )
+
+
+def _count(values: Mapping[str, str | None], key: str, default: int, *, most: int) -> int:
+    raw = values.get(key)
+    if raw is None or not raw.strip():
+        return default
+    if not raw.strip().isdigit() or int(raw) > most:
+        raise ConfigError(f"{key} must be a whole number from 0 to {most}, not {raw!r}")
+    return int(raw)
 
 
 def _optional_id(value: str | None) -> int | None:

@@ -11,12 +11,13 @@ import asyncio
 import dataclasses
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
-from .engine import EngineError, Game, Outcome, Round, Rules, RulesError
+from .engine import EngineError, Game, Outcome, Round, Rules, RulesError, run_to_end
+from .engine.events import LookChoice, TopChoice
 from .engine.game import outcome_to_dict
 from .engine.steal import StealGame, load_game, new_game
 from .storage import ChannelBusyError, GameRow, PlayerResult, Storage, StorageError
@@ -75,6 +76,25 @@ class FlipResult:
         return self.game.outcome
 
 
+Choice = Literal["steal", "play", "top"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceResult:
+    """A Steal War game after a move: the battle the move decided, and the choices timed out."""
+
+    row: GameRow
+    game: StealGame
+    played: Round | None = None
+    timed_out: tuple[LookChoice | TopChoice, ...] = ()
+    """The choices the time-out made by default (RULES §10), as they stood."""
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """Return how the game ended, if it did."""
+        return self.game.outcome
+
+
 def utcnow() -> datetime:
     """Return the current time, timezone-aware."""
     return datetime.now(UTC)
@@ -112,6 +132,11 @@ class _Running:
     game: AnyGame
 
 
+def _open_choice(game: StealGame, seat: int) -> LookChoice | TopChoice | None:
+    """Return the choice a seat has to make now, if any."""
+    return next((choice for choice in game.pending() if choice.seat == seat), None)
+
+
 def _lean(row: GameRow) -> GameRow:
     """Return the row without its saved state, which the engine game in memory replaces."""
     return dataclasses.replace(row, state=None)
@@ -126,11 +151,13 @@ class GameService:
         *,
         idle_after: timedelta = timedelta(hours=24),
         challenge_ttl: timedelta = timedelta(minutes=5),
+        choice_ttl: timedelta = timedelta(seconds=60),
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.storage = storage
         self.idle_after = idle_after
         self.challenge_ttl = challenge_ttl
+        self.choice_ttl = choice_ttl
         self.clock = clock
         self._locks: dict[int, asyncio.Lock] = {}
         self._running: dict[int, _Running] = {}
@@ -140,6 +167,8 @@ class GameService:
         updates the entry after it is committed, so a flip reads nothing from the database.
         Cached rows drop the saved state (the engine game is the state) to keep memory small.
         """
+        self.on_finish: list[Callable[[GameRow, AnyGame], Awaitable[None]]] = []
+        """Called with a game just finished, under its channel's lock (a match deals the next)."""
 
     def lock(self, channel_id: int) -> asyncio.Lock:
         """Return the lock that serialises changes to the game of a channel."""
@@ -159,8 +188,12 @@ class GameService:
         opponents: Sequence[Player],
         variant: str,
         options: dict[str, Any],
+        extra: dict[str, Any] | None = None,
     ) -> ChallengeResult:
-        """Create a challenge in a channel, refusing what cannot be played."""
+        """Create a challenge in a channel, refusing what cannot be played.
+
+        ``extra`` is stored with the game in the same write (the language of its messages).
+        """
         seen: set[int] = {challenger.user_id}
         for opponent in opponents:
             if opponent.user_id == challenger.user_id:
@@ -186,6 +219,7 @@ class GameService:
                     rules=rules.to_dict(),
                     seed=secrets.randbits(63),
                     now=now,
+                    extra=extra,
                 )
             except ChannelBusyError as exc:
                 existing = await self.storage.get_game(exc.game_id)
@@ -240,9 +274,12 @@ class GameService:
             row = await self._open_challenge(game_id)
             if user_id not in row.players or user_id == row.challenger_id:
                 raise Refusal("err.not_challenged")
-            if user_id in row.accepted:
+            everyone = set(row.accepted) == set(row.players)
+            if user_id in row.accepted and not everyone:
                 raise Refusal("challenge.already_accepted")
-            updated = await self.storage.accept(game_id, user_id, self.clock())
+            # Everyone has accepted already only if dealing failed after the last accept was
+            # saved (the database refused the write): then this press deals.
+            updated = row if everyone else await self.storage.accept(game_id, user_id, self.clock())
             if updated is None:
                 raise Refusal("err.challenge_over")
             if set(updated.accepted) != set(updated.players):
@@ -252,8 +289,7 @@ class GameService:
             if started is None:
                 raise Refusal("err.challenge_over")
             if table_message_id is not None:
-                await self.storage.set_table_message(game_id, table_message_id)
-                started = dataclasses.replace(started, table_message_id=table_message_id)
+                started = await self._set_table(started, table_message_id)
             self._running[started.channel_id] = _Running(_lean(started), game)
             return AcceptResult(started, game)
 
@@ -368,7 +404,13 @@ class GameService:
             return FlipResult(row, game, rounds)
 
     async def _set_table(self, row: GameRow, message_id: int) -> GameRow:
-        await self.storage.set_table_message(row.id, message_id)
+        try:
+            await self.storage.set_table_message(row.id, message_id)
+        except StorageError as exc:
+            # The change it shows is committed; failing now would tell the players that nothing
+            # changed. Only the link to the newest message is lost (its button still plays).
+            log.warning("could not remember the table message of game %s: %s", row.id, exc)
+            return row
         row = dataclasses.replace(row, table_message_id=message_id)
         running = self._running.get(row.channel_id)
         if running is not None and running.row.id == row.id:
@@ -429,6 +471,13 @@ class GameService:
                 state=state,
             )
             self._running.pop(row.channel_id, None)
+            for hook in self.on_finish:
+                try:
+                    await hook(updated, game)
+                except Exception:
+                    # The game is committed; what follows it (a match's next deal) is redone at
+                    # start-up, so a failure here must not turn the finished game into an error.
+                    log.exception("after game %s finished", row.id)
         else:
             self._running[row.channel_id] = _Running(updated, game)
         return updated
@@ -449,6 +498,9 @@ class GameService:
             seat = row.players.index(user_id)
             if not game.in_game[seat]:
                 raise Refusal("err.out_of_game")
+            if isinstance(game, StealGame) and game.in_battle:
+                # RULES §10 has no rule for leaving in the middle of a battle's choices.
+                raise Refusal("steal.forfeit_in_battle")
             try:
                 game.forfeit(seat)
                 row = await self._commit(row, game)
@@ -473,6 +525,231 @@ class GameService:
             if not await self.storage.end_game(row.id, "cancelled", self.clock()):
                 raise Refusal("err.no_game")
             return row
+
+    # --------------------------------------------------------------- hands-free play
+
+    async def play_on(
+        self,
+        channel_id: int,
+        game_id: int,
+        *,
+        expected_round: int | None = None,
+        count: int = 1,
+        to_end: bool = False,
+    ) -> FlipResult:
+        """Play rounds for the game itself (autoplay, finish now); commit them before returning.
+
+        No player is asked: the caller checked who may. ``expected_round`` refuses with
+        ``flip.raced`` if a round was played meanwhile (by hand). Steal War choices are made by
+        default (RULES §10). ``to_end`` plays the rest at once and returns no rounds.
+        """
+        async with self.lock(channel_id):
+            found = await self.game_in(channel_id)
+            if found is None or found[0].id != game_id:
+                raise Refusal("err.game_over")
+            row, game = found
+            if game is None:
+                raise Refusal("err.not_running")
+            if expected_round is not None and expected_round != row.round:
+                raise Refusal("flip.raced")
+            rounds: list[Round] = []
+            try:
+                if not to_end:
+                    while len(rounds) < count and game.outcome is None:
+                        rounds.append(game.play_round())
+                elif isinstance(game, Game):
+                    run_to_end(game)
+                else:
+                    game.play_to_end()
+                row = await self._commit(row, game)
+            except BaseException:
+                self._running.pop(channel_id, None)
+                raise
+            return FlipResult(row, game, rounds)
+
+    async def change_extra(
+        self, channel_id: int, game_id: int, change: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Change a game's ``extra`` under its channel's lock and return it as stored.
+
+        ``change`` gets a copy of the current extra and returns the keys to set (it may raise a
+        Refusal); the running game's cached row follows, so readers of the cache agree.
+        """
+        async with self.lock(channel_id):
+            running = self._running.get(channel_id)
+            if running is not None and running.row.id == game_id:
+                current: GameRow | None = running.row
+            else:
+                current = await self.storage.get_game(game_id)
+            if current is None:
+                raise Refusal("err.game_over")
+            merged = await self.storage.update_extra(
+                game_id, change(dict(current.extra)), now=self.clock()
+            )
+            if merged is None:
+                raise Refusal("err.game_over")
+            if running is not None and running.row.id == game_id:
+                running.row = dataclasses.replace(running.row, extra=merged)
+            return merged
+
+    def adopt(self, row: GameRow, game: AnyGame) -> None:
+        """Hold a game dealt outside a challenge (a match's next game) as its channel's game."""
+        self._running[row.channel_id] = _Running(_lean(row), game)
+
+    # ------------------------------------------------------------------- Steal War
+
+    def choice_deadline(self, row: GameRow) -> datetime:
+        """Return when the open Steal War choices of a game are made by default (RULES §10)."""
+        # Every move is committed, and a commit stamps last_activity_at: the choices open now
+        # have been open since then, and the stamp survives a restart.
+        return row.last_activity_at + self.choice_ttl
+
+    def running(self) -> list[tuple[GameRow, AnyGame]]:
+        """Return the running games in memory, with their rows."""
+        return [(entry.row, entry.game) for entry in self._running.values()]
+
+    async def begin_battle(
+        self,
+        channel_id: int,
+        user_id: int,
+        *,
+        game_id: int | None = None,
+        expected_round: int | None = None,
+        table_message_id: int | None = None,
+    ) -> ChoiceResult:
+        """Start a Steal War battle for a player (what a flip is in Steal War).
+
+        Refused while a battle's choices or the last winner's top card are still open, so
+        nobody is hurried past a choice that is theirs to make.
+        """
+        async with self.lock(channel_id):
+            row, game, _ = await self._steal_turn(channel_id, user_id, game_id)
+            if expected_round is not None and expected_round != row.round:
+                raise Refusal("flip.raced")
+            pending = game.pending()
+            if pending and isinstance(pending[0], TopChoice):
+                raise Refusal("steal.top_pending", name=row.names[pending[0].seat])
+            if pending:
+                raise Refusal("steal.in_battle")
+            return await self._steal_commit(
+                row, game, game.begin_battle, table_message_id=table_message_id
+            )
+
+    async def steal_seat(
+        self, channel_id: int, user_id: int, game_id: int
+    ) -> tuple[GameRow, StealGame, int]:
+        """Return a player's Steal War game and seat, to show them their own card."""
+        async with self.lock(channel_id):
+            return await self._steal_turn(channel_id, user_id, game_id)
+
+    async def choose(
+        self,
+        channel_id: int,
+        user_id: int,
+        game_id: int,
+        choice: Choice,
+        *,
+        seat: int,
+        card: int,
+        targets: Sequence[int] = (),
+        expected_round: int | None = None,
+    ) -> ChoiceResult:
+        """Make a player's Steal War choice: steal ``targets`` or play ``card``, or put it on top.
+
+        A button states the choice it offered; one that is no longer open is refused.
+        """
+        async with self.lock(channel_id):
+            row, game, mine = await self._steal_turn(channel_id, user_id, game_id)
+            if mine != seat:
+                raise Refusal("steal.not_yours", name=row.names[seat])
+            if expected_round is not None and expected_round != row.round:
+                raise Refusal("steal.stale")
+            open_now = _open_choice(game, seat)
+            if choice == "top":
+                if not isinstance(open_now, TopChoice) or card not in open_now.cards:
+                    raise Refusal("steal.stale")
+                return await self._steal_commit(row, game, lambda: game.put_on_top(seat, card))
+            if not isinstance(open_now, LookChoice) or open_now.card != card:
+                raise Refusal("steal.stale")
+            if choice == "play":
+                return await self._steal_commit(row, game, lambda: game.play(seat))
+            if not targets or not set(targets) <= set(open_now.can_steal):
+                raise Refusal("steal.stale")
+            return await self._steal_commit(row, game, lambda: game.steal(seat, targets))
+
+    async def time_out(self, channel_id: int, game_id: int) -> ChoiceResult | None:
+        """Make the open choices of a game by default once their time is up (RULES §10).
+
+        Only the choices open at the deadline are made: a choice they lead to (the next card
+        after a steal, a war's face-up card, the winner's top card) gets its own time. Returns
+        None when the game has no open choice; ``timed_out`` is empty when it is not yet time.
+        """
+        async with self.lock(channel_id):
+            found = await self.game_in(channel_id)
+            if found is None:
+                return None
+            row, game = found
+            if row.id != game_id or not isinstance(game, StealGame) or game.finished:
+                return None
+            due = game.pending()
+            if not due:
+                return None
+            if self.clock() < self.choice_deadline(row):
+                return ChoiceResult(row, game)
+
+            def defaults() -> Round | None:
+                for choice in due:
+                    if isinstance(choice, TopChoice):
+                        return game.apply_defaults()
+                    # An earlier default may have taken a pile this card matched.
+                    still = _open_choice(game, choice.seat)
+                    if isinstance(still, LookChoice) and still.card == choice.card:
+                        played = game.steal(choice.seat, still.can_steal)
+                        if played is not None:
+                            return played
+                return None
+
+            return await self._steal_commit(row, game, defaults, timed_out=due)
+
+    async def _steal_turn(
+        self, channel_id: int, user_id: int, game_id: int | None
+    ) -> tuple[GameRow, StealGame, int]:
+        """Return the channel's Steal War game and the player's seat, or refuse."""
+        found = await self.game_in(channel_id)
+        if found is None or (game_id is not None and found[0].id != game_id):
+            raise Refusal("err.no_game" if game_id is None else "err.game_over")
+        row, game = found
+        if user_id not in row.players:
+            raise Refusal("err.not_player")
+        if game is None:
+            raise Refusal("err.not_running")
+        if not isinstance(game, StealGame):
+            raise Refusal("err.stale_button")
+        seat = row.players.index(user_id)
+        if not game.in_game[seat]:
+            raise Refusal("err.out_of_game")
+        return row, game, seat
+
+    async def _steal_commit(
+        self,
+        row: GameRow,
+        game: StealGame,
+        move: Callable[[], Round | None],
+        *,
+        table_message_id: int | None = None,
+        timed_out: tuple[LookChoice | TopChoice, ...] = (),
+    ) -> ChoiceResult:
+        """Make a checked move and commit it; on any failure forget the game in memory."""
+        try:
+            played = move()
+            row = await self._commit(row, game)
+            if table_message_id is not None and game.outcome is None:
+                row = await self._set_table(row, table_message_id)
+        except BaseException:
+            # The engine object ran ahead of what was saved: forget it, reload next time.
+            self._running.pop(row.channel_id, None)
+            raise
+        return ChoiceResult(row, game, played, timed_out)
 
     # ------------------------------------------------------------------- start-up
 

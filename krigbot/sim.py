@@ -61,6 +61,29 @@ def build_rules(variant: str, players: int | None, settings: Sequence[str]) -> R
     return Rules.preset(variant, players=players, **overrides)
 
 
+def play_command(rules: Rules, seed: int) -> str:
+    """Return the command line that deals and plays a game of these rules from this seed.
+
+    The inverse of :func:`build_rules`: anyone can run it and get the bot's result.
+
+    >>> play_command(Rules.preset("klassisk"), 42)
+    'python -m krigbot.sim play --seed 42 --variant klassisk'
+    >>> play_command(Rules.preset("standard", players=3, max_rounds=100, pickup="table"), 7)
+    '... --variant standard --players 3 --set pickup=table --set max_rounds=100'
+    """
+    name = rules.preset_name
+    words = ["python", "-m", "krigbot.sim", "play", "--seed", str(seed), "--variant", name]
+    if rules.players != Rules.preset(name).players:
+        words += ["--players", str(rules.players)]
+    base = Rules.preset(name, players=rules.players)
+    for key in OPTION_KEYS:
+        value = getattr(rules, key)
+        if key not in ("variant", "players") and value != getattr(base, key):
+            text = "none" if value is None else str(value).lower()
+            words += ["--set", f"{key}={text}"]
+    return " ".join(words)
+
+
 def load_deal(path: str) -> list[list[int]]:
     """Read a deal file: JSON ``{"piles": [["KS", "4D", ...], ...]}``, top card first."""
     try:

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from krigbot.engine import Game, Rules, run_to_end
-from krigbot.sim import main
+from krigbot.engine.steal import new_game
+from krigbot.sim import main, play_command
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any] | None, str]:
@@ -202,3 +203,38 @@ def test_the_module_runs_as_a_program(tmp_path: Path) -> None:
     )
     assert good.returncode == 0
     assert json.loads(good.stdout)["result"] in ("win", "draw")
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules.preset("standard"),
+        Rules.preset("klassisk", pickup="table"),
+        Rules.preset("standard", players=3),
+        Rules.preset("standard", players=3, pickup="winner_first", max_rounds=200),
+        Rules.preset("lag"),
+        Rules.preset("poeng", max_rounds=20),
+        Rules.preset("razboi", shortage="last_card", war_players="all", players=4),
+        Rules.preset("stjel"),
+    ],
+    ids=lambda rules: rules.preset_name,
+)
+def test_play_command_plays_the_same_game_as_the_bot(
+    capsys: pytest.CaptureFixture[str], rules: Rules
+) -> None:
+    # What the game-over message shows, run as anyone would: the same rules, the same result.
+    words = play_command(rules, 1234).split()
+    assert words[:4] == ["python", "-m", "krigbot.sim", "play"]
+
+    status, data, _ = run(capsys, *words[3:])
+
+    assert status == 0
+    assert data is not None
+    assert Rules.from_dict(data["rules"]) == rules
+    game = new_game(rules, seed=1234)
+    outcome = run_to_end(game) if isinstance(game, Game) else game.play_to_end()
+    assert (data["winners"], data["rounds"], data["reason"]) == (
+        list(outcome.winners),
+        outcome.rounds,
+        outcome.reason,
+    )

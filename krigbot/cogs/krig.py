@@ -13,10 +13,15 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
+from krigbot.cogs.autoplay import SPEEDS, AutoplayCog
 from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, ForfeitButton, view_of
+from krigbot.cogs.history import HistoryCog
+from krigbot.cogs.matches import Ending, begin_match, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
+from krigbot.cogs.steal import StealCog
 from krigbot.i18n import Lang, lang_for, t
+from krigbot.matches import BEST_OF
 from krigbot.render.embeds import (
     VARIANTS,
     challenge_embed,
@@ -30,7 +35,9 @@ from krigbot.render.embeds import (
     stats_embed,
     status_embed,
 )
+from krigbot.render.play import dealt_embed
 from krigbot.sessions import MAX_FLIPS, FlipResult, Player, Refusal
+from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
     from krigbot.bot import KrigBot
@@ -55,6 +62,12 @@ SHORTAGE_CHOICES = [
 IMAGES_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"images.{value}"), value=value)
     for value in ("on", "off")
+]
+SPEED_CHOICES = [
+    app_commands.Choice(name=ls(value, key=f"speed.{value}"), value=value) for value in SPEEDS
+]
+BEST_OF_CHOICES = [
+    app_commands.Choice(name=ls(str(n), key=f"best_of.{n}"), value=n) for n in BEST_OF
 ]
 PERIOD_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"period.{value}"), value=value) for value in PERIODS
@@ -82,8 +95,13 @@ class KrigCog(commands.Cog, name="Krig"):
         self.bot = bot
         self.service = bot.service
         self.storage = bot.storage
-        self.pictures = Pictures(bot.storage)
+        self.pictures = Pictures(bot.storage, processes=bot.settings.render_processes)
         self._timers: dict[int, asyncio.Task[None]] = {}
+        self._tables: dict[int, int] = {}
+        """Game id -> the round a table reply of this process shows, or is on its way to show."""
+
+    async def cog_load(self) -> None:
+        await self.pictures.start()
 
     async def cog_unload(self) -> None:
         for task in self._timers.values():
@@ -104,6 +122,7 @@ class KrigCog(commands.Cog, name="Krig"):
         rounds=_opt("rounds"),
         pickup=_opt("pickup"),
         shortage=_opt("shortage"),
+        best_of=_opt("best_of"),
     )
     @app_commands.describe(
         opponent=_desc("opt.opponent.desc", "Who you challenge"),
@@ -113,8 +132,14 @@ class KrigCog(commands.Cog, name="Krig"):
         rounds=_desc("opt.rounds.desc", "End after this many rounds; most cards wins"),
         pickup=_desc("opt.pickup.desc", "The order won cards go under the pile"),
         shortage=_desc("opt.shortage.desc", "What happens when someone runs out of cards in a war"),
+        best_of=_desc("opt.best_of.desc", "Play a match: the first to win most of 3 or 5 games"),
     )
-    @app_commands.choices(variant=VARIANT_CHOICES, pickup=PICKUP_CHOICES, shortage=SHORTAGE_CHOICES)
+    @app_commands.choices(
+        variant=VARIANT_CHOICES,
+        pickup=PICKUP_CHOICES,
+        shortage=SHORTAGE_CHOICES,
+        best_of=BEST_OF_CHOICES,
+    )
     async def start(
         self,
         interaction: discord.Interaction[Any],
@@ -125,6 +150,7 @@ class KrigCog(commands.Cog, name="Krig"):
         rounds: app_commands.Range[int, 1, MAX_ROUND_LIMIT] | None = None,
         pickup: str | None = None,
         shortage: str | None = None,
+        best_of: int | None = None,
     ) -> None:
         """Challenge one to three players to a game of Krig."""
         assert interaction.guild_id is not None
@@ -145,6 +171,9 @@ class KrigCog(commands.Cog, name="Krig"):
         if variant not in VARIANTS:
             await refuse(interaction, "err.bad_option", reason=variant)
             return
+        if best_of is not None and best_of not in BEST_OF:
+            await refuse(interaction, "err.bad_option", reason=str(best_of))
+            return
 
         async def work() -> Reply:
             result = await self.service.challenge(
@@ -154,17 +183,18 @@ class KrigCog(commands.Cog, name="Krig"):
                 opponents=[_player(o) for o in opponents],
                 variant=variant,
                 options=options,
+                extra={"lang": lang},
             )
             row = result.row
-            await self.storage.update_extra(row.id, {"lang": lang})
+            if best_of is not None:
+                row = await begin_match(self.service, row, best_of)
             lines = [" ".join(f"<@{o.id}>" for o in opponents)]
             if result.replaced is not None:
                 hours = round(self.service.idle_after / timedelta(hours=1))
                 lines.append(t(lang, "game.abandoned", count=hours, hours=hours))
 
             async def sent(message_id: int) -> None:
-                await self.storage.set_challenge_message(row.id, message_id)
-                self._schedule_expiry(row, message_id, lang, self.service.challenge_ttl)
+                await self.challenge_posted(row, message_id, lang)
 
             return Reply(
                 content="\n".join(lines),
@@ -177,6 +207,16 @@ class KrigCog(commands.Cog, name="Krig"):
             )
 
         await respond(interaction, work())
+
+    async def challenge_posted(self, row: GameRow, message_id: int, lang: Lang) -> None:
+        """Time a challenge out once its message is on Discord, and remember the message."""
+        self._schedule_expiry(row, message_id, lang, self.service.challenge_ttl)
+        try:
+            await self.storage.set_challenge_message(row.id, message_id)
+        except StorageError as exc:
+            # The challenge is out and its buttons work; after a restart it is only
+            # ended by the next /krig start instead of by its timer.
+            log.warning("could not remember the message of challenge %s: %s", row.id, exc)
 
     @staticmethod
     def _challenge_view(game_id: int, lang: Lang) -> discord.ui.View:
@@ -200,7 +240,12 @@ class KrigCog(commands.Cog, name="Krig"):
         if delay > 0:
             await asyncio.sleep(delay)  # the challenge's lifetime, not a wait for something
         self._timers.pop(game_id, None)
-        row = await self.service.expire(game_id)
+        try:
+            row = await self.service.expire(game_id)
+        except StorageError as exc:
+            # A press of its buttons or the next challenge here ends it instead.
+            log.warning("could not end the expired challenge %s: %s", game_id, exc)
+            return
         if row is None:
             return
         embed = challenge_embed(row, lang, note=t(lang, "challenge.expired"))
@@ -237,18 +282,11 @@ class KrigCog(commands.Cog, name="Krig"):
                     update=True,
                 )
             self._cancel_expiry(row.id)
-            embed = discord.Embed(
-                title=t(lang, "table.title", round=0),
-                description=t(lang, "table.dealt"),
-                colour=discord.Colour.blurple(),
+            embed = dealt_embed(row, result.game, lang)
+            self._tables[row.id] = 0
+            return Reply(
+                embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True, durable=True
             )
-            embed.add_field(
-                name=t(lang, "table.counts_heading"),
-                value=counts_field(result.game, names_of(row), lang),
-                inline=False,
-            )
-            embed.set_footer(text=t(lang, "table.round_footer", round=0, game=row.id))
-            return Reply(embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True)
 
         await respond(interaction, work(), update=True)
 
@@ -268,27 +306,69 @@ class KrigCog(commands.Cog, name="Krig"):
 
     async def _table_reply(self, result: FlipResult, lang: Lang, *, update: bool) -> Reply:
         row = result.row
+        # Before anything is awaited: a press racing this flip must see a table is on its way.
+        if result.outcome is None:
+            self._tables[row.id] = row.round
+        else:
+            self._tables.pop(row.id, None)
         embed = round_embed(row, result.game, result.rounds, lang)
         files: list[discord.File] = []
         more: list[discord.Embed] = []
         if await self.pictures.enabled(row.guild_id):
-            files.append(
-                await self.pictures.round_picture(row, result.game, result.rounds[-1], lang, embed)
+            picture = await self.pictures.round_picture(
+                row, result.game, result.rounds[-1], lang, embed
             )
+            if picture is not None:
+                files.append(picture)
             if result.outcome is not None:
-                story, chart = await self.pictures.story_picture(row, result.game, lang)
-                more.append(story)
-                files.append(chart)
+                story = await self.pictures.story_picture(row, result.game, lang)
+                if story is not None:
+                    more.append(story[0])
+                    files.append(story[1])
         if result.outcome is not None:
-            return Reply(embed=embed, more_embeds=more, files=files, view=None, update=update)
+            over = await ending(self.service, row, result.game, lang, embed)
+            return Reply(
+                embed=embed,
+                more_embeds=more,
+                files=files,
+                view=over.view,
+                update=update,
+                sent=over.sent,
+                durable=True,
+            )
         view = view_of(FlipButton(row.id, row.round, lang))
         if update:  # flip() recorded the pressed message as the table
-            return Reply(embed=embed, files=files, view=view, update=True)
+            return Reply(embed=embed, files=files, view=view, update=True, durable=True)
 
         async def sent(message_id: int) -> None:
             await self.service.show_table(row.channel_id, row.id, row.round, message_id)
 
-        return Reply(embed=embed, files=files, view=view, sent=sent)
+        return Reply(embed=embed, files=files, view=view, sent=sent, durable=True)
+
+    async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
+        """Return the table as it stands now, for a table message that shows an older round."""
+        found = await self.service.game_in(channel_id)
+        if found is None or found[0].id != game_id or found[1] is None:
+            raise Refusal("err.game_over")
+        row, game = found
+        embed = discord.Embed(
+            title=t(lang, "table.title", round=row.round),
+            description=t(lang, "table.current"),
+            colour=discord.Colour.blurple(),
+        )
+        embed.add_field(
+            name=t(lang, "table.counts_heading"),
+            value=counts_field(game, names_of(row), lang),
+            inline=False,
+        )
+        embed.set_footer(text=t(lang, "table.round_footer", round=row.round, game=row.id))
+        self._tables[row.id] = row.round
+        view = view_of(FlipButton(row.id, row.round, lang))
+        return Reply(embed=embed, view=view, update=True, durable=True)
+
+    def _steal_war(self) -> StealCog | None:
+        cog = self.bot.get_cog(StealCog.__cog_name__)
+        return cog if isinstance(cog, StealCog) else None
 
     @app_commands.command(
         name=ls("flip", key="cmd.flip.name"),
@@ -306,6 +386,10 @@ class KrigCog(commands.Cog, name="Krig"):
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
         lang = public_lang(interaction)
+        steal = self._steal_war()
+        if steal is not None and await steal.plays_here(channel_id):
+            await steal.flip(interaction)  # a battle of choices, one at a time
+            return
 
         async def work() -> Reply:
             result = await self.service.flip(channel_id, interaction.user.id, count)
@@ -319,6 +403,10 @@ class KrigCog(commands.Cog, name="Krig"):
         """Handle a Flip press: plays only if the button shows the round on the table."""
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
+        steal = self._steal_war()
+        if steal is not None and await steal.plays_here(channel_id):
+            await steal.flip(interaction, game_id=game_id, round_shown=round_shown)
+            return
         lang = public_lang(interaction)
         pressed = interaction.message.id if interaction.message else None
 
@@ -337,8 +425,12 @@ class KrigCog(commands.Cog, name="Krig"):
                     raise
                 row = await self.storage.get_game(game_id)
                 if row is not None and row.table_message_id == pressed:
-                    # Two presses on the newest table: the other one played; this one shows it.
-                    return Reply(silent=True)
+                    if self._tables.get(game_id) == row.round:
+                        # Two presses on the newest table: the other one played and shows it.
+                        return Reply(silent=True)
+                    # Nothing of this process shows the round on the table (it was played
+                    # just before a restart): show it here, with a button that plays on.
+                    return await self._current_table(channel_id, game_id, lang)
                 raise Refusal("err.stale_button") from None
             return await self._table_reply(result, lang, update=True)
 
@@ -361,9 +453,10 @@ class KrigCog(commands.Cog, name="Krig"):
             row, game = found
             reply = Reply(embed=status_embed(row, game, lang), ephemeral=True)
             if game is not None and game.round and await self.pictures.enabled(row.guild_id):
-                story, chart = await self.pictures.story_picture(row, game, lang)
-                reply.more_embeds.append(story)
-                reply.files.append(chart)
+                story = await self.pictures.story_picture(row, game, lang)
+                if story is not None:
+                    reply.more_embeds.append(story[0])
+                    reply.files.append(story[1])
             return reply
 
         await respond(interaction, work(), ephemeral=True)
@@ -419,8 +512,10 @@ class KrigCog(commands.Cog, name="Krig"):
             embed = discord.Embed(
                 title=t(public, "forfeit.done", name=names[seat]), colour=discord.Colour.dark_grey()
             )
+            over: Ending | None = None
             if result.outcome is not None:
                 embed.description = outcome_text(row, result.game, public)
+                over = await ending(self.service, row, result.game, public, embed)
             else:
                 embed.add_field(
                     name=t(public, "table.counts_heading"),
@@ -428,7 +523,14 @@ class KrigCog(commands.Cog, name="Krig"):
                 )
 
             async def sent(_: int) -> None:
-                await interaction.followup.send(embed=embed, allowed_mentions=NO_MENTIONS)
+                if over is None:
+                    await interaction.followup.send(embed=embed, allowed_mentions=NO_MENTIONS)
+                    return
+                message = await interaction.followup.send(
+                    embed=embed, view=over.view, allowed_mentions=NO_MENTIONS, wait=True
+                )
+                if over.sent is not None:
+                    await over.sent(message.id)
 
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 
@@ -464,6 +566,61 @@ class KrigCog(commands.Cog, name="Krig"):
 
         await respond(interaction, work())
 
+    # --------------------------------------------------------------- hands-free play
+
+    def _autoplay(self) -> AutoplayCog:
+        cog = self.bot.get_cog(AutoplayCog.__cog_name__)
+        assert isinstance(cog, AutoplayCog)
+        return cog
+
+    def _history(self) -> HistoryCog:
+        cog = self.bot.get_cog(HistoryCog.__cog_name__)
+        assert isinstance(cog, HistoryCog)
+        return cog
+
+    @krig.command(
+        name=ls("auto", key="cmd.auto.name"),
+        description=_desc("cmd.auto.desc", "Let the bot play the rounds by itself"),
+    )
+    @app_commands.rename(speed=_opt("speed"))
+    @app_commands.describe(speed=_desc("opt.speed.desc", "How fast the rounds go"))
+    @app_commands.choices(speed=SPEED_CHOICES)
+    async def auto(self, interaction: discord.Interaction[Any], speed: str = "normal") -> None:
+        """Let the bot play the rounds by itself."""
+        await self._autoplay().auto(interaction, speed)
+
+    @krig.command(
+        name=ls("finish", key="cmd.finish.name"),
+        description=_desc("cmd.finish.desc", "Play the game to its end at once (all must agree)"),
+    )
+    async def finish(self, interaction: discord.Interaction[Any]) -> None:
+        """Play the game to its end at once (all must agree)."""
+        await self._autoplay().finish(interaction)
+
+    @krig.command(
+        name=ls("history", key="cmd.history.name"),
+        description=_desc("cmd.history.desc", "This server's recent games"),
+    )
+    @app_commands.rename(user=_opt("user"))
+    @app_commands.describe(user=_desc("opt.player.desc", "Only the games of this player"))
+    async def history(
+        self, interaction: discord.Interaction[Any], user: discord.User | None = None
+    ) -> None:
+        """Show this server's recent games."""
+        await self._history().show_history(interaction, user.id if user else 0, 0, first=True)
+
+    @krig.command(
+        name=ls("replay", key="cmd.replay.name"),
+        description=_desc("cmd.replay.desc", "Step through an ended game round by round"),
+    )
+    @app_commands.rename(game_id=_opt("id"))
+    @app_commands.describe(game_id=_desc("opt.id.desc", "The game's number (see /krig history)"))
+    async def replay(
+        self, interaction: discord.Interaction[Any], game_id: app_commands.Range[int, 1]
+    ) -> None:
+        """Step through an ended game round by round."""
+        await self._history().show_replay(interaction, game_id, 1, update=False)
+
     # ----------------------------------------------------------------------- records
 
     @krig.command(
@@ -486,7 +643,9 @@ class KrigCog(commands.Cog, name="Krig"):
         async def work() -> Reply:
             since = None if window is None else self.service.clock() - window
             rows = await self.storage.leaderboard(guild_id, since=since, limit=10)
-            return Reply(embed=leaderboard_embed(rows, period, lang))
+            users = [row.user_id for row in rows]
+            matches = await self.storage.match_records(guild_id, users, since=since)
+            return Reply(embed=leaderboard_embed(rows, period, lang, matches=matches))
 
         await respond(interaction, work())
 
@@ -507,7 +666,11 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             record = await self.storage.player_stats(guild_id, target.id)
-            return Reply(embed=stats_embed(_display_name(target), target.id, record, lang))
+            matches = await self.storage.match_records(guild_id, [target.id])
+            embed = stats_embed(
+                _display_name(target), target.id, record, lang, matches=matches.get(target.id)
+            )
+            return Reply(embed=embed)
 
         await respond(interaction, work())
 

@@ -15,13 +15,15 @@ from discord import app_commands
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import literal
 from krigbot.sessions import Refusal
-from krigbot.storage import GameRow
+from krigbot.storage import GameRow, StorageError
 
 log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
 DEFER_AFTER = 2.0
 """Seconds of work after which we defer: Discord drops a first response later than 3 s."""
+UNKNOWN_INTERACTION = 10062
+"""Discord's error code for an interaction it no longer knows (answered too late)."""
 
 
 def user_lang(interaction: discord.Interaction[Any]) -> Lang:
@@ -52,6 +54,9 @@ class Reply:
     """Called with the message's id once it is on Discord."""
     silent: bool = False
     """Acknowledge a button press and change nothing."""
+    durable: bool = False
+    """The reply reports a change already committed (a played round, a dealt table): if Discord
+    will not take it as the interaction's answer, it is shown in the channel instead."""
 
     @property
     def embeds(self) -> list[discord.Embed]:
@@ -111,6 +116,82 @@ class Reply:
         if self.sent is not None:
             await self.sent(message.id)
 
+    async def post(self, interaction: discord.Interaction[Any]) -> None:
+        """Show the reply in the channel with the bot's own token, outside the interaction."""
+        if self.silent or self.ephemeral or interaction.channel_id is None:
+            return
+        # The failed attempt read the pictures to their end; a file discord.py opened itself
+        # from a path is closed by now and is left out rather than sent empty.
+        files = [file for file in self.files if not file.fp.closed]
+        for file in files:
+            file.reset()
+        if self.update:
+            if interaction.message is None:
+                return
+            message = await interaction.message.edit(
+                content=self.content,
+                embeds=self.embeds,
+                attachments=files,
+                view=self.view,
+                allowed_mentions=self.mentions,
+            )
+        else:
+            channel = interaction.client.get_partial_messageable(
+                interaction.channel_id, guild_id=interaction.guild_id
+            )
+            message = await channel.send(
+                self.content,
+                embeds=self.embeds,
+                files=files,
+                view=self.view if self.view is not None else discord.utils.MISSING,
+                allowed_mentions=self.mentions,
+            )
+        if self.sent is not None:
+            await self.sent(message.id)
+
+
+def discord_lost(error: BaseException) -> bool:
+    """Tell whether Discord could not take an answer: the interaction expired, or it failed.
+
+    discord.py has already waited and retried (5xx after 1, 3, 5 s; 429 after ``retry_after``);
+    none of these is a mistake of ours, and the interaction cannot be answered any more.
+    """
+    if isinstance(error, discord.NotFound):
+        return error.code == UNKNOWN_INTERACTION
+    return isinstance(error, discord.DiscordServerError) or (
+        isinstance(error, discord.HTTPException) and error.status == 429
+    )
+
+
+async def _deliver(
+    interaction: discord.Interaction[Any],
+    reply: Reply,
+    send: Callable[[discord.Interaction[Any]], Awaitable[None]],
+) -> None:
+    """Send a reply; if Discord will not take it, show a committed change in the channel."""
+    try:
+        await send(interaction)
+    except discord.HTTPException as exc:
+        if not (reply.durable and discord_lost(exc)):
+            raise
+        await _salvage(interaction, reply, exc)
+
+
+async def _salvage(
+    interaction: discord.Interaction[Any], reply: Reply, error: discord.HTTPException
+) -> None:
+    """Show a reply Discord refused in the channel, so a committed change is never unseen."""
+    log.warning(
+        "Discord did not take the answer to %s (%s %s); showing it in the channel instead",
+        _source(interaction),
+        error.status,
+        error.code,
+    )
+    try:
+        await reply.post(interaction)
+    except discord.HTTPException as again:
+        log.warning("could not show it in the channel either: %s", again)
+
 
 def jump_link(row: GameRow) -> str:
     """Return a link to the game's newest message (or its channel)."""
@@ -160,12 +241,27 @@ async def respond(
         except Refusal as refusal:
             await refuse(interaction, refusal.key, **refusal.fields)
             return
-        await reply.send(interaction)
+        await _deliver(interaction, reply, reply.send)
         return
-    if update:
-        await interaction.response.defer()
-    else:
-        await interaction.response.defer(thinking=True, ephemeral=ephemeral)
+    try:
+        if update:
+            await interaction.response.defer()
+        else:
+            await interaction.response.defer(thinking=True, ephemeral=ephemeral)
+    except discord.HTTPException as exc:
+        if not discord_lost(exc):
+            task.cancel()
+            raise
+        # Too late to answer anyone, but the work goes on: what it commits must still be seen.
+        try:
+            reply = await task
+        except Refusal:
+            log.info("%s was refused after Discord forgot it", _source(interaction))
+            return
+        if reply.durable:
+            await _salvage(interaction, reply, exc)
+            return
+        raise
     try:
         reply = await task
     except Exception as exc:
@@ -178,7 +274,7 @@ async def respond(
             await refuse(interaction, exc.key, **exc.fields)
             return
         raise
-    await reply.follow_up(interaction)
+    await _deliver(interaction, reply, reply.follow_up)
 
 
 async def answer_error(interaction: discord.Interaction[Any], error: Exception) -> None:
@@ -196,6 +292,15 @@ async def answer_error(interaction: discord.Interaction[Any], error: Exception) 
         return
     if isinstance(cause, app_commands.TransformerError | app_commands.CheckFailure):
         await refuse(interaction, "err.bad_input")
+        return
+    if isinstance(cause, StorageError):
+        # Expected in bad weather (locked, read-only, full disk): one line saying which, and the
+        # user is told that nothing changed. Every write is one transaction, so that is true.
+        log.error("%s: the database failed: %s", _source(interaction), cause)
+        await refuse(interaction, "err.storage")
+        return
+    if discord_lost(cause):
+        log.warning("%s: Discord did not take the answer: %s", _source(interaction), cause)
         return
     log.error("error in %s", _source(interaction), exc_info=cause)
     try:

@@ -6,7 +6,7 @@ here changes a game. Public messages use the server's language, private ones the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import discord
@@ -14,16 +14,19 @@ import discord
 from krigbot.engine import Outcome, Round, Rules
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
+from krigbot.render.matches import match_lines, match_rule
 
 if TYPE_CHECKING:
     from krigbot.engine import Game
-    from krigbot.storage import GameRow, LeaderboardRow, PlayerStats
+    from krigbot.storage import GameRow, LeaderboardRow, MatchRecord, PlayerStats
 
 COLOUR_TABLE = discord.Colour.blurple()
 COLOUR_WAR = discord.Colour.red()
 COLOUR_OVER = discord.Colour.gold()
 COLOUR_INFO = discord.Colour.dark_teal()
 BAR_WIDTH = 10
+TEAMS = ((0, 2), (1, 3))
+"""The seats of each team in a team game (RULES §9)."""
 VARIANTS = (
     "standard",
     "klassisk",
@@ -118,9 +121,8 @@ def challenge_embed(row: GameRow, lang: Lang, *, note: str | None = None) -> dis
         ),
         colour=COLOUR_TABLE,
     )
-    embed.add_field(
-        name=t(lang, "challenge.rules_heading"), value="\n".join(rules_lines(rules, names, lang))
-    )
+    lines = rules_lines(rules, names, lang) + match_rule(row.extra, lang)
+    embed.add_field(name=t(lang, "challenge.rules_heading"), value="\n".join(lines))
     if note is not None:
         embed.add_field(name="\u200b", value=note, inline=False)
     else:
@@ -206,9 +208,14 @@ def counts_field(game: Game | StealGame, names: Sequence[str], lang: Lang) -> st
                     lang, "table.loot", card=card_label(top, lang), n=len(game.loot[seat])
                 )
     if game.rules.teams:
-        for team, seats in enumerate(((0, 2), (1, 3)), start=1):
-            team_total = sum(counts[s] for s in seats)
-            lines.append(t(lang, "table.team_total", team=team, n=team_total))
+        # Each team's total, then its members' own counts (RULES §9: seats 0+2 and 1+3).
+        grouped = []
+        for team, seats in enumerate(TEAMS, start=1):
+            members = fmt_list([names[s] for s in seats], lang)
+            total = sum(counts[s] for s in seats)
+            grouped.append(f"**{t(lang, 'table.team_total', team=team, names=members, n=total)}**")
+            grouped.extend(lines[s] for s in seats)
+        lines = grouped
     return "\n".join(lines)
 
 
@@ -232,6 +239,9 @@ def round_embed(
     embed.add_field(
         name=t(lang, "table.counts_heading"), value=counts_field(game, names, lang), inline=False
     )
+    # A finished game's message tells the match's score after it instead (render.play).
+    for line in match_lines(row.extra, names, lang) if game.outcome is None else ():
+        embed.add_field(name=t(lang, "match.heading"), value=line, inline=False)
     if game.rules.points:
         embed.add_field(
             name=t(lang, "table.points"),
@@ -262,6 +272,9 @@ def outcome_text(row: GameRow, game: Game | StealGame, lang: Lang) -> str:
         head = t(lang, "over.draw")
     elif len(outcome.winners) == 1:
         head = t(lang, "over.winner", name=f"**{names[outcome.winners[0]]}**")
+    elif game.rules.teams:
+        members = fmt_list([f"**{names[s]}**" for s in outcome.winners], lang)
+        head = t(lang, "team.winners", team=outcome.winners[0] % 2 + 1, names=members)
     else:
         head = t(
             lang, "over.winners", names=fmt_list([f"**{names[s]}**" for s in outcome.winners], lang)
@@ -284,6 +297,10 @@ def reason_text(outcome: Outcome, row: GameRow, game: Game | StealGame, lang: La
     names = names_of(row)
     reason = outcome.reason
     if reason == "all_cards":
+        if game.rules.teams and outcome.winners:
+            # A team holds every card between its two members' piles.
+            team = fmt_list([names[s] for s in outcome.winners], lang)
+            return t(lang, "over.reason.all_cards", name=team)
         holder = max(range(len(names)), key=lambda s: game.counts[s])
         return t(lang, "over.reason.all_cards", name=names[holder])
     if reason == "round_limit":
@@ -315,6 +332,8 @@ def status_embed(row: GameRow, game: Game | StealGame | None, lang: Lang) -> dis
             value=counts_field(game, names, lang),
             inline=False,
         )
+    for line in match_lines(row.extra, names, lang):
+        embed.add_field(name=t(lang, "match.heading"), value=line, inline=False)
     embed.add_field(
         name=t(lang, "status.rules"), value="\n".join(rules_lines(rules, names, lang)), inline=False
     )
@@ -325,8 +344,14 @@ def status_embed(row: GameRow, game: Game | StealGame | None, lang: Lang) -> dis
 # ----------------------------------------------------------------------- boards
 
 
-def leaderboard_embed(rows: Sequence[LeaderboardRow], period: str, lang: Lang) -> discord.Embed:
-    """Return a server's top players by wins."""
+def leaderboard_embed(
+    rows: Sequence[LeaderboardRow],
+    period: str,
+    lang: Lang,
+    *,
+    matches: Mapping[int, MatchRecord] | None = None,
+) -> discord.Embed:
+    """Return a server's top players by wins (and their best-of matches won, if any)."""
     embed = discord.Embed(
         title=t(lang, "lb.title", period=t(lang, f"period.{period}")), colour=COLOUR_OVER
     )
@@ -346,14 +371,29 @@ def leaderboard_embed(rows: Sequence[LeaderboardRow], period: str, lang: Lang) -
             draws=row.draws,
             rate=fmt_percent(row.win_rate, lang),
         )
+        + _match_note(row.user_id, matches, lang)
         for rank, row in enumerate(rows, start=1)
     ]
     embed.description = "\n".join(line.strip() for line in lines)
     return embed
 
 
-def stats_embed(name: str, user_id: int, stats: PlayerStats, lang: Lang) -> discord.Embed:
-    """Return one player's record on a server."""
+def _match_note(user_id: int, matches: Mapping[int, MatchRecord] | None, lang: Lang) -> str:
+    record = None if matches is None else matches.get(user_id)
+    if record is None:
+        return ""
+    return " · " + t(lang, "lb.matches", wins=record.wins, matches=record.matches)
+
+
+def stats_embed(
+    name: str,
+    user_id: int,
+    stats: PlayerStats,
+    lang: Lang,
+    *,
+    matches: MatchRecord | None = None,
+) -> discord.Embed:
+    """Return one player's record on a server (with their best-of matches, if any)."""
     embed = discord.Embed(title=t(lang, "stats.title", name=safe_name(name)), colour=COLOUR_INFO)
     if stats.games == 0:
         embed.description = t(lang, "stats.none", name=safe_name(name))
@@ -366,6 +406,11 @@ def stats_embed(name: str, user_id: int, stats: PlayerStats, lang: Lang) -> disc
         ("stats.wars_won", stats.wars_won),
     ):
         embed.add_field(name=t(lang, key), value=str(value))
+    if matches is not None:
+        embed.add_field(
+            name=t(lang, "stats.matches"),
+            value=t(lang, "stats.matches_value", wins=matches.wins, matches=matches.matches),
+        )
     embed.add_field(
         name=t(lang, "stats.biggest_pot"),
         value=t(lang, "unit.cards", count=stats.biggest_pot, n=stats.biggest_pot),

@@ -5,10 +5,11 @@ Rebuilt from the saved game with the engine's replay, so nothing per round is st
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from krigbot.engine import Rules
+from krigbot.engine import Round, Rules
 from krigbot.engine.replay import replay
 
 
@@ -36,11 +37,15 @@ class Story:
 
 def story_of(saved: dict[str, Any]) -> Story:
     """Return the story of a saved game, finished or not."""
-    rules = Rules.from_dict(saved["rules"])
+    return story_from(Rules.from_dict(saved["rules"]), replay(saved))
+
+
+def story_from(rules: Rules, rounds: Iterable[Round]) -> Story:
+    """Return the story told by a game's rounds, from the first (a replay already made)."""
     in_play = rules.deck_size - rules.deck_size % rules.players
     counts: list[tuple[int, ...]] = [(in_play // rules.players,) * rules.players]
     wars: list[int] = []
-    for played in replay(saved):
+    for played in rounds:
         counts.append(played.counts)
         if played.war_steps:
             wars.append(played.number)

@@ -16,6 +16,7 @@ from krigbot.storage.errors import (
     StorageClosedError,
     StorageError,
 )
+from krigbot.storage.matches import MatchRecord, MatchStep, NextGame
 from krigbot.storage.models import (
     ACTIVE_STATUSES,
     END_STATUSES,
@@ -46,7 +47,10 @@ __all__ = [
     "GameStatus",
     "JSONDict",
     "LeaderboardRow",
+    "MatchRecord",
+    "MatchStep",
     "MigrationError",
+    "NextGame",
     "NotADatabaseError",
     "OpponentRecord",
     "Outcome",

@@ -12,6 +12,7 @@ import aiosqlite
 from krigbot.storage.base import run
 from krigbot.storage.errors import CannotOpenDatabaseError, StorageError, translate_error
 from krigbot.storage.games import GameStore
+from krigbot.storage.matches import MatchStore
 from krigbot.storage.migrations import migrate
 from krigbot.storage.settings import SettingsStore
 from krigbot.storage.stats import StatsStore
@@ -25,7 +26,7 @@ MEMORY: Final = ":memory:"
 Synchronous = Literal["NORMAL", "FULL"]
 
 
-class Storage(GameStore, StatsStore, SettingsStore):
+class Storage(GameStore, StatsStore, SettingsStore, MatchStore):
     """Krigbot's database; one instance is shared by every coroutine of the bot."""
 
     @classmethod

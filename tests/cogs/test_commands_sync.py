@@ -92,10 +92,12 @@ def test_start_takes_opponents_a_variant_a_round_limit_and_rule_overrides(
         ("rounds", INTEGER, False),
         ("pickup", STRING, False),
         ("shortage", STRING, False),
+        ("best_of", INTEGER, False),
     ]
     assert (start["rounds"]["min_value"], start["rounds"]["max_value"]) == (1, 10_000)
     assert [c["value"] for c in start["pickup"]["choices"]] == ["winner_first", "table", "shuffled"]
     assert [c["value"] for c in start["shortage"]["choices"]] == ["lose", "last_card"]
+    assert [c["value"] for c in start["best_of"]["choices"]] == [3, 5]
 
 
 def test_every_variant_is_a_choice_named_in_every_language(

@@ -136,7 +136,7 @@ async def test_the_last_round_shows_the_result_reason_rounds_wars_and_biggest_po
     assert "rundegrensen ble nådd (5 runder)" in result["value"]
     pot = max(game.biggest_pot)
     assert f"Runder: 5 · kriger: {game.war_rounds} · største pott: {pot} kort" in result["value"]
-    assert buttons(answer) == {}  # nothing left to flip
+    assert list(buttons(answer)) == [f"krig:rematch:{table.game_id}"]  # no Flip: a rematch
     row = await game_row(bot, table.game_id)
     assert row.status == "finished"
     assert row.round == 5

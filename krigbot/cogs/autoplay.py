@@ -1,0 +1,590 @@
+"""Hands-free play: autoplay (the bot flips by itself) and finishing a game at once.
+
+Autoplay plays rounds in one message that it edits, never more often than once per
+``Settings.autoplay_seconds`` (Discord allows about five edits per five seconds in a channel),
+measured from the end of the previous edit, so an edit that discord.py had to retry after a
+429 pushes the next one back as well. Each step is committed through the game service before
+the message shows it. Its state (running or paused, the message, the speed) is kept in the
+game's ``extra``, so a restarted bot carries on; if its message is gone, it stops and says so
+in the channel. It stops at the end of the game, when someone flips by hand (the round it
+expects is no longer the round on the table), or when the game is cancelled.
+
+``/krig finish`` asks every other player still in the game to agree with a button; when the
+last one does, the game is played to its end at once and the message tells its whole story.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+import discord
+from discord.ext import commands
+
+from krigbot.cogs.buttons import FlipButton, _guarded, view_of
+from krigbot.cogs.matches import ending
+from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond
+from krigbot.engine.steal import StealGame
+from krigbot.i18n import Lang, lang_for, t
+from krigbot.render.embeds import round_embed, safe_name
+from krigbot.render.play import (
+    add_note,
+    autoplay_text,
+    finish_embed,
+    finish_request_embed,
+    standing_embed,
+)
+from krigbot.render.replays import rebuild
+from krigbot.sessions import FlipResult, Refusal
+
+if TYPE_CHECKING:
+    from krigbot.bot import KrigBot
+    from krigbot.cogs.krig import KrigCog
+    from krigbot.sessions import AnyGame
+    from krigbot.storage import GameRow
+
+log = logging.getLogger(__name__)
+
+SPEEDS: dict[str, tuple[int, int]] = {
+    "slow": (1, 2),
+    "normal": (1, 1),
+    "fast": (5, 1),
+    "fastest": (20, 1),
+}
+"""Per speed: rounds played per edit, and how many edit intervals each edit waits."""
+
+CLAIM_SECONDS = 15.0
+"""How long a /krig auto whose answer never reached Discord keeps others from starting one."""
+
+AutoAction = str
+"""``pause``, ``resume`` or ``stop``."""
+
+
+# ------------------------------------------------------------------------------ buttons
+
+
+def _cog(interaction: discord.Interaction[Any]) -> AutoplayCog:
+    cog = interaction.client.get_cog(AutoplayCog.__cog_name__)  # type: ignore[attr-defined]
+    assert isinstance(cog, AutoplayCog)
+    return cog
+
+
+_AUTO_STYLES = {
+    "pause": ("⏸️", discord.ButtonStyle.secondary),
+    "resume": ("▶️", discord.ButtonStyle.success),
+    "stop": ("⏹️", discord.ButtonStyle.danger),
+}
+
+
+class AutoplayButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"krig:auto:(?P<game>\d+):(?P<action>pause|resume|stop)",
+):
+    """Pause, resume or stop autoplay (players only)."""
+
+    def __init__(self, game_id: int, action: AutoAction, lang: Lang = "nb") -> None:
+        emoji, style = _AUTO_STYLES[action]
+        super().__init__(
+            discord.ui.Button(
+                label=t(lang, f"auto.{action}"),
+                emoji=emoji,
+                style=style,
+                custom_id=f"krig:auto:{game_id}:{action}",
+            )
+        )
+        self.game_id = game_id
+        self.action = action
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> AutoplayButton:
+        return cls(int(match["game"]), match["action"])
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await _guarded(
+            interaction,
+            _cog(interaction).on_autoplay_button(interaction, self.game_id, self.action),
+        )
+
+
+class FinishButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"krig:finish:(?P<game>\d+):(?P<choice>yes|no)",
+):
+    """Agree to play the game to its end at once, or keep playing (the other players)."""
+
+    def __init__(self, game_id: int, agree: bool, lang: Lang = "nb") -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=t(lang, "finish.yes" if agree else "finish.no"),
+                style=discord.ButtonStyle.success if agree else discord.ButtonStyle.secondary,
+                custom_id=f"krig:finish:{game_id}:{'yes' if agree else 'no'}",
+            )
+        )
+        self.game_id = game_id
+        self.agree = agree
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> FinishButton:
+        return cls(int(match["game"]), match["choice"] == "yes")
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await _guarded(
+            interaction, _cog(interaction).on_finish_button(interaction, self.game_id, self.agree)
+        )
+
+
+AUTOPLAY_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (AutoplayButton, FinishButton)
+
+
+def running_view(game_id: int, lang: Lang) -> discord.ui.View:
+    """Return the buttons of a table that autoplay is playing."""
+    return view_of(AutoplayButton(game_id, "pause", lang), AutoplayButton(game_id, "stop", lang))
+
+
+def paused_view(game_id: int, lang: Lang) -> discord.ui.View:
+    """Return the buttons of a table whose autoplay is paused."""
+    return view_of(AutoplayButton(game_id, "resume", lang), AutoplayButton(game_id, "stop", lang))
+
+
+# ------------------------------------------------------------------------------ the cog
+
+
+@dataclass(eq=False)
+class _Run:
+    """One channel's autoplay while it plays: its game, message and task."""
+
+    game_id: int
+    message_id: int
+    speed: str
+    by: str
+    lang: Lang
+    expected: int
+    """The round on the table when it started: another round played meanwhile was a hand's."""
+    halt: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+
+
+class AutoplayCog(commands.Cog, name="Autoplay"):
+    """/krig auto and /krig finish: the bot plays the rounds."""
+
+    def __init__(self, bot: KrigBot) -> None:
+        self.bot = bot
+        self.service = bot.service
+        self.interval = bot.settings.autoplay_seconds
+        self._runs: dict[int, _Run] = {}
+        """Autoplay running in this process, by channel."""
+        self._claims: dict[int, float] = {}
+        """Channels whose /krig auto answer is on its way (loop time), so a second one waits."""
+
+    async def cog_unload(self) -> None:
+        # Cancelled, not halted: the stored state still says "running", so a restart resumes.
+        for run in self._runs.values():
+            if run.task is not None:
+                run.task.cancel()
+        self._runs.clear()
+
+    def playing(self, channel_id: int) -> bool:
+        """Tell whether autoplay is playing in a channel in this process."""
+        return channel_id in self._runs
+
+    def _krig(self) -> KrigCog:
+        return cast("KrigCog", self.bot.get_cog("Krig"))
+
+    async def _player_game(
+        self, channel_id: int, user_id: int, game_id: int | None = None
+    ) -> tuple[GameRow, AnyGame]:
+        """Return the channel's running game, refusing anyone who is not playing it."""
+        found = await self.service.game_in(channel_id)
+        if found is None or (game_id is not None and found[0].id != game_id):
+            raise Refusal("err.no_game" if game_id is None else "err.game_over")
+        row, game = found
+        if user_id not in row.players:
+            raise Refusal("err.not_player")
+        if game is None:
+            raise Refusal("err.not_running")
+        return row, game
+
+    # ---------------------------------------------------------------------- autoplay
+
+    async def auto(self, interaction: discord.Interaction[Any], speed: str) -> None:
+        """Start autoplay in the channel: the reply is the message it plays in."""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        lang = public_lang(interaction)
+        if speed not in SPEEDS:
+            raise Refusal("err.bad_option", reason=speed)
+        name = names_of_user(interaction)
+
+        async def work() -> Reply:
+            row, game = await self._player_game(channel_id, interaction.user.id)
+            if isinstance(game, StealGame):
+                # Its choices are the game, and its own cog drives the table message.
+                raise Refusal("auto.steal")
+            self._claim(channel_id, row)
+            embed = standing_embed(row, game, lang, t(lang, "auto.starting"))
+            add_note(embed, autoplay_text("running", speed, name, lang), lang)
+
+            async def sent(message_id: int) -> None:
+                try:
+                    await self._begin(channel_id, row.id, message_id, speed, name, lang)
+                finally:
+                    self._claims.pop(channel_id, None)
+
+            return Reply(embed=embed, view=running_view(row.id, lang), sent=sent)
+
+        await respond(interaction, work())
+
+    def _claim(self, channel_id: int, row: GameRow) -> None:
+        """Refuse a second autoplay in a channel, and hold the channel until this one starts."""
+        now = asyncio.get_running_loop().time()
+        claimed = self._claims.get(channel_id)
+        if (
+            channel_id in self._runs
+            or (claimed is not None and now - claimed < CLAIM_SECONDS)
+            or (row.extra.get("autoplay") or {}).get("state")
+        ):
+            raise Refusal("auto.already")
+        # No await since the checks: nothing else can claim the channel in between.
+        self._claims[channel_id] = now
+
+    async def _begin(
+        self, channel_id: int, game_id: int, message_id: int, speed: str, by: str, lang: Lang
+    ) -> None:
+        """Store autoplay as running in its message, make it the table, and start playing."""
+        state = {"state": "running", "message": message_id, "speed": speed, "by": by}
+
+        def change(extra: dict[str, Any]) -> dict[str, Any]:
+            if (extra.get("autoplay") or {}).get("state"):
+                raise Refusal("auto.already")
+            return {"autoplay": state}
+
+        try:
+            await self.service.change_extra(channel_id, game_id, change)
+        except Refusal as refusal:
+            # Two /krig auto at once: the other one plays; this message says it does not.
+            await self._edit(channel_id, message_id, content=t(lang, refusal.key), view=None)
+            return
+        found = await self.service.game_in(channel_id)
+        if found is None or found[0].id != game_id:
+            return
+        await self.service.show_table(channel_id, game_id, found[0].round, message_id)
+        self._start(channel_id, _Run(game_id, message_id, speed, by, lang, found[0].round))
+
+    def _start(self, channel_id: int, run: _Run) -> None:
+        self._runs[channel_id] = run
+        run.task = asyncio.create_task(
+            self._play(channel_id, run), name=f"krig-autoplay-{run.game_id}"
+        )
+
+    async def _halt(self, channel_id: int, game_id: int) -> None:
+        """Stop the channel's autoplay task after the step it is in (its edit included)."""
+        run = self._runs.get(channel_id)
+        if run is None or run.game_id != game_id:
+            return
+        run.halt.set()
+        if run.task is not None and run.task is not asyncio.current_task():
+            await asyncio.wait({run.task})
+        if self._runs.get(channel_id) is run:
+            del self._runs[channel_id]
+
+    async def _play(self, channel_id: int, run: _Run) -> None:
+        """Play and show rounds until the game ends, a hand flips, or autoplay is halted."""
+        loop = asyncio.get_running_loop()
+        per_edit, intervals = SPEEDS[run.speed]
+        gap = self.interval * intervals
+        expected = run.expected
+        # The message that started (or resumed) autoplay was just edited or sent.
+        last_edit = loop.time()
+        try:
+            while not run.halt.is_set():
+                with contextlib.suppress(TimeoutError):
+                    # Pacing, not waiting for something: Discord's channel limit. The halt event
+                    # cuts it short.
+                    await asyncio.wait_for(run.halt.wait(), last_edit + gap - loop.time())
+                if run.halt.is_set():
+                    return
+                try:
+                    result = await self.service.play_on(
+                        channel_id, run.game_id, expected_round=expected, count=per_edit
+                    )
+                except Refusal as refusal:
+                    await self._stopped(channel_id, run, _STOP_NOTES.get(refusal.key, "auto.ended"))
+                    return
+                expected = result.row.round
+                if result.outcome is not None:
+                    await self.service.change_extra(
+                        channel_id, run.game_id, lambda _: {"autoplay": None}
+                    )
+                if not await self._show(channel_id, run, result):
+                    return
+                last_edit = loop.time()
+                if result.outcome is not None:
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("autoplay of game %s failed", run.game_id)
+            await self._stopped(channel_id, run, "auto.failed")
+        finally:
+            if self._runs.get(channel_id) is run and not run.halt.is_set():
+                del self._runs[channel_id]
+
+    async def _show(self, channel_id: int, run: _Run, result: FlipResult) -> bool:
+        """Edit the autoplay message to show a step; False if the message is gone."""
+        row, lang = result.row, run.lang
+        embed = round_embed(row, result.game, result.rounds, lang)
+        if result.outcome is None:
+            add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)
+            view = running_view(row.id, lang)
+            shown = None
+        else:
+            add_note(embed, t(lang, "auto.done"), lang)
+            over = await ending(self.service, row, result.game, lang, embed)
+            view, shown = over.view, over.sent
+        try:
+            await self._edit(channel_id, run.message_id, embed=embed, view=view)
+        except discord.NotFound:
+            await self._stopped(channel_id, run, "auto.gone", post=True)
+            return False
+        if shown is not None:
+            await shown(run.message_id)
+        return True
+
+    async def _edit(self, channel_id: int, message_id: int, **changes: Any) -> None:
+        """Edit a message in the channel with the bot's own token (it outlives interactions)."""
+        message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
+        await message.edit(allowed_mentions=NO_MENTIONS, **changes)
+
+    async def _stopped(self, channel_id: int, run: _Run, key: str, *, post: bool = False) -> None:
+        """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
+        with contextlib.suppress(Refusal):
+            await self.service.change_extra(channel_id, run.game_id, lambda _: {"autoplay": None})
+        text = t(run.lang, key)
+        try:
+            if post:
+                await self.bot.get_partial_messageable(channel_id).send(
+                    text, allowed_mentions=NO_MENTIONS
+                )
+            else:
+                await self._edit(channel_id, run.message_id, content=text, view=None)
+        except discord.HTTPException as exc:
+            log.warning("could not tell that autoplay of game %s stopped: %s", run.game_id, exc)
+
+    async def on_autoplay_button(
+        self, interaction: discord.Interaction[Any], game_id: int, action: AutoAction
+    ) -> None:
+        """Handle Pause, Resume and Stop (players only, on the autoplay message)."""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        lang = public_lang(interaction)
+        pressed = interaction.message.id if interaction.message else None
+        name = names_of_user(interaction)
+
+        async def work() -> Reply:
+            row, _ = await self._player_game(channel_id, interaction.user.id, game_id)
+            state = row.extra.get("autoplay") or {}
+            if state.get("message") != pressed:
+                raise Refusal("err.stale_button")
+            if action == "resume":
+                return await self._resume(channel_id, game_id, name, lang)
+            # The task finishes the step it is in (and shows it) before this answer goes out.
+            await self._halt(channel_id, game_id)
+            wanted = "running" if action == "pause" else None
+
+            def change(extra: dict[str, Any]) -> dict[str, Any]:
+                current = extra.get("autoplay") or {}
+                if current.get("message") != pressed:
+                    raise Refusal("err.stale_button")
+                if wanted is not None and current.get("state") != wanted:
+                    raise Refusal("auto.not_running")
+                if action == "pause":
+                    return {"autoplay": {**current, "state": "paused", "by": name}}
+                return {"autoplay": None}
+
+            await self.service.change_extra(channel_id, game_id, change)
+            row, game = await self._player_game(channel_id, interaction.user.id, game_id)
+            if action == "pause":
+                embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
+                add_note(embed, autoplay_text("paused", state.get("speed", ""), name, lang), lang)
+                return Reply(embed=embed, view=paused_view(game_id, lang), update=True)
+            embed = standing_embed(row, game, lang, t(lang, "table.current"))
+            add_note(embed, t(lang, "auto.stopped", name=name), lang)
+            view = view_of(FlipButton(game_id, row.round, lang))
+            return Reply(embed=embed, view=view, update=True, durable=True)
+
+        await respond(interaction, work(), update=True)
+
+    async def _resume(self, channel_id: int, game_id: int, name: str, lang: Lang) -> Reply:
+        resumed: dict[str, Any] = {}
+
+        def change(extra: dict[str, Any]) -> dict[str, Any]:
+            current = extra.get("autoplay") or {}
+            if current.get("state") != "paused":
+                raise Refusal("auto.not_paused")
+            resumed.update(current, state="running", by=name)
+            return {"autoplay": dict(resumed)}
+
+        await self.service.change_extra(channel_id, game_id, change)
+        found = await self.service.game_in(channel_id)
+        if found is None or found[1] is None or found[0].id != game_id:
+            raise Refusal("err.game_over")
+        row, game = found
+        speed = str(resumed.get("speed", "normal"))
+        embed = standing_embed(row, game, lang, t(lang, "auto.starting"))
+        add_note(embed, autoplay_text("running", speed, name, lang), lang)
+
+        async def sent(message_id: int) -> None:
+            self._start(channel_id, _Run(game_id, message_id, speed, name, lang, row.round))
+
+        return Reply(embed=embed, view=running_view(game_id, lang), update=True, sent=sent)
+
+    def restore(self) -> int:
+        """Carry on the autoplay that was running when the bot stopped; return how many."""
+        resumed = 0
+        for row, game in self.service.running():
+            state = row.extra.get("autoplay") or {}
+            if state.get("state") != "running" or game.finished:
+                continue
+            message = state.get("message")
+            speed = state.get("speed")
+            if not isinstance(message, int) or speed not in SPEEDS:
+                continue
+            lang = lang_for(row.extra.get("lang"))
+            run = _Run(row.id, message, speed, str(state.get("by", "")), lang, row.round)
+            self._start(row.channel_id, run)
+            resumed += 1
+        return resumed
+
+    # ------------------------------------------------------------------------ finish
+
+    async def finish(self, interaction: discord.Interaction[Any]) -> None:
+        """Ask the other players to agree to play the game to its end at once."""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        lang = public_lang(interaction)
+        user_id = interaction.user.id
+
+        async def work() -> Reply:
+            row, game = await self._player_game(channel_id, user_id)
+            seat = row.players.index(user_id)
+            if not game.in_game[seat]:
+                raise Refusal("err.out_of_game")
+            request = {"by": user_id, "agreed": [user_id]}
+            await self.service.change_extra(channel_id, row.id, lambda _: {"finish": request})
+            waiting = _waiting(row, game, request)
+            return Reply(
+                content=" ".join(f"<@{user}>" for user in waiting),
+                embed=finish_request_embed(row, user_id, waiting, lang),
+                view=_finish_view(row.id, lang),
+                mentions=discord.AllowedMentions(
+                    everyone=False, roles=False, users=[discord.Object(u) for u in waiting]
+                ),
+            )
+
+        await respond(interaction, work())
+
+    async def on_finish_button(
+        self, interaction: discord.Interaction[Any], game_id: int, agree: bool
+    ) -> None:
+        """Handle an answer to /krig finish; the last agreement plays the game to its end."""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        lang = public_lang(interaction)
+        user_id = interaction.user.id
+
+        async def work() -> Reply:
+            row, game = await self._player_game(channel_id, user_id, game_id)
+            extra = await self.service.change_extra(channel_id, game_id, _answer(user_id, agree))
+            request = extra.get("finish")
+            if not agree or request is None:
+                note = t(lang, "finish.declined", name=names_of_user(interaction))
+                asker = int((row.extra.get("finish") or {}).get("by", user_id))
+                return Reply(
+                    embed=finish_request_embed(row, asker, [], lang, note=note),
+                    view=None,
+                    update=True,
+                )
+            waiting = _waiting(row, game, request)
+            if waiting:
+                embed = finish_request_embed(row, int(request["by"]), waiting, lang)
+                return Reply(embed=embed, view=_finish_view(game_id, lang), update=True)
+            await self._halt(channel_id, game_id)
+            result = await self.service.play_on(channel_id, game_id, to_end=True)
+            return await self._finished(result, lang)
+
+        await respond(interaction, work(), update=True)
+
+    async def _finished(self, result: FlipResult, lang: Lang) -> Reply:
+        """Return the story of a game just played to its end, with its chart if pictures are on."""
+        row, game = result.row, result.game
+        assert row.state is not None
+        # A long game takes a moment to replay; the event loop keeps serving meanwhile.
+        rebuilt = await asyncio.to_thread(rebuild, row.state)
+        embed = finish_embed(row, game, rebuilt, lang)
+        over = await ending(self.service, row, game, lang, embed)
+        reply = Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
+        pictures = self._krig().pictures
+        if await pictures.enabled(row.guild_id):
+            story, chart = await pictures.story_picture(row, game, lang)
+            reply.more_embeds.append(story)
+            reply.files.append(chart)
+        return reply
+
+
+_STOP_NOTES = {
+    "flip.raced": "auto.hand_flip",
+    "err.game_over": "auto.ended",
+    "err.not_running": "auto.ended",
+    "err.storage": "auto.failed",
+}
+"""Why a step of autoplay was refused -> what its message says."""
+
+
+def names_of_user(interaction: discord.Interaction[Any]) -> str:
+    """Return the user's display name, safe to show."""
+    return safe_name(interaction.user.display_name)
+
+
+def _finish_view(game_id: int, lang: Lang) -> discord.ui.View:
+    return view_of(FinishButton(game_id, True, lang), FinishButton(game_id, False, lang))
+
+
+def _waiting(row: GameRow, game: AnyGame, request: dict[str, Any]) -> list[int]:
+    """Return the players still in the game who have not agreed to finish it."""
+    agreed = set(request.get("agreed", ()))
+    return [
+        user for seat, user in enumerate(row.players) if game.in_game[seat] and user not in agreed
+    ]
+
+
+def _answer(user_id: int, agree: bool) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Return the change an answer makes to the open request (checked under the lock)."""
+
+    def change(extra: dict[str, Any]) -> dict[str, Any]:
+        request = extra.get("finish")
+        if not isinstance(request, dict):
+            raise Refusal("finish.none")
+        if not agree:
+            return {"finish": None}
+        if user_id in request.get("agreed", ()):
+            raise Refusal("finish.already_agreed")
+        return {"finish": {**request, "agreed": [*request.get("agreed", ()), user_id]}}
+
+    return change

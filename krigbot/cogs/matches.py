@@ -1,0 +1,210 @@
+"""The end of a game and what follows it: the next game of a match, or a rematch.
+
+Every message that shows a finished game goes through :func:`ending`: it adds the match score
+and the fairness check (seed, rules, the command that plays the same game) and returns the
+buttons: **Flip** for the match's next game, already dealt, or **Rematch**, which challenges
+the same players to the same rules (and the same length of match) again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import discord
+from discord.ext import commands
+
+from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, _guarded, view_of
+from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond
+from krigbot.engine import OPTION_KEYS, Rules
+from krigbot.i18n import Lang, lang_for, t
+from krigbot.matches import MatchInfo, first_game
+from krigbot.render.embeds import challenge_embed, names_of
+from krigbot.render.matches import match_result
+from krigbot.render.play import add_game_over, dealt_embed
+from krigbot.sessions import GameService, Player, Refusal
+
+if TYPE_CHECKING:
+    from krigbot.bot import KrigBot
+    from krigbot.cogs.krig import KrigCog
+    from krigbot.engine import Game
+    from krigbot.engine.steal import StealGame
+    from krigbot.storage import GameRow
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """The buttons of a finished game's message, and what to do once it is on Discord."""
+
+    view: discord.ui.View
+    next_game: GameRow | None = None
+    """The match's next game, dealt already, whose Flip button the message carries."""
+    sent: Callable[[int], Awaitable[None]] | None = None
+    """Records the message as the next game's table."""
+
+
+async def ending(
+    service: GameService, row: GameRow, game: Game | StealGame, lang: Lang, embed: discord.Embed
+) -> Ending:
+    """Add the match and the fairness check to a finished game's embed; return its buttons."""
+    assert game.outcome is not None
+    add_game_over(embed, row, game, lang)
+    match = MatchInfo.of(row.extra)
+    if match is not None and not match.decided(match.after(game.outcome.winners)):
+        # The service's finish hook dealt the next game under the same lock that finished this
+        # one, so it is the channel's game now (unless the channel was busy).
+        found = await service.game_in(row.channel_id)
+        following = None if found is None else MatchInfo.of(found[0].extra)
+        if found is not None and following is not None and following.id == match.id:
+            dealt = found[0]
+
+            async def shown(message_id: int) -> None:
+                await service.show_table(dealt.channel_id, dealt.id, 0, message_id)
+
+            return Ending(view_of(FlipButton(dealt.id, 0, lang)), dealt, shown)
+        # Not dealt (the channel was busy, or the write failed): start-up deals it later.
+        return Ending(view_of())
+    return Ending(view_of(RematchButton(row.id, lang)))
+
+
+async def begin_match(service: GameService, row: GameRow, best_of: int) -> GameRow:
+    """Make a new challenge the first game of a best-of match (its id is the match's)."""
+    match = first_game(row.id, best_of, len(row.players))
+    extra = await service.change_extra(
+        row.channel_id, row.id, lambda _: {"match": match.to_extra()}
+    )
+    return dataclasses.replace(row, extra=extra)
+
+
+class RematchButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"krig:rematch:(?P<game>\d+)"
+):
+    """Challenge the players of a finished game (or match) to the same again."""
+
+    def __init__(self, game_id: int, lang: Lang = "nb") -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=t(lang, "rematch.button"),
+                emoji="🔁",
+                style=discord.ButtonStyle.success,
+                custom_id=f"krig:rematch:{game_id}",
+            )
+        )
+        self.game_id = game_id
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> RematchButton:
+        return cls(int(match["game"]))
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        cog = interaction.client.get_cog(MatchCog.__cog_name__)  # type: ignore[attr-defined]
+        assert isinstance(cog, MatchCog)
+        await _guarded(interaction, cog.on_rematch(interaction, self.game_id))
+
+
+MATCH_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (RematchButton,)
+
+
+class MatchCog(commands.Cog, name="Matches"):
+    """Rematches, and the matches the bot moved on while it was away."""
+
+    def __init__(self, bot: KrigBot) -> None:
+        self.bot = bot
+        self.service = bot.service
+
+    def _krig(self) -> KrigCog:
+        # By name: krig.py imports this module, so the class is not imported here.
+        return cast("KrigCog", self.bot.get_cog("Krig"))
+
+    async def on_rematch(self, interaction: discord.Interaction[Any], game_id: int) -> None:
+        """Handle a Rematch press: a new challenge, the presser first, the same rules."""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        lang = public_lang(interaction)
+        user_id = interaction.user.id
+
+        async def work() -> Reply:
+            row = await self.service.storage.get_game(game_id)
+            if row is None or row.guild_id != interaction.guild_id:
+                raise Refusal("err.game_over")
+            if user_id not in row.players:
+                raise Refusal("err.not_player")
+            seat = row.players.index(user_id)
+            others = [s for s in range(len(row.players)) if s != seat]
+            rules = Rules.from_dict(row.rules)
+            # Every option as it was, so the new game is played by exactly the same rules.
+            options = {
+                key: getattr(rules, key) for key in OPTION_KEYS if key not in ("variant", "players")
+            }
+            result = await self.service.challenge(
+                guild_id=row.guild_id,
+                channel_id=channel_id,
+                challenger=Player(user_id, interaction.user.display_name),
+                opponents=[Player(row.players[s], row.names[s]) for s in others],
+                variant=rules.preset_name,
+                options=options,
+                extra={"lang": lang},
+            )
+            challenge = result.row
+            match = MatchInfo.of(row.extra)
+            if match is not None:
+                challenge = await begin_match(self.service, challenge, match.best_of)
+            krig = self._krig()
+
+            async def sent(message_id: int) -> None:
+                await krig.challenge_posted(challenge, message_id, lang)
+
+            mentioned = [row.players[s] for s in others]
+            return Reply(
+                content=" ".join(f"<@{user}>" for user in mentioned),
+                embed=challenge_embed(challenge, lang),
+                view=view_of(AcceptButton(challenge.id, lang), DeclineButton(challenge.id, lang)),
+                mentions=discord.AllowedMentions(
+                    everyone=False, roles=False, users=[discord.Object(u) for u in mentioned]
+                ),
+                sent=sent,
+            )
+
+        await respond(interaction, work())
+
+    async def announce(self, recovered: list[tuple[GameRow, GameRow | None]]) -> None:
+        """Show the matches moved on at start-up: the next table, or who won the match."""
+        for finished, dealt in recovered:
+            lang = lang_for(finished.extra.get("lang"))
+            channel = self.bot.get_partial_messageable(finished.channel_id)
+            try:
+                if dealt is None:
+                    match = MatchInfo.of(finished.extra)
+                    assert match is not None
+                    assert finished.result is not None
+                    winners = tuple(finished.result.get("winners", ()))
+                    text = match_result(match, winners, names_of(finished), lang)
+                    await channel.send(
+                        t(lang, "match.over", game=finished.id) + "\n" + text,
+                        allowed_mentions=NO_MENTIONS,
+                    )
+                    continue
+                found = await self.service.game_in(dealt.channel_id)
+                if found is None or found[1] is None or found[0].id != dealt.id:
+                    continue
+                message = await channel.send(
+                    t(lang, "match.dealt_after_restart", game=finished.id),
+                    embed=dealt_embed(dealt, found[1], lang),
+                    view=view_of(FlipButton(dealt.id, 0, lang)),
+                    allowed_mentions=NO_MENTIONS,
+                )
+                await self.service.show_table(dealt.channel_id, dealt.id, 0, message.id)
+            except discord.HTTPException as exc:
+                log.warning("could not show match game %s in its channel: %s", finished.id, exc)

@@ -1,0 +1,172 @@
+"""Best-of matches (RULES §11: 002's "best av 3 eller 5"): after each game, the next deal.
+
+A match is a run of games between the same players with the same rules. Each game carries its
+place in the match in ``extra["match"]``: the match id (its first game's id), ``best_of``, the
+game's number and the score before it, so a table can show the score without reading anything.
+When a match game finishes, the service's finish hook counts it and, in one transaction, either
+records the match's winners or deals the next game. A draw counts for nobody, so a match always
+ends with a winner: the first to win a majority of ``best_of``. If the bot stops between the
+finished game and that write, :meth:`MatchKeeper.recover` does it at start-up.
+
+>>> match = MatchInfo(id=7, best_of=3, game=2, score=(1, 0))
+>>> match.target, match.after(winners=(1,)), match.decided((2, 0))
+(2, (1, 1), (0,))
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from krigbot.engine import Outcome, Rules
+from krigbot.engine.game import outcome_from_dict
+from krigbot.engine.steal import new_game
+from krigbot.storage import ChannelBusyError, MatchStep, NextGame, StorageError
+
+if TYPE_CHECKING:
+    from krigbot.sessions import AnyGame, GameService
+    from krigbot.storage import GameRow
+
+log = logging.getLogger(__name__)
+
+BEST_OF = (3, 5)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchInfo:
+    """A game's place in its match: which match, how long, which game, the score before it."""
+
+    id: int
+    best_of: int
+    game: int
+    score: tuple[int, ...]
+    """Games won per seat before this game."""
+
+    @property
+    def target(self) -> int:
+        """Return how many games win the match (a majority of ``best_of``)."""
+        return self.best_of // 2 + 1
+
+    def after(self, winners: Sequence[int]) -> tuple[int, ...]:
+        """Return the score once this game's winning seats (none for a draw) are counted."""
+        return tuple(won + (seat in winners) for seat, won in enumerate(self.score))
+
+    def decided(self, score: Sequence[int]) -> tuple[int, ...]:
+        """Return the seats that have won the match with this score (teammates together)."""
+        return tuple(seat for seat, won in enumerate(score) if won >= self.target)
+
+    def to_extra(self) -> dict[str, Any]:
+        """Return the JSON kept in the game's ``extra["match"]``."""
+        return {
+            "id": self.id,
+            "best_of": self.best_of,
+            "game": self.game,
+            "score": list(self.score),
+        }
+
+    @classmethod
+    def of(cls, extra: Mapping[str, Any]) -> MatchInfo | None:
+        """Return the match a game's ``extra`` says it belongs to, or None."""
+        data = extra.get("match")
+        if not isinstance(data, Mapping):
+            return None
+        try:
+            return cls(
+                int(data["id"]),
+                int(data["best_of"]),
+                int(data["game"]),
+                tuple(int(won) for won in data["score"]),
+            )
+        except (KeyError, TypeError, ValueError):
+            log.warning("ignoring a damaged match entry: %r", data)
+            return None
+
+
+def first_game(game_id: int, best_of: int, players: int) -> MatchInfo:
+    """Return the match a challenge with ``best_of`` starts: its id is the first game's."""
+    return MatchInfo(game_id, best_of, 1, (0,) * players)
+
+
+class MatchKeeper:
+    """Move matches on when their games finish: the next deal, or the match's winners."""
+
+    def __init__(self, service: GameService) -> None:
+        self.service = service
+        self.storage = service.storage
+        service.on_finish.append(self._finished)
+
+    async def _finished(self, row: GameRow, game: AnyGame) -> None:
+        # Called by the service under the channel's lock, right after the game was committed.
+        assert game.outcome is not None
+        await self.advance(row, game.outcome)
+
+    async def advance(self, row: GameRow, outcome: Outcome) -> GameRow | None:
+        """Count a finished game in its match; return the next game if one was dealt.
+
+        The caller holds the channel's lock (the next game takes the channel).
+        """
+        match = MatchInfo.of(row.extra)
+        if match is None:
+            return None
+        score = match.after(outcome.winners)
+        step = MatchStep(
+            match_id=match.id,
+            guild_id=row.guild_id,
+            channel_id=row.channel_id,
+            best_of=match.best_of,
+            players=row.players,
+            score=score,
+            games=match.game,
+        )
+        now = self.service.clock()
+        winners = match.decided(score)
+        if winners:
+            await self.storage.finish_match(
+                step, [row.players[seat] for seat in winners], game_id=row.id, now=now
+            )
+            return None
+        rules = Rules.from_dict(row.rules)
+        seed = secrets.randbits(63)
+        game = new_game(rules, seed=seed)
+        extra = {key: value for key, value in row.extra.items() if key == "lang"}
+        extra["match"] = MatchInfo(match.id, match.best_of, match.game + 1, score).to_extra()
+        following = NextGame(
+            challenger_id=row.challenger_id,
+            names=row.names,
+            variant=row.variant,
+            rules=row.rules,
+            seed=seed,
+            state=game.to_dict(),
+            extra=extra,
+        )
+        try:
+            dealt = await self.storage.advance_match(step, following, now=now)
+        except ChannelBusyError:
+            # Someone started another game here first; the match waits (start-up tries again).
+            log.warning("match %s: channel %s is busy, no next game", match.id, row.channel_id)
+            return None
+        if dealt is not None:
+            self.service.adopt(dealt, game)
+        return dealt
+
+    async def recover(self) -> list[tuple[GameRow, GameRow | None]]:
+        """Count match games that finished just before the bot stopped.
+
+        Returns each such game with the next game dealt for it, if any (None: the match ended).
+        """
+        recovered: list[tuple[GameRow, GameRow | None]] = []
+        for row in await self.storage.unadvanced_match_games():
+            if row.result is None:
+                continue
+            try:
+                outcome = outcome_from_dict(row.result)
+                async with self.service.lock(row.channel_id):
+                    dealt = await self.advance(row, outcome)
+            except (KeyError, TypeError, ValueError, StorageError):
+                log.exception("match game %s cannot be counted", row.id)
+                continue
+            recovered.append((row, dealt))
+        return recovered

@@ -1,0 +1,319 @@
+"""What hands-free play shows: autoplay, finishing at once, the end of a game, history, replays.
+
+Like the other renderers this turns stored rows and engine values into text through the
+catalogs and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+import discord
+
+from krigbot.engine import Game, Round, Rules
+from krigbot.i18n import Lang, fmt_date, fmt_list, t
+from krigbot.matches import MatchInfo
+from krigbot.render.embeds import (
+    COLOUR_INFO,
+    COLOUR_OVER,
+    COLOUR_TABLE,
+    COLOUR_WAR,
+    _round_lines,
+    counts_field,
+    names_of,
+    outcome_text,
+    rules_lines,
+)
+from krigbot.render.matches import match_lines, match_result
+from krigbot.sim import play_command
+
+if TYPE_CHECKING:
+    from krigbot.engine.steal import StealGame
+    from krigbot.render.replays import GameRounds
+    from krigbot.storage import GameRow
+
+AUTOPLAY_STATES = ("running", "paused")
+SPEEDS = ("slow", "normal", "fast", "fastest")
+
+
+# --------------------------------------------------------------------------- autoplay
+
+
+def autoplay_text(state: str, speed: str, name: str, lang: Lang) -> str:
+    """Return the autoplay line of a table: running (at what speed) or paused (by whom)."""
+    if state == "paused":
+        return t(lang, "auto.paused", name=name)
+    return t(lang, "auto.running", speed=t(lang, f"speed.{speed}"), name=name)
+
+
+def add_note(embed: discord.Embed, text: str, lang: Lang) -> discord.Embed:
+    """Add the autoplay field to a table embed and return it."""
+    embed.add_field(name=t(lang, "auto.heading"), value=text, inline=False)
+    return embed
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def dealt_embed(row: GameRow, game: Game | StealGame, lang: Lang) -> discord.Embed:
+    """Return the table of a game just dealt: round 0, the counts, the match score if any."""
+    return standing_embed(row, game, lang, t(lang, "table.dealt"))
+
+
+def standing_embed(
+    row: GameRow, game: Game | StealGame, lang: Lang, description: str
+) -> discord.Embed:
+    """Return the table as it stands (no round shown): the counts, and the match score."""
+    names = names_of(row)
+    embed = discord.Embed(
+        title=t(lang, "table.title", round=row.round), description=description, colour=COLOUR_TABLE
+    )
+    embed.add_field(
+        name=t(lang, "table.counts_heading"), value=counts_field(game, names, lang), inline=False
+    )
+    for line in match_lines(row.extra, names, lang):
+        embed.add_field(name=t(lang, "match.heading"), value=line, inline=False)
+    embed.set_footer(text=t(lang, "table.round_footer", round=row.round, game=row.id))
+    return embed
+
+
+# ------------------------------------------------------------------- the end of a game
+
+
+def fairness_text(row: GameRow, game: Game | StealGame, lang: Lang) -> str:
+    """Return how anyone can check the result: the seed, the rules, and the command to run.
+
+    The command line replays the deal and plays it through; it cannot know of a forfeit or of
+    Steal War's choices, so for those games only the seed and the rules are given.
+    """
+    rules = game.rules
+    lines = [
+        t(lang, "fair.seed", seed=row.seed),
+        t(lang, "fair.rules", rules=" · ".join(rules_lines(rules, names_of(row), lang))),
+    ]
+    if isinstance(game, Game) and not game.forfeits:
+        lines.append(t(lang, "fair.command", command=f"`{play_command(rules, row.seed)}`"))
+    return "\n".join(lines)
+
+
+def add_game_over(embed: discord.Embed, row: GameRow, game: Game | StealGame, lang: Lang) -> None:
+    """Add what a finished game's message tells besides the result: the match, the check."""
+    assert game.outcome is not None
+    match = MatchInfo.of(row.extra)
+    if match is not None and len(match.score) == len(row.players):
+        embed.add_field(
+            name=t(lang, "match.heading"),
+            value=match_result(match, game.outcome.winners, names_of(row), lang),
+            inline=False,
+        )
+    embed.add_field(
+        name=t(lang, "fair.heading"), value=fairness_text(row, game, lang), inline=False
+    )
+
+
+# --------------------------------------------------------------------------- finish
+
+
+def finish_request_embed(
+    row: GameRow, asker: int, waiting: Sequence[int], lang: Lang, *, note: str | None = None
+) -> discord.Embed:
+    """Return the request to play the game to its end: who asked, who has yet to agree."""
+    names = names_of(row)
+    others = [names[row.players.index(user)] for user in waiting]
+    embed = discord.Embed(
+        title=t(lang, "finish.title", game=row.id),
+        description=t(lang, "finish.ask", name=names[row.players.index(asker)]),
+        colour=COLOUR_INFO,
+    )
+    if note is not None:
+        embed.add_field(name="\u200b", value=note, inline=False)
+    elif others:
+        embed.add_field(
+            name="\u200b",
+            value=t(lang, "finish.waiting", players=fmt_list(others, lang)),
+            inline=False,
+        )
+    return embed
+
+
+def summary_lines(row: GameRow, rebuilt: GameRounds, lang: Lang) -> list[str]:
+    """Return a whole game in a few lines: rounds, wars, the biggest war, changes of lead."""
+    names = names_of(row)
+    story = rebuilt.story
+    lines = [
+        t(
+            lang,
+            "summary.rounds",
+            rounds=len(rebuilt.rounds),
+            wars=len(story.wars),
+            changes=story.lead_changes,
+        )
+    ]
+    big = rebuilt.biggest_war
+    if big is not None and big.winner is not None:
+        lines.append(
+            t(
+                lang,
+                "summary.biggest_war",
+                count=big.steps,
+                round=big.round,
+                steps=big.steps,
+                name=names[big.winner],
+                cards=big.cards,
+            )
+        )
+    elif big is not None:
+        lines.append(
+            t(
+                lang,
+                "summary.biggest_war_aside",
+                count=big.steps,
+                round=big.round,
+                steps=big.steps,
+                cards=big.cards,
+            )
+        )
+    return lines
+
+
+def eternal_text(game: Game | StealGame, lang: Lang) -> str | None:
+    """Explain a deal that repeats forever: from which round, every how many, so a draw."""
+    outcome = game.outcome
+    if outcome is None or outcome.reason != "eternal" or not outcome.cycle:
+        return None
+    start = outcome.rounds - outcome.cycle + 1
+    return t(lang, "summary.eternal", count=outcome.cycle, n=outcome.cycle, start=start)
+
+
+def finish_embed(
+    row: GameRow, game: Game | StealGame, rebuilt: GameRounds, lang: Lang
+) -> discord.Embed:
+    """Return a game played to its end at once: the result and the whole game in brief.
+
+    Like every finished game's message it gets the match and the check from ``add_game_over``.
+    """
+    lines = [outcome_text(row, game, lang), "", *summary_lines(row, rebuilt, lang)]
+    explained = eternal_text(game, lang)
+    if explained is not None:
+        lines += ["", f"♾️ {explained}"]
+    embed = discord.Embed(
+        title=t(lang, "finish.done", game=row.id),
+        description="\n".join(lines),
+        colour=COLOUR_OVER,
+    )
+    embed.add_field(
+        name=t(lang, "table.counts_heading"), value=counts_field(game, names_of(row), lang)
+    )
+    return embed
+
+
+# --------------------------------------------------------------------------- history
+
+
+def _result_text(row: GameRow, lang: Lang) -> str:
+    if row.status != "finished" or row.result is None:
+        return t(lang, f"history.{row.status}")
+    names = names_of(row)
+    winners = [names[seat] for seat in row.result.get("winners", ())]
+    if not winners:
+        return t(lang, "history.draw")
+    return "🏆 " + fmt_list(winners, lang)
+
+
+def _reason_text(row: GameRow, lang: Lang) -> str | None:
+    reason = (row.result or {}).get("reason")
+    if row.status != "finished" or not isinstance(reason, str):
+        return None
+    if reason == "round_limit" and row.rules.get("points"):
+        return t(lang, "history.reason.points")
+    return t(lang, f"history.reason.{reason}")
+
+
+def history_line(row: GameRow, lang: Lang) -> str:
+    """Return one ended game as a line: id, date, players, result, reason, length, match."""
+    moment = row.finished_at or row.created_at
+    parts = [
+        f"`#{row.id}`",
+        fmt_date(moment, lang),
+        " – ".join(names_of(row)),
+        _result_text(row, lang),
+    ]
+    reason = _reason_text(row, lang)
+    if reason is not None:
+        parts.append(reason)
+    parts.append(t(lang, "unit.rounds", count=row.round, n=row.round))
+    match = MatchInfo.of(row.extra)
+    if match is not None:
+        parts.append(t(lang, "history.match", best_of=match.best_of, game=match.game))
+    return " · ".join(parts)
+
+
+def history_embed(
+    rows: Sequence[GameRow], page: int, player: int | None, lang: Lang
+) -> discord.Embed:
+    """Return one page of a server's ended games, newest first (only a player's, if given)."""
+    lines = [] if player is None else [t(lang, "history.of", name=f"<@{player}>")]
+    lines += [history_line(row, lang) for row in rows] or [t(lang, "history.empty")]
+    embed = discord.Embed(
+        title=t(lang, "history.title"), description="\n".join(lines), colour=COLOUR_INFO
+    )
+    embed.set_footer(text=t(lang, "history.page", page=page + 1))
+    return embed
+
+
+# --------------------------------------------------------------------------- replay
+
+
+@dataclass(frozen=True, slots=True)
+class _Standing:
+    """The counts after a replayed round, in the shape ``counts_field`` reads from a game."""
+
+    counts: tuple[int, ...]
+    rules: Rules
+
+
+def replay_embed(
+    row: GameRow, rebuilt: GameRounds, number: int, final: Game | StealGame, lang: Lang
+) -> discord.Embed:
+    """Return round ``number`` of an ended game as its table showed it, with the counts after it.
+
+    ``final`` is the game as it ended: its result is shown with the last round.
+    """
+    names = names_of(row)
+    played: Round = rebuilt.rounds[number - 1]
+    total = len(rebuilt.rounds)
+    embed = discord.Embed(
+        title=t(lang, "replay.title", game=row.id, round=number, rounds=total),
+        description="\n".join(_round_lines(played, names, lang))[:4000],
+        colour=COLOUR_WAR if played.is_war else COLOUR_TABLE,
+    )
+    # A replayed round has its counts but no game object behind it; counts_field reads only
+    # these two attributes of one (a Steal War replay shows the counts without the loot tops).
+    standing = cast("Game", _Standing(played.counts, final.rules))
+    embed.add_field(
+        name=t(lang, "table.counts_heading"),
+        value=counts_field(standing, names, lang),
+        inline=False,
+    )
+    if final.rules.points:
+        embed.add_field(
+            name=t(lang, "table.points"),
+            value=" · ".join(f"{names[s]} {played.points[s]}" for s in range(len(names))),
+            inline=False,
+        )
+    elif final.rules.target_tricks is not None:
+        embed.add_field(
+            name=t(lang, "table.tricks"),
+            value=" · ".join(f"{names[s]} {played.tricks[s]}" for s in range(len(names))),
+            inline=False,
+        )
+    if number == total and final.outcome is not None:
+        embed.colour = COLOUR_OVER
+        embed.add_field(
+            name=t(lang, "over.title"), value=outcome_text(row, final, lang), inline=False
+        )
+    variant = t(lang, f"variant.{final.rules.preset_name}.name")
+    embed.set_footer(text=t(lang, "replay.footer", seed=row.seed, variant=variant))
+    return embed

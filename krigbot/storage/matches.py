@@ -1,0 +1,223 @@
+"""Best-of matches: advancing a match to its next game, its result, and match records."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from krigbot.storage.base import StorageBase, run
+from krigbot.storage.errors import ChannelBusyError
+from krigbot.storage.models import (
+    GAME_COLUMNS,
+    GameRow,
+    JSONDict,
+    check_int64,
+    encode_json,
+    encode_time,
+    game_from_row,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from datetime import datetime
+
+    import aiosqlite
+
+_EVER: Final = ""
+
+_GAMES_COUNTED: Final = "SELECT games FROM matches WHERE id = ?"
+
+# Only the first write of a match inserts; later ones move it on. The WHERE keeps a replayed
+# advance (start-up recovery racing a live one) from moving it back.
+_UPSERT_MATCH: Final = """
+INSERT INTO matches (
+    id, guild_id, channel_id, best_of, players, score, games, game_id, updated_at, finished_at
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET
+    score = excluded.score, games = excluded.games, game_id = excluded.game_id,
+    updated_at = excluded.updated_at, finished_at = excluded.finished_at
+WHERE matches.games < excluded.games
+"""
+
+_INSERT_RUNNING: Final = """
+INSERT INTO games (
+    guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
+    accepted, state, round, created_at, updated_at, last_activity_at, extra
+) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+"""
+
+_INSERT_RESULT: Final = """
+INSERT INTO match_results (match_id, guild_id, user_id, outcome, games_won, finished_at)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
+
+# INDEXED BY: without statistics SQLite would scan every finished game by status; the partial
+# index holds match games only, the few this start-up check is about.
+_UNADVANCED: Final = f"""
+SELECT {GAME_COLUMNS} FROM games AS g INDEXED BY games_match
+WHERE json_extract(g.extra, '$.match.id') IS NOT NULL AND g.status = 'finished'
+  AND NOT EXISTS (
+      SELECT 1 FROM matches AS m
+      WHERE m.id = json_extract(g.extra, '$.match.id')
+        AND m.games >= json_extract(g.extra, '$.match.game'))
+ORDER BY g.id
+"""
+
+_RECORDS: Final = """
+SELECT user_id, COUNT(*) AS matches, SUM(outcome = 'win') AS wins
+FROM match_results
+WHERE guild_id = ? AND finished_at >= ? AND user_id IN ({marks})
+GROUP BY user_id
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """A player's best-of matches in a guild: how many were played to the end, how many won."""
+
+    matches: int = 0
+    wins: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStep:
+    """One finished game of a match, as the match counts it."""
+
+    match_id: int
+    guild_id: int
+    channel_id: int
+    best_of: int
+    players: tuple[int, ...]
+    score: tuple[int, ...]
+    """Games won per seat, this game included."""
+    games: int
+    """Games of the match finished so far, this one included."""
+
+
+@dataclass(frozen=True, slots=True)
+class NextGame:
+    """The next deal of a match, as it is stored (running from the start: all have agreed)."""
+
+    challenger_id: int
+    names: tuple[str, ...]
+    variant: str
+    rules: JSONDict
+    seed: int
+    state: JSONDict
+    extra: JSONDict
+
+
+class MatchStore(StorageBase):
+    """Move matches on from game to game, record their winners, and count match wins."""
+
+    async def advance_match(
+        self, step: MatchStep, next_game: NextGame, *, now: datetime
+    ) -> GameRow | None:
+        """Count a finished game and deal the match's next one, in one transaction.
+
+        Returns the new running game, or None if this game was already counted. Raises
+        ChannelBusyError if another game holds the channel.
+        """
+        check_int64("seed", next_game.seed)
+        stamp = encode_time(now)
+        async with self._transaction() as db:
+            if await _counted(db, step):
+                return None
+            try:
+                inserted = await db.execute_insert(
+                    _INSERT_RUNNING,
+                    (
+                        step.guild_id,
+                        step.channel_id,
+                        next_game.challenger_id,
+                        next_game.variant,
+                        encode_json(next_game.rules),
+                        next_game.seed,
+                        encode_json(step.players),
+                        encode_json(next_game.names),
+                        encode_json(step.players),
+                        encode_json(next_game.state),
+                        stamp,
+                        stamp,
+                        stamp,
+                        encode_json(next_game.extra),
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                if "games.channel_id" not in str(exc):
+                    raise
+                raise ChannelBusyError(step.channel_id, 0) from exc
+            assert inserted is not None
+            game_id = int(inserted[0])
+            await run(db, _UPSERT_MATCH, _match_params(step, game_id, stamp, finished=None))
+            rows = list(
+                await db.execute_fetchall(
+                    f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)
+                )
+            )
+        return game_from_row(rows[0])
+
+    async def finish_match(
+        self, step: MatchStep, winners: Iterable[int], *, game_id: int, now: datetime
+    ) -> bool:
+        """Record the match's winners (user ids) and everyone's games won; False if counted."""
+        won = set(winners)
+        stamp = encode_time(now)
+        async with self._transaction() as db:
+            if await _counted(db, step):
+                return False
+            await run(db, _UPSERT_MATCH, _match_params(step, game_id, stamp, finished=stamp))
+            async with db.executemany(
+                _INSERT_RESULT,
+                [
+                    (
+                        step.match_id,
+                        step.guild_id,
+                        user_id,
+                        "win" if user_id in won else "loss",
+                        step.score[seat],
+                        stamp,
+                    )
+                    for seat, user_id in enumerate(step.players)
+                ],
+            ):
+                pass
+        return True
+
+    async def unadvanced_match_games(self) -> list[GameRow]:
+        """Return finished match games that their match has not counted yet, oldest first."""
+        return [game_from_row(row) for row in await self._fetchall(_UNADVANCED)]
+
+    async def match_records(
+        self, guild_id: int, user_ids: Sequence[int], *, since: datetime | None = None
+    ) -> dict[int, MatchRecord]:
+        """Return the match records of some players in a guild (players with none left out)."""
+        if not user_ids:
+            return {}
+        lower = _EVER if since is None else encode_time(since)
+        sql = _RECORDS.format(marks=", ".join("?" * len(user_ids)))
+        rows = await self._fetchall(sql, (guild_id, lower, *user_ids))
+        return {row["user_id"]: MatchRecord(row["matches"], row["wins"]) for row in rows}
+
+
+async def _counted(db: aiosqlite.Connection, step: MatchStep) -> bool:
+    rows = list(await db.execute_fetchall(_GAMES_COUNTED, (step.match_id,)))
+    return bool(rows) and int(rows[0]["games"]) >= step.games
+
+
+def _match_params(
+    step: MatchStep, game_id: int, stamp: str, *, finished: str | None
+) -> tuple[object, ...]:
+    return (
+        step.match_id,
+        step.guild_id,
+        step.channel_id,
+        step.best_of,
+        encode_json(step.players),
+        encode_json(step.score),
+        step.games,
+        game_id,
+        stamp,
+        finished,
+    )

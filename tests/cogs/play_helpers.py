@@ -1,0 +1,80 @@
+"""Helpers for the hands-free play tests: a bot with quick autoplay, seeds for whole matches."""
+
+from __future__ import annotations
+
+import contextlib
+import types
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from krigbot import matches, sessions
+from krigbot.bot import KrigBot
+from krigbot.storage import Storage
+from tests.cogs.helpers import text_of
+from tests.conftest import make_settings
+from tests.standin import run_bot
+
+if TYPE_CHECKING:
+    from tests.standin import (
+        Channel,
+        ChannelEvent,
+        DiscordStandIn,
+        InteractionResponse,
+        Message,
+        User,
+    )
+
+AUTO_SECONDS = 0.1
+"""The autoplay interval of the test bots: short, but long enough to measure the spacing."""
+
+
+def fix_all_seeds(monkeypatch: pytest.MonkeyPatch, *seeds: int) -> None:
+    """Deal the next games, challenges and the next games of matches alike, from ``seeds``."""
+    queue = list(seeds)
+    fake = types.SimpleNamespace(randbits=lambda _: queue.pop(0))
+    monkeypatch.setattr(sessions, "secrets", fake)
+    monkeypatch.setattr(matches, "secrets", fake)
+
+
+@contextlib.asynccontextmanager
+async def running_bot(
+    standin: DiscordStandIn, db_path: Path, **settings: Any
+) -> AsyncIterator[KrigBot]:
+    """Run a bot on the database file as one process would; a second one is a restart."""
+    settings.setdefault("autoplay_seconds", AUTO_SECONDS)
+    storage = await Storage.open(db_path)
+    try:
+        bot = KrigBot(make_settings(db_path, **settings), storage, guild_ready_timeout=0.05)
+        async with run_bot(bot, standin) as running:
+            yield running
+    finally:
+        await storage.close()
+
+
+async def command(
+    standin: DiscordStandIn, channel: Channel, caller: User, name: str, /, **options: Any
+) -> InteractionResponse:
+    """Run ``/krig <name>`` with ``options`` as ``caller`` and return the bot's first answer."""
+    rec = await standin.slash(f"krig {name}", user=caller, channel=channel, options=options)
+    return await rec.response()
+
+
+async def edit_of(
+    standin: DiscordStandIn,
+    message: Message,
+    wanted: Callable[[str], bool],
+    *,
+    start: int = 0,
+    within: float = 10.0,
+) -> ChannelEvent:
+    """Wait for an edit of ``message`` (from channel event ``start`` on) whose text matches."""
+    index = await standin.channel_events.wait_index(
+        start,
+        lambda e: e.kind == "edit" and e.message is message and wanted(text_of(e.revision)),
+        within,
+        f"an edit of message {message.id}",
+    )
+    return standin.channel_events.items[index]

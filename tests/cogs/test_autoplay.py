@@ -1,0 +1,269 @@
+"""/krig auto: the bot plays in one message, within Discord's limits, until it should stop."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from krigbot.engine import Game, Rules, run_to_end
+from krigbot.i18n import t
+from krigbot.storage import Storage
+from tests.cogs.helpers import (
+    UPDATE_MESSAGE,
+    buttons,
+    flip,
+    game_row,
+    press,
+    start_game,
+    text_of,
+)
+from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of, fix_all_seeds, running_bot
+from tests.standin import DiscordStandIn, Message, RequestRecord
+from tests.standin.fixtures import SampleWorld
+
+STANDARD = Rules.preset("standard")
+SHORT_SEED = 1230
+"""Standard: 30 rounds, Alice (seat 0) takes every card."""
+LONG_SEED = 17
+"""Standard: 117 rounds, long enough to press buttons while autoplay plays."""
+RETRY_AFTER = 0.3
+
+
+def finished_game(seed: int) -> Game:
+    game = Game.new(STANDARD, seed)
+    run_to_end(game)
+    return game
+
+
+def edits_of(standin: DiscordStandIn, message: Message) -> list[RequestRecord]:
+    """Return the bot's edits of a message through the channel's REST route, in order."""
+    return standin.requests_matching("PATCH", rf"^/channels/\d+/messages/{message.id}$")
+
+
+async def stored_round(db_path: Path, game_id: int) -> int:
+    """Return the round a game is at in the database, read while no bot runs."""
+    async with await Storage.open(db_path) as storage:
+        row = await storage.get_game(game_id)
+    assert row is not None
+    return row.round
+
+
+def round_shown(text: str) -> int:
+    """Return the round a Norwegian table shows ("Krig — runde 12")."""
+    return int(text.split("Krig — runde ", 1)[1].split()[0])
+
+
+async def test_autoplay_plays_to_the_end_in_one_message_at_most_one_edit_per_interval(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, SHORT_SEED)
+    expected = finished_game(SHORT_SEED)
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+        answer = await command(standin, world.no_channel, world.alice, "auto", speed="fast")
+
+        assert not answer.ephemeral
+        message = answer.message
+        assert message is not None
+        assert "Boten spiller (Fort (5 runder per oppdatering)), startet av Alice" in text_of(
+            answer
+        )
+        assert list(buttons(answer)) == [
+            f"krig:auto:{table.game_id}:pause",
+            f"krig:auto:{table.game_id}:stop",
+        ]
+        over = await edit_of(standin, message, lambda text: "🏁" in text)
+
+        shown = text_of(over.revision)
+        assert "Krig — runde 30" in shown
+        assert "🏆 **Alice** vinner!" in shown
+        assert list(buttons(over.revision)) == [f"krig:rematch:{table.game_id}"]
+        row = await game_row(bot, table.game_id)
+        assert row.status == "finished"
+        assert row.round == 30
+        assert row.state == expected.to_dict()
+        assert "autoplay" not in row.extra or not row.extra["autoplay"]
+        edits = edits_of(standin, message)
+        assert len(edits) == 30 // 5  # five rounds per edit, one message
+        gaps = [b.at - a.at for a, b in itertools.pairwise(edits)]
+        assert min(gaps) >= AUTO_SECONDS, gaps
+
+
+async def test_autoplay_waits_out_rate_limits_and_keeps_its_spacing(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, SHORT_SEED)
+    expected = finished_game(SHORT_SEED)
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        answer = await command(standin, world.no_channel, world.alice, "auto", speed="fast")
+        message = answer.message
+        assert message is not None
+        fault = standin.fail_next(
+            "PATCH",
+            rf"^/channels/\d+/messages/{message.id}$",
+            status=429,
+            times=2,
+            retry_after=RETRY_AFTER,
+        )
+
+        await edit_of(standin, message, lambda text: "🏁" in text)
+
+        assert len(fault.hits) == 2
+        edits = edits_of(standin, message)
+        assert [edit.status for edit in edits[:2]] == [429, 429]
+        assert [edit.status for edit in edits[2:]] == [200] * (30 // 5)  # nothing was lost
+        for before, after in itertools.pairwise(edits):
+            wait = RETRY_AFTER if before.status == 429 else AUTO_SECONDS
+            assert after.at - before.at >= wait, (before, after)
+        row = await game_row(bot, table.game_id)
+        assert row.state == expected.to_dict()
+        assert "Krig — runde 30" in text_of(message)
+
+
+async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, LONG_SEED)
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        answer = await command(standin, world.no_channel, world.alice, "auto")
+        message = answer.message
+        assert message is not None
+        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        pause = f"krig:auto:{table.game_id}:pause"
+
+        refused = await press(standin, message, pause, world.carol)
+        paused = await press(standin, message, pause, world.bob)
+
+        assert refused.ephemeral
+        assert refused.content == t("en", "err.not_player")
+        assert paused.type == UPDATE_MESSAGE
+        assert "⏸️ Satt på pause av Bob." in text_of(paused)
+        assert list(buttons(paused)) == [
+            f"krig:auto:{table.game_id}:resume",
+            f"krig:auto:{table.game_id}:stop",
+        ]
+        autoplay = bot.get_cog("Autoplay")
+        assert autoplay is not None
+        assert not autoplay.playing(world.no_channel.id)  # type: ignore[attr-defined]
+        row = await game_row(bot, table.game_id)
+        assert row.extra["autoplay"]["state"] == "paused"
+        assert f"Krig — runde {row.round}" in text_of(paused)  # every round played is shown
+        paused_at = row.round
+
+        resumed = await press(standin, message, f"krig:auto:{table.game_id}:resume", world.alice)
+        assert resumed.type == UPDATE_MESSAGE
+        await edit_of(
+            standin,
+            message,
+            lambda text: "Krig — runde" in text and round_shown(text) > paused_at,
+        )
+        stopped = await press(standin, message, f"krig:auto:{table.game_id}:stop", world.bob)
+
+        assert "⏹️ Bob stoppet autospill." in text_of(stopped)
+        row = await game_row(bot, table.game_id)
+        assert row.status == "running"
+        assert not row.extra.get("autoplay")
+        assert not autoplay.playing(world.no_channel.id)  # type: ignore[attr-defined]
+        assert list(buttons(stopped)) == [f"krig:flip:{table.game_id}:{row.round}"]
+        by_hand = await press(standin, message, f"krig:flip:{table.game_id}:{row.round}", world.bob)
+        assert by_hand.type == UPDATE_MESSAGE
+        assert f"Krig — runde {row.round + 1}" in text_of(by_hand)
+
+
+async def test_a_flip_by_hand_stops_autoplay(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, LONG_SEED)
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        answer = await command(standin, world.no_channel, world.alice, "auto")
+        message = answer.message
+        assert message is not None
+        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+
+        by_hand = await flip(standin, world.no_channel, world.bob)
+        stopped = await edit_of(standin, message, lambda text: "noen snudde selv" in text)
+
+        assert not by_hand.ephemeral
+        assert stopped.revision.content == t("nb", "auto.hand_flip")
+        assert buttons(stopped.revision) == {}
+        row = await game_row(bot, table.game_id)
+        assert row.status == "running"
+        assert not row.extra.get("autoplay")
+
+
+async def test_autoplay_is_refused_to_onlookers_and_when_it_already_runs(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, LONG_SEED)
+    async with running_bot(standin, db_path):
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+        onlooker = await command(standin, world.no_channel, world.carol, "auto")
+        first = await command(standin, world.no_channel, world.alice, "auto")
+        second = await command(standin, world.no_channel, world.bob, "auto")
+
+        assert onlooker.ephemeral
+        assert onlooker.content == t("en", "err.not_player")
+        assert not first.ephemeral
+        assert second.ephemeral
+        assert second.content == t("sv", "auto.already")
+        assert first.message is not None
+        await press(standin, first.message, f"krig:auto:{table.game_id}:stop", world.alice)
+
+
+async def test_autoplay_carries_on_after_a_restart(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, LONG_SEED)
+    async with running_bot(standin, db_path):
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
+        message = answer.message
+        assert message is not None
+        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+    before = await stored_round(db_path, table.game_id)
+    events = len(standin.channel_events)
+
+    async with running_bot(standin, db_path) as restarted:
+        resumed = await edit_of(
+            standin,
+            message,
+            lambda text: "Krig — runde" in text and round_shown(text) > before,
+            start=events,
+        )
+
+        assert "Boten spiller (Sakte), startet av Alice" in text_of(resumed.revision)
+        row = await game_row(restarted, table.game_id)
+        assert row.round > before
+        assert row.extra["autoplay"]["state"] == "running"
+        stopped = await press(standin, message, f"krig:auto:{table.game_id}:stop", world.alice)
+        assert stopped.type == UPDATE_MESSAGE
+
+
+async def test_autoplay_whose_message_is_gone_after_a_restart_stops_and_says_so(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, LONG_SEED)
+    async with running_bot(standin, db_path):
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
+        message = answer.message
+        assert message is not None
+        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+    # What Discord answers once someone deleted the message while the bot was away.
+    standin.fail_next("PATCH", rf"^/channels/\d+/messages/{message.id}$", status=404, code=10008)
+    watcher = standin.watch(world.no_channel)
+
+    async with running_bot(standin, db_path) as restarted:
+        told = await watcher.next("create")
+
+        assert told.message.content == t("nb", "auto.gone")
+        row = await game_row(restarted, table.game_id)
+        assert row.status == "running"
+        assert not row.extra.get("autoplay")

@@ -1,0 +1,174 @@
+"""/krig finish: every other player agrees, and the game is played to its end at once."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from krigbot import sim
+from krigbot.engine import Game, Rules, run_to_end
+from krigbot.i18n import t
+from krigbot.render.replays import rebuild
+from tests.cogs.helpers import (
+    UPDATE_MESSAGE,
+    buttons,
+    flip,
+    game_row,
+    press,
+    start_game,
+    text_of,
+)
+from tests.cogs.play_helpers import command, fix_all_seeds, running_bot
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+
+LONG_SEED = 17
+"""Standard: 117 rounds, Bob (seat 1) wins, ten wars."""
+ETERNAL_SEED = 49
+"""Standard with pickup=table: round 145 repeats round 94 (every 52 rounds), a draw."""
+
+
+def yes(game_id: int) -> str:
+    return f"krig:finish:{game_id}:yes"
+
+
+def no(game_id: int) -> str:
+    return f"krig:finish:{game_id}:no"
+
+
+async def test_the_game_is_played_to_its_end_once_every_other_player_agrees(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fix_all_seeds(monkeypatch, LONG_SEED)
+    expected = Game.new(Rules.preset("standard"), LONG_SEED)
+    outcome = run_to_end(expected)
+    story = rebuild(expected.to_dict())
+    big = story.biggest_war
+    assert big is not None
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        await flip(standin, world.no_channel, world.alice, count=10)
+
+        asked = await command(standin, world.no_channel, world.alice, "finish")
+
+        assert not asked.ephemeral
+        assert asked.content == f"<@{world.bob.id}>"  # the one who has to agree is pinged
+        assert "Alice vil spille resten av spillet med én gang." in text_of(asked)
+        assert "Venter på: Bob" in text_of(asked)
+        assert list(buttons(asked)) == [yes(table.game_id), no(table.game_id)]
+        assert asked.message is not None
+        assert (await game_row(bot, table.game_id)).round == 10  # nothing played yet
+
+        done = await press(standin, asked.message, yes(table.game_id), world.bob)
+
+        assert done.type == UPDATE_MESSAGE
+        shown = text_of(done)
+        assert f"Spill #{table.game_id} er spilt ferdig" in shown
+        assert "🏆 **Bob** vinner!" in shown
+        assert (
+            f"Runder: {outcome.rounds} · kriger: {len(story.story.wars)} · "
+            f"ledelsesskifter: {story.story.lead_changes}" in shown
+        )
+        assert (
+            f"Største krig: runde {big.round}, {big.steps} krigstrinn, "
+            f"{['Alice', 'Bob'][big.winner or 0]} tok {big.cards} kort" in shown
+        )
+        assert f"Frø (seed): {LONG_SEED}" in shown
+        assert list(buttons(done)) == [f"krig:rematch:{table.game_id}"]
+        assert "story.png" in {name for name, _ in done.files}  # the chart: pictures are on
+        row = await game_row(bot, table.game_id)
+        assert row.status == "finished"
+        assert row.round == outcome.rounds
+        assert row.state == expected.to_dict()
+        assert row.result is not None
+
+    # Anyone can check the result: the command in the message prints the same game.
+    (line,) = re.findall(r"`(python -m krigbot\.sim play [^`]+)`", shown)
+    assert sim.main(shlex.split(line)[3:]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["seed"] == row.seed
+    assert printed["rules"] == row.rules
+    assert (printed["winners"], printed["rounds"], printed["reason"]) == (
+        row.result["winners"],
+        row.result["rounds"],
+        row.result["reason"],
+    )
+
+
+async def test_without_every_agreement_nothing_is_played(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, LONG_SEED)
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob, world.carol)
+        asked = await command(standin, world.no_channel, world.alice, "finish")
+        assert asked.message is not None
+        message = asked.message
+
+        again = await press(standin, message, yes(table.game_id), world.alice)
+        onlooker = await press(standin, message, yes(table.game_id), world.moderator)
+        one = await press(standin, message, yes(table.game_id), world.bob)
+
+        assert again.ephemeral
+        assert again.content == t("nb", "finish.already_agreed")
+        assert onlooker.ephemeral
+        assert onlooker.content == t("nb", "err.not_player")
+        assert one.type == UPDATE_MESSAGE
+        assert "Venter på: Carol" in text_of(one)
+        assert (await game_row(bot, table.game_id)).round == 0
+
+        declined = await press(standin, message, no(table.game_id), world.carol)
+
+        assert declined.type == UPDATE_MESSAGE
+        assert "Carol vil spille videre. Spillet fortsetter." in text_of(declined)
+        assert buttons(declined) == {}
+        row = await game_row(bot, table.game_id)
+        assert (row.status, row.round) == ("running", 0)
+        assert not row.extra.get("finish")
+        answer = await flip(standin, world.no_channel, world.alice)
+        assert "Krig — runde 1" in text_of(answer)
+
+
+async def test_an_eternal_deal_is_explained_as_a_draw(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, ETERNAL_SEED)
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob, pickup="table")
+        asked = await command(standin, world.no_channel, world.bob, "finish")
+        assert asked.message is not None
+
+        done = await press(standin, asked.message, yes(table.game_id), world.alice)
+
+        shown = text_of(done)
+        assert "Uavgjort!" in shown
+        assert (
+            "Fra runde 94 kommer kortene tilbake i samme rekkefølge hver 52. runde: "
+            "spillet kunne aldri ta slutt, så det er uavgjort." in shown
+        )
+        assert "--set pickup=table" in shown
+        row = await game_row(bot, table.game_id)
+        assert row.result is not None
+        assert (row.result["reason"], row.result["cycle"], row.round) == ("eternal", 52, 145)
+
+
+async def test_only_players_may_ask_and_only_in_a_running_game(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path
+) -> None:
+    async with running_bot(standin, db_path):
+        none = await command(standin, world.no_channel, world.alice, "finish")
+        await start_game(standin, world.no_channel, world.alice, world.bob)
+        onlooker = await command(standin, world.no_channel, world.carol, "finish")
+
+        assert none.ephemeral
+        assert none.content == t("nb", "err.no_game")
+        assert onlooker.ephemeral
+        assert onlooker.content == t("en", "err.not_player")

@@ -1,0 +1,184 @@
+"""/krig history lists a server's ended games; /krig replay steps through one, round by round."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from krigbot.engine import Game, Rules, run_to_end
+from krigbot.i18n import t
+from tests.cogs.helpers import (
+    UPDATE_MESSAGE,
+    buttons,
+    flip,
+    game_row,
+    press,
+    start_game,
+    text_of,
+)
+from tests.cogs.play_helpers import command, fix_all_seeds, running_bot
+from tests.standin import DiscordStandIn, InteractionResponse
+from tests.standin.fixtures import SampleWorld
+
+STANDARD = Rules.preset("standard")
+SHORT_SEED = 1146
+"""Standard: 30 rounds, Bob (seat 1) wins, six wars."""
+OTHER_SEED = 1230
+"""Standard: 30 rounds, Alice (seat 0) wins."""
+
+
+def replay_buttons(answer: InteractionResponse) -> dict[str, str]:
+    """Return the replay buttons by move, with the custom id each carries."""
+    return {custom_id.rsplit(":", 1)[1]: custom_id for custom_id in buttons(answer)}
+
+
+async def test_replay_pages_show_exactly_the_rounds_that_were_played(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, SHORT_SEED)
+    expected = Game.new(STANDARD, SHORT_SEED)
+    run_to_end(expected)
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        played = []
+        for _ in range(29):
+            played.append(await flip(standin, world.no_channel, world.alice))
+        last = await flip(standin, world.no_channel, world.bob)
+        assert "Spillet er slutt" in text_of(last)
+        played.append(last)
+        assert (await game_row(bot, table.game_id)).status == "finished"
+
+        page = await command(standin, world.no_channel, world.alice, "replay", id=table.game_id)
+
+        assert page.ephemeral
+        shown = []
+        for number in range(1, 31):
+            (embed,) = page.embeds
+            assert embed["title"] == f"Spill #{table.game_id} — runde {number} av 30"
+            assert embed["footer"]["text"] == f"Reprise · frø {SHORT_SEED} · Standard (1 kort ned)"
+            shown.append(embed)
+            if number < 30:
+                assert page.message is not None
+                page = await press(standin, page.message, replay_buttons(page)["next"], world.alice)
+                assert page.type == UPDATE_MESSAGE
+        for original, replayed in zip(played, shown, strict=True):
+            table_embed = original.embeds[0]
+            assert replayed["description"] == table_embed["description"]
+            assert replayed["fields"][0] == table_embed["fields"][0]  # the counts after it
+        result = shown[-1]["fields"][-1]
+        assert result["name"] == "Spillet er slutt"
+        assert "🏆 **Bob** vinner!" in result["value"]
+        moves = replay_buttons(page)
+        assert set(moves) == {"first", "prev", "next", "war", "last"}
+        disabled = {move for move, cid in moves.items() if buttons(page)[cid].get("disabled")}
+        assert disabled == {"next", "war", "last"}  # the last round: nowhere further to go
+
+
+async def test_replay_jumps_to_the_next_war(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, SHORT_SEED)
+    game = Game.new(STANDARD, SHORT_SEED)
+    wars = []
+    while game.outcome is None:
+        played = game.play_round()
+        if played.is_war:
+            wars.append(played.number)
+    async with running_bot(standin, db_path):
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        await flip(standin, world.no_channel, world.alice, count=30)
+        page = await command(standin, world.no_channel, world.bob, "replay", id=table.game_id)
+
+        for war in [number for number in wars if number > 1]:  # the replay opens at round 1
+            assert page.message is not None
+            page = await press(standin, page.message, replay_buttons(page)["war"], world.bob)
+            assert page.embeds[0]["title"] == f"Parti #{table.game_id} — omgång {war} av 30"
+            assert "⚔️" in page.embeds[0]["description"]
+
+        war_button = buttons(page)[replay_buttons(page)["war"]]
+        assert war_button.get("disabled")
+
+
+async def test_replay_is_refused_for_unknown_and_running_games(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path
+) -> None:
+    async with running_bot(standin, db_path):
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+        running = await command(standin, world.no_channel, world.alice, "replay", id=table.game_id)
+        unknown = await command(standin, world.no_channel, world.alice, "replay", id=999)
+        elsewhere = await command(standin, world.sv_channel, world.bob, "replay", id=table.game_id)
+
+        assert running.ephemeral
+        assert running.content == t("nb", "replay.not_over", id=table.game_id)
+        assert unknown.content == t("nb", "replay.not_found", id=999)
+        assert elsewhere.content == t("sv", "replay.not_found", id=table.game_id)
+
+
+async def test_history_lists_ended_games_newest_first_with_result_reason_and_length(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, SHORT_SEED, OTHER_SEED, 5)
+    async with running_bot(standin, db_path):
+        first = await start_game(standin, world.no_channel, world.alice, world.bob)
+        await flip(standin, world.no_channel, world.alice, count=30)
+        second = await start_game(standin, world.no_channel, world.carol, world.alice)
+        await flip(standin, world.no_channel, world.carol, count=30)
+        third = await start_game(standin, world.no_channel, world.bob, world.carol)
+        await command(standin, world.no_channel, world.moderator, "cancel")
+
+        everyone = await command(standin, world.no_channel, world.alice, "history")
+        carols = await command(standin, world.no_channel, world.alice, "history", user=world.carol)
+
+        assert everyone.ephemeral
+        (embed,) = everyone.embeds
+        assert embed["title"] == "Siste spill"
+        lines = embed["description"].splitlines()
+        assert [line.split("`")[1] for line in lines] == [
+            f"#{third.game_id}",
+            f"#{second.game_id}",
+            f"#{first.game_id}",
+        ]
+        assert "Bob – Carol · Avbrutt · 0 runder" in lines[0]
+        assert "Carol – Alice · 🏆 Carol · alle kortene · 30 runder" in lines[1]
+        assert "Alice – Bob · 🏆 Bob · alle kortene · 30 runder" in lines[2]
+        assert embed["footer"]["text"] == "Side 1"
+        carol_lines = carols.embeds[0]["description"].splitlines()
+        assert carol_lines[0] == f"Spill med <@{world.carol.id}>"
+        assert [line.split("`")[1] for line in carol_lines[1:]] == [
+            f"#{third.game_id}",
+            f"#{second.game_id}",
+        ]
+
+
+async def test_history_pages_with_buttons(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path
+) -> None:
+    async with running_bot(standin, db_path) as bot:
+        ids = []
+        for _ in range(13):
+            row = await bot.service.storage.create_game(
+                guild_id=world.no_guild.id,
+                channel_id=world.no_channel.id,
+                challenger_id=world.alice.id,
+                players=[world.alice.id, world.bob.id],
+                names=["Alice", "Bob"],
+                variant="standard",
+                rules=STANDARD.to_dict(),
+                seed=1,
+                now=bot.service.clock(),
+            )
+            assert await bot.storage.end_game(row.id, "cancelled", bot.service.clock())
+            ids.append(row.id)
+
+        first = await command(standin, world.no_channel, world.bob, "history")
+        assert first.message is not None
+        prev_id, next_id = list(buttons(first))
+        assert buttons(first)[prev_id].get("disabled")
+        second = await press(standin, first.message, next_id, world.bob)
+
+        shown = [line.split("`")[1] for line in second.embeds[0]["description"].splitlines()]
+        assert shown == [f"#{game}" for game in reversed(ids[:3])]
+        assert second.embeds[0]["footer"]["text"] == "Sida 2"
+        assert buttons(second)[list(buttons(second))[1]].get("disabled")  # no third page

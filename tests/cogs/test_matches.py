@@ -1,0 +1,186 @@
+"""Best-of matches (a new deal after each game until someone has won most) and rematches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from krigbot.engine import Rules
+from krigbot.i18n import t
+from krigbot.matches import MatchKeeper
+from tests.cogs.helpers import (
+    UPDATE_MESSAGE,
+    buttons,
+    challenge_message,
+    flip,
+    game_id_of,
+    game_row,
+    press,
+    start_game,
+    text_of,
+)
+from tests.cogs.play_helpers import command, fix_all_seeds, running_bot
+from tests.standin import DiscordStandIn, InteractionResponse
+from tests.standin.fixtures import SampleWorld
+
+ALICE_WINS = 132
+"""Standard: 34 rounds, Alice (seat 0) takes every card."""
+BOB_WINS = 1146
+"""Standard: 30 rounds, Bob (seat 1) takes every card."""
+ALICE_AGAIN = 1230
+"""Standard: 30 rounds, Alice wins."""
+NEXT_CHALLENGE = 5
+
+
+def match_field(answer: InteractionResponse) -> str:
+    (field,) = [f for f in answer.embeds[0]["fields"] if f["name"] == "Match"]
+    return str(field["value"])
+
+
+async def test_a_best_of_three_match_from_the_challenge_to_the_winner(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, ALICE_WINS, BOB_WINS, ALICE_AGAIN, NEXT_CHALLENGE)
+    async with running_bot(standin, db_path) as bot:
+        message = await challenge_message(
+            standin, world.no_channel, world.alice, world.bob, best_of=3, rounds=500
+        )
+        assert "Best av 3: den første som vinner 2 spill, vinner matchen" in text_of(message)
+        first = game_id_of(message)
+        dealt = await press(standin, message, f"krig:accept:{first}", world.bob)
+        assert "Best av 3 · spill 1 · Alice 0 · Bob 0" in match_field(dealt)
+
+        one = await flip(standin, world.no_channel, world.alice, count=50)
+
+        assert "🏆 **Alice** vinner!" in text_of(one)
+        assert "Best av 3, etter spill 1: Alice 1 · Bob 0" in match_field(one)
+        assert "Spill 2 er delt ut — trykk Snu for å spille det." in match_field(one)
+        (next_flip,) = buttons(one)
+        second = int(next_flip.split(":")[2])
+        assert next_flip == f"krig:flip:{second}:0"
+        row = await game_row(bot, second)
+        first_row = await game_row(bot, first)
+        assert (row.status, row.players, row.rules) == (
+            "running",
+            first_row.players,
+            first_row.rules,
+        )
+        assert row.rules["max_rounds"] == 500  # the same rules, options included
+        assert row.extra["match"] == {"id": first, "best_of": 3, "game": 2, "score": [1, 0]}
+        assert row.seed == BOB_WINS
+
+        assert one.message is not None
+        opened = await press(standin, one.message, next_flip, world.bob)
+        assert opened.type == UPDATE_MESSAGE
+        assert "Krig — runde 1" in text_of(opened)
+        assert "Best av 3 · spill 2 · Alice 1 · Bob 0" in match_field(opened)
+        two = await flip(standin, world.no_channel, world.bob, count=50)
+
+        assert "🏆 **Bob** vinner!" in text_of(two)
+        assert "Best av 3, etter spill 2: Alice 1 · Bob 1" in match_field(two)
+        (third_flip,) = buttons(two)
+        three = await flip(standin, world.no_channel, world.alice, count=50)
+
+        assert "Best av 3, etter spill 3: Alice 2 · Bob 1" in match_field(three)
+        assert "🏆 **Alice** vinner matchen!" in match_field(three)
+        third = int(third_flip.split(":")[2])
+        assert list(buttons(three)) == [f"krig:rematch:{third}"]
+        assert await bot.service.game_in(world.no_channel.id) is None  # the match is over
+
+        board = await command(standin, world.no_channel, world.alice, "leaderboard")
+        stats = await command(standin, world.no_channel, world.alice, "stats")
+
+        lines = board.embeds[0]["description"].splitlines()
+        assert "vant 2 av 3" in lines[0]
+        assert lines[0].endswith("matcher vunnet: 1 av 1")
+        assert lines[1].endswith("matcher vunnet: 0 av 1")
+        fields = {f["name"]: f["value"] for f in stats.embeds[0]["fields"]}
+        assert (fields["Seire"], fields["Matcher vunnet"]) == ("2", "1 av 1")
+
+        assert three.message is not None
+        onlooker = await press(standin, three.message, f"krig:rematch:{third}", world.carol)
+        rematch = await press(standin, three.message, f"krig:rematch:{third}", world.bob)
+
+        assert onlooker.ephemeral
+        assert onlooker.content == t("en", "err.not_player")
+        assert not rematch.ephemeral
+        assert rematch.content == f"<@{world.alice.id}>"
+        assert "Best av 3" in text_of(rematch)
+        new = game_id_of(rematch)
+        row = await game_row(bot, new)
+        assert (row.status, row.players, row.rules) == (
+            "challenge",
+            (world.bob.id, world.alice.id),
+            first_row.rules,
+        )
+        assert row.extra["match"] == {"id": new, "best_of": 3, "game": 1, "score": [0, 0]}
+
+
+async def test_a_rematch_of_a_single_game_has_the_same_rules_and_starts_when_accepted(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, BOB_WINS, NEXT_CHALLENGE)  # 32 rounds with these rules
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(
+            standin, world.no_channel, world.alice, world.bob, pickup="table", shortage="last_card"
+        )
+        over = await flip(standin, world.no_channel, world.alice, count=50)
+        assert "Spillet er slutt" in text_of(over)
+        assert over.message is not None
+
+        rematch = await press(standin, over.message, f"krig:rematch:{table.game_id}", world.alice)
+        new = game_id_of(rematch)
+        assert rematch.message is not None
+        accepted = await press(standin, rematch.message, f"krig:accept:{new}", world.bob)
+
+        assert accepted.type == UPDATE_MESSAGE
+        assert "Krig — runde 0" in text_of(accepted)
+        old, row = await game_row(bot, table.game_id), await game_row(bot, new)
+        assert (row.status, row.players, row.rules) == ("running", old.players, old.rules)
+        assert Rules.from_dict(row.rules) == Rules.preset(
+            "standard", pickup="table", shortage="last_card"
+        )
+        assert "match" not in row.extra
+        assert row.seed == NEXT_CHALLENGE
+
+
+async def test_a_match_game_that_finished_just_before_a_stop_is_counted_at_start_up(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    errors_expected: None,
+) -> None:
+    fix_all_seeds(monkeypatch, ALICE_WINS, BOB_WINS)
+
+    async def crash(self: MatchKeeper, *_: object) -> None:
+        raise OSError("the process died here")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(MatchKeeper, "advance", crash)
+        async with running_bot(standin, db_path):
+            standin.fail_fast_on_bot_errors = False  # the crash is logged; the test claims it
+            message = await challenge_message(
+                standin, world.no_channel, world.alice, world.bob, best_of=3
+            )
+            first = game_id_of(message)
+            await press(standin, message, f"krig:accept:{first}", world.bob)
+            one = await flip(standin, world.no_channel, world.alice, count=50)
+            assert "🏆 **Alice** vinner!" in text_of(one)
+            assert buttons(one) == {}  # no next game yet, and no rematch in a match
+            (logged,) = standin.accept_bot_errors()
+            assert "after game" in logged.getMessage()
+    watcher = standin.watch(world.no_channel)
+
+    async with running_bot(standin, db_path) as restarted:
+        told = await watcher.next("create")
+
+        assert told.message.content == t("nb", "match.dealt_after_restart", game=first)
+        (next_flip,) = told.message.custom_ids()
+        second = int(next_flip.split(":")[2])
+        row = await game_row(restarted, second)
+        assert row.extra["match"] == {"id": first, "best_of": 3, "game": 2, "score": [1, 0]}
+        assert row.table_message_id == told.message.id
+        opened = await press(standin, told.message, next_flip, world.bob)
+        assert "Best av 3 · spill 2 · Alice 1 · Bob 0" in match_field(opened)

@@ -1,0 +1,7 @@
+"""Fixtures for the fault tests: the cog tests' world, clock and bots, shared as they are."""
+
+from __future__ import annotations
+
+from tests.cogs.conftest import clock, errors_expected, quick_bot, world
+
+__all__ = ["clock", "errors_expected", "quick_bot", "world"]

@@ -1,0 +1,438 @@
+"""The database in bad weather: locked, read-only, full, not a database, newer than the bot.
+
+Each gives one clear log line and a clear private answer ("nothing changed"), or a clear refusal
+to start with exit status 2. Never a corrupt game, never a half-written round: after every
+failure the database is checked from outside (:func:`check_database`), and once the weather
+clears the games carry on from exactly where they were.
+
+What is simulated, and how:
+
+- locked: another *process* holds ``BEGIN EXCLUSIVE`` on the file, as a backup tool or a second
+  copy of the bot would (reads go on in WAL mode; writes wait ``busy_timeout`` and fail);
+- read-only at run time: ``PRAGMA query_only`` on the bot's connection, which makes SQLite refuse
+  every write with SQLITE_READONLY, the code a file or filesystem turned read-only gives (the
+  tests run as root, which file permissions do not stop);
+- read-only at start-up: a read-only tmpfs mount (skipped where mounting is not allowed);
+- disk full: ``PRAGMA max_page_count`` pinned to the file's size on the bot's connection, which
+  gives SQLITE_FULL exactly where a full disk would: whenever a write needs a new page;
+- not a database, damaged, newer schema: the file itself, at start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.i18n import t
+from krigbot.storage import DiskFullError, Storage
+from tests.cogs.helpers import (
+    DEFERRED_CHANNEL_MESSAGE,
+    UPDATE_MESSAGE,
+    challenge,
+    challenge_message,
+    flip,
+    flip_button,
+    game_id_of,
+    press,
+    public_messages,
+    start_game,
+    text_of,
+)
+from tests.conftest import make_settings
+from tests.faults.consistency import check_database
+from tests.standin import DiscordStandIn, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.standin.messages import EPHEMERAL
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICK_BUSY_MS = 300
+"""A short busy timeout, so a locked write fails at once instead of after the 5 s default."""
+
+
+async def pragma(storage: Storage, statement: str) -> list[Any]:
+    """Run a PRAGMA on the bot's own connection (its settings are per connection)."""
+    # A private method on purpose: the fault is injected into the bot's connection, under
+    # the storage's lock, between two of its statements.
+    return [tuple(row) for row in await storage._fetchall(f"PRAGMA {statement}")]
+
+
+@contextlib.asynccontextmanager
+async def locked_by_another_process(db: Path) -> AsyncIterator[None]:
+    """Hold an exclusive lock on the database from another process for the block."""
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "import sqlite3, sys\n"
+        f"conn = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+        "conn.execute('BEGIN EXCLUSIVE')\n"
+        "print('locked', flush=True)\n"
+        "sys.stdin.read()\n"
+        "conn.execute('ROLLBACK')\n",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert holder.stdin is not None
+    assert holder.stdout is not None
+    try:
+        assert await asyncio.wait_for(holder.stdout.readline(), 10) == b"locked\n"
+        yield
+    finally:
+        holder.stdin.close()
+        await asyncio.wait_for(holder.wait(), 10)
+
+
+@contextlib.asynccontextmanager
+async def read_only(storage: Storage) -> AsyncIterator[None]:
+    """Make every write of the bot's connection fail with SQLITE_READONLY for the block."""
+    await pragma(storage, "query_only = ON")
+    try:
+        yield
+    finally:
+        await pragma(storage, "query_only = OFF")
+
+
+@pytest.fixture
+async def fragile_bot(
+    standin: DiscordStandIn, standin_world: SampleWorld, db_path: Path
+) -> AsyncIterator[KrigBot]:
+    """Return the real bot on a database whose locked writes fail fast.
+
+    The errors it logs do not end the test's waits; the test must claim them all.
+    """
+    storage = await Storage.open(db_path, busy_timeout_ms=QUICK_BUSY_MS)
+    try:
+        bot = KrigBot(make_settings(db_path), storage, guild_ready_timeout=0.05)
+        async with run_bot(bot, standin) as running:
+            standin.fail_fast_on_bot_errors = False
+            yield running
+    finally:
+        await storage.close()
+
+
+def refused(answer: Any, locale: str) -> bool:
+    """Tell whether an answer is the private "could not be saved, nothing changed" line."""
+    return bool(answer.ephemeral) and answer.content == t(locale, "err.storage")
+
+
+# --------------------------------------------------------------- locked and read-only
+
+
+@pytest.mark.parametrize(
+    ("fault", "logged"),
+    [("locked", "locked by another connection"), ("read-only", "is read-only")],
+)
+async def test_every_change_is_refused_clearly_and_nothing_changes_until_it_clears(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    fragile_bot: KrigBot,
+    db_path: Path,
+    fault: str,
+    logged: str,
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    newest = (await flip(standin, world.no_channel, world.alice)).message
+    assert newest is not None
+    open_challenge = await challenge_message(standin, world.sv_channel, world.bob, world.carol)
+    confirm = (
+        await (
+            await standin.slash("krig forfeit", user=world.alice, channel=world.no_channel)
+        ).response()
+    ).message
+    assert confirm is not None
+    third = standin.add_channel(world.no_guild, "krig-3")
+    before = check_database(db_path)
+    weather = (
+        locked_by_another_process(db_path) if fault == "locked" else read_only(fragile_bot.storage)
+    )
+
+    async with weather:
+        changes: list[tuple[Awaitable[Any], str]] = [
+            (flip(standin, world.no_channel, world.alice), "nb"),
+            (press(standin, newest, flip_button(newest), world.bob), "sv"),
+            (
+                press(
+                    standin,
+                    open_challenge,
+                    f"krig:accept:{game_id_of(open_challenge)}",
+                    world.carol,
+                ),
+                "en",
+            ),
+            (
+                press(
+                    standin,
+                    open_challenge,
+                    f"krig:decline:{game_id_of(open_challenge)}",
+                    world.carol,
+                ),
+                "en",
+            ),
+            (challenge(standin, third, world.alice, world.carol), "nb"),
+            (
+                press(
+                    standin,
+                    confirm,
+                    f"krig:forfeit:{table.game_id}:{world.alice.id}:yes",
+                    world.alice,
+                ),
+                "nb",
+            ),
+            (standin.slash("krig cancel", user=world.moderator, channel=world.no_channel), "nb"),
+        ]
+        for action, locale in changes:
+            answer = await action
+            if not hasattr(answer, "ephemeral"):
+                answer = await answer.response()
+            assert refused(answer, locale), text_of(answer)
+        # Reading goes on: the truth, from the game in memory and from the database.
+        status = await (
+            await standin.slash("krig status", user=world.alice, channel=world.no_channel)
+        ).response()
+        assert "Runde 1" in text_of(status)
+        board = await (
+            await standin.slash("krig leaderboard", user=world.bob, channel=world.no_channel)
+        ).response()
+        assert not board.ephemeral
+        assert check_database(db_path) == before
+
+    errors = standin.accept_bot_errors()
+    assert len(errors) == len(changes)
+    for record in errors:
+        cause = record.exc_info[1] if record.exc_info else None
+        assert logged in record.getMessage() + str(cause), record.getMessage()
+    # The weather cleared: everything carries on from where it was.
+    assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == "Krig — runde 2"
+    dealt = await press(
+        standin, open_challenge, f"krig:accept:{game_id_of(open_challenge)}", world.carol
+    )
+    assert dealt.type == UPDATE_MESSAGE
+    games = check_database(db_path)
+    assert games[table.game_id].round == 2
+    assert games[game_id_of(open_challenge)].status == "running"
+    assert [m for m in public_messages(standin, third)] == []
+
+
+async def test_a_locked_database_is_still_answered_within_discords_three_seconds(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, db_path: Path, errors_expected: None
+) -> None:
+    # The production busy timeout (5 s) is longer than Discord's deadline: the bot defers.
+    await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    async with locked_by_another_process(db_path):
+        rec = await standin.slash("flip", user=world.alice, channel=world.no_channel)
+        first = await rec.response()
+        assert first.type == DEFERRED_CHANNEL_MESSAGE
+        assert first.latency < 3.0
+        await rec.followup(timeout=10)
+
+    (sent,) = [r.json for r in standin.requests_matching("POST", f"/webhooks/.*/{rec.token}$")]
+    assert sent["flags"] & EPHEMERAL
+    assert sent["content"] == t("nb", "err.storage")
+    assert first.message is not None
+    assert first.message.deleted  # the public "thinking" message is gone
+    (record,) = standin.accept_bot_errors()
+    assert record.exc_info is not None
+    assert "locked" in str(record.exc_info[1])
+    assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == "Krig — runde 1"
+
+
+# --------------------------------------------------------------------------- disk full
+
+
+async def test_a_full_disk_never_leaves_a_half_written_round_or_a_lost_result(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    fragile_bot: KrigBot,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    storage = fragile_bot.storage
+    failed_at: list[str] = []
+    real_finish = Storage.finish_game
+
+    async def finish_game(self: Storage, *args: Any, **kwargs: Any) -> bool:
+        try:
+            return await real_finish(self, *args, **kwargs)
+        except DiskFullError as exc:
+            # Which statement of the finishing transaction the disk ran out on.
+            stack = "".join(traceback.format_exception(exc.__cause__))
+            failed_at.append("results" if "executemany" in stack else "game")
+            raise
+
+    monkeypatch.setattr(Storage, "finish_game", finish_game)
+
+    async def with_full_disk(
+        spare_pages: int, act: Callable[[], Awaitable[Any]], locale: str
+    ) -> Any:
+        """Act with only ``spare_pages`` pages left; if refused, check nothing and retry."""
+        (pages,) = await pragma(storage, "page_count")
+        await pragma(storage, f"max_page_count = {pages[0] + spare_pages}")
+        before = check_database(db_path)
+        answer = await act()
+        await pragma(storage, "max_page_count = 1073741823")
+        if answer.ephemeral:
+            assert refused(answer, locale), text_of(answer)
+            assert check_database(db_path) == before
+            answer = await act()
+        assert not answer.ephemeral, text_of(answer)
+        return answer
+
+    channel = world.no_channel
+    for n in range(60):
+        # Short games (a round limit of 1): each ends with the finishing transaction.
+        message = await with_full_disk(
+            n % 3,
+            lambda: challenge_answer(standin, channel, world.alice, world.bob),
+            "nb",
+        )
+        assert message.message is not None
+        game_id = game_id_of(message.message)
+        await with_full_disk(
+            n % 3,
+            lambda m=message.message, g=game_id: press(standin, m, f"krig:accept:{g}", world.bob),
+            "sv",
+        )
+        over = await with_full_disk(n % 3, lambda: flip(standin, channel, world.alice), "nb")
+        assert over.components == []  # the game is over: no Flip button
+        if {"game", "results"} <= set(failed_at):
+            break
+
+    assert {"game", "results"} <= set(failed_at)
+    errors = standin.accept_bot_errors()
+    assert errors
+    assert all("is full" in str(r.exc_info[1] if r.exc_info else r.getMessage()) for r in errors)
+    games = check_database(db_path)
+    assert all(game.status == "finished" for game in games.values())
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        (listed,) = conn.execute("SELECT COUNT(DISTINCT game_id) FROM results").fetchone()
+    finally:
+        conn.close()
+    assert listed == len(games)
+
+
+async def challenge_answer(
+    standin: DiscordStandIn, channel: Any, challenger: Any, opponent: Any
+) -> Any:
+    """Challenge to a one-round game and return the answer."""
+    return await (await challenge(standin, channel, challenger, opponent, rounds=1)).response()
+
+
+# ------------------------------------------------------------------------------ start-up
+
+
+def start_bot(db: Path, cwd: Path, env: dict[str, str]) -> tuple[int, list[str], str]:
+    """Run ``python bot.py`` to its end; return its status, its ``krigbot:`` lines and stderr."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bot.py")],
+        env={**env, "DISCORD_TOKEN": "fake-token", "KRIG_DB": str(db)},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = [line for line in done.stderr.splitlines() if line.startswith("krigbot:")]
+    return done.returncode, lines, done.stderr
+
+
+def minimal_env() -> dict[str, str]:
+    """Return an environment with only what Python needs (no way to reach any Discord)."""
+    return {key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ}
+
+
+async def prepared_database(db: Path) -> None:
+    """Create a database with one running game in it."""
+    storage = await Storage.open(db)
+    await storage.close()
+
+
+async def test_a_database_from_a_newer_krigbot_refuses_to_start(tmp_path: Path) -> None:
+    db = tmp_path / "krig.db"
+    await prepared_database(db)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA user_version = 99")
+
+    status, lines, stderr = await asyncio.to_thread(start_bot, db, tmp_path, minimal_env())
+
+    assert status == 2
+    assert len(lines) == 1
+    assert "schema version 99" in lines[0]
+    assert "upgrade Krigbot" in lines[0]
+    assert "Traceback" not in stderr
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (99,)  # left as it was
+
+
+async def test_a_damaged_database_refuses_to_start(tmp_path: Path) -> None:
+    db = tmp_path / "krig.db"
+    await prepared_database(db)
+    size = db.stat().st_size
+    with db.open("r+b") as file:
+        file.seek(4096)  # keep the header, damage every page after it
+        file.write(b"\xa5" * (size - 4096))
+
+    status, lines, stderr = await asyncio.to_thread(start_bot, db, tmp_path, minimal_env())
+
+    assert status == 2
+    assert len(lines) == 1
+    assert "corrupt" in lines[0]
+    assert "backup" in lines[0]
+    assert "Traceback" not in stderr
+
+
+async def test_a_new_database_locked_by_another_process_refuses_to_start(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "krig.db"
+    db.touch()  # an empty file: the bot must create its tables, which needs the write lock
+
+    async with locked_by_another_process(db):
+        status, lines, stderr = await asyncio.to_thread(start_bot, db, tmp_path, minimal_env())
+
+    assert status == 2
+    assert len(lines) == 1
+    assert "locked by another connection" in lines[0]
+    assert "Traceback" not in stderr
+
+
+@pytest.fixture
+def read_only_folder(tmp_path: Path) -> Any:
+    """Return a folder on a filesystem mounted read-only, holding a Krigbot database."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("mounting a read-only filesystem needs root")
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount here: {mounted.stderr.decode().strip()}")
+    try:
+        asyncio.run(prepared_database(folder / "krig.db"))
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_a_database_on_a_read_only_filesystem_refuses_to_start(
+    read_only_folder: Path, tmp_path: Path
+) -> None:
+    status, lines, stderr = start_bot(read_only_folder / "krig.db", tmp_path, minimal_env())
+
+    assert status == 2
+    assert len(lines) == 1
+    assert "writable" in lines[0]
+    assert "Traceback" not in stderr

@@ -91,6 +91,26 @@ class TopChoice:
 
 
 @dataclass(frozen=True, slots=True)
+class BattleView:
+    """Steal War: the battle under way as the table sees it (nothing hidden is in it)."""
+
+    battle: tuple[tuple[int, int], ...]
+    """``(seat, card)`` of the battle cards played so far."""
+    steals: tuple[Steal, ...]
+    war_steps: tuple[WarStep, ...]
+    """Steps so far; the last one's face-up cards are filled in once all are played."""
+    standing: tuple[tuple[int, int], ...]
+    """``(seat, card)`` of the face-up cards played in the current phase."""
+    waiting: tuple[int, ...]
+    """Seats that still have to turn their face-up card in the current phase."""
+
+    @property
+    def in_war(self) -> bool:
+        """Tell whether the battle has come to a war."""
+        return bool(self.war_steps)
+
+
+@dataclass(frozen=True, slots=True)
 class Round:
     """Everything that happened in one round, enough to render it without the game."""
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from .cards import card_code, format_cards, parse_card, parse_cards
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
-from .events import EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
+from .events import BattleView, EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
 from .game import Game, Record, check_saved, deal, rng_from_json, rng_to_json, shuffle
 from .rules import Rules
 
@@ -77,6 +77,16 @@ class StealGame(Record):
         return game
 
     # ------------------------------------------------------------------------- queries
+
+    def battle_view(self) -> BattleView:
+        """Return the battle under way, as everyone at the table may see it."""
+        return BattleView(
+            battle=tuple(self._battle),
+            steals=tuple(self._steals),
+            war_steps=tuple(self._steps),
+            standing=tuple(self._standing.items()),
+            waiting=tuple(self._waiting),
+        )
 
     @property
     def in_battle(self) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import discord
 
@@ -28,21 +28,14 @@ LABEL_NAME = 32
 """Longest display name on a button (a label holds 80 characters)."""
 
 
-def _battle(game: StealGame) -> dict[str, Any]:
-    # The engine exposes the battle under way only through its save format, which is stable
-    # (saved games are read back with it) and holds face-down cards apart from face-up ones.
-    battle: dict[str, Any] = game.to_dict()["battle"]
-    return battle
-
-
 def in_war(game: StealGame) -> bool:
     """Tell whether the battle under way has come to a war."""
-    return bool(_battle(game)["steps"])
+    return game.battle_view().in_war
 
 
 def waiting(game: StealGame, seat: int) -> bool:
     """Tell whether a seat still has to turn its face-up card in the battle (or war step)."""
-    return seat in _battle(game)["waiting"]
+    return seat in game.battle_view().waiting
 
 
 def label_name(name: str) -> str:
@@ -53,36 +46,36 @@ def label_name(name: str) -> str:
 
 def battle_lines(game: StealGame, names: Sequence[str], lang: Lang) -> list[str]:
     """Return the battle under way as everyone sees it: face-up cards, steals and war steps."""
-    battle = _battle(game)
+    view = game.battle_view()
     lines = [
-        t(lang, "table.battle", name=f"**{names[seat]}**", card=card_label(code, lang))
-        for seat, code in battle["battle"]
+        t(lang, "table.battle", name=f"**{names[seat]}**", card=card_label(card, lang))
+        for seat, card in view.battle
     ]
-    for seat, code, victims, _ in battle["steals"]:
+    for steal in view.steals:
         lines.append(
             t(
                 lang,
                 "table.steal",
-                name=f"**{names[seat]}**",
-                card=card_label(code, lang),
-                victims=fmt_list([names[v] for v in victims], lang),
+                name=f"**{names[steal.seat]}**",
+                card=card_label(steal.card, lang),
+                victims=fmt_list([names[v] for v in steal.from_seats], lang),
             )
         )
-    steps = battle["steps"]
+    steps = view.war_steps
     if steps:
-        fighters = fmt_list([names[s] for s in steps[0]["fighters"]], lang)
+        fighters = fmt_list([names[s] for s in steps[0].fighters], lang)
         lines.append("⚔️ " + t(lang, "table.war", names=fighters))
-    standing = dict(battle["standing"])
+    standing = dict(view.standing)
     for number, step in enumerate(steps, start=1):
         last = number == len(steps)
         ups = []
-        for index, seat in enumerate(step["fighters"]):
-            if seat in step["knocked_out"]:
+        for index, seat in enumerate(step.fighters):
+            if seat in step.knocked_out:
                 continue
             # The step under way shows the face-up cards played so far, the others nothing.
-            code = standing.get(seat, UNKNOWN) if last else step["compared"][index]
-            ups.append(f"{names[seat]} {UNKNOWN if code == UNKNOWN else card_label(code, lang)}")
-        down = max((len(cards) for cards in step["face_down"]), default=0)
+            card = standing.get(seat) if last else step.compared[index]
+            ups.append(f"{names[seat]} {UNKNOWN if card is None else card_label(card, lang)}")
+        down = max((len(cards) for cards in step.face_down), default=0)
         lines.append(
             t(lang, "table.war_step", count=down, n=number, down=down, cards=" – ".join(ups))
         )

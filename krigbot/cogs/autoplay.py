@@ -41,6 +41,7 @@ from krigbot.render.play import (
 )
 from krigbot.render.replays import rebuild
 from krigbot.sessions import FlipResult, Refusal
+from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
     from krigbot.bot import KrigBot
@@ -69,7 +70,7 @@ AutoAction = str
 
 
 def _cog(interaction: discord.Interaction[Any]) -> AutoplayCog:
-    cog = interaction.client.get_cog(AutoplayCog.__cog_name__)  # type: ignore[attr-defined]
+    cog = interaction.client.get_cog(AutoplayCog.__cog_name__)
     assert isinstance(cog, AutoplayCog)
     return cog
 
@@ -363,6 +364,25 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         except discord.NotFound:
             await self._stopped(channel_id, run, "auto.gone", post=True)
             return False
+        except discord.Forbidden as exc:
+            log.warning("autoplay of game %s may not edit its message: %s", run.game_id, exc)
+            await self._stopped(channel_id, run, "auto.failed", post=True)
+            return False
+        except discord.HTTPException as exc:
+            # Discord failed even after discord.py's retries. The rounds are saved: the next
+            # edit shows the table as it then stands, and the end of the game goes out anew.
+            log.warning("autoplay of game %s could not show a step: %s", run.game_id, exc)
+            if result.outcome is None:
+                return True
+            channel = self.bot.get_partial_messageable(channel_id)
+            try:
+                posted = await channel.send(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+            except discord.HTTPException as again:
+                log.warning("could not show the end of game %s either: %s", run.game_id, again)
+                return False
+            if shown is not None:
+                await shown(posted.id)
+            return False
         if shown is not None:
             await shown(run.message_id)
         return True
@@ -374,7 +394,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
     async def _stopped(self, channel_id: int, run: _Run, key: str, *, post: bool = False) -> None:
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
-        with contextlib.suppress(Refusal):
+        with contextlib.suppress(Refusal, StorageError):
+            # If this cannot be saved, a restart resumes autoplay: still never silently lost.
             await self.service.change_extra(channel_id, run.game_id, lambda _: {"autoplay": None})
         text = t(run.lang, key)
         try:
@@ -443,9 +464,11 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
         await self.service.change_extra(channel_id, game_id, change)
         found = await self.service.game_in(channel_id)
-        if found is None or found[1] is None or found[0].id != game_id:
+        if found is None or found[0].id != game_id:
             raise Refusal("err.game_over")
         row, game = found
+        if game is None:
+            raise Refusal("err.game_over")
         speed = str(resumed.get("speed", "normal"))
         embed = standing_embed(row, game, lang, t(lang, "auto.starting"))
         add_note(embed, autoplay_text("running", speed, name, lang), lang)
@@ -525,8 +548,13 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             if waiting:
                 embed = finish_request_embed(row, int(request["by"]), waiting, lang)
                 return Reply(embed=embed, view=_finish_view(game_id, lang), update=True)
+            autoplay = row.extra.get("autoplay") or {}
             await self._halt(channel_id, game_id)
             result = await self.service.play_on(channel_id, game_id, to_end=True)
+            if isinstance(autoplay.get("message"), int):
+                # Its message would otherwise offer Pause or Resume for a game that is over.
+                ended = _Run(game_id, autoplay["message"], "normal", "", lang, result.row.round)
+                await self._stopped(channel_id, ended, "auto.ended")
             return await self._finished(result, lang)
 
         await respond(interaction, work(), update=True)
@@ -542,9 +570,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         reply = Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
         pictures = self._krig().pictures
         if await pictures.enabled(row.guild_id):
-            story, chart = await pictures.story_picture(row, game, lang)
-            reply.more_embeds.append(story)
-            reply.files.append(chart)
+            story = await pictures.story_picture(row, game, lang)
+            if story is not None:  # None: the drawing worker is busy; the text says it all
+                reply.more_embeds.append(story[0])
+                reply.files.append(story[1])
         return reply
 
 

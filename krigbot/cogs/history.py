@@ -37,7 +37,7 @@ KEPT_REPLAYS = 8
 
 
 def _cog(interaction: discord.Interaction[Any]) -> HistoryCog:
-    cog = interaction.client.get_cog(HistoryCog.__cog_name__)  # type: ignore[attr-defined]
+    cog = interaction.client.get_cog(HistoryCog.__cog_name__)
     assert isinstance(cog, HistoryCog)
     return cog
 

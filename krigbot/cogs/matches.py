@@ -109,7 +109,7 @@ class RematchButton(
         return cls(int(match["game"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        cog = interaction.client.get_cog(MatchCog.__cog_name__)  # type: ignore[attr-defined]
+        cog = interaction.client.get_cog(MatchCog.__cog_name__)
         assert isinstance(cog, MatchCog)
         await _guarded(interaction, cog.on_rematch(interaction, self.game_id))
 
@@ -142,7 +142,10 @@ class MatchCog(commands.Cog, name="Matches"):
             if user_id not in row.players:
                 raise Refusal("err.not_player")
             seat = row.players.index(user_id)
-            others = [s for s in range(len(row.players)) if s != seat]
+            # The presser challenges (seat 0); the seats turn round with them, so that teams
+            # (seats 0 and 2 against 1 and 3) stay the same teams.
+            count = len(row.players)
+            others = [(seat + step) % count for step in range(1, count)]
             rules = Rules.from_dict(row.rules)
             # Every option as it was, so the new game is played by exactly the same rules.
             options = {

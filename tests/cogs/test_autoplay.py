@@ -80,6 +80,8 @@ async def test_autoplay_plays_to_the_end_in_one_message_at_most_one_edit_per_int
         shown = text_of(over.revision)
         assert "Krig — runde 30" in shown
         assert "🏆 **Alice** vinner!" in shown
+        assert f"Frø (seed): {SHORT_SEED}" in shown  # anyone can check the result
+        assert f"`python -m krigbot.sim play --seed {SHORT_SEED} --variant standard`" in shown
         assert list(buttons(over.revision)) == [f"krig:rematch:{table.game_id}"]
         row = await game_row(bot, table.game_id)
         assert row.status == "finished"
@@ -267,3 +269,37 @@ async def test_autoplay_whose_message_is_gone_after_a_restart_stops_and_says_so(
         row = await game_row(restarted, table.game_id)
         assert row.status == "running"
         assert not row.extra.get("autoplay")
+
+
+@pytest.mark.parametrize("ending", ["cancel", "finish"])
+async def test_autoplay_stops_when_the_game_is_cancelled_or_played_out(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    ending: str,
+) -> None:
+    fix_all_seeds(monkeypatch, LONG_SEED)
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
+        message = answer.message
+        assert message is not None
+        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+
+        if ending == "cancel":
+            await command(standin, world.no_channel, world.moderator, "cancel")
+        else:
+            asked = await command(standin, world.no_channel, world.bob, "finish")
+            assert asked.message is not None
+            await press(standin, asked.message, f"krig:finish:{table.game_id}:yes", world.alice)
+        stopped = await edit_of(standin, message, lambda text: "spillet ble avsluttet" in text)
+
+        assert stopped.revision.content == t("nb", "auto.ended")
+        assert buttons(stopped.revision) == {}
+        row = await game_row(bot, table.game_id)
+        assert row.status == ("cancelled" if ending == "cancel" else "finished")
+        assert not row.extra.get("autoplay")
+        autoplay = bot.get_cog("Autoplay")
+        assert autoplay is not None
+        assert not autoplay.playing(world.no_channel.id)  # type: ignore[attr-defined]

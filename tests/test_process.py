@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import signal
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -95,6 +96,25 @@ def test_database_that_is_not_a_database_refuses_to_start(tmp_path: Path) -> Non
     assert SECRET not in out + err
 
 
+def children(pid: int) -> list[int]:
+    """Return the ids of a process's child processes (Linux)."""
+    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    return [int(child) for child in text.split()]
+
+
+def exits_within(pid: int, *, seconds: float) -> bool:
+    """Wait for a process that is not our child to end; tell whether it did in time."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        ready, _, _ = select.select([fd], [], [], seconds)  # readable once the process ends
+        return bool(ready)
+    finally:
+        os.close(fd)
+
+
 class BotProcess:
     """One `python bot.py` process against the stand-in, restartable."""
 
@@ -167,7 +187,13 @@ async def test_sigkill_between_flips_loses_no_round_and_old_buttons_work(
     assert table is not None
     assert "krig:flip:1:3" in table.custom_ids()
 
+    assert bot_process.proc is not None
+    workers = children(bot_process.proc.pid)
+    assert workers, "the bot draws its pictures in a worker process"
     await bot_process.kill()  # right after the third acknowledged flip
+    # A killed bot leaves no worker behind: each notices and exits.
+    for worker in workers:
+        assert exits_within(worker, seconds=10), f"render worker {worker} outlived the bot"
     await bot_process.start()
 
     status = await (

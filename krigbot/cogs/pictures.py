@@ -13,6 +13,9 @@ import functools
 import io
 import logging
 import multiprocessing
+import os
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -42,8 +45,17 @@ RENDER_TIMEOUT = 1.0
 T = TypeVar("T")
 
 
+def _exit_with_parent(parent: int) -> None:
+    # A worker whose bot was killed (SIGKILL runs no clean-up) would wait for work forever;
+    # it leaves as soon as it is adopted by another parent.
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
 def _warm_up() -> None:
-    """Load fonts and caches in a new worker, so the first real picture is not slow."""
+    """Watch the bot, and load fonts and caches, in a new worker."""
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     game = Game.from_piles(Rules.preset("standard"), [parse_cards(["KS"]), parse_cards(["2H"])])
     render_round(game.play_round(), ["Ada", "Bo"], "nb", total_cards=2)
 

@@ -7,11 +7,8 @@ import logging
 import signal
 import sys
 
-import discord
-
-from krigbot.bot import KrigBot
 from krigbot.config import ConfigError, Settings
-from krigbot.storage import Storage, StorageError
+from krigbot.render.worker import warm_up_workers
 
 log = logging.getLogger("krigbot")
 
@@ -24,6 +21,14 @@ def fail(message: str) -> int:
 
 async def run(settings: Settings) -> int:
     """Open the database and run the bot until it is stopped."""
+    # Imported only now, after main() set the picture workers starting: loading discord.py and
+    # the bot takes most of a second, and a worker (which runs this file as its main module,
+    # as "spawn" does) must not load them at all.
+    import discord
+
+    from krigbot.bot import KrigBot
+    from krigbot.storage import Storage, StorageError
+
     try:
         storage = await Storage.open(settings.db_path)
     except StorageError as exc:
@@ -50,11 +55,15 @@ async def run(settings: Settings) -> int:
 
 
 def main() -> int:
-    """Read the settings, set up logging and run."""
+    """Read the settings, start the picture workers, set up logging and run."""
     try:
         settings = Settings.load()
     except ConfigError as exc:
         return fail(str(exc))
+    if settings.render_processes:
+        warm_up_workers(settings.render_processes)  # first: a worker takes a second to start
+    import discord
+
     discord.utils.setup_logging(level=getattr(logging, settings.log_level))
     log.info("starting with %r", settings)
     return asyncio.run(run(settings))

@@ -116,7 +116,9 @@ class Bench:
         record = await self.standin.slash(
             "krig start", user=alice, channel=channel, options={"opponent": bob}
         )
-        message = (await record.response(timeout=30)).message
+        answer = await record.response(timeout=30)
+        # Under load the bot defers; the challenge then fills the "thinking" message after.
+        message = await record.followup(timeout=30) if answer.deferred else answer.message
         assert message is not None
         accept = next(cid for cid in message.custom_ids() if cid.startswith("krig:accept:"))
         await (await self.standin.click(message, accept, user=bob)).response(timeout=30)

@@ -1,9 +1,10 @@
 """Soak: many games played to the end at once, then every result checked (python -m bench.soak).
 
 Starts ``python bot.py`` against the Discord stand-in, opens one game in each of N channels and
-plays them all to the end with ``/flip count:50`` arriving concurrently. Prints flips per second
-(rounds and interactions), median and p99 reply time, the bot's peak memory, and checks that
-every finished game's result is in the leaderboard data exactly once, and that nothing failed.
+plays them all to the end with ``/flip count:50`` (``--count``) arriving concurrently, at most
+``--concurrency`` at a time. Prints flips per second (rounds and interactions), median and p99
+reply time, the bot's peak memory, and checks that every finished game's result is in the
+leaderboard data exactly once, and that nothing failed.
 """
 
 from __future__ import annotations
@@ -28,47 +29,73 @@ def peak_rss_mib(pid: int) -> float:
     raise RuntimeError("no VmHWM")
 
 
-async def soak(bench: Bench, games: int, concurrency: int) -> None:
+async def soak(bench: Bench, games: int, concurrency: int, count: int) -> None:
     assert bench.proc is not None
     tables = [bench.pair(i) for i in range(games)]
     await bench.set_images(tables[0][0])
     gate = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
-    refusals = 0
+    refusals = deferred = lost = 0
     errors: list[str] = []
 
     async def play(table: tuple[Channel, User, User]) -> None:
-        nonlocal refusals
+        nonlocal refusals, deferred, lost
         channel, alice, bob = table
         async with gate:
-            await bench.new_game(channel, alice, bob)
+            try:
+                await bench.new_game(channel, alice, bob)
+            except AssertionError as exc:
+                errors.append(f"starting a game: {str(exc)[:200]}")
+                return
         turn = 0
+        last_lost = False
         while True:
             async with gate:
                 record = await bench.standin.slash(
-                    "flip", user=bob if turn % 2 else alice, channel=channel, options={"count": 50}
+                    "flip",
+                    user=bob if turn % 2 else alice,
+                    channel=channel,
+                    options={"count": count},
                 )
+                turn += 1
                 try:
-                    response = await record.response(timeout=30)
+                    response = await record.response(timeout=5)
+                    # A deferral is an answer in time; the round fills the message after it.
+                    table_shown = await record.followup(timeout=60) if response.deferred else None
                 except AssertionError as exc:
+                    if record.rejected:
+                        # Answered after Discord's 3 s: the bot shows the round in the channel
+                        # instead, and the players play on from there.
+                        lost += 1
+                        last_lost = True
+                        continue
                     errors.append(str(exc)[:200])
                     return
-            turn += 1
             latencies.append(response.latency)
+            deferred += response.deferred
             if response.ephemeral:
-                refusals += 1
-                return  # "no game here": the game ended with the previous flip
-            if not response.components:
-                return  # no Flip button: the game is over
+                # "No game here": expected only when the answer to the game's last flip was lost.
+                refusals += not last_lost
+                return
+            last_lost = False
+            table_shown = table_shown or response.message
+            shown = table_shown.custom_ids() if table_shown is not None else []
+            if not any(custom_id.startswith("krig:flip:") for custom_id in shown):
+                return  # no Flip button (a finished game offers a rematch): the game is over
 
     started = time.perf_counter()
     cpu_before = cpu_seconds(bench.proc.pid)
+    own_before = time.process_time()
     await asyncio.gather(*(play(table) for table in tables))
     elapsed = time.perf_counter() - started
     cpu = cpu_seconds(bench.proc.pid) - cpu_before
+    own = time.process_time() - own_before
 
     latencies.sort()
-    print(f"{games} games to the end, {concurrency} interactions in flight at most")
+    print(
+        f"{games} games to the end with /flip count:{count}, "
+        f"{concurrency} interactions in flight at most"
+    )
     rate = len(latencies) / elapsed
     print(f"  {len(latencies)} /flip interactions in {elapsed:.1f} s: {rate:.0f}/s")
     print(
@@ -76,8 +103,16 @@ async def soak(bench: Bench, games: int, concurrency: int) -> None:
         f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms   (target p99 < 100 ms)"
     )
     print(f"  bot peak memory: {peak_rss_mib(bench.proc.pid):.0f} MiB   (target < 300 MB)")
-    print(f"  bot CPU: {cpu / elapsed:.0%} of one core")
-    print(f"  errors: {len(errors)}, unexpected refusals: {refusals}")
+    print(
+        f"  CPU: the bot {cpu / elapsed:.0%} of one core, "
+        f"the stand-in and the players {own / elapsed:.0%} (2 cores in all)"
+    )
+    print(
+        f"  errors: {len(errors)}, unexpected refusals: {refusals}, deferred: {deferred}, "
+        f"answered after Discord's 3 s (shown in the channel instead): {lost}"
+    )
+    for error in errors[:3]:
+        print("  e.g.", error)
     check_results(bench.workdir / "krig.db", games)
 
 
@@ -113,7 +148,7 @@ async def run(args: argparse.Namespace) -> None:
             bench = Bench(standin, Path(tmp), images=args.images == "on")
             await bench.start_bot()
             try:
-                await soak(bench, args.games, args.concurrency)
+                await soak(bench, args.games, args.concurrency, args.count)
             finally:
                 await bench.stop_bot()
 
@@ -123,6 +158,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--count", type=int, default=50, help="rounds per /flip (1 to 50)")
     parser.add_argument("--images", choices=("on", "off"), default="off", help="table pictures")
     asyncio.run(run(parser.parse_args()))
 

@@ -12,6 +12,7 @@ from discord.ext import commands
 
 from krigbot.cogs.autoplay import AUTOPLAY_ITEMS, AutoplayCog
 from krigbot.cogs.buttons import DYNAMIC_ITEMS
+from krigbot.cogs.checks import malformed_command, unhandled_press
 from krigbot.cogs.history import HISTORY_ITEMS, HistoryCog
 from krigbot.cogs.krig import KrigCog
 from krigbot.cogs.matches import MATCH_ITEMS, MatchCog
@@ -21,8 +22,9 @@ from krigbot.config import Settings
 from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
 from krigbot.matches import MatchKeeper
+from krigbot.render.worker import warm_up_workers
 from krigbot.sessions import GameService
-from krigbot.storage import Storage
+from krigbot.storage import Storage, StorageError
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,12 @@ class KrigTree(app_commands.CommandTree[Any]):
         if interaction.guild_id is None:
             await refuse(interaction, "err.dm_only")
             return False
+        if interaction.type is discord.InteractionType.application_command:
+            problem = malformed_command(self, interaction)
+            if problem is not None:
+                log.warning("refused a command not as declared: %s", problem)
+                await refuse(interaction, "err.bad_input")
+                return False
         return True
 
     async def on_error(
@@ -63,6 +71,14 @@ class KrigBot(commands.Bot):
             choice_ttl=timedelta(seconds=settings.choice_seconds),
         )
         self.matches = MatchKeeper(self.service)
+        if settings.render_processes:
+            warm_up_workers(settings.render_processes)
+        self._dynamic_items: list[type[discord.ui.DynamicItem[Any]]] = []
+
+    def add_dynamic_items(self, *items: type[discord.ui.DynamicItem[Any]]) -> None:
+        """Register buttons that work after a restart (and remember them, to know our own)."""
+        super().add_dynamic_items(*items)
+        self._dynamic_items.extend(items)
 
     async def setup_hook(self) -> None:
         await self.tree.set_translator(Translator())
@@ -89,6 +105,7 @@ class KrigBot(commands.Bot):
             self.loop.create_task(
                 self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))
             )
+        self.loop.create_task(self._check_saved_games(), name="krig-check-saved-games")
         if self.settings.dev_guild is not None:
             guild = discord.Object(self.settings.dev_guild)
             self.tree.copy_global_to(guild=guild)
@@ -99,12 +116,31 @@ class KrigBot(commands.Bot):
             "restored %d open challenges; %d unreadable games ended", len(challenges), len(broken)
         )
 
+    async def _check_saved_games(self) -> None:
+        # The games restore() did not read: checked once connected, when start-up work is done.
+        await self.wait_until_ready()
+        try:
+            broken = await self.service.find_unreadable()
+        except StorageError as exc:
+            log.warning("could not check the saved games: %s", exc)
+            return
+        for row in broken:
+            await self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))
+
     async def _tell_unreadable(self, channel_id: int, lang: Any) -> None:
         channel = self.get_partial_messageable(channel_id)
         try:
             await channel.send(t(lang, "err.unreadable"), allowed_mentions=NO_MENTIONS)
         except discord.HTTPException as exc:
             log.warning("could not tell channel %s about an unreadable game: %s", channel_id, exc)
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        if interaction.type is discord.InteractionType.component and unhandled_press(
+            interaction, self._dynamic_items
+        ):
+            custom_id = str((interaction.data or {}).get("custom_id"))
+            log.warning("refused a button that is not on its message: %r", custom_id[:100])
+            await refuse(interaction, "err.stale_button")
 
     async def on_ready(self) -> None:
         log.info("connected as %s to %d servers", self.user, len(self.guilds))

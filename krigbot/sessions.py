@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 
 AnyGame = Game | StealGame
 MAX_FLIPS = 50
+RESUMED_VARIANTS = ("stjel",)
+"""Variants whose running games have timers of their own (Steal War's choices)."""
+RESUMED_EXTRA = ("autoplay",)
+"""Keys in a game's extra that mean it has a timer of its own (autoplay)."""
 
 
 class Refusal(Exception):
@@ -135,6 +139,15 @@ class _Running:
 def _open_choice(game: StealGame, seat: int) -> LookChoice | TopChoice | None:
     """Return the choice a seat has to make now, if any."""
     return next((choice for choice in game.pending() if choice.seat == seat), None)
+
+
+def _readable(row: GameRow) -> bool:
+    """Tell whether a game's saved state can be read."""
+    try:
+        load_game(row.state or {})
+    except Exception:
+        return False
+    return True
 
 
 def _lean(row: GameRow) -> GameRow:
@@ -261,15 +274,23 @@ class GameService:
         return row
 
     async def accept(
-        self, game_id: int, user_id: int, *, table_message_id: int | None = None
+        self,
+        game_id: int,
+        user_id: int,
+        *,
+        table_message_id: int | None = None,
+        channel_id: int | None = None,
     ) -> AcceptResult:
         """Record an accept; deal the cards when everyone has accepted.
 
         ``table_message_id`` is the message that will show the dealt table (the challenge's own).
+        ``channel_id`` is where the button was pressed: a challenge is answered in its channel.
         """
         row = await self.storage.get_game(game_id)
         if row is None:
             raise Refusal("err.challenge_over")
+        if channel_id is not None and row.channel_id != channel_id:
+            raise Refusal("err.elsewhere")
         async with self.lock(row.channel_id):
             row = await self._open_challenge(game_id)
             if user_id not in row.players or user_id == row.challenger_id:
@@ -293,11 +314,15 @@ class GameService:
             self._running[started.channel_id] = _Running(_lean(started), game)
             return AcceptResult(started, game)
 
-    async def decline(self, game_id: int, user_id: int) -> GameRow:
-        """Let a challenged player turn the challenge down."""
+    async def decline(
+        self, game_id: int, user_id: int, *, channel_id: int | None = None
+    ) -> GameRow:
+        """Let a challenged player turn the challenge down (in its channel)."""
         row = await self.storage.get_game(game_id)
         if row is None:
             raise Refusal("err.challenge_over")
+        if channel_id is not None and row.channel_id != channel_id:
+            raise Refusal("err.elsewhere")
         async with self.lock(row.channel_id):
             row = await self._open_challenge(game_id)
             if user_id not in row.players or user_id == row.challenger_id:
@@ -754,10 +779,19 @@ class GameService:
     # ------------------------------------------------------------------- start-up
 
     async def restore(self) -> tuple[list[GameRow], list[GameRow]]:
-        """Load every game in play; return (open challenges, unreadable games ended)."""
+        """Load the games with timers to restart; return (open challenges, unreadable ended).
+
+        Those are open challenges (their expiry), Steal War games (the time-outs of their
+        choices) and games under autoplay. Every other running game is read when it is first
+        used, so a restart is ready at once however many games are running (reading 10,000
+        saved states takes seconds); :meth:`find_unreadable` checks them in the background.
+        """
         challenges: list[GameRow] = []
         broken: list[GameRow] = []
-        for row in await self.storage.running_games():
+        resumed = await self.storage.games_to_resume(
+            variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA
+        )
+        for row in resumed:
             if row.status == "challenge":
                 challenges.append(row)
                 continue
@@ -767,3 +801,29 @@ class GameService:
             else:
                 self._running[row.channel_id] = _Running(_lean(row), game)
         return challenges, broken
+
+    async def find_unreadable(self, *, page: int = 200) -> list[GameRow]:
+        """Check every running game's saved state; end and return those that cannot be read.
+
+        For the background after a restart: it lets the event loop run between games, skips
+        games in memory (they were read), and reads a game again under its channel's lock
+        before ending it, so a game played meanwhile is never touched.
+        """
+        broken: list[GameRow] = []
+        after = 0
+        while rows := await self.storage.active_games_after(after, page):
+            after = rows[-1].id
+            for row in rows:
+                await asyncio.sleep(0)  # interactions first: this is a background chore
+                if row.status != "running" or row.channel_id in self._running:
+                    continue
+                if _readable(row):
+                    continue
+                async with self.lock(row.channel_id):
+                    fresh = await self.storage.get_game(row.id)
+                    if row.channel_id in self._running or fresh is None:
+                        continue
+                    if fresh.status == "running" and not _readable(fresh):
+                        await self._read(fresh)  # ends it, and logs why
+                        broken.append(fresh)
+        return broken

@@ -272,7 +272,10 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             result = await self.service.accept(
-                game_id, interaction.user.id, table_message_id=pressed
+                game_id,
+                interaction.user.id,
+                table_message_id=pressed,
+                channel_id=interaction.channel_id,
             )
             row = result.row
             if result.game is None:
@@ -295,7 +298,9 @@ class KrigCog(commands.Cog, name="Krig"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
-            row = await self.service.decline(game_id, interaction.user.id)
+            row = await self.service.decline(
+                game_id, interaction.user.id, channel_id=interaction.channel_id
+            )
             self._cancel_expiry(row.id)
             note = t(lang, "challenge.declined", name=safe_name(_display_name(interaction.user)))
             return Reply(embed=challenge_embed(row, lang, note=note), view=None, update=True)
@@ -364,7 +369,11 @@ class KrigCog(commands.Cog, name="Krig"):
         embed.set_footer(text=t(lang, "table.round_footer", round=row.round, game=row.id))
         self._tables[row.id] = row.round
         view = view_of(FlipButton(row.id, row.round, lang))
-        return Reply(embed=embed, view=view, update=True, durable=True)
+
+        async def sent(message_id: int) -> None:
+            await self.service.show_table(channel_id, row.id, row.round, message_id)
+
+        return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
 
     def _steal_war(self) -> StealCog | None:
         cog = self.bot.get_cog(StealCog.__cog_name__)
@@ -424,12 +433,17 @@ class KrigCog(commands.Cog, name="Krig"):
                 if refusal.key != "flip.raced":
                     raise
                 row = await self.storage.get_game(game_id)
-                if row is not None and row.table_message_id == pressed:
-                    if self._tables.get(game_id) == row.round:
+                newest = row is not None and row.table_message_id == pressed
+                if row is None or round_shown >= row.round:
+                    raise Refusal("err.stale_button") from None
+                if self._tables.get(game_id) == row.round:
+                    if newest:
                         # Two presses on the newest table: the other one played and shows it.
                         return Reply(silent=True)
-                    # Nothing of this process shows the round on the table (it was played
-                    # just before a restart): show it here, with a button that plays on.
+                    raise Refusal("err.stale_button") from None
+                if newest or round_shown == row.round - 1:
+                    # Nothing of this process shows the round played last (it was played just
+                    # before a restart, its answer lost): show it here, with a working button.
                     return await self._current_table(channel_id, game_id, lang)
                 raise Refusal("err.stale_button") from None
             return await self._table_reply(result, lang, update=True)

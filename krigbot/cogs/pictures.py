@@ -12,21 +12,16 @@ import asyncio
 import functools
 import io
 import logging
-import multiprocessing
-import os
-import threading
-import time
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import discord
 
-from krigbot.engine import Game, Rules, parse_cards
 from krigbot.i18n import Lang, t
 from krigbot.render.chart import render_chart
 from krigbot.render.story import story_of
 from krigbot.render.table import render_round
+from krigbot.render.worker import pool, warm_up_workers
 
 if TYPE_CHECKING:
     from krigbot.engine import Round
@@ -45,37 +40,6 @@ RENDER_TIMEOUT = 1.0
 T = TypeVar("T")
 
 
-def _exit_with_parent(parent: int) -> None:
-    # A worker whose bot was killed (SIGKILL runs no clean-up) would wait for work forever;
-    # it leaves as soon as it is adopted by another parent.
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(0)
-
-
-def _warm_up() -> None:
-    """Watch the bot, and load fonts and caches, in a new worker."""
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
-    game = Game.from_piles(Rules.preset("standard"), [parse_cards(["KS"]), parse_cards(["2H"])])
-    render_round(game.play_round(), ["Ada", "Bo"], "nb", total_cards=2)
-
-
-def _ready() -> bool:
-    """Answer from a worker once its warm-up is done (the pool runs it first)."""
-    return True
-
-
-@functools.cache
-def _pool(processes: int) -> Executor:
-    """Return the process pool with this many workers, shared by every bot in the process."""
-    # "spawn": a fork of a process running discord.py's threads and event loop is not safe.
-    return ProcessPoolExecutor(
-        max_workers=processes,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_warm_up,
-    )
-
-
 class Pictures:
     """Render pictures for messages, and remember each server's choice to show them."""
 
@@ -84,13 +48,18 @@ class Pictures:
         self._processes = processes
         self._enabled: dict[int, bool] = {}
         self._in_flight = 0
+        self._warming: asyncio.Future[bool] | None = None
         self.skipped = 0
         """Pictures left out because drawing was backlogged (a busy moment, not an error)."""
 
     async def start(self) -> None:
-        """Start the drawing worker and let it warm up before the first round needs it."""
-        if self._processes:
-            await asyncio.get_running_loop().run_in_executor(_pool(self._processes), _ready)
+        """Start the drawing worker warming up, without waiting for it.
+
+        Spawning it takes about a second; the bot connects meanwhile (a restart is ready to
+        answer sooner), and a picture asked for before the worker is ready is drawn in a thread.
+        """
+        if self._processes and self._warming is None:
+            self._warming = asyncio.wrap_future(warm_up_workers(self._processes))
 
     async def _render(self, draw: Callable[..., T], *args: object, **kwargs: object) -> T | None:
         """Draw in a worker; return None (text only) when drawing is backlogged or slow."""
@@ -100,10 +69,13 @@ class Pictures:
         call = functools.partial(draw, *args, **kwargs)
         self._in_flight += 1
         try:
-            if self._processes == 0:
+            starting = self._warming is not None and not self._warming.done()
+            if self._processes == 0 or starting:
+                # Until the worker is ready (a second or so after a start) pictures are drawn
+                # here, so the first answers after a restart wait for neither.
                 work = asyncio.to_thread(call)
             else:
-                work = asyncio.get_running_loop().run_in_executor(_pool(self._processes), call)
+                work = asyncio.get_running_loop().run_in_executor(pool(self._processes), call)
             return await asyncio.wait_for(work, RENDER_TIMEOUT)
         except TimeoutError:
             self.skipped += 1

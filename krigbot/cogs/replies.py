@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 DEFER_AFTER = 2.0
 """Seconds of work after which we defer: Discord drops a first response later than 3 s."""
+BACKLOGGED = 1.0
+"""An interaction this many seconds old when its command starts waited in a queue: the bot is
+busy, its work will wait too, so it defers at once (it may not get another chance in time)."""
 UNKNOWN_INTERACTION = 10062
 """Discord's error code for an interaction it no longer knows (answered too late)."""
 
@@ -232,17 +235,21 @@ async def respond(
 
     ``ephemeral`` and ``update`` say how a deferral must look, since Discord fixes that at the
     time of deferring: a thinking message only the sender sees, or an edit of the message.
+    An interaction that already waited long to be read defers before its work even starts.
     """
-    task: asyncio.Task[Reply] = asyncio.ensure_future(work)
-    done, _ = await asyncio.wait({task}, timeout=DEFER_AFTER)
-    if task in done:
-        try:
-            reply = task.result()
-        except Refusal as refusal:
-            await refuse(interaction, refusal.key, **refusal.fields)
+    task: asyncio.Task[Reply] | None = None
+    wait = _defer_in(interaction)
+    if wait > 0:
+        task = asyncio.ensure_future(work)
+        done, _ = await asyncio.wait({task}, timeout=wait)
+        if task in done:
+            try:
+                reply = task.result()
+            except Refusal as refusal:
+                await refuse(interaction, refusal.key, **refusal.fields)
+                return
+            await _deliver(interaction, reply, reply.send)
             return
-        await _deliver(interaction, reply, reply.send)
-        return
     try:
         if update:
             await interaction.response.defer()
@@ -250,11 +257,14 @@ async def respond(
             await interaction.response.defer(thinking=True, ephemeral=ephemeral)
     except discord.HTTPException as exc:
         if not discord_lost(exc):
-            task.cancel()
+            if task is None:
+                work.close()
+            else:
+                task.cancel()
             raise
         # Too late to answer anyone, but the work goes on: what it commits must still be seen.
         try:
-            reply = await task
+            reply = await (task or work)
         except Refusal:
             log.info("%s was refused after Discord forgot it", _source(interaction))
             return
@@ -263,7 +273,7 @@ async def respond(
             return
         raise
     try:
-        reply = await task
+        reply = await (task or work)
     except Exception as exc:
         if not update and not ephemeral:
             # The first follow-up would fill the public "thinking" message and show the refusal
@@ -275,6 +285,20 @@ async def respond(
             return
         raise
     await _deliver(interaction, reply, reply.follow_up)
+
+
+def _defer_in(interaction: discord.Interaction[Any]) -> float:
+    """Return the seconds of work to wait for before deferring.
+
+    Discord's 3 seconds run from when it created the interaction, not from when the command
+    started: under load an interaction can wait a while to be read and to get its channel's
+    turn. The id tells when it was made (a clock running ahead makes the bot defer early, which
+    costs nothing; one running behind is not trusted past ``DEFER_AFTER``).
+    """
+    age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
+    if age >= BACKLOGGED:
+        return 0.0
+    return min(DEFER_AFTER, max(0.0, DEFER_AFTER - age))
 
 
 async def answer_error(interaction: discord.Interaction[Any], error: Exception) -> None:

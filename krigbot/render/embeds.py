@@ -6,6 +6,7 @@ here changes a game. Public messages use the server's language, private ones the
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,10 @@ VARIANTS = (
 )
 
 
+_BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+"""Explicit embeddings, overrides and isolates (and their ends): dropped from names."""
+
+
 def literal(text: str) -> str:
     """Return text that renders as typed: no markdown, no mentions, no other ``<...>`` markup."""
     escaped = discord.utils.escape_mentions(discord.utils.escape_markdown(text))
@@ -50,10 +55,16 @@ def literal(text: str) -> str:
 
 
 def safe_name(name: str) -> str:
-    """Return a display name that renders literally: no markdown, no mentions, bounded length."""
-    cleaned = " ".join(name.split()) or "?"
+    """Return a display name that renders literally: no markdown, no mentions, bounded length.
+
+    Right-to-left names are isolated and explicit direction controls dropped, so a name cannot
+    reorder the text around it (``"\u202e"`` would otherwise turn a whole line backwards).
+    """
+    cleaned = " ".join(name.translate(_BIDI_CONTROLS).split()) or "?"
     if len(cleaned) > 32:
         cleaned = cleaned[:31] + "…"
+    if any(unicodedata.bidirectional(char) in ("R", "AL") for char in cleaned):
+        return f"\u2068{literal(cleaned)}\u2069"  # first strong isolate … pop isolate
     return literal(cleaned)
 
 

@@ -39,6 +39,21 @@ _SELECT_ALL_ACTIVE: Final = f"""
 SELECT {GAME_COLUMNS} FROM games WHERE status IN ('challenge', 'running') ORDER BY id
 """
 
+_SELECT_TO_RESUME: Final = f"""
+SELECT {GAME_COLUMNS} FROM games
+WHERE status = 'challenge'
+   OR (status = 'running'
+       AND (variant IN (SELECT value FROM json_each(?))
+            OR EXISTS (SELECT 1 FROM json_each(games.extra)
+                       WHERE key IN (SELECT value FROM json_each(?)))))
+ORDER BY id
+"""
+
+_SELECT_ACTIVE_PAGE: Final = f"""
+SELECT {GAME_COLUMNS} FROM games
+WHERE status IN ('challenge', 'running') AND id > ? ORDER BY id LIMIT ?
+"""
+
 _INSERT_GAME: Final = """
 INSERT INTO games (
     guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
@@ -368,6 +383,22 @@ class GameStore(StorageBase):
     async def running_games(self) -> list[GameRow]:
         """Return every game in the challenge or running state, oldest first."""
         rows = await self._fetchall(_SELECT_ALL_ACTIVE)
+        return [game_from_row(row) for row in rows]
+
+    async def games_to_resume(
+        self, *, variants: Iterable[str] = (), extra_keys: Iterable[str] = ()
+    ) -> list[GameRow]:
+        """Return open challenges and the running games with timers to start after a restart.
+
+        A running game counts if it is of one of ``variants`` or has one of ``extra_keys`` in
+        its extra; the others are not read (their saved states are most of the database).
+        """
+        params = (encode_json(list(variants)), encode_json(list(extra_keys)))
+        return [game_from_row(row) for row in await self._fetchall(_SELECT_TO_RESUME, params)]
+
+    async def active_games_after(self, after: int, limit: int) -> list[GameRow]:
+        """Return a page of active games: up to ``limit`` with ids above ``after``, by id."""
+        rows = await self._fetchall(_SELECT_ACTIVE_PAGE, (after, limit))
         return [game_from_row(row) for row in rows]
 
     async def stale_games(

@@ -71,3 +71,18 @@ def check_database(path: Path) -> dict[int, StoredGame]:
         assert game.results == expected, f"{where}: {game.results} results, not {expected}"
         games[game.id] = game
     return games
+
+
+def snapshot(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Return every row of every table, to tell whether anything at all was written."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [
+            name
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+            )
+        ]
+        return {table: conn.execute(f'SELECT * FROM "{table}"').fetchall() for table in tables}
+    finally:
+        conn.close()

@@ -40,6 +40,7 @@ from krigbot.storage import DiskFullError, Storage
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
     UPDATE_MESSAGE,
+    buttons,
     challenge,
     challenge_message,
     flip,
@@ -305,11 +306,13 @@ async def test_a_full_disk_never_leaves_a_half_written_round_or_a_lost_result(
             "sv",
         )
         over = await with_full_disk(n % 3, lambda: flip(standin, channel, world.alice), "nb")
-        assert over.components == []  # the game is over: no Flip button
-        if {"game", "results"} <= set(failed_at):
+        assert not [c for c in buttons(over) if c.startswith("krig:flip:")]  # the game is over
+        if "results" in failed_at:
             break
 
-    assert {"game", "results"} <= set(failed_at)
+    # The disk ran out after the game was marked finished, inside the same transaction: the
+    # dangerous case, and nothing of it was kept (checked above after the refusal).
+    assert "results" in failed_at
     errors = standin.accept_bot_errors()
     assert errors
     assert all("is full" in str(r.exc_info[1] if r.exc_info else r.getMessage()) for r in errors)
@@ -321,6 +324,65 @@ async def test_a_full_disk_never_leaves_a_half_written_round_or_a_lost_result(
     finally:
         conn.close()
     assert listed == len(games)
+
+
+async def test_a_deal_that_could_not_be_saved_is_dealt_by_the_next_press(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The disk fills between an accept's two writes: the accept is saved, the deal is not.
+    standin.fail_fast_on_bot_errors = False
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    accept = f"krig:accept:{game_id_of(message)}"
+
+    async def full(self: Storage, *args: Any, **kwargs: Any) -> None:
+        raise DiskFullError("The disk holding the database is full.")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Storage, "start_game", full)
+        first = await press(standin, message, accept, world.bob)
+    second = await press(standin, message, accept, world.bob)
+
+    assert refused(first, "sv")
+    assert second.type == UPDATE_MESSAGE  # not "you have already accepted", forever
+    assert "Krig — runde 0" in text_of(message)
+    assert check_database(Path(bot.storage.path))[game_id_of(message)].status == "running"
+    (logged,) = standin.accept_bot_errors()
+    assert "is full" in logged.getMessage()
+
+
+async def test_a_round_is_shown_even_if_its_message_cannot_be_remembered(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The round is committed; only the later write of which message shows it fails.
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    async def full(self: Storage, *args: Any, **kwargs: Any) -> bool:
+        raise DiskFullError("The disk holding the database is full.")
+
+    monkeypatch.setattr(Storage, "set_table_message", full)
+    pressed = await press(standin, table.message, flip_button(table.message), world.bob)
+    typed = await flip(standin, world.no_channel, world.alice)
+
+    assert pressed.type == UPDATE_MESSAGE
+    assert "Krig — runde 1" in text_of(table.message)
+    assert typed.embeds[0]["title"] == "Krig — runde 2"  # not "nothing changed"
+    assert check_database(Path(bot.storage.path))[table.game_id].round == 2
+
+
+async def test_a_challenge_is_out_and_expires_even_if_its_message_cannot_be_remembered(
+    standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def full(self: Storage, *args: Any, **kwargs: Any) -> bool:
+        raise DiskFullError("The disk holding the database is full.")
+
+    monkeypatch.setattr(Storage, "set_challenge_message", full)
+    watcher = standin.watch(world.no_channel)
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    game_id = game_id_of(message)
+    expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
+
+    assert "Utfordringen gikk ut" in text_of(expired.revision)
+    assert check_database(Path(quick_bot.storage.path))[game_id].status == "expired"
 
 
 async def challenge_answer(

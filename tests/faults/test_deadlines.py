@@ -13,6 +13,8 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from krigbot.bot import KrigBot
 from krigbot.storage import Storage
 from tests.cogs.helpers import (
@@ -71,6 +73,7 @@ async def delivered(rec: InteractionRecord, within: float) -> str:
     return text_of(await rec.followup(timeout=within))
 
 
+@pytest.mark.slow  # every write waits for the one before: the answers take some 20 s in all
 async def test_every_command_answers_or_defers_in_time_while_every_write_takes_2_seconds(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:

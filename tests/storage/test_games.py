@@ -372,7 +372,7 @@ async def test_cancelled_finish_is_all_or_nothing(storage: Storage, steps: int) 
         )
     )
     for _ in range(steps):
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # ok: one loop step each, to cancel at every point
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     row = await storage.get_game(game.id)

@@ -226,6 +226,9 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
             "-o",
             args.profile,
             "--nonblocking",
+            "--rate",
+            "400",
+            "--gil",
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
@@ -242,7 +245,11 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
         f"over {elapsed:.1f} s (median reply {statistics.median(latencies) * 1000:.1f} ms, "
         f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms)   (target ≥ 500/s)"
     )
-    print(f"   CPU busy: bot process {bot_share:.0%}, stand-in and driver {own_share:.0%}")
+    per_flip = bot_share * elapsed / max(played_total, 1) * 1000
+    print(
+        f"   CPU busy: bot process {bot_share:.0%} ({per_flip:.2f} ms per flip), "
+        f"stand-in and driver {own_share:.0%}   (bare discord.py: python -m bench.floor)"
+    )
     print(f"   replies deferred (work near the 3 s deadline): {bench.deferrals}")
     if spy is not None:
         await spy.wait()

@@ -6,12 +6,13 @@ import asyncio
 import logging
 import sqlite3
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 
 from krigbot.storage.errors import StorageClosedError, translate_error
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable
+    from collections.abc import AsyncIterator, Callable, Iterable
 
     import aiosqlite
 
@@ -46,6 +47,41 @@ async def rollback_quietly(db: aiosqlite.Connection) -> None:
         log.debug("rollback skipped: %s", exc)
 
 
+BATCH_LIMIT: Final = 64
+"""Most rows one coalesced statement writes (a bound on the statement texts SQLite caches)."""
+
+BATCHES: Final = sqlite3.sqlite_version_info >= (3, 35)
+"""UPDATE ... FROM with RETURNING (SQLite 3.35); with an older SQLite every write goes alone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Coalesced:
+    """One kind of single-row UPDATE whose writes, when many wait at once, go as one statement.
+
+    Every write crosses to aiosqlite's thread and back, and under load that trip costs far more
+    than the write: the worker thread and the event loop take turns at the GIL. So writes that
+    arrive while one is on its way wait for it and then go together, as one statement (one
+    trip, one transaction). Alone, a write goes at once, as the plain statement.
+
+    ``single`` changes one row, its parameters ending with the game id and any further ``WHERE``
+    values; ``batched(n)`` is the same change for ``n`` rows as one statement whose ``VALUES``
+    rows hold the same parameters in the same order, ending with ``RETURNING games.id``.
+    """
+
+    single: str
+    batched: Callable[[int], str]
+    key: int
+    """Index of the game id in a write's parameters."""
+
+
+@dataclass(slots=True)
+class _Waiting:
+    """The writes of one kind waiting for a storage, and the task sending them."""
+
+    writes: list[tuple[tuple[Any, ...], asyncio.Future[bool]]] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+
+
 class StorageBase:
     """Own the connection and make every use of it exclusive."""
 
@@ -66,6 +102,7 @@ class StorageBase:
         self._db: aiosqlite.Connection | None = db
         self._path = path
         self._lock = asyncio.Lock()
+        self._waiting: dict[Coalesced, _Waiting] = {}
 
     @property
     def path(self) -> str:
@@ -108,6 +145,53 @@ class StorageBase:
         async with self._session() as db:
             return await run_counted(db, sql, params)
 
+    async def _coalesced(self, kind: Coalesced, params: tuple[Any, ...]) -> bool:
+        """Write one row with others waiting at the same time; True if the row changed.
+
+        As with any write, a caller cancelled while it waits does not stop it.
+        """
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        waiting = self._waiting.setdefault(kind, _Waiting())
+        waiting.writes.append((params, future))
+        if waiting.task is None:
+            waiting.task = asyncio.create_task(self._drain(kind, waiting))
+        return await future
+
+    async def _drain(self, kind: Coalesced, waiting: _Waiting) -> None:
+        """Send the waiting writes of one kind, as many per statement as may go together."""
+        try:
+            while waiting.writes:
+                batch = _next_batch(kind, waiting)
+                try:
+                    changed = await self._write_batch(kind, [params for params, _ in batch])
+                except BaseException as exc:
+                    for _, future in batch:
+                        if future.done():
+                            continue
+                        if isinstance(exc, Exception):
+                            future.set_exception(exc)
+                        else:
+                            future.cancel()
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
+                for params, future in batch:
+                    if not future.done():
+                        future.set_result(params[kind.key] in changed)
+        finally:
+            waiting.task = None
+            for _, future in waiting.writes:  # only if this task itself was cancelled
+                future.cancel()
+            waiting.writes.clear()
+
+    async def _write_batch(self, kind: Coalesced, batch: list[tuple[Any, ...]]) -> set[int]:
+        """Write the rows in one statement; return the ids of the games it changed."""
+        if len(batch) == 1:
+            (params,) = batch
+            return {params[kind.key]} if await self._write(kind.single, params) == 1 else set()
+        flat = [value for params in batch for value in params]
+        return {int(row[0]) for row in await self._fetchall(kind.batched(len(batch)), flat)}
+
     async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         """Run a query and return all its rows."""
         async with self._session() as db:
@@ -117,3 +201,20 @@ class StorageBase:
         """Run a query and return its first row, if any."""
         rows = await self._fetchall(sql, params)
         return rows[0] if rows else None
+
+
+def _next_batch(
+    kind: Coalesced, waiting: _Waiting
+) -> list[tuple[tuple[Any, ...], asyncio.Future[bool]]]:
+    """Take the next writes that may go together: distinct games, up to the limit, in order."""
+    limit = BATCH_LIMIT if BATCHES else 1
+    games: set[Any] = set()
+    count = 0
+    for params, _ in waiting.writes:
+        if count == limit or params[kind.key] in games:
+            break
+        games.add(params[kind.key])
+        count += 1
+    batch = waiting.writes[:count]
+    del waiting.writes[:count]
+    return batch

@@ -6,7 +6,7 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from krigbot.storage.base import StorageBase, run, run_counted
+from krigbot.storage.base import Coalesced, StorageBase, run, run_counted
 from krigbot.storage.errors import ChannelBusyError
 from krigbot.storage.models import (
     ACTIVE_STATUSES,
@@ -78,6 +78,43 @@ _SAVE_ROUND: Final = """
 UPDATE games SET state = ?, round = ?, updated_at = ?, last_activity_at = ?
 WHERE id = ? AND round = ? AND status = 'running'
 """
+
+
+def _rows(n: int, width: int) -> str:
+    """Return ``VALUES`` rows of placeholders: n rows of width values."""
+    row = "(" + ", ".join("?" * width) + ")"
+    return ", ".join([row] * n)
+
+
+# Under load, many games' rounds as one statement: each row as _SAVE_ROUND, same parameters.
+_SAVE_ROUNDS = Coalesced(
+    single=_SAVE_ROUND,
+    batched=lambda n: (
+        f"""
+WITH batch(state, round, updated_at, last_activity_at, id, expected) AS (VALUES {_rows(n, 6)})
+UPDATE games SET state = batch.state, round = batch.round, updated_at = batch.updated_at,
+    last_activity_at = batch.last_activity_at
+FROM batch WHERE games.id = batch.id AND games.round = batch.expected AND games.status = 'running'
+RETURNING games.id
+"""
+    ),
+    key=4,
+)
+
+_SET_TABLE: Final = "UPDATE games SET table_message_id = ?, updated_at = ? WHERE id = ?"
+
+_SET_TABLES = Coalesced(
+    single=_SET_TABLE,
+    batched=lambda n: (
+        f"""
+WITH batch(message, updated_at, id) AS (VALUES {_rows(n, 3)})
+UPDATE games SET table_message_id = batch.message, updated_at = batch.updated_at
+FROM batch WHERE games.id = batch.id
+RETURNING games.id
+"""
+    ),
+    key=2,
+)
 
 _FINISH: Final = """
 UPDATE games
@@ -233,10 +270,9 @@ class GameStore(StorageBase):
     ) -> bool:
         """Store a played round if the game is running at expected_round; False otherwise."""
         stamp = encode_time(now)
-        changed = await self._write(
-            _SAVE_ROUND, (encode_json(state), round, stamp, stamp, game_id, expected_round)
+        return await self._coalesced(
+            _SAVE_ROUNDS, (encode_json(state), round, stamp, stamp, game_id, expected_round)
         )
-        return changed == 1
 
     async def finish_game(
         self,
@@ -339,13 +375,7 @@ class GameStore(StorageBase):
     ) -> bool:
         """Remember the message showing the game table; False if the game is unknown."""
         stamp = encode_time(_now() if now is None else now)
-        return (
-            await self._write(
-                "UPDATE games SET table_message_id = ?, updated_at = ? WHERE id = ?",
-                (message_id, stamp, game_id),
-            )
-            == 1
-        )
+        return await self._coalesced(_SET_TABLES, (message_id, stamp, game_id))
 
     async def set_challenge_message(
         self, game_id: int, message_id: int | None, *, now: datetime | None = None

@@ -1,0 +1,130 @@
+"""What discord.py alone costs per interaction here: ``python -m bench.floor``.
+
+Runs a bare discord.py bot (no game, no database, no translation: ``/flip`` answers with one
+fixed embed and one button, about the size of Krigbot's table) against the same stand-in, with
+the same load as ``bench.bot``: many channels each sending ``/flip`` as soon as its previous
+reply arrived. Prints the replies per second and the CPU each side used, so Krigbot's own
+figure can be read as a share of what the library allows on this machine.
+
+``python -m bench.floor --serve`` is the bare bot itself (started by the benchmark).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import discord
+from discord import app_commands
+
+from bench.bot import ROOT, Bench, cpu_seconds
+from tests.standin import BotCrashed, Channel, DiscordStandIn, User
+
+
+def serve() -> None:
+    """Run the bare bot: one /flip command answering with a fixed table-sized embed."""
+    client = discord.Client(intents=discord.Intents.default())
+    tree = app_commands.CommandTree(client)
+    embed = discord.Embed(title="Round 12", description="Alice ♠K vs Bob ♥7\nAlice takes 2 cards")
+    embed.add_field(name="Alice", value="██████████░░░░ 30", inline=False)
+    embed.add_field(name="Bob", value="██████░░░░░░░░ 22", inline=False)
+    allowed = discord.AllowedMentions.none()
+
+    @tree.command(name="flip", description="Flip")
+    async def flip(interaction: discord.Interaction) -> None:
+        view = discord.ui.View(timeout=None)
+        view.add_item(discord.ui.Button(label="Flip", custom_id=f"krig:flip:1:{time.time_ns()}"))
+        await interaction.response.send_message(embed=embed, view=view, allowed_mentions=allowed)
+
+    async def setup_hook() -> None:
+        await tree.sync()
+
+    client.setup_hook = setup_hook  # type: ignore[method-assign]
+    client.run(os.environ["DISCORD_TOKEN"], log_handler=None)
+
+
+async def run(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        async with DiscordStandIn() as standin:
+            bench = Bench(standin, Path(tmp), images=False)
+            env = standin.subprocess_env()
+            env.update(DISCORD_TOKEN="bench-token", PYTHONPATH=f"{ROOT}:{env['PYTHONPATH']}")
+            bench.proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "bench.floor",
+                "--serve",
+                env=env,
+                cwd=ROOT,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+            try:
+                try:
+                    await standin.wait_for_ready(timeout=60)
+                except BotCrashed as exc:
+                    raise SystemExit(f"the bare bot did not start: {exc}") from None
+                await measure(bench, args)
+            finally:
+                await bench.stop_bot()
+
+
+async def measure(bench: Bench, args: argparse.Namespace) -> None:
+    assert bench.proc is not None
+    tables = [bench.pair(i) for i in range(args.games)]
+    for channel, alice, _ in tables[:20]:  # warm-up
+        await bench.flip(channel, alice)
+    answered = 0
+    latencies: list[float] = []
+    deadline = time.perf_counter() + args.seconds
+
+    async def player(channel: Channel, alice: User) -> None:
+        nonlocal answered
+        while time.perf_counter() < deadline:
+            latency, ok = await bench.flip(channel, alice)
+            if not ok:
+                raise SystemExit("the bare bot did not answer with an embed")
+            answered += 1
+            latencies.append(latency)
+
+    started = time.perf_counter()
+    bot_cpu = cpu_seconds(bench.proc.pid)
+    own_cpu = time.process_time()
+    await asyncio.gather(*(player(channel, alice) for channel, alice, _ in tables))
+    elapsed = time.perf_counter() - started
+    bot_share = (cpu_seconds(bench.proc.pid) - bot_cpu) / elapsed
+    own_share = (time.process_time() - own_cpu) / elapsed
+    latencies.sort()
+    print(
+        f"bare discord.py bot, {args.games} channels at once: {answered / elapsed:.0f} replies/s "
+        f"over {elapsed:.1f} s (median reply {statistics.median(latencies) * 1000:.1f} ms, "
+        f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms)"
+    )
+    print(
+        f"   CPU busy: bot process {bot_share:.0%} "
+        f"({bot_share * elapsed / answered * 1000:.2f} ms per reply), "
+        f"stand-in and driver {own_share:.0%} ({own_share * elapsed / answered * 1000:.2f} ms)"
+    )
+
+
+def main() -> None:
+    """Parse the options and run (or serve the bare bot)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--serve", action="store_true", help="run the bare bot (internal)")
+    parser.add_argument("--games", type=int, default=200, help="channels flipping at once")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of the load phase")
+    args = parser.parse_args()
+    if args.serve:
+        serve()
+    else:
+        asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()

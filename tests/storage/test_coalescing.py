@@ -1,0 +1,181 @@
+"""Rounds of many games saved at once: fewer trips to the database, the same outcome for each."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+import pytest
+
+from krigbot.storage import Storage, StorageError, base
+from tests.storage import at, running_game
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from krigbot.storage import GameRow
+
+
+@pytest.fixture
+async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
+    opened = await Storage.open(tmp_path / "krig.db")
+    yield opened
+    await opened.close()
+
+
+async def games(storage: Storage, count: int, first_channel: int = 1000) -> list[GameRow]:
+    """Start ``count`` games, one per channel."""
+    return [await running_game(storage, channel_id=first_channel + i) for i in range(count)]
+
+
+async def updates_traced(storage: Storage) -> list[str]:
+    """Record every UPDATE the storage's connection runs from now on."""
+    statements: list[str] = []
+    db = storage._db
+    assert db is not None
+    await db.set_trace_callback(
+        lambda sql: statements.append(sql) if sql.lstrip().startswith(("UPDATE", "WITH")) else None
+    )
+    return statements
+
+
+async def test_rounds_of_many_games_at_once_all_land_in_few_statements(storage: Storage) -> None:
+    rows = await games(storage, 150)
+    statements = await updates_traced(storage)
+    saved = await asyncio.gather(
+        *(
+            storage.save_round(
+                row.id, expected_round=0, state={"game": row.id}, round=1, now=at(row.id)
+            )
+            for row in rows
+        )
+    )
+    assert saved == [True] * 150
+    for row in rows:
+        stored = await storage.get_game(row.id)
+        assert stored is not None
+        assert (stored.round, stored.state, stored.last_activity_at) == (
+            1,
+            {"game": row.id},
+            at(row.id),
+        )
+    # They went together, as few statements as the limit of rows per statement allows.
+    assert len(statements) == -(-150 // base.BATCH_LIMIT)
+
+
+async def test_a_stale_round_among_many_fails_alone(storage: Storage) -> None:
+    rows = await games(storage, 10)
+    stale = rows[4]
+    before = await storage.get_game(stale.id)
+    saved = await asyncio.gather(
+        *(
+            storage.save_round(
+                row.id,
+                expected_round=7 if row is stale else 0,
+                state={"n": 1},
+                round=1,
+                now=at(1),
+            )
+            for row in rows
+        )
+    )
+    assert saved == [row is not stale for row in rows]
+    assert await storage.get_game(stale.id) == before
+
+
+async def test_two_rounds_of_one_game_waiting_together_go_in_order(storage: Storage) -> None:
+    (row,) = await games(storage, 1)
+    others = await games(storage, 3, first_channel=2000)
+    first, *rest, second = await asyncio.gather(
+        storage.save_round(row.id, expected_round=0, state={"n": 1}, round=1, now=at(1)),
+        *(
+            storage.save_round(o.id, expected_round=0, state={"n": 1}, round=1, now=at(1))
+            for o in others
+        ),
+        storage.save_round(row.id, expected_round=1, state={"n": 2}, round=2, now=at(2)),
+    )
+    assert [first, *rest, second] == [True] * 5
+    stored = await storage.get_game(row.id)
+    assert stored is not None
+    assert (stored.round, stored.state) == (2, {"n": 2})
+
+
+async def test_a_failing_statement_fails_each_of_its_writes_and_writes_none(
+    storage: Storage,
+) -> None:
+    rows = await games(storage, 12)
+    db = storage._db
+    assert db is not None
+    # The database refuses one of the rows (as a full disk would refuse them all).
+    await db.execute(
+        "CREATE TRIGGER refuse BEFORE UPDATE ON games WHEN NEW.state LIKE '%boom%' "
+        "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+    )
+    before = {row.id: await storage.get_game(row.id) for row in rows}
+    outcomes = await asyncio.gather(
+        *(
+            storage.save_round(
+                row.id,
+                expected_round=0,
+                state={"n": "boom" if row is rows[5] else 1},
+                round=1,
+                now=at(1),
+            )
+            for row in rows
+        ),
+        return_exceptions=True,
+    )
+    # They went as one statement, which failed as a whole: every caller hears, none landed.
+    assert all(isinstance(outcome, StorageError) for outcome in outcomes)
+    for row in rows:
+        assert await storage.get_game(row.id) == before[row.id]
+    # The storage goes on: the same rounds, without the bad one, are saved.
+    assert await storage.save_round(rows[1].id, expected_round=0, state={}, round=1, now=at(2))
+
+
+async def test_table_messages_of_many_games_at_once_all_land(storage: Storage) -> None:
+    rows = await games(storage, 40)
+    changed = await asyncio.gather(
+        *(storage.set_table_message(row.id, 5000 + row.id, now=at(3)) for row in rows),
+        storage.set_table_message(999_999, 1),
+    )
+    assert changed == [True] * 40 + [False]
+    for row in rows:
+        stored = await storage.get_game(row.id)
+        assert stored is not None
+        assert (stored.table_message_id, stored.updated_at) == (5000 + row.id, at(3))
+
+
+async def test_a_write_whose_caller_gave_up_still_lands(storage: Storage) -> None:
+    rows = await games(storage, 3)
+    writes = [
+        asyncio.create_task(
+            storage.save_round(row.id, expected_round=0, state={"n": 1}, round=1, now=at(1))
+        )
+        for row in rows
+    ]
+    await asyncio.sleep(0)  # all three are waiting now
+    writes[2].cancel()
+    assert await asyncio.gather(*writes[:2]) == [True, True]
+    with pytest.raises(asyncio.CancelledError):
+        await writes[2]
+    stored = await storage.get_game(rows[2].id)
+    assert stored is not None
+    assert stored.round == 1
+
+
+async def test_with_an_old_sqlite_every_write_goes_alone(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(base, "BATCHES", False)
+    rows = await games(storage, 20)
+    statements = await updates_traced(storage)
+    saved = await asyncio.gather(
+        *(
+            storage.save_round(row.id, expected_round=0, state={}, round=1, now=at(1))
+            for row in rows
+        )
+    )
+    assert saved == [True] * 20
+    assert len(statements) == 20

@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -68,11 +68,16 @@ class AcceptResult:
 
 @dataclass(frozen=True, slots=True)
 class FlipResult:
-    """The rounds one flip played, and the game after them."""
+    """What one flip played, and the game after it."""
 
     row: GameRow
     game: AnyGame
-    rounds: list[Round] = field(default_factory=list)
+    last: Round | None = None
+    """The last round played, in full (None if no round was played)."""
+    played: int = 0
+    """How many rounds were played."""
+    wars: int = 0
+    """How many of them began a war."""
 
     @property
     def outcome(self) -> Outcome | None:
@@ -415,10 +420,8 @@ class GameService:
             seat = row.players.index(user_id)
             if not game.in_game[seat]:
                 raise Refusal("err.out_of_game")
-            rounds: list[Round] = []
             try:
-                while len(rounds) < count and game.outcome is None:
-                    rounds.append(game.play_round())
+                result = _play(row, game, count)
                 row = await self._commit(row, game)
                 if table_message_id is not None and game.outcome is None:
                     row = await self._set_table(row, table_message_id)
@@ -426,7 +429,7 @@ class GameService:
                 # The engine object ran ahead of what was saved: forget it, reload next time.
                 self._running.pop(channel_id, None)
                 raise
-            return FlipResult(row, game, rounds)
+            return dataclasses.replace(result, row=row)
 
     async def _set_table(self, row: GameRow, message_id: int) -> GameRow:
         try:
@@ -577,20 +580,20 @@ class GameService:
                 raise Refusal("err.not_running")
             if expected_round is not None and expected_round != row.round:
                 raise Refusal("flip.raced")
-            rounds: list[Round] = []
             try:
                 if not to_end:
-                    while len(rounds) < count and game.outcome is None:
-                        rounds.append(game.play_round())
-                elif isinstance(game, Game):
-                    run_to_end(game)
+                    result = _play(row, game, count)
                 else:
-                    game.play_to_end()
+                    result = FlipResult(row, game)
+                    if isinstance(game, Game):
+                        run_to_end(game)
+                    else:
+                        game.play_to_end()
                 row = await self._commit(row, game)
             except BaseException:
                 self._running.pop(channel_id, None)
                 raise
-            return FlipResult(row, game, rounds)
+            return dataclasses.replace(result, row=row)
 
     async def change_extra(
         self, channel_id: int, game_id: int, change: Callable[[dict[str, Any]], dict[str, Any]]
@@ -827,3 +830,15 @@ class GameService:
                         await self._read(fresh)  # ends it, and logs why
                         broken.append(fresh)
         return broken
+
+
+def _play(row: GameRow, game: AnyGame, count: int) -> FlipResult:
+    """Play up to ``count`` rounds (the game is running) and say what they held."""
+    start, wars = game.round, game.war_rounds
+    if isinstance(game, Game):
+        last = game.play_rounds(count)
+    else:
+        last = game.play_round()
+        while game.round - start < count and game.outcome is None:
+            last = game.play_round()
+    return FlipResult(row, game, last, game.round - start, game.war_rounds - wars)

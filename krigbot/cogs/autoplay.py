@@ -350,7 +350,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     async def _show(self, channel_id: int, run: _Run, result: FlipResult) -> bool:
         """Edit the autoplay message to show a step; False if the message is gone."""
         row, lang = result.row, run.lang
-        embed = round_embed(row, result.game, result.rounds, lang)
+        assert result.last is not None
+        embed = round_embed(
+            row, result.game, result.last, lang, played=result.played, wars=result.wars
+        )
         if result.outcome is None:
             add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)
             view = running_view(row.id, lang)

@@ -316,13 +316,14 @@ class KrigCog(commands.Cog, name="Krig"):
             self._tables[row.id] = row.round
         else:
             self._tables.pop(row.id, None)
-        embed = round_embed(row, result.game, result.rounds, lang)
+        assert result.last is not None
+        embed = round_embed(
+            row, result.game, result.last, lang, played=result.played, wars=result.wars
+        )
         files: list[discord.File] = []
         more: list[discord.Embed] = []
         if await self.pictures.enabled(row.guild_id):
-            picture = await self.pictures.round_picture(
-                row, result.game, result.rounds[-1], lang, embed
-            )
+            picture = await self.pictures.round_picture(row, result.game, result.last, lang, embed)
             if picture is not None:
                 files.append(picture)
             if result.outcome is not None:

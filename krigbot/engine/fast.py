@@ -83,6 +83,11 @@ def find_repetition(game: Game) -> tuple[int, int] | None:
     return watch.first_repeat(cycle).round - game.round, cycle
 
 
+def advance(game: Game, until: int) -> None:
+    """Play without round objects until round ``until`` or the game's end, whichever is first."""
+    _advance(game, until=until)
+
+
 def _probe(game: Game) -> Game:
     """Return a copy that plays on without ending as `eternal` (it is the one looking)."""
     probe = game.copy()

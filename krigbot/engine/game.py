@@ -287,6 +287,34 @@ class Game(Record):
         assert played is not None
         return played
 
+    def play_rounds(self, count: int) -> Round:
+        """Play up to ``count`` rounds (fewer if the game ends) and return the last one.
+
+        The same game as ``count`` calls of :meth:`play_round`, but only the last round builds
+        its value object: the others take the lean path of ``engine.fast``. What they held is in
+        the game's counters (``round``, ``war_rounds``, ``war_steps``, ...).
+        """
+        if count < 1:
+            raise ValueError("count must be at least 1")
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        self._ensure_eternal_known()
+        if count > 1:
+            from .fast import advance
+
+            before = self.copy()
+            advance(self, self.round + count - 1)
+            if self.outcome is not None:
+                # It ended on a round played without its object: play up to that round again,
+                # from the copy, and play the last one recorded.
+                ended = self.round
+                for name in GAME_SLOTS:
+                    setattr(self, name, getattr(before, name))
+                advance(self, ended - 1)
+        played = self._play(record=True)
+        assert played is not None
+        return played
+
     def forfeit(self, seat: int) -> Outcome | None:
         """Let a seat give up; return the outcome if that ends the game (RULES §7)."""
         if self.outcome is not None:

@@ -231,15 +231,22 @@ def counts_field(game: Game | StealGame, names: Sequence[str], lang: Lang) -> st
 
 
 def round_embed(
-    row: GameRow, game: Game | StealGame, rounds: Sequence[Round], lang: Lang
+    row: GameRow,
+    game: Game | StealGame,
+    last: Round,
+    lang: Lang,
+    *,
+    played: int = 1,
+    wars: int = 0,
 ) -> discord.Embed:
-    """Return the table after one or more rounds: the last round in full and the counts."""
+    """Return the table after one or more rounds: the last round in full and the counts.
+
+    ``played`` rounds ending with ``last``, ``wars`` of them beginning a war, are summed up first.
+    """
     names = names_of(row)
-    last = rounds[-1]
     lines: list[str] = []
-    if len(rounds) > 1:
-        wars = sum(1 for played in rounds if played.is_war)
-        lines.append(t(lang, "table.summary", count=len(rounds), n=len(rounds), wars=wars))
+    if played > 1:
+        lines.append(t(lang, "table.summary", count=played, n=played, wars=wars))
         lines.append("")
     lines.extend(_round_lines(last, names, lang))
     embed = discord.Embed(

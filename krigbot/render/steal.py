@@ -114,7 +114,7 @@ def steal_table_embed(
     """Return the Steal War table: the last battle or the one under way, counts and choices."""
     names = names_of(row)
     if played is not None:
-        embed = round_embed(row, game, [played], lang)
+        embed = round_embed(row, game, played, lang)
         story = [*notes, embed.description or ""]
     else:
         # A battle under way is the next round; between battles the table shows the last one.

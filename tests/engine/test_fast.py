@@ -56,8 +56,18 @@ def deals_for(rules: Rules, index: int) -> Iterator[tuple[str, Factory]]:
 
 def assert_same_game(make: Factory, label: str, mid_game: int) -> None:
     slow = make()
-    play(slow, 1_000_000)
+    every = play(slow, 1_000_000)
     assert slow.outcome is not None
+
+    # In batches (/flip count:N): the same game, and each batch's last round in full.
+    for batch in (2, 7, 50):
+        batched = make()
+        while not batched.finished:
+            before = batched.round
+            last = batched.play_rounds(batch)
+            assert batched.round == min(before + batch, len(every)), label
+            assert last == every[batched.round - 1], label
+        assert comparable(batched) == comparable(slow), label
 
     fast = make()
     assert run_to_end(fast) == slow.outcome, label

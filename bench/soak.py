@@ -1,23 +1,34 @@
 """Soak: many games played to the end at once, then every result checked (python -m bench.soak).
 
 Starts ``python bot.py`` against the Discord stand-in, opens one game in each of N channels and
-plays them all to the end with ``/flip count:50`` (``--count``) arriving concurrently, at most
-``--concurrency`` at a time. Prints flips per second (rounds and interactions), median and p99
-reply time, the bot's peak memory, and checks that every finished game's result is in the
-leaderboard data exactly once, and that nothing failed.
+plays them all to the end with ``/flip count:50`` (``--count``). Prints flips per second (rounds
+and interactions), median and p99 reply time, the bot's peak memory, and checks that every
+finished game's result is in the leaderboard data exactly once, and that nothing failed.
+
+How the interactions arrive:
+
+- ``--rate R`` (the default, 100/s): as people send them, independently of one another. They
+  arrive at random (a Poisson process) at R per second in all, each for a game picked at random
+  among those not waiting for an answer: a new game (challenge, then acceptance) or its next flip.
+  A slow answer does not slow the arrivals, so the reply times are what a player would see at
+  that load (an open loop).
+- ``--concurrency N``: a fixed number in flight, each sent as soon as one is answered: the bot at
+  full load, to find its capacity (a closed loop; the reply times are then mostly the queue).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import random
 import sqlite3
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from bench.bot import Bench, cpu_seconds
+from bench.bot import Bench, collector_paused, cpu_seconds
 from tests.standin import Channel, DiscordStandIn, User
 
 
@@ -29,11 +40,47 @@ def peak_rss_mib(pid: int) -> float:
     raise RuntimeError("no VmHWM")
 
 
-async def soak(bench: Bench, games: int, concurrency: int, count: int) -> None:
+class Arrivals:
+    """Admit interactions one at a time, at random, at ``rate`` per second in all (open loop)."""
+
+    def __init__(self, rate: float, seed: int = 1) -> None:
+        self.rate = rate
+        self.rng = random.Random(seed)
+        self.waiting: list[asyncio.Future[None]] = []
+        self.task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> None:
+        """Wait for an arrival: a turn picked at random among the games waiting for one."""
+        turn = asyncio.get_running_loop().create_future()
+        self.waiting.append(turn)
+        if self.task is None:
+            self.task = asyncio.create_task(self._arrive())
+        await turn
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Nothing to release: the next arrival does not wait for this one's answer."""
+
+    async def _arrive(self) -> None:
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        while self.waiting:
+            due += self.rng.expovariate(self.rate)
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            if not self.waiting:
+                break
+            index = self.rng.randrange(len(self.waiting))
+            self.waiting[index], self.waiting[-1] = self.waiting[-1], self.waiting[index]
+            self.waiting.pop().set_result(None)
+        self.task = None
+
+
+async def soak(bench: Bench, games: int, rate: float | None, concurrency: int, count: int) -> None:
     assert bench.proc is not None
     tables = [bench.pair(i) for i in range(games)]
     await bench.set_images(tables[0][0])
-    gate = asyncio.Semaphore(concurrency)
+    gate: Arrivals | asyncio.Semaphore = (
+        Arrivals(rate) if rate is not None else asyncio.Semaphore(concurrency)
+    )
     latencies: list[float] = []
     refusals = deferred = lost = 0
     errors: list[str] = []
@@ -86,23 +133,31 @@ async def soak(bench: Bench, games: int, concurrency: int, count: int) -> None:
     started = time.perf_counter()
     cpu_before = cpu_seconds(bench.proc.pid)
     own_before = time.process_time()
-    await asyncio.gather(*(play(table) for table in tables))
+    with collector_paused():
+        await asyncio.gather(*(play(table) for table in tables))
     elapsed = time.perf_counter() - started
     cpu = cpu_seconds(bench.proc.pid) - cpu_before
     own = time.process_time() - own_before
 
     latencies.sort()
-    print(
-        f"{games} games to the end with /flip count:{count}, "
-        f"{concurrency} interactions in flight at most"
+    load = (
+        f"interactions arriving at random, {rate:g}/s"
+        if rate is not None
+        else f"{concurrency} interactions in flight at all times"
     )
+    print(f"{games} games to the end with /flip count:{count}, {load}")
     rate = len(latencies) / elapsed
     print(f"  {len(latencies)} /flip interactions in {elapsed:.1f} s: {rate:.0f}/s")
     print(
         f"  reply time: median {statistics.median(latencies) * 1000:.1f} ms, "
-        f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms   (target p99 < 100 ms)"
+        f"p90 {latencies[int(0.90 * (len(latencies) - 1))] * 1000:.1f} ms, "
+        f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms, "
+        f"max {latencies[-1] * 1000:.0f} ms   (target p99 < 100 ms)"
     )
-    print(f"  bot peak memory: {peak_rss_mib(bench.proc.pid):.0f} MiB   (target < 300 MB)")
+    print(
+        f"  bot peak memory: {peak_rss_mib(bench.proc.pid):.0f} MiB   (target < 300 MB); "
+        f"stand-in and players: {peak_rss_mib(os.getpid()):.0f} MiB"
+    )
     print(
         f"  CPU: the bot {cpu / elapsed:.0%} of one core, "
         f"the stand-in and the players {own / elapsed:.0%} (2 cores in all)"
@@ -148,7 +203,7 @@ async def run(args: argparse.Namespace) -> None:
             bench = Bench(standin, Path(tmp), images=args.images == "on")
             await bench.start_bot()
             try:
-                await soak(bench, args.games, args.concurrency, args.count)
+                await soak(bench, args.games, args.rate, args.concurrency, args.count)
             finally:
                 await bench.stop_bot()
 
@@ -157,10 +212,20 @@ def main() -> None:
     """Parse the options and run."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
-    parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument(
+        "--rate", type=float, default=100.0, help="interactions arriving per second (open loop)"
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        help="instead of --rate: this many interactions in flight at all times (closed loop)",
+    )
     parser.add_argument("--count", type=int, default=50, help="rounds per /flip (1 to 50)")
     parser.add_argument("--images", choices=("on", "off"), default="off", help="table pictures")
-    asyncio.run(run(parser.parse_args()))
+    args = parser.parse_args()
+    if args.concurrency is not None:
+        args.rate = None
+    asyncio.run(run(args))
 
 
 if __name__ == "__main__":

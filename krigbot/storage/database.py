@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Final, Literal, Self
 import aiosqlite
 
 from krigbot.storage.base import run
+from krigbot.storage.checkpoints import DEFAULT_PAGES, Checkpointer
 from krigbot.storage.errors import CannotOpenDatabaseError, StorageError, translate_error
 from krigbot.storage.games import GameStore
 from krigbot.storage.matches import MatchStore
@@ -29,6 +30,8 @@ Synchronous = Literal["NORMAL", "FULL"]
 class Storage(GameStore, StatsStore, SettingsStore, MatchStore):
     """Krigbot's database; one instance is shared by every coroutine of the bot."""
 
+    _checkpointer: Checkpointer | None = None
+
     @classmethod
     async def open(
         cls,
@@ -36,8 +39,13 @@ class Storage(GameStore, StatsStore, SettingsStore, MatchStore):
         *,
         busy_timeout_ms: int = 5000,
         synchronous: Synchronous = "NORMAL",
+        checkpoint_every: float = 1.0,
     ) -> Self:
-        """Open (creating if needed) and migrate the database at path, or ':memory:'."""
+        """Open (creating if needed) and migrate the database at path, or ':memory:'.
+
+        A file database is checkpointed every ``checkpoint_every`` seconds from a connection
+        of its own, never inside a write (see ``storage.checkpoints``).
+        """
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError("synchronous must be 'NORMAL' or 'FULL'")
         location = str(path)
@@ -64,10 +72,40 @@ class Storage(GameStore, StatsStore, SettingsStore, MatchStore):
             if isinstance(exc, sqlite3.Error):
                 raise translate_error(exc, location) from exc
             raise
-        return cls(db, location)
+        storage = cls(db, location)
+        if location != MEMORY:
+            await storage._move_checkpoints(checkpoint_every)
+        return storage
+
+    async def _move_checkpoints(self, interval: float) -> None:
+        """Start the checkpoint connection; only then stop the writes from checkpointing."""
+        self._checkpointer = await Checkpointer.start(
+            self._path, interval, self._checkpoint_with_writes
+        )
+        if self._checkpointer is not None:
+            async with self._session() as db:
+                await run(db, "PRAGMA wal_autocheckpoint = 0")
+
+    async def _checkpoint_with_writes(self) -> None:
+        """Let the writes checkpoint by themselves again, as SQLite does by default."""
+        async with self._session() as db:
+            await run(db, f"PRAGMA wal_autocheckpoint = {DEFAULT_PAGES}")
+
+    async def checkpoint(self) -> tuple[int, int] | None:
+        """Checkpoint now; return (pages in the log, pages copied).
+
+        None if the writes checkpoint by themselves: an in-memory database, a checkpoint
+        connection that could not be opened, or one whose checkpoint failed.
+        """
+        if self._checkpointer is None:
+            return None
+        return await self._checkpointer.checkpoint()
 
     async def close(self) -> None:
         """Close the database; waits for the operation in progress. Safe to call twice."""
+        checkpointer, self._checkpointer = self._checkpointer, None
+        if checkpointer is not None:
+            await checkpointer.close()
         async with self._lock:
             db, self._db = self._db, None
             if db is None:

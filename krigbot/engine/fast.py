@@ -20,11 +20,19 @@ from .game import GAME_SLOTS, Game, shuffle, war_face_down
 _NO_LIMIT = sys.maxsize
 
 
-class _Watch:
-    """Brent's checkpoints: copies of the game at the last two tortoise positions.
+_CHECKPOINT_FROM = 1024
+"""Brent windows shorter than this get no checkpoint of their own: copying the game (its random
+generator above all) at every power of two cost more than a game of a few hundred rounds, and a
+cycle found that early is found again from the start in a few milliseconds."""
 
-    Two copies, whatever the cycle length: constant memory. The older one lets the search for
-    the first repeated round start late instead of at the deal (see :func:`_meet`).
+
+class _Watch:
+    """Brent's checkpoints: copies of the game at two tortoise positions, and at the start.
+
+    Three copies, whatever the cycle length: constant memory. The older checkpoint lets the
+    search for the first repeated round start late instead of at the deal (see :func:`_meet`).
+    Any earlier tortoise position with its window does, so windows shorter than
+    ``_CHECKPOINT_FROM`` are skipped.
     """
 
     __slots__ = ("current", "current_window", "previous", "previous_window", "start")
@@ -38,6 +46,8 @@ class _Watch:
 
     def moved(self, game: Game, window: int) -> None:
         """Record that the tortoise moved to the game's position, with a new window."""
+        if window < _CHECKPOINT_FROM:
+            return
         self.previous, self.previous_window = self.current, self.current_window
         self.current, self.current_window = _probe(game), window
 
@@ -158,7 +168,8 @@ def _advance_general(game: Game, watch: _Watch | None, until: int | None) -> int
 
 
 def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | None:
-    """The two-player loop: a battle without a tie is played inline, anything else by _play."""
+    """The two-player loop: a battle, or a war decided in one step, is played inline; any other
+    war by _war_two."""
     rules = game.rules
     p0, p1 = game.piles
     pop0, pop1 = p0.popleft, p1.popleft
@@ -168,6 +179,10 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
     shuffled = rules.pickup == "shuffled"
     winner_first = rules.pickup == "winner_first"
     rand = game._rng.random if game._rng is not None else None
+    # Wars with a fixed number of cards down (not Război's rank) that one step decides.
+    fixed = 0 if rules.face_down == "rank" else rules.face_down
+    steps = range(fixed + 1)  # the cards down and the one turned up
+    pot = 2 * (fixed + 2)
     # Any round at which the game may end for a reason other than cards runs through the check.
     limit = min(
         until if until is not None else _NO_LIMIT,
@@ -215,6 +230,47 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                 if not p0 or tricks1 >= target:
                     winner = 1
                     break
+            elif fixed and len(p0) > fixed and len(p1) > fixed and p0[fixed] >> 2 != p1[fixed] >> 2:
+                # The common war, also inline: one step, both can fight it, it is decided.
+                if winner_first:
+                    own0 = [a]
+                    own1 = [b]
+                    for _ in steps:
+                        own0.append(pop0())
+                        own1.append(pop1())
+                    won = 0 if own0[-1] >> 2 > own1[-1] >> 2 else 1
+                    cards = own0 + own1 if won == 0 else own1 + own0
+                else:
+                    cards = [a, b]  # layer by layer, within a layer in seat order
+                    put = cards.append
+                    for _ in steps:
+                        put(pop0())
+                        put(pop1())
+                    won = 0 if cards[-2] >> 2 > cards[-1] >> 2 else 1
+                    if shuffled:
+                        assert game._rng is not None
+                        shuffle(game._rng, cards)
+                game.war_rounds += 1
+                game.war_steps += 1
+                game.wars_won[won] += 1
+                if pot > game.biggest_pot[won]:
+                    game.biggest_pot[won] = pot
+                if won == 0:
+                    ext0(cards)
+                    tricks0 += 1
+                    if scoring:
+                        points0 += 3  # 1, and 2 for the war step
+                    if not p1 or tricks0 >= target:
+                        winner = 0
+                        break
+                else:
+                    ext1(cards)
+                    tricks1 += 1
+                    if scoring:
+                        points1 += 3
+                    if not p0 or tricks1 >= target:
+                        winner = 1
+                        break
             else:
                 game.round = rnd - 1
                 game.tricks[:] = (tricks0, tricks1)

@@ -175,8 +175,17 @@ def rng_to_json(rng: random.Random) -> list[Any]:
 def rng_from_json(data: list[Any]) -> random.Random:
     """Return an RNG in a state saved with :func:`rng_to_json`."""
     version, words, gauss = data
-    rng = random.Random()
-    rng.setstate((version, tuple(words), gauss))
+    return rng_in_state((version, tuple(words), gauss))
+
+
+def rng_in_state(state: tuple[Any, ...]) -> random.Random:
+    """Return an RNG in the given state (``getstate()``'s value).
+
+    ``random.Random()`` would first seed itself from the OS, which costs four times the
+    ``setstate`` that replaces that seed at once.
+    """
+    rng = random.Random.__new__(random.Random)
+    rng.setstate(state)
     return rng
 
 
@@ -691,8 +700,7 @@ class Game(Record):
         other.eliminated = self.eliminated[:]
         other.forfeits = self.forfeits[:]
         if self._rng is not None:
-            other._rng = random.Random()
-            other._rng.setstate(self._rng.getstate())
+            other._rng = rng_in_state(self._rng.getstate())
         return other
 
     def to_dict(self) -> dict[str, Any]:

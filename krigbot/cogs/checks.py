@@ -10,6 +10,7 @@ a message that says what is allowed.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -62,7 +63,7 @@ def malformed_command(
     if not _is_list_of_dicts(options):
         return f"/{name}: the options are not a list of objects"
     resolved = data.get("resolved") or {}
-    declared = {parameter.display_name: parameter for parameter in command.parameters}
+    declared, required = _declared(command)
     given: set[str] = set()
     for option in options:
         key = str(option.get("name"))
@@ -73,12 +74,25 @@ def malformed_command(
         problem = _bad_value(parameter, option, resolved)
         if problem is not None:
             return f"/{name} {key}: {problem}"
-    missing = [
-        p.display_name for p in command.parameters if p.required and p.display_name not in given
-    ]
+    missing = [key for key in required if key not in given]
     if missing:
         return f"/{name}: missing {', '.join(missing)}"
     return None
+
+
+@functools.cache
+def _declared(
+    command: app_commands.Command[Any, ..., Any],
+) -> tuple[dict[str, app_commands.Parameter], tuple[str, ...]]:
+    """Return a command's options by name, and the names of the required ones.
+
+    ``Command.parameters`` builds new objects at every call; a command's options never change.
+    """
+    parameters = command.parameters
+    return (
+        {parameter.display_name: parameter for parameter in parameters},
+        tuple(p.display_name for p in parameters if p.required),
+    )
 
 
 def _is_list_of_dicts(value: object) -> bool:

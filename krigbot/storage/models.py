@@ -125,9 +125,9 @@ def encode_time(moment: datetime) -> str:
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError("naive datetime; pass an aware one such as datetime.now(UTC)")
     # Fixed width (always microseconds, always Z) so that text order equals time order,
-    # which the range queries on these columns rely on. isoformat() drops zero
-    # microseconds and would break that.
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # which the range queries on these columns rely on. (isoformat() alone drops zero
+    # microseconds; strftime is twice as slow, and this runs at every flip.)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def decode_time(text: str) -> datetime:

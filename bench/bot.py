@@ -20,17 +20,17 @@ import asyncio
 import contextlib
 import gc
 import os
-import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tests.standin import BotCrashed, Channel, DiscordStandIn, User
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Awaitable, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,6 +55,35 @@ def cpu_seconds(pid: int) -> float:
     """Return the CPU time a process has used (user + system), in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ms(sorted_seconds: list[float], fraction: float) -> float:
+    """Return a percentile (0.5 the median) of sorted times in seconds, in milliseconds."""
+    return sorted_seconds[int(fraction * (len(sorted_seconds) - 1))] * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """A measured load: its wall time, and the share of one core each side kept busy."""
+
+    elapsed: float
+    bot_share: float
+    own_share: float
+
+
+async def measured(pid: int, load: Awaitable[object]) -> Phase:
+    """Run a load with this process's collector paused; time it and the CPU of both sides."""
+    started = time.perf_counter()
+    bot_cpu = cpu_seconds(pid)
+    own_cpu = time.process_time()
+    with collector_paused():
+        await load
+    elapsed = time.perf_counter() - started
+    return Phase(
+        elapsed,
+        (cpu_seconds(pid) - bot_cpu) / elapsed,
+        (time.process_time() - own_cpu) / elapsed,
+    )
 
 
 def rss_kib(pid: int) -> int:
@@ -188,11 +217,9 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
             else:
                 await bench.new_game(channel, alice, bob)
     latencies.sort()
-    median = statistics.median(latencies) * 1000
-    p99 = latencies[int(0.99 * (len(latencies) - 1))] * 1000
     print(
         f"/flip reply, one at a time ({len(latencies)} flips): "
-        f"median {median:.2f} ms, p99 {p99:.2f} ms"
+        f"median {ms(latencies, 0.5):.2f} ms, p99 {ms(latencies, 0.99):.2f} ms"
     )
     print("   (targets: median ≤ 5 ms, p99 ≤ 25 ms)")
 
@@ -255,24 +282,19 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
-    started = time.perf_counter()
-    bot_cpu = cpu_seconds(bench.proc.pid)
-    own_cpu = time.process_time()
-    with collector_paused():
-        await asyncio.gather(*(player(table) for table in tables[: args.games]))
-    elapsed = time.perf_counter() - started
-    bot_share = (cpu_seconds(bench.proc.pid) - bot_cpu) / elapsed
-    own_share = (time.process_time() - own_cpu) / elapsed
+    phase = await measured(
+        bench.proc.pid, asyncio.gather(*(player(table) for table in tables[: args.games]))
+    )
     latencies.sort()
     print(
-        f"{args.games} channels flipping at once: {played_total / elapsed:.0f} durable flips/s "
-        f"over {elapsed:.1f} s (median reply {statistics.median(latencies) * 1000:.1f} ms, "
-        f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms)   (target ≥ 500/s)"
+        f"{args.games} channels flipping at once: {played_total / phase.elapsed:.0f} durable "
+        f"flips/s over {phase.elapsed:.1f} s (median reply {ms(latencies, 0.5):.1f} ms, "
+        f"p99 {ms(latencies, 0.99):.1f} ms)   (target ≥ 500/s)"
     )
-    per_flip = bot_share * elapsed / max(played_total, 1) * 1000
+    per_flip = phase.bot_share * phase.elapsed / max(played_total, 1) * 1000
     print(
-        f"   CPU busy: bot process {bot_share:.0%} ({per_flip:.2f} ms per flip), "
-        f"stand-in and driver {own_share:.0%}   (bare discord.py: python -m bench.floor)"
+        f"   CPU busy: bot process {phase.bot_share:.0%} ({per_flip:.2f} ms per flip), "
+        f"stand-in and driver {phase.own_share:.0%}   (bare discord.py: python -m bench.floor)"
     )
     print(f"   replies deferred (work near the 3 s deadline): {bench.deferrals}")
     if spy is not None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 import discord
 from discord import app_commands
 
-from bench.bot import ROOT, Bench, cpu_seconds
+from bench.bot import ROOT, Bench, measured, ms
 from tests.standin import BotCrashed, Channel, DiscordStandIn, User
 
 
@@ -93,23 +92,20 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
             answered += 1
             latencies.append(latency)
 
-    started = time.perf_counter()
-    bot_cpu = cpu_seconds(bench.proc.pid)
-    own_cpu = time.process_time()
-    await asyncio.gather(*(player(channel, alice) for channel, alice, _ in tables))
-    elapsed = time.perf_counter() - started
-    bot_share = (cpu_seconds(bench.proc.pid) - bot_cpu) / elapsed
-    own_share = (time.process_time() - own_cpu) / elapsed
+    phase = await measured(
+        bench.proc.pid, asyncio.gather(*(player(channel, alice) for channel, alice, _ in tables))
+    )
     latencies.sort()
     print(
-        f"bare discord.py bot, {args.games} channels at once: {answered / elapsed:.0f} replies/s "
-        f"over {elapsed:.1f} s (median reply {statistics.median(latencies) * 1000:.1f} ms, "
-        f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms)"
+        f"bare discord.py bot, {args.games} channels at once: {answered / phase.elapsed:.0f} "
+        f"replies/s over {phase.elapsed:.1f} s (median reply {ms(latencies, 0.5):.1f} ms, "
+        f"p99 {ms(latencies, 0.99):.1f} ms)"
     )
+    per_reply = phase.elapsed / answered * 1000
     print(
-        f"   CPU busy: bot process {bot_share:.0%} "
-        f"({bot_share * elapsed / answered * 1000:.2f} ms per reply), "
-        f"stand-in and driver {own_share:.0%} ({own_share * elapsed / answered * 1000:.2f} ms)"
+        f"   CPU busy: bot process {phase.bot_share:.0%} "
+        f"({phase.bot_share * per_reply:.2f} ms per reply), "
+        f"stand-in and driver {phase.own_share:.0%} ({phase.own_share * per_reply:.2f} ms)"
     )
 
 

@@ -23,12 +23,10 @@ import asyncio
 import os
 import random
 import sqlite3
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from bench.bot import Bench, collector_paused, cpu_seconds
+from bench.bot import Bench, measured, ms
 from tests.standin import Channel, DiscordStandIn, User
 
 
@@ -130,14 +128,8 @@ async def soak(bench: Bench, games: int, rate: float | None, concurrency: int, c
             if not any(custom_id.startswith("krig:flip:") for custom_id in shown):
                 return  # no Flip button (a finished game offers a rematch): the game is over
 
-    started = time.perf_counter()
-    cpu_before = cpu_seconds(bench.proc.pid)
-    own_before = time.process_time()
-    with collector_paused():
-        await asyncio.gather(*(play(table) for table in tables))
-    elapsed = time.perf_counter() - started
-    cpu = cpu_seconds(bench.proc.pid) - cpu_before
-    own = time.process_time() - own_before
+    phase = await measured(bench.proc.pid, asyncio.gather(*(play(table) for table in tables)))
+    elapsed = phase.elapsed
 
     latencies.sort()
     load = (
@@ -149,9 +141,8 @@ async def soak(bench: Bench, games: int, rate: float | None, concurrency: int, c
     rate = len(latencies) / elapsed
     print(f"  {len(latencies)} /flip interactions in {elapsed:.1f} s: {rate:.0f}/s")
     print(
-        f"  reply time: median {statistics.median(latencies) * 1000:.1f} ms, "
-        f"p90 {latencies[int(0.90 * (len(latencies) - 1))] * 1000:.1f} ms, "
-        f"p99 {latencies[int(0.99 * (len(latencies) - 1))] * 1000:.1f} ms, "
+        f"  reply time: median {ms(latencies, 0.5):.1f} ms, p90 {ms(latencies, 0.9):.1f} ms, "
+        f"p99 {ms(latencies, 0.99):.1f} ms, "
         f"max {latencies[-1] * 1000:.0f} ms   (target p99 < 100 ms)"
     )
     print(
@@ -159,8 +150,8 @@ async def soak(bench: Bench, games: int, rate: float | None, concurrency: int, c
         f"stand-in and players: {peak_rss_mib(os.getpid()):.0f} MiB"
     )
     print(
-        f"  CPU: the bot {cpu / elapsed:.0%} of one core, "
-        f"the stand-in and the players {own / elapsed:.0%} (2 cores in all)"
+        f"  CPU: the bot {phase.bot_share:.0%} of one core, "
+        f"the stand-in and the players {phase.own_share:.0%} (2 cores in all)"
     )
     print(
         f"  errors: {len(errors)}, unexpected refusals: {refusals}, deferred: {deferred}, "

@@ -11,17 +11,7 @@ from krigbot.storage import Storage, StorageError, base
 from tests.storage import at, running_game
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-    from pathlib import Path
-
     from krigbot.storage import GameRow
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
-    opened = await Storage.open(tmp_path / "krig.db")
-    yield opened
-    await opened.close()
 
 
 async def games(storage: Storage, count: int, first_channel: int = 1000) -> list[GameRow]:

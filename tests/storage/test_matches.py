@@ -17,18 +17,10 @@ from krigbot.storage import (
 from tests.storage import at, new_game, pr, record_game, running_game
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-    from pathlib import Path
+    pass
 
 A, B, C = 1, 2, 3
 CHANNEL = 500
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
-    opened = await Storage.open(tmp_path / "krig.db")
-    yield opened
-    await opened.close()
 
 
 def step(match_id: int, games: int, score: tuple[int, ...], *, guild_id: int = 1) -> MatchStep:

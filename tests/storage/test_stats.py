@@ -10,17 +10,9 @@ from krigbot.storage import OpponentRecord, PlayerStats, Storage
 from tests.storage import at, new_game, pr, record_game, running_game
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-    from pathlib import Path
+    pass
 
 A, B, C, D, E, F, G, H = 1, 2, 3, 4, 5, 6, 7, 8
-
-
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
-    opened = await Storage.open(tmp_path / "krig.db")
-    yield opened
-    await opened.close()
 
 
 async def seed_guild_one(storage: Storage) -> None:

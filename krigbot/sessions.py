@@ -481,8 +481,9 @@ class GameService:
                 ok = await self.storage.save_round(
                     row.id, expected_round=row.round, state=state, round=game.round, now=now
                 )
-        except StorageError:
-            log.exception("could not save game %s", row.id)
+        except StorageError as exc:
+            # Expected in bad weather (locked, read-only, full): one line that says which.
+            log.error("could not save game %s: %s", row.id, exc)
             raise Refusal("err.storage") from None
         if not ok:
             raise Refusal("flip.raced")

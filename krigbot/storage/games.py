@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from krigbot.storage.base import Coalesced, StorageBase, run, run_counted
-from krigbot.storage.errors import ChannelBusyError
+from krigbot.storage.errors import ChannelBusyError, StorageError
 from krigbot.storage.models import (
     ACTIVE_STATUSES,
     END_STATUSES,
@@ -61,15 +61,23 @@ INSERT INTO games (
 ) VALUES (?, ?, ?, 'challenge', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
 """
 
-_ACCEPT: Final = """
+# One statement each, atomic without a transaction around it, and one trip to aiosqlite's
+# thread: several trips holding the connection made a rush of new games queue every write.
+# The accepted list read before must still be there (else another accept came first).
+_ACCEPT: Final = f"""
 UPDATE games SET accepted = ?, updated_at = ?, last_activity_at = ?
-WHERE id = ? AND status = 'challenge'
+WHERE id = ? AND status = 'challenge' AND json(accepted) = json(?)
+RETURNING {GAME_COLUMNS}
 """
 
-_START: Final = """
+_ACCEPT_ATTEMPTS: Final = 8
+"""Each failed attempt means another player accepted meanwhile; a game has at most 4."""
+
+_START: Final = f"""
 UPDATE games
 SET status = 'running', state = ?, round = 0, updated_at = ?, last_activity_at = ?
 WHERE id = ? AND status = 'challenge'
+RETURNING {GAME_COLUMNS}
 """
 
 # The hot path: one statement, always this exact text so sqlite3's statement cache
@@ -240,24 +248,27 @@ class GameStore(StorageBase):
     async def accept(self, game_id: int, user_id: int, now: datetime) -> GameRow | None:
         """Record that a player accepted; None if not an open challenge or not a player."""
         stamp = encode_time(now)
-        async with self._transaction() as db:
-            game = await _read_game(db, game_id)
+        for _ in range(_ACCEPT_ATTEMPTS):
+            game = await self.get_game(game_id)
             if game is None or game.status != "challenge" or user_id not in game.players:
                 return None
             if user_id in game.accepted:
                 return game  # Idempotent: a second click changes nothing.
             accepted = (*game.accepted, user_id)
-            await run(db, _ACCEPT, (encode_json(accepted), stamp, stamp, game_id))
-            return await _read_game(db, game_id)
+            row = await self._fetchone(
+                _ACCEPT,
+                (encode_json(accepted), stamp, stamp, game_id, encode_json(game.accepted)),
+            )
+            if row is not None:
+                return game_from_row(row)
+            # Another player accepted (or the challenge ended) in between: look again.
+        raise StorageError(f"the challenge of game {game_id} kept changing; try again")
 
     async def start_game(self, game_id: int, *, state: JSONDict, now: datetime) -> GameRow | None:
         """Move a challenge to running with the dealt state; None if it is not a challenge."""
         stamp = encode_time(now)
-        async with self._transaction() as db:
-            changed = await run_counted(db, _START, (encode_json(state), stamp, stamp, game_id))
-            if changed == 0:
-                return None
-            return await _read_game(db, game_id)
+        row = await self._fetchone(_START, (encode_json(state), stamp, stamp, game_id))
+        return None if row is None else game_from_row(row)
 
     async def save_round(
         self,

@@ -116,6 +116,15 @@ async def test_accept_is_idempotent_and_only_for_open_challenges(storage: Storag
     assert final.accepted == (10, 30)
 
 
+async def test_players_accepting_at_once_are_all_recorded(storage: Storage) -> None:
+    game = await new_game(storage, players=(10, 20, 30, 40))
+    rows = await asyncio.gather(*(storage.accept(game.id, p, at(1)) for p in (20, 30, 40, 30)))
+    assert all(row is not None for row in rows)
+    final = await storage.get_game(game.id)
+    assert final is not None
+    assert sorted(final.accepted) == [10, 20, 30, 40]
+
+
 async def test_start_game_deals_once(storage: Storage) -> None:
     game = await new_game(storage)
     started = await storage.start_game(game.id, state={"hands": [[1], [2]]}, now=at(1))

@@ -191,19 +191,20 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
     )
     t0 = p0.copy() if watch is not None else None
     t1 = p1.copy() if watch is not None else None
+    # Brent: the tortoise (t0, t1) is the position after round `mark`; it moves at `moves_at`.
     power = 1
-    lam = 0
-    rnd = game.round
+    rnd = mark = start = game.round
+    moves_at = start + power
     # Tricks and points live in locals inside the loop and go back to the game when it stops.
     tricks0, tricks1 = game.tricks
     points0, points1 = game.points
     try:
-        while rnd < limit:
+        # A for loop counts the rounds in C; rnd keeps the last round played after it.
+        for rnd in range(start + 1, limit + 1):
             a = pop0()
             b = pop1()
             va = a >> 2
             vb = b >> 2
-            rnd += 1
             if va > vb:
                 if shuffled:
                     assert rand is not None
@@ -281,14 +282,13 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                 tricks0, tricks1 = game.tricks
                 points0, points1 = game.points
             if t0 is not None:
-                lam += 1
                 if p0 == t0 and p1 == t1:
-                    return lam
-                if lam == power:
+                    return rnd - mark
+                if rnd == moves_at:
                     t0 = p0.copy()
                     t1 = p1.copy()
                     power <<= 1
-                    lam = 0
+                    mark, moves_at = rnd, rnd + power
                     assert watch is not None
                     game.round = rnd
                     game.tricks[:] = (tricks0, tricks1)

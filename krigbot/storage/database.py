@@ -74,7 +74,11 @@ class Storage(GameStore, StatsStore, SettingsStore, MatchStore):
             raise
         storage = cls(db, location)
         if location != MEMORY:
-            await storage._move_checkpoints(checkpoint_every)
+            try:
+                await storage._move_checkpoints(checkpoint_every)
+            except BaseException:
+                await storage.close()
+                raise
         return storage
 
     async def _move_checkpoints(self, interval: float) -> None:

@@ -137,16 +137,29 @@ async def test_table_messages_of_many_games_at_once_all_land(storage: Storage) -
         assert (stored.table_message_id, stored.updated_at) == (5000 + row.id, at(3))
 
 
-async def test_a_write_whose_caller_gave_up_still_lands(storage: Storage) -> None:
+async def test_a_write_whose_caller_gave_up_still_lands(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rows = await games(storage, 3)
+    # Hold the statement until the third caller has given up.
+    sending, release = asyncio.Event(), asyncio.Event()
+    write_batch = storage._write_batch
+
+    async def held(kind: base.Coalesced, batch: list[tuple[object, ...]]) -> set[int]:
+        sending.set()
+        await release.wait()
+        return await write_batch(kind, batch)
+
+    monkeypatch.setattr(storage, "_write_batch", held)
     writes = [
         asyncio.create_task(
             storage.save_round(row.id, expected_round=0, state={"n": 1}, round=1, now=at(1))
         )
         for row in rows
     ]
-    await asyncio.sleep(0)  # all three are waiting now
+    await sending.wait()  # all three are on their way, as one statement
     writes[2].cancel()
+    release.set()
     assert await asyncio.gather(*writes[:2]) == [True, True]
     with pytest.raises(asyncio.CancelledError):
         await writes[2]

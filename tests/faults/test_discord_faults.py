@@ -138,9 +138,13 @@ async def test_a_burst_of_flips_in_one_channel_keeps_to_every_limit_it_is_given(
     assert all(rec.rejected == [] for rec in records)
     for rec in records:
         sent = standin.requests_matching("POST", f"/interactions/{rec.id}/")
-        # Never again before the time the 429 named, and never more than once after it.
+        # Never again before the time the 429 named; delivered once, by the last attempt. (An
+        # attempt may meet another of the four 429s if fewer than four were in flight when the
+        # first came back: discord.py then holds the rest of the bucket until it may retry.)
         assert all(wait >= RETRY_AFTER for wait in retried_after(sent))
-        assert [r.status for r in sent] in ([200], [429, 200])
+        statuses = [r.status for r in sent]
+        assert statuses[-1] == 200
+        assert set(statuses[:-1]) <= {429}
     assert sum(len(f.hits) for f in standin.faults) == 4
     assert (await game_row(bot, table.game_id)).round == 10
     assert len(public_messages(standin, world.no_channel)) == 11

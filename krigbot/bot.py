@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Coroutine
 from datetime import timedelta
 from typing import Any
 
@@ -74,6 +76,7 @@ class KrigBot(commands.Bot):
         if settings.render_processes:
             warm_up_workers(settings.render_processes)
         self._dynamic_items: list[type[discord.ui.DynamicItem[Any]]] = []
+        self._background: set[asyncio.Task[None]] = set()
 
     def add_dynamic_items(self, *items: type[discord.ui.DynamicItem[Any]]) -> None:
         """Register buttons that work after a restart (and remember them, to know our own)."""
@@ -99,13 +102,12 @@ class KrigBot(commands.Bot):
         steal.restore_timers()
         recovered = await self.matches.recover()
         if recovered:
-            self.loop.create_task(matches.announce(recovered))
+            self._spawn(matches.announce(recovered), "announce-matches")
         autoplay.restore()
         for row in broken:
-            self.loop.create_task(
-                self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))
-            )
-        self.loop.create_task(self._check_saved_games(), name="krig-check-saved-games")
+            lang = lang_for(row.extra.get("lang"))
+            self._spawn(self._tell_unreadable(row.channel_id, lang), f"tell-unreadable-{row.id}")
+        self._spawn(self._check_saved_games(), "check-saved-games")
         if self.settings.dev_guild is not None:
             guild = discord.Object(self.settings.dev_guild)
             self.tree.copy_global_to(guild=guild)
@@ -115,6 +117,12 @@ class KrigBot(commands.Bot):
         log.info(
             "restored %d open challenges; %d unreadable games ended", len(challenges), len(broken)
         )
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        """Run start-up work in the background, holding it until it ends (the loop would not)."""
+        task = asyncio.create_task(work, name=f"krig-{name}")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _check_saved_games(self) -> None:
         # The games restore() did not read: checked once connected, when start-up work is done.

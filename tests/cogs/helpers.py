@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import types
 from collections.abc import Mapping
@@ -51,6 +52,37 @@ class Clock:
     def advance(self, **delta: float) -> None:
         """Move the clock forward (``hours=25``, ``minutes=6``...)."""
         self.now += timedelta(**delta)
+
+
+# The tasks discord.py runs each slash command and button press in (app_commands/tree.py,
+# ui/view.py, ui/modal.py of discord.py 2.7), and the bot's own start-up messages (bot.py).
+_HANDLER_TASKS = (
+    "CommandTree-invoker",
+    "discord-ui-view-dispatch-",
+    "discord-ui-dynamic-item-",
+    "discord-ui-modal-dispatch-",
+    "krig-announce-matches",
+    "krig-tell-unreadable-",
+)
+SETTLE_WITHIN = 10.0
+"""Seconds the bot may take to finish them before a test fails."""
+
+
+async def settled() -> None:
+    """Wait until the bot has finished with every interaction and start-up message.
+
+    A message reaches the stand-in while the bot's handler is still running: what the bot does
+    once its message is out (remembering a challenge's or a table's message) may not have
+    happened yet. Wait for that before reading the database.
+    """
+    handlers = [
+        task
+        for task in asyncio.all_tasks()
+        if task is not asyncio.current_task() and task.get_name().startswith(_HANDLER_TASKS)
+    ]
+    if handlers:
+        _, pending = await asyncio.wait(handlers, timeout=SETTLE_WITHIN)
+        assert not pending, f"the bot is still busy with {len(pending)} tasks"
 
 
 def fix_seeds(monkeypatch: pytest.MonkeyPatch, *seeds: int) -> None:

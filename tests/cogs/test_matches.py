@@ -17,6 +17,7 @@ from tests.cogs.helpers import (
     game_id_of,
     game_row,
     press,
+    settled,
     start_game,
     text_of,
 )
@@ -179,6 +180,7 @@ async def test_a_match_game_that_finished_just_before_a_stop_is_counted_at_start
         assert told.message.content == t("nb", "match.dealt_after_restart", game=first)
         (next_flip,) = told.message.custom_ids()
         second = int(next_flip.split(":")[2])
+        await settled()
         row = await game_row(restarted, second)
         assert row.extra["match"] == {"id": first, "best_of": 3, "game": 2, "score": [1, 0]}
         assert row.table_message_id == told.message.id

@@ -22,6 +22,7 @@ from tests.cogs.helpers import (
     game_id_of,
     live_mentions,
     press,
+    settled,
     start_game,
     text_of,
     visible,
@@ -65,7 +66,9 @@ async def test_a_button_copied_to_another_channel_or_server_changes_nothing(
     ).message
     assert confirm is not None
     forfeit = f"krig:forfeit:{table.game_id}:{world.bob.id}:yes"
+    await settled()
     before = snapshot(Path(bot.storage.path))
+    print("SNAP", before["games"][1][11:15])
 
     # Each press is by someone who may use the button, but from where the game is not.
     answers = [

@@ -31,6 +31,7 @@ from tests.cogs.helpers import (
     flip,
     game_id_of,
     press,
+    settled,
     start_game,
 )
 from tests.faults.consistency import snapshot
@@ -104,6 +105,7 @@ async def arena(standin: DiscordStandIn, world: SampleWorld, bot: KrigBot) -> Ar
         allowed.add((open_challenge.id, f"krig:{kind}:{challenge_id}", mine, challenges.id))
     for player in (world.alice, world.carol):  # a rematch of the finished game: a new challenge
         allowed.add((over.id, f"krig:rematch:{finished.game_id}", player.id, finished_here.id))
+    await settled()
     return Arena(
         bot=bot,
         channels=[world.no_channel, challenges, finished_here, quiet, world.sv_channel],

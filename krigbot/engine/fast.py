@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import sys
 
+from .cards import JOKER_VALUE
 from .events import Outcome
 from .game import GAME_SLOTS, Game, shuffle, war_face_down
 
-_NO_LIMIT = sys.maxsize
+_NO_LIMIT = sys.maxsize - 1
+"""No limit: one less than the largest C long, so that ``range(..., _NO_LIMIT + 1)`` still counts
+in C longs (with ``sys.maxsize`` itself Python falls back to a much slower counter)."""
+
+_VALUES = [card >> 2 for card in range((JOKER_VALUE + 1) << 2)]
+"""Each card's value (``card >> 2``): indexing a list costs less than the shift."""
 
 
 _CHECKPOINT_FROM = 1024
@@ -173,12 +179,17 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
     rules = game.rules
     p0, p1 = game.piles
     pop0, pop1 = p0.popleft, p1.popleft
+    put0, put1 = p0.append, p1.append  # two appends cost less than extending with a pair
     ext0, ext1 = p0.extend, p1.extend
     scoring = rules.points
-    target = rules.target_tricks or _NO_LIMIT
+    # With no target, no comparison with a huge number each round (it would not be specialised).
+    targeted = rules.target_tricks is not None
+    target = rules.target_tricks or 0
     shuffled = rules.pickup == "shuffled"
     winner_first = rules.pickup == "winner_first"
-    rand = game._rng.random if game._rng is not None else None
+    rng = game._rng
+    rand = rng.random if rng is not None else _no_rng
+    value = _VALUES
     # Wars with a fixed number of cards down (not Război's rank) that one step decides.
     fixed = 0 if rules.face_down == "rank" else rules.face_down
     steps = range(fixed + 1)  # the cards down and the one turned up
@@ -203,35 +214,42 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
         for rnd in range(start + 1, limit + 1):
             a = pop0()
             b = pop1()
-            va = a >> 2
-            vb = b >> 2
+            va = value[a]
+            vb = value[b]
             if va > vb:
-                if shuffled:
-                    assert rand is not None
-                    ext0((b, a) if rand() < 0.5 else (a, b))  # shuffle() of two cards
+                # shuffle() of two cards swaps them when rand() < 0.5; winner_first and table
+                # agree here: seat 0's card first.
+                if shuffled and rand() < 0.5:
+                    put0(b)
+                    put0(a)
                 else:
-                    ext0((a, b))  # winner_first and table agree: seat 0's card first
+                    put0(a)
+                    put0(b)
                 tricks0 += 1
                 if scoring:
                     points0 += 1
-                if not p1 or tricks0 >= target:
+                if not p1 or (targeted and tricks0 >= target):
                     winner: int | None = 0
                     break
             elif vb > va:
-                if shuffled:
-                    assert rand is not None
-                    ext1((b, a) if rand() < 0.5 else (a, b))
-                elif winner_first:
-                    ext1((b, a))
+                if rand() < 0.5 if shuffled else winner_first:
+                    put1(b)
+                    put1(a)
                 else:
-                    ext1((a, b))
+                    put1(a)
+                    put1(b)
                 tricks1 += 1
                 if scoring:
                     points1 += 1
-                if not p0 or tricks1 >= target:
+                if not p0 or (targeted and tricks1 >= target):
                     winner = 1
                     break
-            elif fixed and len(p0) > fixed and len(p1) > fixed and p0[fixed] >> 2 != p1[fixed] >> 2:
+            elif (
+                fixed
+                and len(p0) > fixed
+                and len(p1) > fixed
+                and value[p0[fixed]] != value[p1[fixed]]
+            ):
                 # The common war, also inline: one step, both can fight it, it is decided.
                 if winner_first:
                     own0 = [a]
@@ -239,7 +257,7 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                     for _ in steps:
                         own0.append(pop0())
                         own1.append(pop1())
-                    won = 0 if own0[-1] >> 2 > own1[-1] >> 2 else 1
+                    won = 0 if value[own0[-1]] > value[own1[-1]] else 1
                     cards = own0 + own1 if won == 0 else own1 + own0
                 else:
                     cards = [a, b]  # layer by layer, within a layer in seat order
@@ -247,10 +265,10 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                     for _ in steps:
                         put(pop0())
                         put(pop1())
-                    won = 0 if cards[-2] >> 2 > cards[-1] >> 2 else 1
+                    won = 0 if value[cards[-2]] > value[cards[-1]] else 1
                     if shuffled:
-                        assert game._rng is not None
-                        shuffle(game._rng, cards)
+                        assert rng is not None
+                        shuffle(rng, cards)
                 game.war_rounds += 1
                 game.war_steps += 1
                 game.wars_won[won] += 1
@@ -261,7 +279,7 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                     tricks0 += 1
                     if scoring:
                         points0 += 3  # 1, and 2 for the war step
-                    if not p1 or tricks0 >= target:
+                    if not p1 or (targeted and tricks0 >= target):
                         winner = 0
                         break
                 else:
@@ -269,7 +287,7 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                     tricks1 += 1
                     if scoring:
                         points1 += 3
-                    if not p0 or tricks1 >= target:
+                    if not p0 or (targeted and tricks1 >= target):
                         winner = 1
                         break
             else:
@@ -310,6 +328,10 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
             # Inline battles skip the pot bookkeeping: any round won took at least 2 cards.
             if game.tricks[seat] and game.biggest_pot[seat] < 2:
                 game.biggest_pot[seat] = 2
+
+
+def _no_rng() -> float:
+    raise AssertionError("a game without a random generator drew from one")
 
 
 def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 from collections import Counter, deque
 from collections.abc import Sequence
+from functools import cache
+from math import floor
 from typing import Any
 
 from .cards import ACE_VALUE, JOKER_VALUE, card_code, format_cards, full_deck, parse_cards
@@ -29,12 +31,20 @@ def shuffle(rng: random.Random, cards: list[int]) -> None:
     """Shuffle in place with the game's RNG (Fisher–Yates).
 
     Our own loop rather than ``random.shuffle`` so that the fast path can inline the two-card
-    case (swap when ``rng.random() < 0.5``) and stay identical to this function.
+    case (swap when ``rng.random() < 0.5``) and stay identical to this function. Card ``i`` is
+    swapped with card ``floor(rand() * (i + 1))``; ``floor`` and precomputed ``i + 1`` give the
+    same number as ``int(rand() * (i + 1))`` (the product is never negative) in half the time.
     """
     rand = rng.random
-    for i in range(len(cards) - 1, 0, -1):
-        j = int(rand() * (i + 1))
+    for i, span in _spans(len(cards)):
+        j = floor(rand() * span)
         cards[i], cards[j] = cards[j], cards[i]
+
+
+@cache
+def _spans(length: int) -> tuple[tuple[int, float], ...]:
+    """Return ``(i, i + 1)`` for each position Fisher–Yates visits in a list of ``length``."""
+    return tuple((i, float(i + 1)) for i in range(length - 1, 0, -1))
 
 
 def deal(rules: Rules, seed: int) -> tuple[list[list[int]], int, random.Random]:

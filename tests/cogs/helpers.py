@@ -68,6 +68,15 @@ SETTLE_WITHIN = 10.0
 """Seconds the bot may take to finish them before a test fails."""
 
 
+def bot_busy() -> list[asyncio.Task[Any]]:
+    """Return the tasks in which the bot is still handling an interaction or start-up message."""
+    return [
+        task
+        for task in asyncio.all_tasks()
+        if task is not asyncio.current_task() and task.get_name().startswith(_HANDLER_TASKS)
+    ]
+
+
 async def settled() -> None:
     """Wait until the bot has finished with every interaction and start-up message.
 
@@ -75,11 +84,7 @@ async def settled() -> None:
     once its message is out (remembering a challenge's or a table's message) may not have
     happened yet. Wait for that before reading the database.
     """
-    handlers = [
-        task
-        for task in asyncio.all_tasks()
-        if task is not asyncio.current_task() and task.get_name().startswith(_HANDLER_TASKS)
-    ]
+    handlers = bot_busy()
     if handlers:
         _, pending = await asyncio.wait(handlers, timeout=SETTLE_WITHIN)
         assert not pending, f"the bot is still busy with {len(pending)} tasks"

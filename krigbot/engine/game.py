@@ -163,15 +163,15 @@ class Record:
     def _record_from_dict(self, data: dict[str, Any]) -> None:
         """Restore the record (raises KeyError, TypeError or ValueError on damaged data)."""
         self.round = int(data["round"])
-        self.in_game = [bool(x) for x in data["in_game"]]
-        self.tricks = [int(x) for x in data["tricks"]]
-        self.points = [int(x) for x in data["points"]]
-        self.wars_won = [int(x) for x in data["wars_won"]]
-        self.biggest_pot = [int(x) for x in data["biggest_pot"]]
+        self.in_game = list(map(bool, data["in_game"]))
+        self.tricks = list(map(int, data["tricks"]))
+        self.points = list(map(int, data["points"]))
+        self.wars_won = list(map(int, data["wars_won"]))
+        self.biggest_pot = list(map(int, data["biggest_pot"]))
         self.war_rounds = int(data["war_rounds"])
         self.war_steps = int(data["war_steps"])
         self.set_aside = int(data["set_aside"])
-        self.eliminated = [int(x) for x in data["eliminated"]]
+        self.eliminated = list(map(int, data["eliminated"]))
         self.forfeits = [(int(seat), int(rnd)) for seat, rnd in data["forfeits"]]
         self.outcome = None if data["outcome"] is None else outcome_from_dict(data["outcome"])
 

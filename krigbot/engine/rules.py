@@ -142,7 +142,8 @@ class Rules:
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:
         """Rebuild rules saved with :meth:`to_dict`."""
         try:
-            return _rules_from_items(tuple(sorted(data.items())))
+            # Saved rules come back in the order to_dict wrote them: no need to sort for the cache.
+            return _rules_from_items(tuple(data.items()))
         except TypeError:  # an unhashable value: validate it the slow way, for the message
             options = {key: data[key] for key in OPTION_KEYS if key in data}
             return cls(preset_name=str(data.get("preset", "standard")), **options)

@@ -9,6 +9,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from krigbot import logs
 from krigbot.config import ConfigError, Settings
 from krigbot.render.worker import warm_up_workers
 
@@ -43,6 +44,7 @@ async def run(settings: Settings) -> int:
     import discord
 
     from krigbot.bot import KrigBot
+    from krigbot.monitoring import Health, MonitorServer
     from krigbot.storage import Storage, StorageError
 
     try:
@@ -50,6 +52,22 @@ async def run(settings: Settings) -> int:
     except StorageError as exc:
         return fail(f"cannot use the database {settings.db_path}: {exc}")
     bot = KrigBot(settings, storage)
+    monitor = None
+    if settings.metrics_port is not None:
+        monitor = MonitorServer(
+            bot.metrics,
+            Health(discord=bot.gateway_problem, database=storage.probe),
+            host=settings.metrics_host,
+            port=settings.metrics_port,
+        )
+        try:
+            await monitor.start()
+        except OSError as exc:
+            await storage.close()
+            return fail(
+                f"cannot serve metrics on {settings.metrics_host}:{settings.metrics_port} "
+                f"({exc.strerror or exc}): choose another KRIG_METRICS_PORT or unset it."
+            )
     gc.set_threshold(*GC_THRESHOLDS)
     freezer = asyncio.create_task(freeze_when_ready(bot))
     loop = asyncio.get_running_loop()
@@ -69,6 +87,8 @@ async def run(settings: Settings) -> int:
         return fail(f"the database {settings.db_path} failed at start-up: {exc}")
     finally:
         freezer.cancel()
+        if monitor is not None:
+            await monitor.close()
         await storage.close()
     return 0
 
@@ -92,9 +112,7 @@ def main() -> int:
         return fail(str(exc))
     if settings.render_processes:
         warm_up_workers(settings.render_processes)  # first: a worker takes a second to start
-    import discord
-
-    discord.utils.setup_logging(level=getattr(logging, settings.log_level))
+    logs.setup(settings.log_level, settings.log_format, secrets=[settings.token])
     log.info("starting with %r", settings)
     return asyncio.run(run(settings))
 

@@ -24,6 +24,8 @@ from krigbot.config import Settings
 from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
 from krigbot.matches import MatchKeeper
+from krigbot.monitoring import Metrics
+from krigbot.monitoring.metrics import GatewayState, discord_trace
 from krigbot.render.worker import warm_up_workers
 from krigbot.sessions import GameService
 from krigbot.storage import Storage, StorageError
@@ -56,23 +58,30 @@ class KrigBot(commands.Bot):
     """Krigbot: slash commands only, no privileged intents."""
 
     def __init__(self, settings: Settings, storage: Storage, **options: Any) -> None:
+        self.metrics = Metrics()
+        """What the bot counts; served by the monitoring endpoint when it is on."""
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=discord.Intents(guilds=True),
             allowed_mentions=NO_MENTIONS,
             tree_cls=KrigTree,
             help_command=None,
+            http_trace=discord_trace(self.metrics),
             **options,
         )
         self.settings = settings
         self.storage = storage
+        storage.on_write = self._observe_write
+        self._gateway: GatewayState | None = None
         self.service = GameService(
             storage,
             idle_after=timedelta(hours=settings.idle_hours),
             challenge_ttl=timedelta(seconds=settings.challenge_seconds),
             choice_ttl=timedelta(seconds=settings.choice_seconds),
+            metrics=self.metrics,
         )
         self.matches = MatchKeeper(self.service)
+        self.metrics.watch_running_games(self.service.running_count)
         if settings.render_processes:
             warm_up_workers(settings.render_processes)
         self._dynamic_items: list[type[discord.ui.DynamicItem[Any]]] = []
@@ -150,8 +159,35 @@ class KrigBot(commands.Bot):
             log.warning("refused a button that is not on its message: %r", custom_id[:100])
             await refuse(interaction, "err.stale_button")
 
+    def _observe_write(self, seconds: float, together: int) -> None:
+        self.metrics.commit_seconds.observe(seconds)
+        self.metrics.batch_size.observe(together)
+
+    def gateway_problem(self) -> str | None:
+        """Return None when connected to Discord, or one line saying why the bot is not."""
+        if self._gateway == "connected" and not self.is_closed():
+            return None
+        if self._gateway is None:
+            return "not connected to Discord yet"
+        return f"the connection to Discord is {self._gateway}"
+
+    def _gateway_is(self, state: GatewayState) -> None:
+        shard = self.shard_id or 0
+        if state != self._gateway:
+            log.info("shard %d: %s", shard, state, extra={"shard_id": shard})
+        self._gateway = state
+        self.metrics.gateway_state(shard, state)
+
     async def on_ready(self) -> None:
         log.info("connected as %s to %d servers", self.user, len(self.guilds))
+        self._gateway_is("connected")
+
+    async def on_resumed(self) -> None:
+        self._gateway_is("connected")
+
+    async def on_disconnect(self) -> None:
+        # discord.py reconnects by itself (resuming the session where it can) unless closing.
+        self._gateway_is("disconnected" if self.is_closed() else "resuming")
 
     async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
         log.exception("error in %s", event_method)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
+from krigbot.logs import LOG_FORMATS, LogFormat
+
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MAX_DURATION = 1_000_000_000
 """The largest number of hours or seconds accepted: more would not fit in a timedelta."""
@@ -37,6 +39,12 @@ class Settings:
     """Autoplay edits its message at most once per this many seconds (Discord's channel limit)."""
     render_processes: int = 1
     """Worker processes that draw pictures (0: threads in the bot's own process)."""
+    log_format: LogFormat = "text"
+    """``text`` for people reading the journal, ``json`` (one object a line) for log collectors."""
+    metrics_port: int | None = None
+    """Serve ``/metrics`` and ``/healthz`` on this port (None: no endpoint)."""
+    metrics_host: str = "127.0.0.1"
+    """The address the monitoring endpoint listens on."""
 
     def __repr__(self) -> str:
         # Never let the token reach a log line or a traceback.
@@ -44,7 +52,9 @@ class Settings:
             f"Settings(token=<hidden>, db_path={str(self.db_path)!r}, dev_guild={self.dev_guild}, "
             f"log_level={self.log_level!r}, idle_hours={self.idle_hours}, "
             f"challenge_seconds={self.challenge_seconds}, choice_seconds={self.choice_seconds}, "
-            f"autoplay_seconds={self.autoplay_seconds}, render_processes={self.render_processes})"
+            f"autoplay_seconds={self.autoplay_seconds}, render_processes={self.render_processes}, "
+            f"log_format={self.log_format!r}, metrics_port={self.metrics_port}, "
+            f"metrics_host={self.metrics_host!r})"
         )
 
     @classmethod
@@ -67,6 +77,9 @@ class Settings:
         level = (merged.get("LOG_LEVEL") or "INFO").strip().upper()
         if level not in LOG_LEVELS:
             raise ConfigError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        log_format = (merged.get("KRIG_LOG_FORMAT") or "text").strip().lower()
+        if log_format not in LOG_FORMATS:
+            raise ConfigError(f"KRIG_LOG_FORMAT must be text or json, not {log_format!r}")
         return cls(
             token=token,
             db_path=Path((merged.get("KRIG_DB") or "data/krig.db").strip()),
@@ -77,6 +90,9 @@ class Settings:
             choice_seconds=_positive(merged, "KRIG_CHOICE_SECONDS", 60.0),
             autoplay_seconds=_positive(merged, "KRIG_AUTOPLAY_SECONDS", 1.2),
             render_processes=_count(merged, "KRIG_RENDER_PROCESSES", 1, most=8),
+            log_format=log_format,
+            metrics_port=_port(merged.get("KRIG_METRICS_PORT")),
+            metrics_host=(merged.get("KRIG_METRICS_HOST") or "127.0.0.1").strip(),
         )
 
 
@@ -87,6 +103,14 @@ def _count(values: Mapping[str, str | None], key: str, default: int, *, most: in
     if not raw.strip().isdigit() or int(raw) > most:
         raise ConfigError(f"{key} must be a whole number from 0 to {most}, not {raw!r}")
     return int(raw)
+
+
+def _port(value: str | None) -> int | None:
+    if value is None or not value.strip():
+        return None
+    if not value.strip().isdigit() or not 1 <= int(value) <= 65535:
+        raise ConfigError(f"KRIG_METRICS_PORT must be a port number from 1 to 65535, not {value!r}")
+    return int(value)
 
 
 def _optional_id(value: str | None) -> int | None:

@@ -20,6 +20,7 @@ from .engine import EngineError, Game, Outcome, Round, Rules, RulesError, run_to
 from .engine.events import LookChoice, TopChoice
 from .engine.game import outcome_to_dict
 from .engine.steal import StealGame, load_game, new_game
+from .monitoring import Metrics
 from .storage import ChannelBusyError, GameRow, PlayerResult, Storage, StorageError
 
 log = logging.getLogger(__name__)
@@ -171,6 +172,7 @@ class GameService:
         challenge_ttl: timedelta = timedelta(minutes=5),
         choice_ttl: timedelta = timedelta(seconds=60),
         clock: Callable[[], datetime] = utcnow,
+        metrics: Metrics | None = None,
     ) -> None:
         self.storage = storage
         self.idle_after = idle_after
@@ -185,8 +187,17 @@ class GameService:
         updates the entry after it is committed, so a flip reads nothing from the database.
         Cached rows drop the saved state (the engine game is the state) to keep memory small.
         """
+        self.metrics = metrics
         self.on_finish: list[Callable[[GameRow, AnyGame], Awaitable[None]]] = []
         """Called with a game just finished, under its channel's lock (a match deals the next)."""
+
+    def _count_abandoned(self, row: GameRow) -> None:
+        if self.metrics is not None:
+            self.metrics.games_abandoned.labels(row.variant).inc()
+
+    def running_count(self) -> int:
+        """Return how many running games this service holds."""
+        return len(self._running)
 
     def lock(self, channel_id: int) -> asyncio.Lock:
         """Return the lock that serialises changes to the game of a channel."""
@@ -266,6 +277,7 @@ class GameService:
         if row.status == "running" and now - row.last_activity_at >= self.idle_after:
             await self.storage.end_game(row.id, "abandoned", now)
             self._running.pop(channel_id, None)
+            self._count_abandoned(row)
             return row
         raise Refusal("err.busy", game=row)
 
@@ -317,6 +329,8 @@ class GameService:
             if table_message_id is not None:
                 started = await self._set_table(started, table_message_id)
             self._running[started.channel_id] = _Running(_lean(started), game)
+            if self.metrics is not None:
+                self.metrics.games_started.labels(started.variant).inc()
             return AcceptResult(started, game)
 
     async def decline(
@@ -384,6 +398,7 @@ class GameService:
             await self.storage.end_game(
                 row.id, "abandoned", self.clock(), result={"error": "unreadable"}
             )
+            self._count_abandoned(row)
             return None
 
     async def flip(
@@ -487,6 +502,10 @@ class GameService:
             raise Refusal("err.storage") from None
         if not ok:
             raise Refusal("flip.raced")
+        if self.metrics is not None:
+            self.metrics.rounds.inc(game.round - row.round)
+            if game.outcome is not None:
+                self.metrics.games_finished.labels(row.variant, game.outcome.reason).inc()
         # What the database now holds, without reading it back.
         updated = dataclasses.replace(
             row, round=game.round, state=None, updated_at=now, last_activity_at=now
@@ -553,6 +572,8 @@ class GameService:
             self._running.pop(channel_id, None)
             if not await self.storage.end_game(row.id, "cancelled", self.clock()):
                 raise Refusal("err.no_game")
+            if row.status == "running":
+                self._count_abandoned(row)
             return row
 
     # --------------------------------------------------------------- hands-free play

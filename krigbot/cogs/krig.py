@@ -95,7 +95,9 @@ class KrigCog(commands.Cog, name="Krig"):
         self.bot = bot
         self.service = bot.service
         self.storage = bot.storage
-        self.pictures = Pictures(bot.storage, processes=bot.settings.render_processes)
+        self.pictures = Pictures(
+            bot.storage, processes=bot.settings.render_processes, metrics=bot.metrics
+        )
         self._timers: dict[int, asyncio.Task[None]] = {}
         self._tables: dict[int, int] = {}
         """Game id -> the round a table reply of this process shows, or is on its way to show."""

@@ -12,6 +12,7 @@ import asyncio
 import functools
 import io
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,6 +26,7 @@ from krigbot.render.worker import pool, warm_up_workers
 
 if TYPE_CHECKING:
     from krigbot.engine import Round
+    from krigbot.monitoring import Metrics
     from krigbot.sessions import AnyGame
     from krigbot.storage import GameRow, Storage
 
@@ -43,11 +45,16 @@ T = TypeVar("T")
 class Pictures:
     """Render pictures for messages, and remember each server's choice to show them."""
 
-    def __init__(self, storage: Storage, *, processes: int = 1) -> None:
+    def __init__(
+        self, storage: Storage, *, processes: int = 1, metrics: Metrics | None = None
+    ) -> None:
         self.storage = storage
         self._processes = processes
+        self._metrics = metrics
         self._enabled: dict[int, bool] = {}
         self._in_flight = 0
+        if metrics is not None:
+            metrics.watch_render_backlog(lambda: self._in_flight)
         self._warming: asyncio.Future[bool] | None = None
         self.skipped = 0
         """Pictures left out because drawing was backlogged (a busy moment, not an error)."""
@@ -68,6 +75,7 @@ class Pictures:
             return None
         call = functools.partial(draw, *args, **kwargs)
         self._in_flight += 1
+        started = time.perf_counter()
         try:
             starting = self._warming is not None and not self._warming.done()
             if self._processes == 0 or starting:
@@ -76,13 +84,16 @@ class Pictures:
                 work = asyncio.to_thread(call)
             else:
                 work = asyncio.get_running_loop().run_in_executor(pool(self._processes), call)
-            return await asyncio.wait_for(work, RENDER_TIMEOUT)
+            drawn = await asyncio.wait_for(work, RENDER_TIMEOUT)
         except TimeoutError:
             self.skipped += 1
             log.warning("a picture took over %.1f s; the round is shown as text", RENDER_TIMEOUT)
             return None
         finally:
             self._in_flight -= 1
+        if self._metrics is not None:
+            self._metrics.render_seconds.observe(time.perf_counter() - started)
+        return drawn
 
     async def enabled(self, guild_id: int) -> bool:
         """Tell whether a server shows pictures (on unless a moderator turned them off)."""

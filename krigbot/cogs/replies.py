@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ import discord
 from discord import app_commands
 
 from krigbot.i18n import Lang, lang_for, t
+from krigbot.monitoring import Metrics, Outcome
 from krigbot.render.embeds import literal
 from krigbot.sessions import Refusal
 from krigbot.storage import GameRow, StorageError
@@ -27,6 +29,7 @@ BACKLOGGED = 1.0
 busy, its work will wait too, so it defers at once (it may not get another chance in time)."""
 UNKNOWN_INTERACTION = 10062
 """Discord's error code for an interaction it no longer knows (answered too late)."""
+_BUTTON_KIND = re.compile(r"krig:([a-z]{1,16}):")
 
 
 def user_lang(interaction: discord.Interaction[Any]) -> Lang:
@@ -178,12 +181,15 @@ async def _deliver(
         if not (reply.durable and discord_lost(exc)):
             raise
         await _salvage(interaction, reply, exc)
+        return
+    count(interaction, "answered")
 
 
 async def _salvage(
     interaction: discord.Interaction[Any], reply: Reply, error: discord.HTTPException
 ) -> None:
     """Show a reply Discord refused in the channel, so a committed change is never unseen."""
+    count(interaction, "late")
     log.warning(
         "Discord did not take the answer to %s (%s %s); showing it in the channel instead",
         _source(interaction),
@@ -209,6 +215,13 @@ async def refuse(interaction: discord.Interaction[Any], key: str, **fields: Any)
     ``game`` becomes a link to the game, ``variant`` (a preset) its name; any other text field
     may be a display name or something typed, so it is shown literally.
     """
+    await _tell(interaction, "refused", key, fields)
+
+
+async def _tell(
+    interaction: discord.Interaction[Any], outcome: Outcome, key: str, fields: dict[str, Any]
+) -> None:
+    """Send the sender alone one translated line, and count the interaction as ``outcome``."""
     lang = user_lang(interaction)
     game = fields.pop("game", None)
     variant = fields.pop("variant", None)
@@ -222,6 +235,25 @@ async def refuse(interaction: discord.Interaction[Any], key: str, **fields: Any)
         await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
     else:
         await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+    count(interaction, outcome)
+
+
+def count(interaction: discord.Interaction[Any], outcome: Outcome) -> None:
+    """Count how an interaction ended, once, under its command or its kind of button."""
+    metrics: Metrics | None = getattr(interaction.client, "metrics", None)
+    if metrics is not None:
+        metrics.interaction(command_label(interaction), outcome)
+
+
+def command_label(interaction: discord.Interaction[Any]) -> str:
+    """Return a short name for what the interaction was: ``/krig start``, ``button:flip``."""
+    if interaction.command is not None:
+        return f"/{interaction.command.qualified_name}"
+    if interaction.type is discord.InteractionType.component:
+        data: dict[str, Any] = dict(interaction.data or {})
+        kind = _BUTTON_KIND.match(str(data.get("custom_id", "")))
+        return f"button:{kind[1]}" if kind else "button:other"
+    return "other"
 
 
 async def respond(
@@ -267,6 +299,7 @@ async def respond(
             reply = await (task or work)
         except Refusal:
             log.info("%s was refused after Discord forgot it", _source(interaction))
+            count(interaction, "late")
             return
         if reply.durable:
             await _salvage(interaction, reply, exc)
@@ -321,16 +354,18 @@ async def answer_error(interaction: discord.Interaction[Any], error: Exception) 
         # Expected in bad weather (locked, read-only, full disk): one line saying which, and the
         # user is told that nothing changed. Every write is one transaction, so that is true.
         log.error("%s: the database failed: %s", _source(interaction), cause)
-        await refuse(interaction, "err.storage")
+        await _tell(interaction, "failed", "err.storage", {})
         return
     if discord_lost(cause):
         log.warning("%s: Discord did not take the answer: %s", _source(interaction), cause)
+        count(interaction, "late")
         return
     log.error("error in %s", _source(interaction), exc_info=cause)
     try:
-        await refuse(interaction, "err.unknown")
+        await _tell(interaction, "failed", "err.unknown", {})
     except discord.HTTPException:
         log.warning("could not tell the user about the error")
+        count(interaction, "failed")
 
 
 def _source(interaction: discord.Interaction[Any]) -> str:

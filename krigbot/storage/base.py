@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -103,6 +104,8 @@ class StorageBase:
         self._path = path
         self._lock = asyncio.Lock()
         self._waiting: dict[Coalesced, _Waiting] = {}
+        self.on_write: Callable[[float, int], None] | None = None
+        """Told of every write that commits: its seconds, and how many writes went together."""
 
     @property
     def path(self) -> str:
@@ -127,9 +130,12 @@ class StorageBase:
             try:
                 # BEGIN inside the try: if we are cancelled while awaiting it, it still
                 # runs on aiosqlite's thread, so it must be rolled back like the rest.
+                started = time.perf_counter()
                 await run(db, "BEGIN IMMEDIATE")
                 yield db
                 await run(db, "COMMIT")
+                if self.on_write is not None:
+                    self.on_write(time.perf_counter() - started, 1)
             except BaseException:
                 # BaseException: a cancelled task must not leave the transaction open,
                 # or the next coroutine's statements would join it. The ROLLBACK is
@@ -162,6 +168,7 @@ class StorageBase:
         try:
             while waiting.writes:
                 batch = _next_batch(kind, waiting)
+                started = time.perf_counter()
                 try:
                     changed = await self._write_batch(kind, [params for params, _ in batch])
                 except BaseException as exc:
@@ -175,6 +182,8 @@ class StorageBase:
                     if not isinstance(exc, Exception):
                         raise
                     continue
+                if self.on_write is not None:
+                    self.on_write(time.perf_counter() - started, len(batch))
                 for params, future in batch:
                     if not future.done():
                         future.set_result(params[kind.key] in changed)

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MEMORY: Final = ":memory:"
+PROBE_BUSY_MS: Final = 1000
+"""How long a health check waits for the write lock (the bot's own writes take milliseconds)."""
 Synchronous = Literal["NORMAL", "FULL"]
 
 
@@ -31,6 +33,7 @@ class Storage(GameStore, StatsStore, SettingsStore, MatchStore):
     """Krigbot's database; one instance is shared by every coroutine of the bot."""
 
     _checkpointer: Checkpointer | None = None
+    _prober: aiosqlite.Connection | None = None
 
     @classmethod
     async def open(
@@ -105,8 +108,32 @@ class Storage(GameStore, StatsStore, SettingsStore, MatchStore):
             return None
         return await self._checkpointer.checkpoint()
 
+    async def probe(self) -> str | None:
+        """Return None if the database would take a write now, or one line saying why not.
+
+        For health checks. It asks from a connection of its own, so a locked database answers
+        within ``PROBE_BUSY_MS`` instead of holding up the bot's writes: it takes the write lock
+        (``BEGIN IMMEDIATE``) and gives it back at once, writing nothing.
+        """
+        try:
+            if self._path == MEMORY:
+                async with self._session() as db:
+                    await run(db, "SELECT 1")
+                return None
+            if self._prober is None:
+                self._prober = await aiosqlite.connect(self._path, isolation_level=None)
+                await run(self._prober, f"PRAGMA busy_timeout = {PROBE_BUSY_MS}")
+            await run(self._prober, "BEGIN IMMEDIATE")
+            await run(self._prober, "ROLLBACK")
+        except (sqlite3.Error, StorageError) as exc:
+            return f"the database {self._path} does not take writes: {exc}"
+        return None
+
     async def close(self) -> None:
         """Close the database; waits for the operation in progress. Safe to call twice."""
+        prober, self._prober = self._prober, None
+        if prober is not None:
+            await prober.close()
         checkpointer, self._checkpointer = self._checkpointer, None
         if checkpointer is not None:
             await checkpointer.close()

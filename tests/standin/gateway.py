@@ -51,6 +51,7 @@ GatewayEventKind = Literal[
     "close",
     "heartbeat",
     "op",
+    "refused",
 ]
 
 
@@ -123,6 +124,8 @@ class Gateway:
         self.events: EventLog[GatewayEvent] = EventLog(standin.guard)
         #: Sent in HELLO. Long, so the client's heartbeat thread stays quiet during tests.
         self.heartbeat_interval_ms = 45_000
+        #: While set, connections are refused (503) as when Discord's gateway is out of reach.
+        self.refusing = False
 
     # ---------------------------------------------------------------- routing of dispatches
 
@@ -176,7 +179,10 @@ class Gateway:
 
     # ---------------------------------------------------------------- websocket handling
 
-    async def handle(self, request: web.Request) -> web.WebSocketResponse:
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        if self.refusing:
+            self._log("refused", None, dict(request.query))
+            return web.Response(status=503, text="the stand-in's gateway is away")
         ws = web.WebSocketResponse(autoping=True, max_msg_size=0)
         await ws.prepare(request)
         conn = Connection(ws)

@@ -32,7 +32,7 @@ import secrets
 import time
 import traceback
 import urllib.parse
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
@@ -639,6 +639,16 @@ class DiscordStandIn:
         (``Client.before_identify_hook``); override that hook in test bots that re-identify.
         """
         return await self.gateway.drop(code=code, invalidate=invalidate)
+
+    @contextlib.asynccontextmanager
+    async def gateway_away(self) -> AsyncIterator[None]:
+        """Drop the bot's gateway connections and refuse new ones until the block ends."""
+        self.gateway.refusing = True
+        try:
+            await self.gateway.drop()
+            yield
+        finally:
+            self.gateway.refusing = False
 
     async def send_reconnect(self) -> None:
         """Ask the bot to reconnect and resume (gateway op 7)."""

@@ -1,0 +1,122 @@
+"""Logging: one line per event, as text or as JSON lines, with every secret taken out.
+
+Log lines that concern a game carry its ids as ``extra`` fields (``game_id``, ``channel_id``,
+``guild_id``): the JSON format gives them as keys, the text format appends them, so a log
+collector and a person reading the journal can both follow one game.
+
+discord.py logs the URLs it calls at DEBUG level, and the URLs of interaction callbacks and
+webhooks hold the interaction's token, which lets anyone answer in its name for 15 minutes. Every
+line goes through :class:`Redact` before it is written, whichever logger wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Final, Literal
+
+LogFormat = Literal["text", "json"]
+LOG_FORMATS: Final[tuple[LogFormat, ...]] = ("text", "json")
+
+CONTEXT_FIELDS: Final = ("game_id", "guild_id", "channel_id", "user_id", "shard_id")
+"""The ``extra`` fields a line may carry, in the order the text format shows them."""
+
+HIDDEN: Final = "<hidden>"
+# An interaction's token sits after its id in callback URLs, a webhook's after the application id;
+# discord.py's gateway log at DEBUG holds whole payloads, where it is the value of "token".
+_URL_TOKENS: Final = re.compile(r"(/(?:interactions|webhooks)/\d+/)[A-Za-z0-9_.\-]+")
+_PAYLOAD_TOKENS: Final = re.compile(r"""(['"]token['"]\s*:\s*['"])[^'"]+""")
+QUIET: Final = {"aiosqlite": logging.WARNING}
+"""Loggers too talkative to follow at DEBUG: aiosqlite writes every statement with its values."""
+
+
+def context(
+    *, game_id: int | None = None, guild_id: int | None = None, channel_id: int | None = None
+) -> dict[str, int]:
+    """Return the ``extra`` of a log line about a game, a server or a channel (None left out)."""
+    fields = {"game_id": game_id, "guild_id": guild_id, "channel_id": channel_id}
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+class Redact(logging.Filter):
+    """Take the bot's token and every interaction or webhook token out of a log record."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self._secrets = tuple(secret for secret in secrets if secret)
+
+    def hide(self, text: str) -> str:
+        """Return ``text`` with every secret replaced."""
+        text = _URL_TOKENS.sub(rf"\1{HIDDEN}", text)
+        text = _PAYLOAD_TOKENS.sub(rf"\1{HIDDEN}", text)
+        for secret in self._secrets:
+            text = text.replace(secret, HIDDEN)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        hidden = self.hide(message)
+        if hidden != message:
+            record.msg, record.args = hidden, None
+        if record.exc_info and not record.exc_text:
+            # Format the traceback now, so that what is written is the redacted text.
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.hide(record.exc_text)
+        return True
+
+
+class TextFormatter(logging.Formatter):
+    """``time level logger: message [game=… guild=… channel=…]``, one event a line."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-8s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        fields = _context_of(record)
+        if fields:
+            line += " [" + " ".join(f"{k.removesuffix('_id')}={v}" for k, v in fields.items()) + "]"
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message, the context ids, any traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            **_context_of(record),
+        }
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            entry["traceback"] = record.exc_text
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def _context_of(record: logging.LogRecord) -> dict[str, Any]:
+    values: Mapping[str, Any] = record.__dict__
+    return {key: values[key] for key in CONTEXT_FIELDS if values.get(key) is not None}
+
+
+def setup(level: str, fmt: LogFormat, *, secrets: Iterable[str] = ()) -> logging.Handler:
+    """Send every log line to standard error in ``fmt``, redacted; return the handler."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    handler.addFilter(Redact(secrets))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(getattr(logging, level))
+    for name, quiet in QUIET.items():
+        logging.getLogger(name).setLevel(max(quiet, root.level))
+    return handler

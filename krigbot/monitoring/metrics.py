@@ -1,0 +1,160 @@
+"""What the bot counts while it runs, as Prometheus metrics (``prometheus-client``).
+
+One :class:`Metrics` per bot, with a registry of its own, so two bots in one process (the tests
+run many) never share a counter. Counting is always on, whether or not the endpoint serves it:
+an increment is a lock and an addition, far below what a flip costs, and nothing branches on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Final, Literal
+
+import aiohttp
+import discord
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+Outcome = Literal["answered", "refused", "failed", "late"]
+"""How an interaction ended for the person who sent it.
+
+``answered``: they got the bot's answer; ``refused``: a translated line saying why nothing
+happened (not their game, bad input, a stale button, the database refused the write);
+``failed``: an error of ours, logged with its traceback; ``late``: Discord no longer took the
+answer (its 3 seconds passed, or it kept failing).
+"""
+
+GatewayState = Literal["connected", "resuming", "disconnected"]
+GATEWAY_STATES: Final[tuple[GatewayState, ...]] = ("connected", "resuming", "disconnected")
+
+# Reply times that matter to a player are milliseconds to Discord's 3-second deadline.
+REPLY_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0)
+COMMIT_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0, 5.0)
+BATCH_BUCKETS: Final = (1, 2, 4, 8, 16, 32, 64)
+RENDER_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class Metrics:
+    """The bot's counters, histograms and gauges, in a registry of their own."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.interactions = Counter(
+            "krig_interactions",
+            "Interactions (slash commands and button presses) by command and outcome.",
+            ["command", "outcome"],
+            registry=r,
+        )
+        self.reply_seconds = Histogram(
+            "krig_reply_seconds",
+            "Time from Discord creating an interaction to the bot's first response to it.",
+            buckets=REPLY_BUCKETS,
+            registry=r,
+        )
+        self.rounds = Counter("krig_rounds", "Rounds played, in every game.", registry=r)
+        self.games_started = Counter(
+            "krig_games_started",
+            "Games dealt (every player accepted), by variant.",
+            ["variant"],
+            registry=r,
+        )
+        self.games_finished = Counter(
+            "krig_games_finished",
+            "Games that ended with a result, by variant and why they ended.",
+            ["variant", "reason"],
+            registry=r,
+        )
+        self.games_abandoned = Counter(
+            "krig_games_abandoned",
+            "Games that ended without a result (cancelled, idle, unreadable), by variant.",
+            ["variant"],
+            registry=r,
+        )
+        self.running_games = Gauge(
+            "krig_running_games", "Games being played now, in this process.", registry=r
+        )
+        self.commit_seconds = Histogram(
+            "krig_db_commit_seconds",
+            "Time of one database write, from sending it to its commit.",
+            buckets=COMMIT_BUCKETS,
+            registry=r,
+        )
+        self.batch_size = Histogram(
+            "krig_db_batch_size",
+            "Writes that went to the database together as one statement.",
+            buckets=BATCH_BUCKETS,
+            registry=r,
+        )
+        self.render_seconds = Histogram(
+            "krig_render_seconds",
+            "Time to draw one picture (a table or a chart), including the worker's round trip.",
+            buckets=RENDER_BUCKETS,
+            registry=r,
+        )
+        self.render_backlog = Gauge(
+            "krig_render_backlog", "Pictures asked for and not yet drawn.", registry=r
+        )
+        self.discord_errors = Counter(
+            "krig_discord_http_errors",
+            "Answers from Discord's REST API that were 429 (rate limited) or 5xx, by status.",
+            ["status"],
+            registry=r,
+        )
+        self.gateway = Gauge(
+            "krig_gateway_state",
+            "1 for the state each shard's gateway connection is in, 0 for the others.",
+            ["shard", "state"],
+            registry=r,
+        )
+
+    def interaction(self, command: str, outcome: Outcome) -> None:
+        """Count one interaction's outcome."""
+        self.interactions.labels(command, outcome).inc()
+
+    def gateway_state(self, shard: int, state: GatewayState) -> None:
+        """Record the state a shard's gateway connection is now in."""
+        for name in GATEWAY_STATES:
+            self.gateway.labels(str(shard), name).set(1 if name == state else 0)
+
+    def watch_running_games(self, count: Callable[[], int]) -> None:
+        """Read the number of running games from ``count`` whenever the metrics are scraped."""
+        self.running_games.set_function(count)
+
+    def watch_render_backlog(self, count: Callable[[], int]) -> None:
+        """Read the picture backlog from ``count`` whenever the metrics are scraped."""
+        self.render_backlog.set_function(count)
+
+
+_CALLBACK: Final = re.compile(r"/interactions/(\d+)/[^/]+/callback$")
+
+
+def discord_trace(metrics: Metrics) -> aiohttp.TraceConfig:
+    """Return a trace for discord.py's HTTP session that feeds the REST figures.
+
+    Every first response to an interaction is a POST to its callback URL, whichever code path
+    sent it, and the interaction's id in that URL holds when Discord created it: so the reply
+    time is measured here, once, for every kind of answer. Rate limits (429) and Discord's own
+    failures (5xx) are counted for every request. Nothing of the URL is kept: it holds the
+    interaction's token.
+    """
+
+    async def on_request_end(
+        session: aiohttp.ClientSession,
+        context: SimpleNamespace,
+        params: aiohttp.TraceRequestEndParams,
+    ) -> None:
+        status = params.response.status
+        if status == 429 or status >= 500:
+            metrics.discord_errors.labels(str(status)).inc()
+        if params.method == "POST" and status < 300:
+            match = _CALLBACK.search(params.url.path)
+            if match is not None:
+                created = discord.utils.snowflake_time(int(match[1]))
+                age = (discord.utils.utcnow() - created).total_seconds()
+                metrics.reply_seconds.observe(max(0.0, age))
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_end.append(on_request_end)
+    return trace

@@ -1,0 +1,85 @@
+"""Log lines: secrets never written, JSON lines for collectors, a game's ids on its lines."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from krigbot import logs
+from krigbot.bot import KrigBot
+from tests.cogs.helpers import flip, start_game
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+
+
+@pytest.fixture
+def written() -> Iterator[io.StringIO]:
+    """Send every log line at DEBUG, as bot.py would with LOG_LEVEL=DEBUG, into a buffer."""
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(logs.JsonFormatter())
+    handler.addFilter(logs.Redact(["fake-token"]))
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    yield buffer
+    root.removeHandler(handler)
+    root.setLevel(old_level)
+
+
+async def test_debug_logs_of_a_game_hold_no_token_of_the_bot_or_of_an_interaction(
+    standin: DiscordStandIn, standin_world: SampleWorld, bot: KrigBot, written: io.StringIO
+) -> None:
+    world = standin_world
+    await start_game(standin, world.no_channel, world.alice, world.bob)
+    await flip(standin, world.no_channel, world.alice)
+
+    text = written.getvalue()
+    tokens = [record.token for record in standin.interactions.values()]
+    assert len(tokens) == 3
+    # discord.py logs every URL it calls at DEBUG; the callbacks' URLs were written, hidden.
+    assert "/callback" in text
+    assert "/interactions/" in text
+    assert f"/{logs.HIDDEN}/callback" in text
+    for token in (*tokens, "fake-token"):
+        assert token not in text
+    for line in text.splitlines():
+        entry = json.loads(line)  # every line is one JSON object
+        assert {"time", "level", "logger", "message"} <= set(entry)
+
+
+def test_a_line_about_a_game_carries_its_ids_in_both_formats() -> None:
+    record = logging.LogRecord("krigbot.x", logging.WARNING, __file__, 1, "saved %s", (3,), None)
+    for key, value in logs.context(game_id=7, guild_id=100, channel_id=200).items():
+        setattr(record, key, value)
+
+    entry = json.loads(logs.JsonFormatter().format(record))
+    text = logs.TextFormatter().format(record)
+
+    assert (entry["message"], entry["game_id"], entry["guild_id"], entry["channel_id"]) == (
+        "saved 3",
+        7,
+        100,
+        200,
+    )
+    assert text.endswith("krigbot.x: saved 3 [game=7 guild=100 channel=200]")
+
+
+def test_a_traceback_is_part_of_its_json_line_and_redacted() -> None:
+    try:
+        raise RuntimeError("POST /webhooks/123/abc-secret_token.x failed")
+    except RuntimeError:
+        record = logging.LogRecord(
+            "krigbot", logging.ERROR, __file__, 1, "boom", (), exc_info=__import__("sys").exc_info()
+        )
+    logs.Redact().filter(record)
+    entry = json.loads(logs.JsonFormatter().format(record))
+
+    assert "abc-secret_token.x" not in entry["traceback"]
+    assert f"/webhooks/123/{logs.HIDDEN}" in entry["traceback"]
+    assert "RuntimeError" in entry["traceback"]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from krigbot.engine import Outcome, Round, Rules
+from krigbot.engine import Outcome, Round, Rules, WarStep
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
 from krigbot.render.matches import match_lines, match_rule
@@ -26,6 +26,8 @@ COLOUR_WAR = discord.Colour.red()
 COLOUR_OVER = discord.Colour.gold()
 COLOUR_INFO = discord.Colour.dark_teal()
 BAR_WIDTH = 10
+UNKNOWN = "?"
+"""Shown for a face-up card not yet played."""
 TEAMS = ((0, 2), (1, 3))
 """The seats of each team in a team game (RULES §9)."""
 VARIANTS = (
@@ -172,16 +174,7 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
             "⚔️ " + t(lang, "table.war", names=fmt_list([names[s] for s in first.fighters], lang))
         )
     for number, step in enumerate(played.war_steps, start=1):
-        downs = [len(cards) for cards in step.face_down]
-        ups = [
-            f"{names[seat]} {card_label(card, lang)}"
-            for seat, card in zip(step.fighters, step.compared, strict=True)
-            if seat not in step.knocked_out
-        ]
-        down = max(downs) if downs else 0
-        lines.append(
-            t(lang, "table.war_step", count=down, n=number, down=down, cards=" – ".join(ups) or "–")
-        )
+        lines.extend(war_step_lines(step, number, names, lang))
         for seat in step.knocked_out:
             lines.append(t(lang, "table.eliminated", name=names[seat]))
     if played.winner is not None:
@@ -200,6 +193,72 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
     for seat in played.eliminated:
         if not any(seat in step.knocked_out for step in played.war_steps):
             lines.append(t(lang, "table.eliminated", name=names[seat]))
+    return lines
+
+
+def war_step_lines(
+    step: WarStep,
+    number: int,
+    names: Sequence[str],
+    lang: Lang,
+    *,
+    turned: Mapping[int, str] | None = None,
+) -> list[str]:
+    """Return a war step as told: what each fighter placed face down and turned up.
+
+    When every fighter placed the same, one line says it; otherwise each fighter gets a line of
+    their own, since a short fighter places fewer cards (or none) and may turn nothing up.
+    ``turned`` gives the face-up cards shown while the step is still under way (Steal War), by
+    seat; a fighter missing from it has not turned theirs yet.
+    """
+    lines = [
+        t(lang, "table.supplied", count=n, giver=names[giver], name=names[to], n=n)
+        for giver, to, n in step.supplied
+    ]
+
+    def up(index: int) -> str | None:
+        if turned is not None:
+            return turned.get(step.fighters[index], UNKNOWN)
+        card = step.face_up[index]
+        return None if card is None else card_label(card, lang)
+
+    fighters = range(len(step.fighters))
+    downs = {len(cards) for cards in step.face_down}
+    if not step.knocked_out and len(downs) == 1 and all(up(i) is not None for i in fighters):
+        (down,) = downs
+        ups = " – ".join(f"{names[step.fighters[i]]} {up(i)}" for i in fighters)
+        lines.append(t(lang, "table.war_step", count=down, n=number, down=down, cards=ups))
+        return lines
+    lines.append(t(lang, "table.war_step_mixed", n=number))
+    for i in fighters:
+        seat = step.fighters[i]
+        name = names[seat]
+        down = len(step.face_down[i])
+        card = None if seat in step.knocked_out else up(i)
+        if seat in step.knocked_out:
+            # RULES §5 lose: a short fighter places what they hold face down, turns nothing up.
+            line = (
+                t(lang, "table.fighter.short_out", count=down, name=name, n=down)
+                if down
+                else t(lang, "table.fighter.empty", name=name)
+            )
+        elif card is not None and seat in step.short:
+            # RULES §5 last_card: all but the last card face down, the last one up.
+            line = (
+                t(lang, "table.fighter.last_card", count=down, name=name, n=down, card=card)
+                if down
+                else t(lang, "table.fighter.last_only", name=name, card=card)
+            )
+        elif card is not None:
+            line = t(lang, "table.fighter.placed", count=down, name=name, n=down, card=card)
+        elif step.knocked_out:
+            # Everyone else ran short: the last fighter left takes the table as it lies.
+            line = t(lang, "table.fighter.unneeded", name=name)
+        else:
+            # last_card with no cards left: the standing face-up card is compared again.
+            standing = card_label(step.compared[i], lang)
+            line = t(lang, "table.fighter.standing", name=name, card=standing)
+        lines.append(f"• {line}")
     return lines
 
 

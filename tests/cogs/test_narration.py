@@ -1,0 +1,99 @@
+"""What the table tells of a war step: each fighter's own cards, also when they run short."""
+
+from __future__ import annotations
+
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.engine import Round, Rules
+from krigbot.i18n import card_label, t
+from tests.cogs.helpers import fix_seeds, flip, replay, start_game
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+
+NAMES = ("Alice", "Bob", "Carol")
+
+
+def fighter_line(key: str, **fields: object) -> str:
+    """Return a fighter's line of a war step as the Norwegian table shows it."""
+    return "• " + t("nb", f"table.fighter.{key}", **fields)
+
+
+def step_heading(number: int) -> str:
+    return t("nb", "table.war_step_mixed", n=number)
+
+
+async def test_a_short_fighter_under_lose_places_their_cards_down_and_the_other_nothing(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Five down: round 4 ties twice; Alice has 4 cards left for a step that needs 6.
+    seed, rounds = 8133, 4
+    fix_seeds(monkeypatch, seed)
+    await start_game(standin, world.no_channel, world.alice, world.bob, variant="fem")
+    _, played = replay(Rules.preset("fem"), seed, rounds)
+    step = played[-1].war_steps[1]
+    assert step.knocked_out == (0,)
+    assert (len(step.face_down[0]), len(step.face_down[1])) == (4, 0)
+
+    answer = await flip(standin, world.no_channel, world.alice, count=rounds)
+
+    lines = answer.embeds[0]["description"].splitlines()
+    heading = lines.index(step_heading(2))
+    assert lines[heading + 1 : heading + 3] == [
+        fighter_line("short_out", count=4, name="Alice", n=4),
+        fighter_line("unneeded", name="Bob"),
+    ]
+    assert t("nb", "table.eliminated", name="Alice") in lines
+
+
+async def test_a_short_fighter_under_last_card_is_told_with_the_cards_they_placed(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Classic: in round 12 Bob has 2 cards for a step of 3 down and 1 up.
+    seed, rounds = 4511, 12
+    fix_seeds(monkeypatch, seed)
+    await start_game(standin, world.no_channel, world.alice, world.bob, variant="klassisk")
+    _, played = replay(Rules.preset("klassisk"), seed, rounds)
+    (step,) = played[-1].war_steps
+    alice_up, bob_up = (card_label(card, "nb") for card in step.face_up if card is not None)
+
+    answer = await flip(standin, world.no_channel, world.bob, count=rounds)
+
+    lines = answer.embeds[0]["description"].splitlines()
+    heading = lines.index(step_heading(1))
+    assert lines[heading + 1 : heading + 3] == [
+        fighter_line("placed", count=3, name="Alice", n=3, card=alice_up),
+        fighter_line("last_card", count=1, name="Bob", n=1, card=bob_up),
+    ]
+    assert not any("3 kort med baksiden opp hver" in line for line in lines)
+
+
+def three_player_round() -> tuple[int, Round]:
+    """Return the seed of a Classic deal for three whose round 2 has a fighter standing."""
+    return 611, replay(Rules.preset("klassisk", players=3), 611, 2)[1][-1]
+
+
+async def test_with_three_players_a_fighter_with_no_cards_keeps_their_standing_card(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed, played = three_player_round()
+    third, fourth = played.war_steps[2], played.war_steps[3]
+    assert len(third.face_down[1]) == 2  # Carol runs short
+    assert fourth.face_up[1] is None  # and has nothing left to turn
+    fix_seeds(monkeypatch, seed)
+    await start_game(
+        standin, world.no_channel, world.alice, world.bob, world.carol, variant="klassisk"
+    )
+
+    answer = await flip(standin, world.no_channel, world.carol, count=2)
+
+    lines = answer.embeds[0]["description"].splitlines()
+    carol_last = card_label(third.compared[1], "nb")
+    alice_fourth = card_label(fourth.compared[0], "nb")
+    assert lines[lines.index(step_heading(3)) + 2] == fighter_line(
+        "last_card", count=2, name="Carol", n=2, card=carol_last
+    )
+    assert lines[lines.index(step_heading(4)) + 1 : lines.index(step_heading(4)) + 3] == [
+        fighter_line("placed", count=3, name="Alice", n=3, card=alice_fourth),
+        fighter_line("standing", name="Carol", card=carol_last),
+    ]

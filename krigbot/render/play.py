@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, cast
 import discord
 
 from krigbot.engine import Game, Round, Rules
-from krigbot.i18n import Lang, fmt_date, fmt_list, t
+from krigbot.i18n import Lang, LocaleLike, fmt_date, fmt_list, t
 from krigbot.matches import MatchInfo
 from krigbot.render.embeds import (
     COLOUR_INFO,
@@ -231,12 +231,15 @@ def _reason_text(row: GameRow, lang: Lang) -> str | None:
     return t(lang, f"history.reason.{reason}")
 
 
-def history_line(row: GameRow, lang: Lang) -> str:
-    """Return one ended game as a line: id, date, players, result, reason, length, match."""
+def history_line(row: GameRow, lang: Lang, locale: LocaleLike = None) -> str:
+    """Return one ended game as a line: id, date, players, result, reason, length, match.
+
+    The date follows ``locale``, the reader's full locale (en-US and en-GB differ), or ``lang``.
+    """
     moment = row.finished_at or row.created_at
     parts = [
         f"`#{row.id}`",
-        fmt_date(moment, lang),
+        fmt_date(moment, lang if locale is None else locale),
         " – ".join(names_of(row)),
         _result_text(row, lang),
     ]
@@ -251,11 +254,19 @@ def history_line(row: GameRow, lang: Lang) -> str:
 
 
 def history_embed(
-    rows: Sequence[GameRow], page: int, player: int | None, lang: Lang
+    rows: Sequence[GameRow],
+    page: int,
+    player: int | None,
+    lang: Lang,
+    *,
+    locale: LocaleLike = None,
 ) -> discord.Embed:
-    """Return one page of a server's ended games, newest first (only a player's, if given)."""
+    """Return one page of a server's ended games, newest first (only a player's, if given).
+
+    ``locale`` is the reader's full locale, for the dates.
+    """
     lines = [] if player is None else [t(lang, "history.of", name=f"<@{player}>")]
-    lines += [history_line(row, lang) for row in rows] or [t(lang, "history.empty")]
+    lines += [history_line(row, lang, locale) for row in rows] or [t(lang, "history.empty")]
     embed = discord.Embed(
         title=t(lang, "history.title"), description="\n".join(lines), colour=COLOUR_INFO
     )

@@ -529,7 +529,8 @@ class KrigCog(commands.Cog, name="Krig"):
             )
             over: Ending | None = None
             if result.outcome is not None:
-                embed.description = outcome_text(row, result.game, public)
+                # The title already says who gave up.
+                embed.description = outcome_text(row, result.game, public, reason=False)
                 over = await ending(self.service, row, result.game, public, embed)
             else:
                 embed.add_field(

@@ -340,32 +340,45 @@ def round_embed(
     return embed
 
 
-def outcome_text(row: GameRow, game: Game | StealGame, lang: Lang) -> str:
-    """Return the result: who won, why, and the game's figures."""
+def outcome_text(
+    row: GameRow,
+    game: Game | StealGame,
+    lang: Lang,
+    *,
+    reason: bool = True,
+    stats: bool = True,
+) -> str:
+    """Return the result: who won, why, and the game's figures.
+
+    A message that already says why (a forfeit's title) or gives the figures itself (a game
+    played to its end at once) leaves out ``reason`` or ``stats``, so no line is told twice.
+    """
     outcome = game.outcome
     assert outcome is not None
     names = names_of(row)
     if outcome.is_draw:
-        head = t(lang, "over.draw")
+        # A draw has no winner to give the trophy to.
+        lines = [t(lang, "over.draw")]
     elif len(outcome.winners) == 1:
-        head = t(lang, "over.winner", name=f"**{names[outcome.winners[0]]}**")
+        lines = ["🏆 " + t(lang, "over.winner", name=f"**{names[outcome.winners[0]]}**")]
     elif game.rules.teams:
         members = fmt_list([f"**{names[s]}**" for s in outcome.winners], lang)
-        head = t(lang, "team.winners", team=outcome.winners[0] % 2 + 1, names=members)
+        lines = ["🏆 " + t(lang, "team.winners", team=outcome.winners[0] % 2 + 1, names=members)]
     else:
-        head = t(
-            lang, "over.winners", names=fmt_list([f"**{names[s]}**" for s in outcome.winners], lang)
+        winners = fmt_list([f"**{names[s]}**" for s in outcome.winners], lang)
+        lines = ["🏆 " + t(lang, "over.winners", names=winners)]
+    if reason:
+        lines.append(reason_text(outcome, row, game, lang))
+    if stats:
+        lines.append(
+            t(
+                lang,
+                "over.stats",
+                rounds=outcome.rounds,
+                wars=game.war_rounds,
+                pot=max(game.biggest_pot, default=0),
+            )
         )
-    lines = [f"🏆 {head}", reason_text(outcome, row, game, lang)]
-    lines.append(
-        t(
-            lang,
-            "over.stats",
-            rounds=outcome.rounds,
-            wars=game.war_rounds,
-            pot=max(game.biggest_pot, default=0),
-        )
-    )
     return "\n".join(lines)
 
 
@@ -375,11 +388,11 @@ def reason_text(outcome: Outcome, row: GameRow, game: Game | StealGame, lang: La
     reason = outcome.reason
     if reason == "all_cards":
         if game.rules.teams and outcome.winners:
-            # A team holds every card between its two members' piles.
+            # A team holds every card between its two members' piles: a plural subject.
             team = fmt_list([names[s] for s in outcome.winners], lang)
-            return t(lang, "over.reason.all_cards", name=team)
+            return t(lang, "over.reason.all_cards", count=len(outcome.winners), name=team)
         holder = max(range(len(names)), key=lambda s: game.counts[s])
-        return t(lang, "over.reason.all_cards", name=names[holder])
+        return t(lang, "over.reason.all_cards", count=1, name=names[holder])
     if reason == "round_limit":
         if game.rules.points:
             return t(lang, "over.reason.points", count=outcome.rounds, n=outcome.rounds)

@@ -194,8 +194,11 @@ def finish_embed(
 
     Like every finished game's message it gets the match and the check from ``add_game_over``.
     """
-    lines = [outcome_text(row, game, lang), "", *summary_lines(row, rebuilt, lang)]
     explained = eternal_text(game, lang)
+    # The summary gives the rounds and wars, and an endless deal is explained in full below:
+    # the result leaves both out rather than tell them twice.
+    result = outcome_text(row, game, lang, reason=explained is None, stats=False)
+    lines = [result, "", *summary_lines(row, rebuilt, lang)]
     if explained is not None:
         lines += ["", f"♾️ {explained}"]
     embed = discord.Embed(

@@ -7,7 +7,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.engine import Round, Rules
 from krigbot.i18n import card_label, t
-from tests.cogs.helpers import fix_seeds, flip, replay, start_game
+from tests.cogs.helpers import fix_seeds, flip, replay, start_game, text_of
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 
@@ -97,3 +97,40 @@ async def test_with_three_players_a_fighter_with_no_cards_keeps_their_standing_c
         fighter_line("placed", count=3, name="Alice", n=3, card=alice_fourth),
         fighter_line("standing", name="Carol", card=carol_last),
     ]
+
+
+# ------------------------------------------------------------------------ the result
+
+
+async def test_a_draw_gets_no_trophy(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed = 4  # two rounds, one each: 26–26 at the round limit
+    fix_seeds(monkeypatch, seed)
+    await start_game(standin, world.no_channel, world.alice, world.bob, rounds=2)
+
+    answer = await flip(standin, world.no_channel, world.alice, count=2)
+
+    result = next(f for f in answer.embeds[0]["fields"] if f["name"] == t("nb", "over.title"))
+    assert result["value"].splitlines()[0] == t("nb", "over.draw")
+    assert "🏆" not in text_of(answer)
+
+
+async def test_a_team_holding_every_card_is_a_plural_subject(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    guild = standin.add_guild("War club", locale="en-US", owner=world.owner)
+    channel = standin.add_channel(guild, "war")
+    dave = standin.add_user("dave", "Dave", locale="en-GB")
+    for user in (world.alice, world.bob, world.carol, dave):
+        standin.add_member(guild, user)
+    seed = 2532  # Alice and Carol take every card in round 13, both still holding some
+    fix_seeds(monkeypatch, seed)
+    await start_game(standin, channel, world.alice, world.bob, world.carol, dave, variant="lag")
+
+    answer = await flip(standin, channel, world.alice, count=13)
+
+    shown = text_of(answer)
+    assert t("en", "over.reason.all_cards", count=2, name="Alice and Carol") in shown
+    assert "Alice and Carol have all the cards" in shown
+    assert "Alice and Carol has" not in shown

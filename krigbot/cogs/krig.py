@@ -20,7 +20,7 @@ from krigbot.cogs.matches import Ending, begin_match, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.steal import StealCog
-from krigbot.i18n import Lang, lang_for, t
+from krigbot.i18n import Lang, fmt_duration, lang_for, t
 from krigbot.matches import BEST_OF
 from krigbot.render.embeds import (
     VARIANTS,
@@ -190,8 +190,8 @@ class KrigCog(commands.Cog, name="Krig"):
                 row = await begin_match(self.service, row, best_of)
             lines = [" ".join(f"<@{o.id}>" for o in opponents)]
             if result.replaced is not None:
-                hours = round(self.service.idle_after / timedelta(hours=1))
-                lines.append(t(lang, "game.abandoned", count=hours, hours=hours))
+                idle = fmt_duration(self.service.idle_after, lang)
+                lines.append(t(lang, "game.abandoned", time=idle))
 
             async def sent(message_id: int) -> None:
                 await self.challenge_posted(row, message_id, lang)
@@ -248,7 +248,8 @@ class KrigCog(commands.Cog, name="Krig"):
             return
         if row is None:
             return
-        embed = challenge_embed(row, lang, note=t(lang, "challenge.expired"))
+        within = fmt_duration(self.service.challenge_ttl, lang)
+        embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
         message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
         try:
             await message.edit(embed=embed, view=None, allowed_mentions=NO_MENTIONS)

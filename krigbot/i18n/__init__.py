@@ -59,6 +59,7 @@ __all__ = [
     "card_label",
     "catalog",
     "fmt_date",
+    "fmt_duration",
     "fmt_list",
     "fmt_number",
     "fmt_percent",
@@ -250,6 +251,31 @@ def fmt_date(dt: datetime.date, locale: LocaleLike) -> str:
     if isinstance(dt, datetime.datetime) and dt.tzinfo is not None:
         dt = dt.astimezone(datetime.UTC)
     return format_date(dt, format="medium", locale=_date_locale(tag))
+
+
+_DURATION_UNITS: Final = (("unit.hours", 3600.0), ("unit.minutes", 60.0), ("unit.seconds", 1.0))
+
+
+def fmt_duration(duration: datetime.timedelta, lang: LocaleLike) -> str:
+    """Say a configured duration in words, exactly ("1,5 timer", "5 minutter", "90 sekunder").
+
+    The largest unit that gives a whole number or one decimal is used: 5400 s is 1.5 hours,
+    while 100 minutes stay 100 minutes rather than become a rounded 1.7 hours.
+
+    >>> fmt_duration(datetime.timedelta(hours=1.5), "en")
+    '1.5 hours'
+    >>> fmt_duration(datetime.timedelta(seconds=300), "nb")
+    '5 minutter'
+    """
+    seconds = duration.total_seconds()
+    key, value = "unit.seconds", round(seconds, 1)
+    for unit, size in _DURATION_UNITS:
+        exact = seconds / size
+        if exact >= 1 and abs(exact * 10 - round(exact * 10)) < 1e-6:
+            key, value = unit, round(exact, 1)
+            break
+    number = int(value) if value == int(value) else value
+    return t(lang, key, count=number, n=fmt_number(number, lang))
 
 
 def fmt_list(items: Iterable[str], lang: LocaleLike) -> str:

@@ -1,13 +1,26 @@
-"""What the table tells of a war step: each fighter's own cards, also when they run short."""
+"""What the bot tells, read closely: each fighter's war step, the result, the durations it names."""
 
 from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.engine import Round, Rules
-from krigbot.i18n import card_label, t
-from tests.cogs.helpers import fix_seeds, flip, replay, start_game, text_of
+from krigbot.i18n import card_label, fmt_duration, t
+from tests.cogs.conftest import CHALLENGE_SECONDS
+from tests.cogs.helpers import (
+    Clock,
+    challenge_message,
+    fix_seeds,
+    flip,
+    replay,
+    start_game,
+    text_of,
+)
+from tests.cogs.play_helpers import running_bot
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 
@@ -134,3 +147,39 @@ async def test_a_team_holding_every_card_is_a_plural_subject(
     assert t("en", "over.reason.all_cards", count=2, name="Alice and Carol") in shown
     assert "Alice and Carol have all the cards" in shown
     assert "Alice and Carol has" not in shown
+
+
+# ------------------------------------------------------------------------ durations
+
+
+async def test_an_expired_challenge_names_the_configured_lifetime(
+    standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot
+) -> None:
+    watcher = standin.watch(world.no_channel)
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+
+    expired = await watcher.next(
+        "edit", predicate=lambda e: e.message is message, timeout=CHALLENGE_SECONDS + 5
+    )
+
+    lifetime = fmt_duration(timedelta(seconds=CHALLENGE_SECONDS), "nb")
+    assert lifetime == "0,5 sekunder"
+    assert t("nb", "challenge.expired", time=lifetime) in text_of(expired.revision)
+    assert "5 minutter" not in text_of(expired.revision)
+
+
+async def test_a_game_idle_for_an_hour_and_a_half_is_said_to_be_so(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path
+) -> None:
+    async with running_bot(standin, db_path, idle_hours=1.5) as bot:
+        clock = Clock()
+        bot.service.clock = clock
+        await start_game(standin, world.no_channel, world.alice, world.bob)
+        await flip(standin, world.no_channel, world.alice)
+        clock.advance(hours=1.5, seconds=1)
+
+        message = await challenge_message(standin, world.no_channel, world.carol, world.bob)
+
+    assert "Det gamle spillet her hadde stått stille i 1,5 timer og ble avsluttet." in (
+        message.content or ""
+    )

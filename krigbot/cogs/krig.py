@@ -567,8 +567,15 @@ class KrigCog(commands.Cog, name="Krig"):
         async def work() -> Reply:
             row = await self.service.cancel(channel_id, interaction.user.id, moderator=moderator)
             self._cancel_expiry(row.id)
+            name = safe_name(_display_name(interaction.user))
+            # A challenge is no game yet: its challenger withdraws it, a moderator calls it off.
+            withdrawn = row.status == "challenge" and interaction.user.id == row.challenger_id
             if row.status == "challenge" and row.challenge_message_id is not None:
-                note = t(lang, "challenge.cancelled")
+                note = (
+                    t(lang, "challenge.cancelled")
+                    if withdrawn
+                    else t(lang, "challenge.cancelled_by", name=name)
+                )
                 message = self.bot.get_partial_messageable(channel_id).get_partial_message(
                     row.challenge_message_id
                 )
@@ -578,7 +585,9 @@ class KrigCog(commands.Cog, name="Krig"):
                         view=None,
                         allowed_mentions=NO_MENTIONS,
                     )
-            name = safe_name(_display_name(interaction.user))
+            if row.status == "challenge":
+                key = "cancel.withdrawn" if withdrawn else "cancel.challenge"
+                return Reply(content=t(lang, key, name=name))
             return Reply(content=t(lang, "cancel.done", name=name))
 
         await respond(interaction, work())

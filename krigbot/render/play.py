@@ -215,7 +215,13 @@ def finish_embed(
 # --------------------------------------------------------------------------- history
 
 
+def _never_dealt(row: GameRow) -> bool:
+    return row.status == "cancelled" and row.state is None
+
+
 def _result_text(row: GameRow, lang: Lang) -> str:
+    if _never_dealt(row):
+        return t(lang, "history.cancelled_challenge")
     if row.status != "finished" or row.result is None:
         return t(lang, f"history.{row.status}")
     names = names_of(row)
@@ -249,7 +255,8 @@ def history_line(row: GameRow, lang: Lang, locale: LocaleLike = None) -> str:
     reason = _reason_text(row, lang)
     if reason is not None:
         parts.append(reason)
-    parts.append(t(lang, "unit.rounds", count=row.round, n=row.round))
+    if not _never_dealt(row):
+        parts.append(t(lang, "unit.rounds", count=row.round, n=row.round))
     match = MatchInfo.of(row.extra)
     if match is not None:
         parts.append(t(lang, "history.match", best_of=match.best_of, game=match.game))

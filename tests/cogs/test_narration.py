@@ -16,11 +16,12 @@ from tests.cogs.helpers import (
     challenge_message,
     fix_seeds,
     flip,
+    game_id_of,
     replay,
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import running_bot
+from tests.cogs.play_helpers import command, running_bot
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 
@@ -183,3 +184,48 @@ async def test_a_game_idle_for_an_hour_and_a_half_is_said_to_be_so(
     assert "Det gamle spillet her hadde stått stille i 1,5 timer og ble avsluttet." in (
         message.content or ""
     )
+
+
+# ------------------------------------------------------------------ a withdrawn challenge
+
+MESSAGE_COMPONENT = 3
+
+
+async def test_a_press_on_a_withdrawn_challenge_says_it_was_withdrawn(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    game_id = game_id_of(message)
+    as_bob_saw_it = message.to_json()
+    await command(standin, world.no_channel, world.alice, "cancel")
+
+    # Bob pressed Accept before the withdrawal reached him; his press arrives after it.
+    crossed = await standin.send_interaction(
+        MESSAGE_COMPONENT,
+        {"custom_id": f"krig:accept:{game_id}", "component_type": 2},
+        user=world.bob,
+        channel=world.no_channel,
+        message=message,
+        extra={"message": as_bob_saw_it},
+    )
+    answer = await crossed.response()
+
+    assert answer.ephemeral
+    assert answer.content == t("sv", "err.challenge_withdrawn")
+    assert answer.content != t("sv", "err.challenge_over")
+
+
+async def test_a_moderator_calls_a_challenge_off_and_history_says_it_was_never_dealt(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    watcher = standin.watch(world.no_channel)
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+
+    answer = await command(standin, world.no_channel, world.moderator, "cancel")
+
+    assert answer.content == t("nb", "cancel.challenge", name="Mona Mod")
+    edited = await watcher.next("edit", predicate=lambda e: e.message is message)
+    assert t("nb", "challenge.cancelled_by", name="Mona Mod") in text_of(edited.revision)
+    history = await command(standin, world.no_channel, world.alice, "history")
+    (line,) = history.embeds[0]["description"].splitlines()
+    assert line.endswith(" · Alice – Bob · " + t("nb", "history.cancelled_challenge"))

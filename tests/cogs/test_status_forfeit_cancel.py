@@ -222,7 +222,7 @@ async def test_the_challenger_can_withdraw_a_challenge_before_everyone_accepted(
 
     answer = await command(standin, world, "cancel", world.alice)
 
-    assert answer.content == "Alice avbrøt spillet. Det teller ikke for noen."
+    assert answer.content == "Alice trakk utfordringen tilbake."  # no game was dealt to cancel
     withdrawn = await watcher.next("edit", predicate=lambda e: e.message is message)
     assert "Utfordringen ble trukket tilbake." in text_of(withdrawn.revision)
     assert buttons(withdrawn.revision) == {}

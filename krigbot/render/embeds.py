@@ -94,7 +94,11 @@ def rules_lines(rules: Rules, names: Sequence[str], lang: Lang) -> list[str]:
     else:
         lines.append(t(lang, "rule.face_down", count=rules.face_down, n=rules.face_down))
     lines.append(t(lang, f"rule.shortage.{rules.shortage}"))
-    lines.append(t(lang, f"rule.pickup.{rules.pickup}"))
+    if rules.variant == "stjel":
+        # RULES §10: won cards go to a face-up loot pile, not under the pile, and can be stolen.
+        lines += [t(lang, f"rule.steal.{key}") for key in ("loot", "steal", "refill")]
+    else:
+        lines.append(t(lang, f"rule.pickup.{rules.pickup}"))
     if rules.shuffle_won:
         lines.append(t(lang, "rule.shuffle_won"))
     if rules.jokers:

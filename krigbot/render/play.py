@@ -237,6 +237,10 @@ def _reason_text(row: GameRow, lang: Lang) -> str | None:
         return None
     if reason == "round_limit" and row.rules.get("points"):
         return t(lang, "history.reason.points")
+    target = row.rules.get("target_tricks")
+    if reason == "target" and isinstance(target, int):
+        # Quick war's 10 tricks and a best of 3's 2 are told apart by their number.
+        return t(lang, "history.reason.target", count=target, n=target)
     return t(lang, f"history.reason.{reason}")
 
 

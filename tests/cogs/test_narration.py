@@ -229,3 +229,45 @@ async def test_a_moderator_calls_a_challenge_off_and_history_says_it_was_never_d
     history = await command(standin, world.no_channel, world.alice, "history")
     (line,) = history.embeds[0]["description"].splitlines()
     assert line.endswith(" · Alice – Bob · " + t("nb", "history.cancelled_challenge"))
+
+
+# ------------------------------------------------------------------------ Steal War's rules
+
+STEAL_RULES = [t("en", f"rule.steal.{key}") for key in ("loot", "steal", "refill")]
+PLAIN_PICKUP = [
+    t("en", f"rule.pickup.{pickup}") for pickup in ("winner_first", "table", "shuffled")
+]
+
+
+async def test_steal_wars_rules_tell_of_loot_piles_stealing_and_the_top_card(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    rules = await command(standin, world.no_channel, world.carol, "rules", variant="stjel")
+    english = standin.add_guild("Steal club", locale="en-GB", owner=world.owner)
+    channel = standin.add_channel(english, "steal")
+    for user in (world.alice, world.bob, world.carol):
+        standin.add_member(english, user)
+    challenge = await challenge_message(standin, channel, world.alice, world.bob, variant="stjel")
+    status = await command(standin, channel, world.carol, "status")  # Carol reads English
+
+    for shown in (text_of(rules), text_of(challenge), text_of(status)):
+        for line in STEAL_RULES:
+            assert line in shown
+        assert not any(pickup in shown for pickup in PLAIN_PICKUP)
+
+
+# ---------------------------------------------------------------------------- history
+
+
+async def test_history_tells_a_quick_game_by_the_tricks_it_was_played_to(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_seeds(monkeypatch, 5)
+    await start_game(standin, world.no_channel, world.alice, world.bob, variant="hurtig")
+    while "🏆" not in text_of(await flip(standin, world.no_channel, world.alice, count=50)):
+        pass
+
+    history = await command(standin, world.no_channel, world.alice, "history")
+
+    (line,) = history.embeds[0]["description"].splitlines()
+    assert f" · {t('nb', 'history.reason.target', count=10, n=10)} · " in line

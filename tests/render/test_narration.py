@@ -9,6 +9,7 @@ from krigbot.engine import Game, Round, Rules
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, t
 from krigbot.render.embeds import round_embed
+from krigbot.render.steal import steal_table_embed
 from krigbot.storage import GameRow
 
 NAMES = ("Alice", "Bob", "Carol", "Dave")
@@ -115,3 +116,32 @@ def test_steal_war_tells_a_short_fighter_and_the_winner_who_placed_nothing() -> 
     }
     assert lines[at + 1 : at + 3] == [expected[seat] for seat in step.fighters]
     assert card_label(step.compared[step.fighters.index(other)], "da") not in "\n".join(lines[at:])
+
+
+def war_under_way(game: StealGame) -> StealGame:
+    """Play a Steal War deal by default choices until a war step waits for its face-up cards."""
+    while not game.finished:
+        played = game.begin_battle()
+        while played is None:
+            if game.battle_view().war_steps and game.pending():
+                return game
+            played = game.apply_defaults()
+    raise AssertionError("no war step under way in this deal")
+
+
+def test_a_steal_war_step_under_way_tells_the_short_fighter_and_hides_the_cards_to_come() -> None:
+    rules = Rules.preset("stjel", players=3)
+    game = war_under_way(StealGame.new(rules, 2365))
+    (step,) = game.battle_view().war_steps
+    assert step.knocked_out == (0,)
+
+    embed = steal_table_embed(row_for(rules), game, "nb")
+    lines = (embed.description or "").splitlines()
+
+    at = lines.index(t("nb", "table.war_step_mixed", n=1))
+    assert lines[at + 1 : at + 5] == [
+        fighter("short_out", "nb", count=1, name="Alice", n=1),
+        fighter("placed", "nb", count=3, name="Bob", n=3, card="?"),
+        fighter("placed", "nb", count=3, name="Carol", n=3, card="?"),
+        t("nb", "table.eliminated", name="Alice"),
+    ]

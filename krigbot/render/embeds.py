@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from krigbot.engine import Outcome, Round, Rules, WarStep
+from krigbot.engine.events import Steal
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
 from krigbot.render.matches import match_lines, match_rule
@@ -162,16 +163,7 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
         t(lang, "table.battle", name=f"**{names[seat]}**", card=card_label(card, lang))
         for seat, card in played.battle
     ]
-    for steal in played.steals:
-        lines.append(
-            t(
-                lang,
-                "table.steal",
-                name=f"**{names[steal.seat]}**",
-                card=card_label(steal.card, lang),
-                victims=fmt_list([names[s] for s in steal.from_seats], lang),
-            )
-        )
+    lines.extend(steal_line(steal, names, lang) for steal in played.steals)
     if played.war_steps:
         first = played.war_steps[0]
         lines.append(
@@ -198,6 +190,18 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
         if not any(seat in step.knocked_out for step in played.war_steps):
             lines.append(t(lang, "table.eliminated", name=names[seat]))
     return lines
+
+
+def steal_line(steal: Steal, names: Sequence[str], lang: Lang) -> str:
+    """Return a steal as the table tells it: who took whose loot pile (or piles) with what."""
+    return t(
+        lang,
+        "table.steal",
+        count=len(steal.from_seats),
+        name=f"**{names[steal.seat]}**",
+        card=card_label(steal.card, lang),
+        victims=fmt_list([names[s] for s in steal.from_seats], lang),
+    )
 
 
 def war_step_lines(

@@ -23,6 +23,7 @@ from krigbot.render.embeds import (
     counts_field,
     names_of,
     round_embed,
+    steal_line,
     war_step_lines,
 )
 
@@ -56,16 +57,7 @@ def battle_lines(game: StealGame, names: Sequence[str], lang: Lang) -> list[str]
         t(lang, "table.battle", name=f"**{names[seat]}**", card=card_label(card, lang))
         for seat, card in view.battle
     ]
-    for steal in view.steals:
-        lines.append(
-            t(
-                lang,
-                "table.steal",
-                name=f"**{names[steal.seat]}**",
-                card=card_label(steal.card, lang),
-                victims=fmt_list([names[v] for v in steal.from_seats], lang),
-            )
-        )
+    lines.extend(steal_line(steal, names, lang) for steal in view.steals)
     steps = view.war_steps
     if steps:
         fighters = fmt_list([names[s] for s in steps[0].fighters], lang)
@@ -148,7 +140,7 @@ def look_text(game: StealGame, seat: int, names: Sequence[str], lang: Lang) -> s
     choice = next((c for c in game.pending() if c.seat == seat), None)
     if isinstance(choice, LookChoice):
         victims = fmt_list([names[s] for s in choice.can_steal], lang)
-        lines.append(t(lang, "steal.can_steal", victims=victims))
+        lines.append(t(lang, "steal.can_steal", count=len(choice.can_steal), victims=victims))
     elif turning:
         lines.append(t(lang, "steal.will_play"))
     else:

@@ -10,6 +10,7 @@ from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, t
 from krigbot.render.embeds import round_embed
 from krigbot.render.steal import steal_table_embed
+from krigbot.render.table import layout_round
 from krigbot.storage import GameRow
 
 NAMES = ("Alice", "Bob", "Carol", "Dave")
@@ -145,3 +146,17 @@ def test_a_steal_war_step_under_way_tells_the_short_fighter_and_hides_the_cards_
         fighter("placed", "nb", count=3, name="Carol", n=3, card="?"),
         t("nb", "table.eliminated", name="Alice"),
     ]
+
+
+def test_the_table_picture_shows_each_fighters_own_face_down_pile() -> None:
+    # Five down, round 4: Alice runs short in the second step and places her last 4 cards.
+    game = Game.new(Rules.preset("fem"), 8133)
+    played = [game.play_round() for _ in range(4)][-1]
+
+    layout = layout_round(played, 2)
+
+    piles = {
+        seat: [p.down for p in layout.placed if p.seat == seat and p.card is None]
+        for seat in (0, 1)
+    }
+    assert piles == {0: [5, 4], 1: [5]}

@@ -512,6 +512,9 @@ async def test_a_steal_war_game_ends_with_its_result_and_no_choices_left(
     assert not answer.ephemeral
     winner = ("Alice", "Bob")[played.winner]
     assert f"🏆 **{winner}** vinner!" in text_of(answer)
+    # The check of the result states Steal War's own rules, not the plain pickup.
+    assert t("nb", "rule.steal.loot") in text_of(answer)
+    assert t("nb", "rule.pickup.winner_first") not in text_of(answer)
     assert not any(c.startswith(("krig:look:", "krig:top:", "krig:flip:")) for c in buttons(answer))
     row = await game_row(bot, started.game_id)
     assert row.status == "finished"

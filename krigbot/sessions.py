@@ -283,6 +283,8 @@ class GameService:
 
     async def _open_challenge(self, game_id: int) -> GameRow:
         row = await self.storage.get_game(game_id)
+        if row is not None and row.status == "cancelled":
+            raise Refusal("err.challenge_withdrawn")
         if row is None or row.status != "challenge":
             raise Refusal("err.challenge_over")
         if self.clock() - row.created_at >= self.challenge_ttl:

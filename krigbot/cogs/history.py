@@ -161,7 +161,9 @@ class HistoryCog(commands.Cog, name="History"):
                 offset=page * PAGE_SIZE,
             )
             more = len(rows) > PAGE_SIZE
-            embed = history_embed(rows[:PAGE_SIZE], page, user_id or None, lang)
+            embed = history_embed(
+                rows[:PAGE_SIZE], page, user_id or None, lang, locale=interaction.locale
+            )
             view = view_of(
                 HistoryButton(user_id, max(page - 1, 0), "prev", disabled=page == 0),
                 HistoryButton(user_id, page + 1, "next", disabled=not more),

@@ -20,7 +20,7 @@ from krigbot.cogs.matches import Ending, begin_match, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.steal import StealCog
-from krigbot.i18n import Lang, lang_for, t
+from krigbot.i18n import Lang, fmt_duration, lang_for, t
 from krigbot.matches import BEST_OF
 from krigbot.render.embeds import (
     VARIANTS,
@@ -192,8 +192,8 @@ class KrigCog(commands.Cog, name="Krig"):
                 row = await begin_match(self.service, row, best_of)
             lines = [" ".join(f"<@{o.id}>" for o in opponents)]
             if result.replaced is not None:
-                hours = round(self.service.idle_after / timedelta(hours=1))
-                lines.append(t(lang, "game.abandoned", count=hours, hours=hours))
+                idle = fmt_duration(self.service.idle_after, lang)
+                lines.append(t(lang, "game.abandoned", time=idle))
 
             async def sent(message_id: int) -> None:
                 await self.challenge_posted(row, message_id, lang)
@@ -250,7 +250,8 @@ class KrigCog(commands.Cog, name="Krig"):
             return
         if row is None:
             return
-        embed = challenge_embed(row, lang, note=t(lang, "challenge.expired"))
+        within = fmt_duration(self.service.challenge_ttl, lang)
+        embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
         message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
         try:
             await message.edit(embed=embed, view=None, allowed_mentions=NO_MENTIONS)
@@ -531,7 +532,8 @@ class KrigCog(commands.Cog, name="Krig"):
             )
             over: Ending | None = None
             if result.outcome is not None:
-                embed.description = outcome_text(row, result.game, public)
+                # The title already says who gave up.
+                embed.description = outcome_text(row, result.game, public, reason=False)
                 over = await ending(self.service, row, result.game, public, embed)
             else:
                 embed.add_field(
@@ -567,8 +569,15 @@ class KrigCog(commands.Cog, name="Krig"):
         async def work() -> Reply:
             row = await self.service.cancel(channel_id, interaction.user.id, moderator=moderator)
             self._cancel_expiry(row.id)
+            name = safe_name(_display_name(interaction.user))
+            # A challenge is no game yet: its challenger withdraws it, a moderator calls it off.
+            withdrawn = row.status == "challenge" and interaction.user.id == row.challenger_id
             if row.status == "challenge" and row.challenge_message_id is not None:
-                note = t(lang, "challenge.cancelled")
+                note = (
+                    t(lang, "challenge.cancelled")
+                    if withdrawn
+                    else t(lang, "challenge.cancelled_by", name=name)
+                )
                 message = self.bot.get_partial_messageable(channel_id).get_partial_message(
                     row.challenge_message_id
                 )
@@ -578,7 +587,9 @@ class KrigCog(commands.Cog, name="Krig"):
                         view=None,
                         allowed_mentions=NO_MENTIONS,
                     )
-            name = safe_name(_display_name(interaction.user))
+            if row.status == "challenge":
+                key = "cancel.withdrawn" if withdrawn else "cancel.challenge"
+                return Reply(content=t(lang, key, name=name))
             return Reply(content=t(lang, "cancel.done", name=name))
 
         await respond(interaction, work())

@@ -594,4 +594,5 @@ class StealCog(commands.Cog, name="StealWar"):
         if choice == "play":
             return t(lang, "steal.played", card=card_label(card, lang))
         names = names_of(result.row)
-        return t(lang, "steal.stole", victims=fmt_list([names[s] for s in targets], lang))
+        victims = fmt_list([names[s] for s in targets], lang)
+        return t(lang, "steal.stole", count=len(targets), victims=victims)

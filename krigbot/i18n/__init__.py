@@ -1,8 +1,9 @@
 """Message catalogs (nb, sv, da, en), localised cards and numbers, and the slash command translator.
 
 Catalogs are gettext ``.po`` files in ``locales/`` with symbolic msgids (``"err.not_player"``),
-read with Babel on first use; there is no compile step. Norwegian bokmål is the fallback for keys
-a catalog lacks and for every locale without a catalog. Placeholders are ``str.format`` fields.
+read with Babel on first use; there is no compile step. English is the fallback for every locale
+without a catalog (German, French, Finnish ...) and for keys a catalog lacks; Norwegian stays for
+Discord's ``no`` (and ``nb``/``nn``). Placeholders are ``str.format`` fields.
 
 A message shown with a number is stored as ``key.one``/``key.other``; ``t(..., count=n)`` picks
 the CLDR plural form (falling back to ``.other``); the number itself is passed as a field like any
@@ -10,12 +11,17 @@ other. A key missing from both the language's catalog and the Norwegian one rais
 typo fails in the tests instead of showing a raw key to players; a missing ``{field}`` raises
 KeyError too.
 
+Dates are formatted for the reader's full locale, not for the catalog: en-US reads month first,
+en-GB day first, and a locale without a catalog reads them as en-US does.
+
 >>> t("en", "over.winner", name="Ada")
 'Ada wins!'
 >>> t("sv-SE", "table.takes", count=1, name="Ada", n=1)
 'Ada tar 1 kort'
 >>> t("de", "challenge.accept")
-'Jeg er med'
+'Accept'
+>>> fmt_date(datetime.date(2026, 12, 1), "en-US"), fmt_date(datetime.date(2026, 12, 1), "en-GB")
+('Dec 1, 2026', '1 Dec 2026')
 >>> card_label("QD", "nb"), card_label("JH", "da"), card_label("TS", "en"), card_label("X1", "sv")
 ('D♦', 'B♥', '10♠', '🃏 Joker')
 >>> fmt_percent(0.46, "nb")
@@ -24,6 +30,7 @@ KeyError too.
 
 from __future__ import annotations
 
+import datetime
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
@@ -38,7 +45,6 @@ from babel.numbers import format_decimal, format_percent
 from krigbot.engine.cards import JOKER_VALUE, card_code, card_value, is_joker, parse_card
 
 if TYPE_CHECKING:
-    import datetime
     from collections.abc import Iterable, Mapping
 
     from krigbot.i18n.translator import Translator
@@ -46,11 +52,14 @@ if TYPE_CHECKING:
 __all__ = [
     "FALLBACK",
     "LANGS",
+    "REFERENCE",
     "Lang",
+    "LocaleLike",
     "Translator",
     "card_label",
     "catalog",
     "fmt_date",
+    "fmt_duration",
     "fmt_list",
     "fmt_number",
     "fmt_percent",
@@ -62,7 +71,10 @@ __all__ = [
 
 Lang = Literal["nb", "sv", "da", "en"]
 LANGS: Final[tuple[Lang, ...]] = get_args(Lang)
-FALLBACK: Final[Lang] = "nb"
+FALLBACK: Final[Lang] = "en"
+"""The language of every locale without a catalog, and of keys a catalog lacks."""
+REFERENCE: Final[Lang] = "nb"
+"""The catalog the messages are written in first; every other one has exactly its keys."""
 
 _LOCALES_DIR: Final = Path(__file__).parent / "locales"
 
@@ -77,9 +89,11 @@ _LANG_BY_PRIMARY_SUBTAG: Final[dict[str, Lang]] = {
     "en": "en",
 }
 
-# English is shown with British conventions (day-first dates, "46%") because the players are in
-# Scandinavia, where month-first dates would mislead.
+# Numbers and lists in English follow British conventions ("Ada, Bo and Cy"); dates instead
+# follow the reader's own locale (fmt_date), since only the reader can say which they expect.
 _BABEL_LOCALE: Final[dict[Lang, str]] = {"nb": "nb", "sv": "sv", "da": "da", "en": "en_GB"}
+_DATE_FALLBACK: Final = "en-US"
+"""Dates for a locale without a catalog (and for plain "en"): Discord's default English."""
 
 _SUITS: Final[dict[str, str]] = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 _COURT_LETTERS: Final[dict[Lang, dict[int, str]]] = {
@@ -105,18 +119,21 @@ LocaleLike = str | _HasValue | None
 """A Lang, a language tag such as ``"sv-SE"``, a ``discord.Locale``, or None."""
 
 
+def _tag(locale: str | _HasValue) -> str:
+    # discord.Locale is an enum whose value is the tag; reading .value keeps discord optional here.
+    return (locale if isinstance(locale, str) else locale.value).replace("_", "-")
+
+
 def supported_lang(locale: LocaleLike) -> Lang | None:
     """Return the catalog language for a locale, or None when there is no catalog for it."""
     if locale is None:
         return None
-    # discord.Locale is an enum whose value is the tag; reading .value keeps discord optional here.
-    tag = locale if isinstance(locale, str) else locale.value
-    primary = tag.replace("_", "-").split("-", 1)[0].lower()
+    primary = _tag(locale).split("-", 1)[0].lower()
     return _LANG_BY_PRIMARY_SUBTAG.get(primary)
 
 
 def lang_for(locale: LocaleLike) -> Lang:
-    """Return the catalog language for a locale, Norwegian bokmål for unknown ones."""
+    """Return the catalog language for a locale, English for every locale without a catalog."""
     return supported_lang(locale) or FALLBACK
 
 
@@ -172,11 +189,11 @@ def t(
 ) -> str:
     """Return message ``key`` in the locale's language and ``count``'s plural form, formatted."""
     lang = lang_for(lang_or_locale)
-    for candidate in (lang, FALLBACK):
+    for candidate in (lang, FALLBACK, REFERENCE):
         text = _lookup(candidate, key, count)
         if text is not None:
             return text.format(**fields)
-    if count is None and f"{key}.other" in catalog(FALLBACK):
+    if count is None and f"{key}.other" in catalog(REFERENCE):
         raise KeyError(f"{key} has plural forms: pass count=")
     raise KeyError(key)
 
@@ -211,9 +228,54 @@ def fmt_percent(x: float, lang: LocaleLike) -> str:
     return format_percent(x, locale=_babel_locale(lang_for(lang)))
 
 
-def fmt_date(dt: datetime.date, lang: LocaleLike) -> str:
-    """Format the calendar date of ``dt`` short ("29.11.2025" in Norwegian), without time zones."""
-    return format_date(dt, format="short", locale=_babel_locale(lang_for(lang)))
+@cache
+def _date_locale(tag: str) -> Locale:
+    lang = supported_lang(tag)
+    if lang is None or tag.lower() == "en":
+        return Locale.parse(_DATE_FALLBACK, sep="-")
+    try:
+        # The region matters here: "en-GB" reads 1 Dec 2026, "en-US" Dec 1, 2026.
+        return Locale.parse(tag, sep="-")
+    except (ValueError, LookupError):
+        return _babel_locale(lang)
+
+
+def fmt_date(dt: datetime.date, locale: LocaleLike) -> str:
+    """Format the calendar date of ``dt`` the reader's way ("1. des. 2026", "Dec 1, 2026").
+
+    ``locale`` is the reader's full locale (a ``discord.Locale`` or a tag such as ``"en-GB"``),
+    not only their catalog language. The month is named so that no reader can take the day for
+    the month. The date is the one in UTC: the bot knows no reader's time zone.
+    """
+    tag = _DATE_FALLBACK if locale is None else _tag(locale)
+    if isinstance(dt, datetime.datetime) and dt.tzinfo is not None:
+        dt = dt.astimezone(datetime.UTC)
+    return format_date(dt, format="medium", locale=_date_locale(tag))
+
+
+_DURATION_UNITS: Final = (("unit.hours", 3600.0), ("unit.minutes", 60.0), ("unit.seconds", 1.0))
+
+
+def fmt_duration(duration: datetime.timedelta, lang: LocaleLike) -> str:
+    """Say a configured duration in words, exactly ("1,5 timer", "5 minutter", "90 sekunder").
+
+    The largest unit that gives a whole number or one decimal is used: 5400 s is 1.5 hours,
+    while 100 minutes stay 100 minutes rather than become a rounded 1.7 hours.
+
+    >>> fmt_duration(datetime.timedelta(hours=1.5), "en")
+    '1.5 hours'
+    >>> fmt_duration(datetime.timedelta(seconds=300), "nb")
+    '5 minutter'
+    """
+    seconds = duration.total_seconds()
+    key, value = "unit.seconds", round(seconds, 1)
+    for unit, size in _DURATION_UNITS:
+        exact = seconds / size
+        if exact >= 1 and abs(exact * 10 - round(exact * 10)) < 1e-6:
+            key, value = unit, round(exact, 1)
+            break
+    number = int(value) if value == int(value) else value
+    return t(lang, key, count=number, n=fmt_number(number, lang))
 
 
 def fmt_list(items: Iterable[str], lang: LocaleLike) -> str:

@@ -23,7 +23,7 @@ class Translator(app_commands.Translator):
     ) -> str | None:
         """Return the catalog text for the string's key, or None to let Discord show the default."""
         lang = supported_lang(locale)
-        # No Norwegian fallback here: Discord shows the canonical English text to other locales.
+        # Discord shows the canonical English text to a locale given nothing: the English fallback.
         if lang is None:
             return None
         text = catalog(lang).get(string.extras.get("key", string.message))

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from krigbot.engine import Outcome, Round, Rules
+from krigbot.engine import Outcome, Round, Rules, WarStep
+from krigbot.engine.events import Steal
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
 from krigbot.render.matches import match_lines, match_rule
@@ -26,6 +27,8 @@ COLOUR_WAR = discord.Colour.red()
 COLOUR_OVER = discord.Colour.gold()
 COLOUR_INFO = discord.Colour.dark_teal()
 BAR_WIDTH = 10
+UNKNOWN = "?"
+"""Shown for a face-up card not yet played."""
 TEAMS = ((0, 2), (1, 3))
 """The seats of each team in a team game (RULES §9)."""
 VARIANTS = (
@@ -92,7 +95,11 @@ def rules_lines(rules: Rules, names: Sequence[str], lang: Lang) -> list[str]:
     else:
         lines.append(t(lang, "rule.face_down", count=rules.face_down, n=rules.face_down))
     lines.append(t(lang, f"rule.shortage.{rules.shortage}"))
-    lines.append(t(lang, f"rule.pickup.{rules.pickup}"))
+    if rules.variant == "stjel":
+        # RULES §10: won cards go to a face-up loot pile, not under the pile, and can be stolen.
+        lines += [t(lang, f"rule.steal.{key}") for key in ("loot", "steal", "refill")]
+    else:
+        lines.append(t(lang, f"rule.pickup.{rules.pickup}"))
     if rules.shuffle_won:
         lines.append(t(lang, "rule.shuffle_won"))
     if rules.jokers:
@@ -156,32 +163,14 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
         t(lang, "table.battle", name=f"**{names[seat]}**", card=card_label(card, lang))
         for seat, card in played.battle
     ]
-    for steal in played.steals:
-        lines.append(
-            t(
-                lang,
-                "table.steal",
-                name=f"**{names[steal.seat]}**",
-                card=card_label(steal.card, lang),
-                victims=fmt_list([names[s] for s in steal.from_seats], lang),
-            )
-        )
+    lines.extend(steal_line(steal, names, lang) for steal in played.steals)
     if played.war_steps:
         first = played.war_steps[0]
         lines.append(
             "⚔️ " + t(lang, "table.war", names=fmt_list([names[s] for s in first.fighters], lang))
         )
     for number, step in enumerate(played.war_steps, start=1):
-        downs = [len(cards) for cards in step.face_down]
-        ups = [
-            f"{names[seat]} {card_label(card, lang)}"
-            for seat, card in zip(step.fighters, step.compared, strict=True)
-            if seat not in step.knocked_out
-        ]
-        down = max(downs) if downs else 0
-        lines.append(
-            t(lang, "table.war_step", count=down, n=number, down=down, cards=" – ".join(ups) or "–")
-        )
+        lines.extend(war_step_lines(step, number, names, lang))
         for seat in step.knocked_out:
             lines.append(t(lang, "table.eliminated", name=names[seat]))
     if played.winner is not None:
@@ -200,6 +189,84 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
     for seat in played.eliminated:
         if not any(seat in step.knocked_out for step in played.war_steps):
             lines.append(t(lang, "table.eliminated", name=names[seat]))
+    return lines
+
+
+def steal_line(steal: Steal, names: Sequence[str], lang: Lang) -> str:
+    """Return a steal as the table tells it: who took whose loot pile (or piles) with what."""
+    return t(
+        lang,
+        "table.steal",
+        count=len(steal.from_seats),
+        name=f"**{names[steal.seat]}**",
+        card=card_label(steal.card, lang),
+        victims=fmt_list([names[s] for s in steal.from_seats], lang),
+    )
+
+
+def war_step_lines(
+    step: WarStep,
+    number: int,
+    names: Sequence[str],
+    lang: Lang,
+    *,
+    turned: Mapping[int, str] | None = None,
+) -> list[str]:
+    """Return a war step as told: what each fighter placed face down and turned up.
+
+    When every fighter placed the same, one line says it; otherwise each fighter gets a line of
+    their own, since a short fighter places fewer cards (or none) and may turn nothing up.
+    ``turned`` gives the face-up cards shown while the step is still under way (Steal War), by
+    seat; a fighter missing from it has not turned theirs yet.
+    """
+    lines = [
+        t(lang, "table.supplied", count=n, giver=names[giver], name=names[to], n=n)
+        for giver, to, n in step.supplied
+    ]
+
+    def up(index: int) -> str | None:
+        if turned is not None:
+            return turned.get(step.fighters[index], UNKNOWN)
+        card = step.face_up[index]
+        return None if card is None else card_label(card, lang)
+
+    fighters = range(len(step.fighters))
+    downs = {len(cards) for cards in step.face_down}
+    if not step.knocked_out and len(downs) == 1 and all(up(i) is not None for i in fighters):
+        (down,) = downs
+        ups = " – ".join(f"{names[step.fighters[i]]} {up(i)}" for i in fighters)
+        lines.append(t(lang, "table.war_step", count=down, n=number, down=down, cards=ups))
+        return lines
+    lines.append(t(lang, "table.war_step_mixed", n=number))
+    for i in fighters:
+        seat = step.fighters[i]
+        name = names[seat]
+        down = len(step.face_down[i])
+        card = None if seat in step.knocked_out else up(i)
+        if seat in step.knocked_out:
+            # RULES §5 lose: a short fighter places what they hold face down, turns nothing up.
+            line = (
+                t(lang, "table.fighter.short_out", count=down, name=name, n=down)
+                if down
+                else t(lang, "table.fighter.empty", name=name)
+            )
+        elif card is not None and seat in step.short:
+            # RULES §5 last_card: all but the last card face down, the last one up.
+            line = (
+                t(lang, "table.fighter.last_card", count=down, name=name, n=down, card=card)
+                if down
+                else t(lang, "table.fighter.last_only", name=name, card=card)
+            )
+        elif card is not None:
+            line = t(lang, "table.fighter.placed", count=down, name=name, n=down, card=card)
+        elif step.knocked_out:
+            # Everyone else ran short: the last fighter left takes the table as it lies.
+            line = t(lang, "table.fighter.unneeded", name=name)
+        else:
+            # last_card with no cards left: the standing face-up card is compared again.
+            standing = card_label(step.compared[i], lang)
+            line = t(lang, "table.fighter.standing", name=name, card=standing)
+        lines.append(f"• {line}")
     return lines
 
 
@@ -281,32 +348,45 @@ def round_embed(
     return embed
 
 
-def outcome_text(row: GameRow, game: Game | StealGame, lang: Lang) -> str:
-    """Return the result: who won, why, and the game's figures."""
+def outcome_text(
+    row: GameRow,
+    game: Game | StealGame,
+    lang: Lang,
+    *,
+    reason: bool = True,
+    stats: bool = True,
+) -> str:
+    """Return the result: who won, why, and the game's figures.
+
+    A message that already says why (a forfeit's title) or gives the figures itself (a game
+    played to its end at once) leaves out ``reason`` or ``stats``, so no line is told twice.
+    """
     outcome = game.outcome
     assert outcome is not None
     names = names_of(row)
     if outcome.is_draw:
-        head = t(lang, "over.draw")
+        # A draw has no winner to give the trophy to.
+        lines = [t(lang, "over.draw")]
     elif len(outcome.winners) == 1:
-        head = t(lang, "over.winner", name=f"**{names[outcome.winners[0]]}**")
+        lines = ["🏆 " + t(lang, "over.winner", name=f"**{names[outcome.winners[0]]}**")]
     elif game.rules.teams:
         members = fmt_list([f"**{names[s]}**" for s in outcome.winners], lang)
-        head = t(lang, "team.winners", team=outcome.winners[0] % 2 + 1, names=members)
+        lines = ["🏆 " + t(lang, "team.winners", team=outcome.winners[0] % 2 + 1, names=members)]
     else:
-        head = t(
-            lang, "over.winners", names=fmt_list([f"**{names[s]}**" for s in outcome.winners], lang)
+        winners = fmt_list([f"**{names[s]}**" for s in outcome.winners], lang)
+        lines = ["🏆 " + t(lang, "over.winners", names=winners)]
+    if reason:
+        lines.append(reason_text(outcome, row, game, lang))
+    if stats:
+        lines.append(
+            t(
+                lang,
+                "over.stats",
+                rounds=outcome.rounds,
+                wars=game.war_rounds,
+                pot=max(game.biggest_pot, default=0),
+            )
         )
-    lines = [f"🏆 {head}", reason_text(outcome, row, game, lang)]
-    lines.append(
-        t(
-            lang,
-            "over.stats",
-            rounds=outcome.rounds,
-            wars=game.war_rounds,
-            pot=max(game.biggest_pot, default=0),
-        )
-    )
     return "\n".join(lines)
 
 
@@ -316,11 +396,11 @@ def reason_text(outcome: Outcome, row: GameRow, game: Game | StealGame, lang: La
     reason = outcome.reason
     if reason == "all_cards":
         if game.rules.teams and outcome.winners:
-            # A team holds every card between its two members' piles.
+            # A team holds every card between its two members' piles: a plural subject.
             team = fmt_list([names[s] for s in outcome.winners], lang)
-            return t(lang, "over.reason.all_cards", name=team)
+            return t(lang, "over.reason.all_cards", count=len(outcome.winners), name=team)
         holder = max(range(len(names)), key=lambda s: game.counts[s])
-        return t(lang, "over.reason.all_cards", name=names[holder])
+        return t(lang, "over.reason.all_cards", count=1, name=names[holder])
     if reason == "round_limit":
         if game.rules.points:
             return t(lang, "over.reason.points", count=outcome.rounds, n=outcome.rounds)

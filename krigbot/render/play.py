@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, cast
 import discord
 
 from krigbot.engine import Game, Round, Rules
-from krigbot.i18n import Lang, fmt_date, fmt_list, t
+from krigbot.i18n import Lang, LocaleLike, fmt_date, fmt_list, t
 from krigbot.matches import MatchInfo
 from krigbot.render.embeds import (
     COLOUR_INFO,
@@ -194,8 +194,11 @@ def finish_embed(
 
     Like every finished game's message it gets the match and the check from ``add_game_over``.
     """
-    lines = [outcome_text(row, game, lang), "", *summary_lines(row, rebuilt, lang)]
     explained = eternal_text(game, lang)
+    # The summary gives the rounds and wars, and an endless deal is explained in full below:
+    # the result leaves both out rather than tell them twice.
+    result = outcome_text(row, game, lang, reason=explained is None, stats=False)
+    lines = [result, "", *summary_lines(row, rebuilt, lang)]
     if explained is not None:
         lines += ["", f"♾️ {explained}"]
     embed = discord.Embed(
@@ -212,7 +215,13 @@ def finish_embed(
 # --------------------------------------------------------------------------- history
 
 
+def _never_dealt(row: GameRow) -> bool:
+    return row.status == "cancelled" and row.state is None
+
+
 def _result_text(row: GameRow, lang: Lang) -> str:
+    if _never_dealt(row):
+        return t(lang, "history.cancelled_challenge")
     if row.status != "finished" or row.result is None:
         return t(lang, f"history.{row.status}")
     names = names_of(row)
@@ -228,22 +237,30 @@ def _reason_text(row: GameRow, lang: Lang) -> str | None:
         return None
     if reason == "round_limit" and row.rules.get("points"):
         return t(lang, "history.reason.points")
+    target = row.rules.get("target_tricks")
+    if reason == "target" and isinstance(target, int):
+        # Quick war's 10 tricks and a best of 3's 2 are told apart by their number.
+        return t(lang, "history.reason.target", count=target, n=target)
     return t(lang, f"history.reason.{reason}")
 
 
-def history_line(row: GameRow, lang: Lang) -> str:
-    """Return one ended game as a line: id, date, players, result, reason, length, match."""
+def history_line(row: GameRow, lang: Lang, locale: LocaleLike = None) -> str:
+    """Return one ended game as a line: id, date, players, result, reason, length, match.
+
+    The date follows ``locale``, the reader's full locale (en-US and en-GB differ), or ``lang``.
+    """
     moment = row.finished_at or row.created_at
     parts = [
         f"`#{row.id}`",
-        fmt_date(moment, lang),
+        fmt_date(moment, lang if locale is None else locale),
         " – ".join(names_of(row)),
         _result_text(row, lang),
     ]
     reason = _reason_text(row, lang)
     if reason is not None:
         parts.append(reason)
-    parts.append(t(lang, "unit.rounds", count=row.round, n=row.round))
+    if not _never_dealt(row):
+        parts.append(t(lang, "unit.rounds", count=row.round, n=row.round))
     match = MatchInfo.of(row.extra)
     if match is not None:
         parts.append(t(lang, "history.match", best_of=match.best_of, game=match.game))
@@ -251,11 +268,19 @@ def history_line(row: GameRow, lang: Lang) -> str:
 
 
 def history_embed(
-    rows: Sequence[GameRow], page: int, player: int | None, lang: Lang
+    rows: Sequence[GameRow],
+    page: int,
+    player: int | None,
+    lang: Lang,
+    *,
+    locale: LocaleLike = None,
 ) -> discord.Embed:
-    """Return one page of a server's ended games, newest first (only a player's, if given)."""
+    """Return one page of a server's ended games, newest first (only a player's, if given).
+
+    ``locale`` is the reader's full locale, for the dates.
+    """
     lines = [] if player is None else [t(lang, "history.of", name=f"<@{player}>")]
-    lines += [history_line(row, lang) for row in rows] or [t(lang, "history.empty")]
+    lines += [history_line(row, lang, locale) for row in rows] or [t(lang, "history.empty")]
     embed = discord.Embed(
         title=t(lang, "history.title"), description="\n".join(lines), colour=COLOUR_INFO
     )

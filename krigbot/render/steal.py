@@ -17,13 +17,19 @@ from krigbot.engine import Round
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, t
-from krigbot.render.embeds import COLOUR_TABLE, COLOUR_WAR, counts_field, names_of, round_embed
+from krigbot.render.embeds import (
+    COLOUR_TABLE,
+    COLOUR_WAR,
+    counts_field,
+    names_of,
+    round_embed,
+    steal_line,
+    war_step_lines,
+)
 
 if TYPE_CHECKING:
     from krigbot.storage import GameRow
 
-UNKNOWN = "?"
-"""Shown for a face-up card not yet played."""
 LABEL_NAME = 32
 """Longest display name on a button (a label holds 80 characters)."""
 
@@ -51,34 +57,20 @@ def battle_lines(game: StealGame, names: Sequence[str], lang: Lang) -> list[str]
         t(lang, "table.battle", name=f"**{names[seat]}**", card=card_label(card, lang))
         for seat, card in view.battle
     ]
-    for steal in view.steals:
-        lines.append(
-            t(
-                lang,
-                "table.steal",
-                name=f"**{names[steal.seat]}**",
-                card=card_label(steal.card, lang),
-                victims=fmt_list([names[v] for v in steal.from_seats], lang),
-            )
-        )
+    lines.extend(steal_line(steal, names, lang) for steal in view.steals)
     steps = view.war_steps
     if steps:
         fighters = fmt_list([names[s] for s in steps[0].fighters], lang)
         lines.append("⚔️ " + t(lang, "table.war", names=fighters))
-    standing = dict(view.standing)
+    standing = {seat: card_label(card, lang) for seat, card in view.standing}
     for number, step in enumerate(steps, start=1):
-        last = number == len(steps)
-        ups = []
-        for index, seat in enumerate(step.fighters):
-            if seat in step.knocked_out:
-                continue
-            # The step under way shows the face-up cards played so far, the others nothing.
-            card = standing.get(seat) if last else step.compared[index]
-            ups.append(f"{names[seat]} {UNKNOWN if card is None else card_label(card, lang)}")
-        down = max((len(cards) for cards in step.face_down), default=0)
-        lines.append(
-            t(lang, "table.war_step", count=down, n=number, down=down, cards=" – ".join(ups))
+        # The step under way shows the face-up cards played so far; "?" for the others.
+        under_way = number == len(steps) and all(card is None for card in step.face_up)
+        lines.extend(
+            war_step_lines(step, number, names, lang, turned=standing if under_way else None)
         )
+        for seat in step.knocked_out:
+            lines.append(t(lang, "table.eliminated", name=names[seat]))
     return lines
 
 
@@ -148,7 +140,7 @@ def look_text(game: StealGame, seat: int, names: Sequence[str], lang: Lang) -> s
     choice = next((c for c in game.pending() if c.seat == seat), None)
     if isinstance(choice, LookChoice):
         victims = fmt_list([names[s] for s in choice.can_steal], lang)
-        lines.append(t(lang, "steal.can_steal", victims=victims))
+        lines.append(t(lang, "steal.can_steal", count=len(choice.can_steal), victims=victims))
     elif turning:
         lines.append(t(lang, "steal.will_play"))
     else:

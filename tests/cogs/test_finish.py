@@ -81,6 +81,7 @@ async def test_the_game_is_played_to_its_end_once_every_other_player_agrees(
             f"Største krig: runde {big.round}, {big.steps} krigstrinn, "
             f"{['Alice', 'Bob'][big.winner or 0]} tok {big.cards} kort" in shown
         )
+        assert shown.count("Runder: ") == 1  # the summary's figures, not the result's again
         assert f"Frø (seed): {LONG_SEED}" in shown
         assert list(buttons(done)) == [f"krig:rematch:{table.game_id}"]
         assert "story.png" in {name for name, _ in done.files}  # the chart: pictures are on
@@ -154,6 +155,8 @@ async def test_an_eternal_deal_is_explained_as_a_draw(
             "Fra runde 94 kommer kortene tilbake i samme rekkefølge hver 52. runde: "
             "spillet kunne aldri ta slutt, så det er uavgjort." in shown
         )
+        assert t("nb", "over.reason.eternal_cycle", count=52, n=52) not in shown  # told once
+        assert "🏆" not in shown
         assert "--set pickup=table" in shown
         row = await game_row(bot, table.game_id)
         assert row.result is not None

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.cogs import replies
+from krigbot.engine import Rules
 from krigbot.sessions import GameService
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
@@ -92,6 +94,80 @@ async def test_a_public_message_follows_the_servers_language(
     assert [b["label"] for b in message.walk_components() if b.get("custom_id") == accept] == [
         ACCEPT_LABEL[locale]
     ]
+
+
+@pytest.mark.parametrize("locale", ["de", "fr", "fi", "pl", "pt-BR", "ja"])
+async def test_a_reader_whose_language_has_no_catalog_reads_english(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, locale: str
+) -> None:
+    rec = await standin.slash("flip", user=world.alice, channel=world.no_channel, locale=locale)
+    answer = await rec.response()
+
+    assert answer.ephemeral
+    assert answer.content == NO_GAME["en-US"]
+
+
+@pytest.mark.parametrize("locale", ["de", "fr", "fi", "pl"])
+async def test_a_server_whose_language_has_no_catalog_is_answered_in_english_in_public(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, locale: str
+) -> None:
+    guild = standin.add_guild(f"Krieg {locale}", locale=locale, owner=world.owner)
+    channel = standin.add_channel(guild, "krig")
+    ada = standin.add_user("ada", "Ada", locale="no")  # Norwegian herself: public is the server's
+    bo = standin.add_user("bo", "Bo", locale=locale)
+    for user in (ada, bo):
+        standin.add_member(guild, user)
+
+    message = await challenge_message(standin, channel, ada, bo)
+    refused = await (await challenge(standin, channel, bo, ada)).response()
+
+    assert CHALLENGE_BODY["en-US"] in text_of(message)
+    accept = f"krig:accept:{game_id_of(message)}"
+    assert [b["label"] for b in message.walk_components() if b.get("custom_id") == accept] == [
+        ACCEPT_LABEL["en-US"]
+    ]
+    assert refused.ephemeral
+    assert refused.content.startswith("There is already a game in this channel")
+
+
+# ---------------------------------------------------------------------------- dates
+
+HISTORY_DATE = {
+    "en-US": "Dec 1, 2026",
+    "en-GB": "1 Dec 2026",
+    "no": "1. des. 2026",
+    "sv-SE": "1 dec. 2026",
+    "da": "1. dec. 2026",
+    "de": "Dec 1, 2026",
+    "fr": "Dec 1, 2026",
+}
+
+
+@pytest.mark.parametrize("locale", list(HISTORY_DATE))
+async def test_history_dates_follow_the_readers_own_locale(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, locale: str
+) -> None:
+    when = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    row = await bot.storage.create_game(
+        guild_id=world.no_guild.id,
+        channel_id=world.no_channel.id,
+        challenger_id=world.alice.id,
+        players=[world.alice.id, world.bob.id],
+        names=["Alice", "Bob"],
+        variant="standard",
+        rules=Rules.preset("standard").to_dict(),
+        seed=1,
+        now=when,
+    )
+    assert await bot.storage.end_game(row.id, "cancelled", when)
+
+    rec = await standin.slash(
+        "krig history", user=world.carol, channel=world.no_channel, locale=locale
+    )
+    answer = await rec.response()
+
+    (line,) = answer.embeds[0]["description"].splitlines()
+    assert line.startswith(f"`#{row.id}` · {HISTORY_DATE[locale]} · Alice – Bob")
 
 
 # ---------------------------------------------------------------------------- mentions
@@ -204,10 +280,7 @@ async def test_a_tricky_name_in_a_public_line_of_text_is_escaped(
         await standin.slash("krig cancel", user=mallory, channel=world.no_channel)
     ).response()
 
-    assert (
-        visible(answer.content)
-        == f"{mallory.display_name} avbrøt spillet. Det teller ikke for noen."
-    )
+    assert visible(answer.content) == f"{mallory.display_name} trakk utfordringen tilbake."
     assert_shown_literally(answer.content, mallory.display_name or "")
     assert answer.message is not None
     assert answer.message.mentions == []

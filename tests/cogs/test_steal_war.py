@@ -270,7 +270,7 @@ async def test_a_matching_card_is_shown_privately_and_steals_the_pile(
     stolen = await press(standin, answer.message, steal_id, players[thief])
 
     assert stolen.type == UPDATE_MESSAGE
-    assert stolen.content.startswith(t(mine, "steal.stole", victims=names(plan)[victim]))
+    assert stolen.content.startswith(t(mine, "steal.stole", count=1, victims=names(plan)[victim]))
     thief_name, victim_name = names(plan)[thief], names(plan)[victim]
     assert f"**{thief_name}** stjeler bunken til {victim_name} med {card}" in text_of(table)
     expected.steal(thief, [victim])
@@ -298,6 +298,10 @@ async def test_one_card_steals_two_matching_piles_at_once(
     assert buttons(waiting) == {}
     every = f"krig:steal:{table_id(table)}:{thief}:{code(plan)}:{victims[0]}-{victims[1]}"
     mine = players[thief].locale
+    offer = t(
+        mine, "steal.can_steal", count=2, victims=fmt_list([names(plan)[v] for v in victims], mine)
+    )
+    assert offer in answer.content  # two piles, said in the plural
     labels = [b["label"] for b in buttons(answer).values()]
     assert labels == [
         t(mine, "steal.steal_from", name=names(plan)[victims[0]], n=len(expected.loot[victims[0]])),
@@ -309,10 +313,12 @@ async def test_one_card_steals_two_matching_piles_at_once(
     stolen = await press(standin, answer.message, every, players[thief])
 
     victim_names = [names(plan)[v] for v in victims]
-    assert stolen.content.startswith(t(mine, "steal.stole", victims=fmt_list(victim_names, mine)))
+    assert stolen.content.startswith(
+        t(mine, "steal.stole", count=2, victims=fmt_list(victim_names, mine))
+    )
     together = fmt_list(victim_names, "nb")
     card = card_label(plan.choice.card, "nb")
-    assert f"**{names(plan)[thief]}** stjeler bunken til {together} med {card}" in text_of(table)
+    assert f"**{names(plan)[thief]}** stjeler bunkene til {together} med {card}" in text_of(table)
     expected.steal(thief, victims)
     row = await game_row(bot, table_id(table))
     assert row.state == expected.to_dict()
@@ -506,6 +512,9 @@ async def test_a_steal_war_game_ends_with_its_result_and_no_choices_left(
     assert not answer.ephemeral
     winner = ("Alice", "Bob")[played.winner]
     assert f"🏆 **{winner}** vinner!" in text_of(answer)
+    # The check of the result states Steal War's own rules, not the plain pickup.
+    assert t("nb", "rule.steal.loot") in text_of(answer)
+    assert t("nb", "rule.pickup.winner_first") not in text_of(answer)
     assert not any(c.startswith(("krig:look:", "krig:top:", "krig:flip:")) for c in buttons(answer))
     row = await game_row(bot, started.game_id)
     assert row.status == "finished"

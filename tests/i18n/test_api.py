@@ -38,8 +38,10 @@ if TYPE_CHECKING:
         (discord.Locale.danish, "da"),
         (discord.Locale.american_english, "en"),
         (discord.Locale.british_english, "en"),
-        (discord.Locale.german, "nb"),
-        (discord.Locale.finnish, "nb"),
+        (discord.Locale.german, "en"),
+        (discord.Locale.finnish, "en"),
+        (discord.Locale.french, "en"),
+        (discord.Locale.polish, "en"),
         ("no", "nb"),
         ("sv-SE", "sv"),
         ("da", "da"),
@@ -48,9 +50,9 @@ if TYPE_CHECKING:
         ("nn-NO", "nb"),
         ("sv_SE", "sv"),
         ("EN-us", "en"),
-        ("pt-BR", "nb"),
-        ("", "nb"),
-        (None, "nb"),
+        ("pt-BR", "en"),
+        ("", "en"),
+        (None, "en"),
     ],
 )
 def test_lang_for_maps_discord_locales_to_catalogs(
@@ -69,12 +71,18 @@ def test_t_formats_named_fields() -> None:
     assert t(discord.Locale.swedish, "over.winner", name="Ada") == "Ada vinner!"
 
 
-def test_t_speaks_norwegian_to_an_unknown_locale() -> None:
-    assert t("fr", "err.self") == "Du kan ikke utfordre deg selv."
-    assert t(None, "over.draw") == "Uavgjort!"
+def test_t_speaks_english_to_a_locale_without_a_catalog() -> None:
+    assert t("fr", "err.self") == "You can't challenge yourself."
+    assert t(discord.Locale.german, "err.self") == "You can't challenge yourself."
+    assert t(None, "over.draw") == t("en", "over.draw")
 
 
-def test_t_falls_back_to_norwegian_for_a_key_a_catalog_lacks(
+@pytest.mark.parametrize("locale", ["no", "nb", "nn", "nb-NO", discord.Locale.norwegian])
+def test_t_speaks_norwegian_to_every_norwegian_locale(locale: discord.Locale | str) -> None:
+    assert t(locale, "err.self") == "Du kan ikke utfordre deg selv."
+
+
+def test_t_falls_back_to_english_for_a_key_a_catalog_lacks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def without_swedish_err_self(lang: Lang) -> Mapping[str, str]:
@@ -84,7 +92,7 @@ def test_t_falls_back_to_norwegian_for_a_key_a_catalog_lacks(
         return MappingProxyType(messages)
 
     monkeypatch.setattr(krigbot.i18n, "catalog", without_swedish_err_self)
-    assert t("sv", "err.self") == "Du kan ikke utfordre deg selv."
+    assert t("sv", "err.self") == "You can't challenge yourself."
     assert t("sv", "err.bot") == "Bottar kan inte spela Krig."
 
 
@@ -183,10 +191,10 @@ def test_rank_name_rejects_values_that_are_not_cards(value: int) -> None:
 @pytest.mark.parametrize(
     ("lang", "percent", "number", "date", "names"),
     [
-        ("nb", "46\xa0%", "12\xa0345,5", "29.11.2025", "Ada, Bo og Cy"),
-        ("sv", "46\xa0%", "12\xa0345,5", "2025-11-29", "Ada, Bo och Cy"),
-        ("da", "46\xa0%", "12.345,5", "29.11.2025", "Ada, Bo og Cy"),
-        ("en", "46%", "12,345.5", "29/11/2025", "Ada, Bo and Cy"),
+        ("nb", "46\xa0%", "12\xa0345,5", "29. nov. 2025", "Ada, Bo og Cy"),
+        ("sv", "46\xa0%", "12\xa0345,5", "29 nov. 2025", "Ada, Bo och Cy"),
+        ("da", "46\xa0%", "12.345,5", "29. nov. 2025", "Ada, Bo og Cy"),
+        ("en", "46%", "12,345.5", "Nov 29, 2025", "Ada, Bo and Cy"),
     ],
 )
 def test_numbers_dates_and_lists_follow_the_language(
@@ -196,6 +204,28 @@ def test_numbers_dates_and_lists_follow_the_language(
     assert fmt_number(12345.5, lang) == number
     assert fmt_date(datetime.datetime(2025, 11, 29, 23, 30, tzinfo=datetime.UTC), lang) == date
     assert fmt_list(["Ada", "Bo", "Cy"], lang) == names
+
+
+@pytest.mark.parametrize(
+    ("locale", "date"),
+    [
+        (discord.Locale.american_english, "Dec 1, 2026"),
+        (discord.Locale.british_english, "1 Dec 2026"),
+        (discord.Locale.norwegian, "1. des. 2026"),
+        (discord.Locale.swedish, "1 dec. 2026"),
+        (discord.Locale.danish, "1. dec. 2026"),
+        ("nn-NO", "1. des. 2026"),
+        (discord.Locale.german, "Dec 1, 2026"),
+        (discord.Locale.french, "Dec 1, 2026"),
+        ("en", "Dec 1, 2026"),
+        (None, "Dec 1, 2026"),
+    ],
+)
+def test_dates_follow_the_readers_full_locale_and_english_for_the_rest(
+    locale: discord.Locale | str | None, date: str
+) -> None:
+    # 23:30 in UTC: the date shown is the UTC one whatever the reader's language.
+    assert fmt_date(datetime.datetime(2026, 12, 1, 23, 30, tzinfo=datetime.UTC), locale) == date
 
 
 def test_module_examples_hold() -> None:

@@ -42,7 +42,13 @@ async def test_translator_gives_valid_localised_names(locale: discord.Locale) ->
 
 async def test_translator_returns_none_for_locales_without_a_catalog() -> None:
     translator = Translator()
-    for locale in (discord.Locale.german, discord.Locale.finnish, discord.Locale.japanese):
+    for locale in (
+        discord.Locale.german,
+        discord.Locale.french,
+        discord.Locale.finnish,
+        discord.Locale.polish,
+        discord.Locale.japanese,
+    ):
         assert (
             await translator.translate(locale_str("flip", key="cmd.flip.name"), locale, CONTEXT)
             is None

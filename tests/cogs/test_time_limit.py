@@ -39,7 +39,7 @@ from tests.cogs.helpers import (
     text_of,
     visible,
 )
-from tests.cogs.test_steal_war import STEAL_ONE, look, names, play_to_choice, table_id
+from tests.cogs.test_steal_war import STEAL_ONE, look, names, play_to_choice
 from tests.conftest import make_settings
 from tests.standin import ChannelEvent, DiscordStandIn, OptionError, run_bot
 from tests.standin.fixtures import SampleWorld
@@ -110,7 +110,8 @@ async def test_the_time_running_out_ends_the_game_by_counting_and_says_so(
         assert f"{name}: **{count}**" in text_of(event.revision)
     assert any(cid.startswith("krig:rematch:") for cid in buttons(event.revision))
     row = await game_row(bot, table.game_id)
-    assert row.status == "finished" and row.round == 3
+    assert row.status == "finished"
+    assert row.round == 3
     assert row.result is not None
     assert (row.result["reason"], row.result["winners"]) == ("time_limit", list(outcome.winners))
     record = await bot.storage.player_stats(row.guild_id, world.alice.id)
@@ -147,7 +148,8 @@ async def test_a_flip_after_the_deadline_counts_the_cards_instead_of_playing(
     assert t("nb", "over.reason.time_limit", count=1, n=1) in visible(text_of(answer))
     row = await game_row(bot, table.game_id)
     assert (row.status, row.round) == ("finished", 2)  # no third round was played
-    assert row.result is not None and row.result["reason"] == "time_limit"
+    assert row.result is not None
+    assert row.result["reason"] == "time_limit"
     assert row.result["winners"] == list(expected.copy().end_by_counting().winners)
     again = await press(standin, table.message, flip_button(table.message), world.alice)
     assert again.ephemeral
@@ -180,7 +182,8 @@ async def test_a_restart_keeps_the_deadline_counted_from_the_deal(
         when = discord.utils.format_dt(deadline, "t")
         assert t("nb", "status.time_left", count=4, n=4, when=when) in text_of(status)
         played = await flip(standin, world.no_channel, world.bob)
-        assert not played.ephemeral and TIME_UP not in text_of(played)
+        assert not played.ephemeral
+        assert TIME_UP not in text_of(played)
         watcher = standin.watch(world.no_channel)
 
         clock.advance(minutes=4)
@@ -209,7 +212,8 @@ async def test_a_deadline_that_passed_while_the_bot_was_down_ends_the_game_at_st
 
         row = await game_row(restarted, table.game_id)
         assert (row.status, row.round) == ("finished", 4)
-        assert row.result is not None and row.result["reason"] == "time_limit"
+        assert row.result is not None
+        assert row.result["reason"] == "time_limit"
         assert t("nb", "over.reason.time_limit", count=5, n=5) in visible(text_of(event.revision))
 
 
@@ -247,7 +251,8 @@ async def test_a_steal_war_battle_under_way_is_played_out_before_the_cards_are_c
     )
     row = await game_row(bot, started.game_id)
     assert (row.status, row.round) == ("finished", before + 1)
-    assert row.result is not None and row.result["reason"] == "time_limit"
+    assert row.result is not None
+    assert row.result["reason"] == "time_limit"
     assert [cid.split(":")[1] for cid in buttons(table)] == ["rematch"]  # no Look, no Flip
     assert names(plan)[0] in text_of(table)
 
@@ -256,9 +261,7 @@ async def test_minutes_outside_the_engine_s_range_are_refused(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
     start = next(
-        option
-        for option in standin.synced_command("krig")["options"]
-        if option["name"] == "start"
+        option for option in standin.synced_command("krig")["options"] if option["name"] == "start"
     )
     minutes = next(option for option in start["options"] if option["name"] == "minutes")
     assert (minutes["min_value"], minutes["max_value"]) == (1, MAX_TIME_LIMIT)

@@ -43,13 +43,15 @@ def test_the_player_holding_the_most_cards_wins_when_the_cards_are_counted() -> 
     game.play_round()  # the king takes the queen: 4 cards against 2
     outcome = game.end_by_counting()
     assert (outcome.reason, outcome.rounds, outcome.winners) == ("time_limit", 1, (0,))
-    assert game.finished and game.outcome == outcome
+    assert game.finished
+    assert game.outcome == outcome
 
 
 def test_equal_most_cards_is_a_draw_among_those_holding_them() -> None:
     tied = deal("standard", "KS 2D", "QC 4S")
     assert tied.end_by_counting().drawn == (0, 1)
-    assert tied.outcome is not None and tied.outcome.is_draw
+    assert tied.outcome is not None
+    assert tied.outcome.is_draw
     three = deal("standard", "KS 2D 7C", "AC 4S", "3C 5H 6D")
     three.play_round()  # the ace takes three cards: 2, 4 and 2 cards; seats 0 and 2 lose
     assert three.counts == (2, 4, 2)
@@ -83,7 +85,8 @@ def test_teams_count_as_teams_and_both_members_share_the_result() -> None:
 def test_a_finished_game_cannot_be_counted_again() -> None:
     game = deal("standard", "KS", "QC")
     game.play_round()
-    assert game.outcome is not None and game.outcome.reason == "all_cards"
+    assert game.outcome is not None
+    assert game.outcome.reason == "all_cards"
     with pytest.raises(GameOverError):
         game.end_by_counting()
 
@@ -94,7 +97,8 @@ def test_a_game_ended_by_counting_is_saved_and_replayed_with_its_rounds() -> Non
     game.end_by_counting()
     saved = game.to_dict()
     restored = load_game(saved)
-    assert restored.outcome == game.outcome and restored.rules.time_limit == 15
+    assert restored.outcome == game.outcome
+    assert restored.rules.time_limit == 15
     assert list(replay(saved)) == rounds
 
 

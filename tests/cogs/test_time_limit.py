@@ -39,6 +39,8 @@ from tests.cogs.helpers import (
     text_of,
     visible,
 )
+from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of
+from tests.cogs.test_autoplay import LONG_SEED
 from tests.cogs.test_steal_war import STEAL_ONE, look, names, play_to_choice
 from tests.conftest import make_settings
 from tests.standin import ChannelEvent, DiscordStandIn, OptionError, run_bot
@@ -292,3 +294,77 @@ async def test_minutes_outside_the_engine_s_range_are_refused(
     answer = await rec.response()
     assert answer.ephemeral
     assert public_messages(standin, world.no_channel) == []
+
+
+async def test_each_game_of_a_match_has_its_own_time_limit(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+) -> None:
+    await start_game(standin, world.no_channel, world.alice, world.bob, best_of=3, minutes=5)
+    await flip(standin, world.no_channel, world.alice, count=2)
+    watcher = standin.watch(world.no_channel)
+
+    clock.advance(minutes=5)
+    first_end = await watcher.next("create", predicate=time_up, timeout=5)
+
+    (next_flip,) = [c for c in buttons(first_end.revision) if c.startswith("krig:flip:")]
+    second = int(next_flip.split(":")[2])
+    assert bot.service.deadline(await game_row(bot, second)) == clock.now + timedelta(minutes=5)
+    clock.advance(minutes=4)
+    answer = await flip(standin, world.no_channel, world.bob)
+    assert TIME_UP not in text_of(answer)
+    clock.advance(minutes=1)
+    await watcher.next("create", predicate=time_up, timeout=5)
+    row = await game_row(bot, second)
+    assert row.result is not None
+    assert (row.status, row.round, row.result["reason"]) == ("finished", 1, "time_limit")
+
+
+async def test_autoplay_stops_when_the_time_is_up_and_the_cards_are_counted(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    quick_ticks: None,
+) -> None:
+    fix_seeds(monkeypatch, LONG_SEED)
+    clock = Clock()
+    storage = await Storage.open(db_path)
+    settings = make_settings(db_path, autoplay_seconds=AUTO_SECONDS)
+    bot = KrigBot(settings, storage, guild_ready_timeout=0.05)
+    bot.service.clock = clock
+    try:
+        async with run_bot(bot, standin):
+            table = await start_game(standin, world.no_channel, world.alice, world.bob, minutes=2)
+            answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
+            message = answer.message
+            assert message is not None
+            await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+            start = len(standin.channel_events.items)
+
+            clock.advance(minutes=2)
+            await standin.channel_events.wait_index(
+                start, lambda e: TIME_UP in text_of(e.revision), 10, "the time is up"
+            )
+            # Autoplay's message says it is over: it shows the count, or says autoplay ended.
+            ended = t("nb", "auto.ended")
+            await standin.channel_events.wait_index(
+                start,
+                lambda e: (
+                    e.message is message
+                    and (TIME_UP in text_of(e.revision) or e.revision.content == ended)
+                    and not any(cid.startswith("krig:auto:") for cid in buttons(e.revision))
+                ),
+                10,
+                "the autoplay message saying the game is over",
+            )
+
+            row = await game_row(bot, table.game_id)
+            assert row.result is not None
+            assert (row.status, row.result["reason"]) == ("finished", "time_limit")
+            assert not row.extra.get("autoplay")
+    finally:
+        await storage.close()

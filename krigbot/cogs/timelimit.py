@@ -23,7 +23,7 @@ from discord.ext import commands
 
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS
-from krigbot.i18n import lang_for
+from krigbot.i18n import lang_for, t
 from krigbot.render.play import time_up_embed
 from krigbot.sessions import Refusal
 from krigbot.storage import StorageError
@@ -133,7 +133,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         await self._announce(result)
 
     async def _announce(self, result: FlipResult) -> None:
-        """Post the end of a game its time ended, and take the buttons off its old table."""
+        """Post the end of a game its time ended; its old table loses its buttons and says so."""
         row, game = result.row, result.game
         lang = lang_for(row.extra.get("lang"))
         embed = time_up_embed(row, game, lang)
@@ -149,6 +149,8 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         if row.table_message_id is not None:
             table = channel.get_partial_message(row.table_message_id)
             try:
-                await table.edit(view=None, allowed_mentions=NO_MENTIONS)
+                await table.edit(
+                    content=t(lang, "time.table_over"), view=None, allowed_mentions=NO_MENTIONS
+                )
             except discord.HTTPException as exc:
                 log.warning("could not take the buttons off game %s's table: %s", row.id, exc)

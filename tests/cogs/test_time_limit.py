@@ -118,8 +118,11 @@ async def test_the_time_running_out_ends_the_game_by_counting_and_says_so(
     assert (row.result["reason"], row.result["winners"]) == ("time_limit", list(outcome.winners))
     record = await bot.storage.player_stats(row.guild_id, world.alice.id)
     assert (record.games, record.wins) == (1, int(outcome.winners == (0,)))
-    # The last table's Flip button is gone: it could do nothing now.
-    assert not buttons(answer.message)
+    # The last table's Flip button is gone (it could do nothing now), and it says why.
+    old_table = answer.message
+    await watcher.next("edit", predicate=lambda e: e.message is old_table, timeout=5)
+    assert not buttons(old_table)
+    assert old_table.content == t("nb", "time.table_over")
     # The fairness check gives a command that plays the same game to the same winner.
     (command,) = re.findall(r"`(python -m krigbot\.sim [^`]+)`", text)
     assert "max_rounds=3" in command

@@ -542,6 +542,9 @@ class GameService:
             if isinstance(game, StealGame) and game.in_battle:
                 # RULES §10 has no rule for leaving in the middle of a battle's choices.
                 raise Refusal("steal.forfeit_in_battle")
+            if self._time_is_up(row, game):
+                # The time ran out first (RULES §7 lists it before a forfeit): count the cards.
+                return await self._end_by_time(row, game)
             try:
                 game.forfeit(seat)
                 row = await self._commit(row, game)

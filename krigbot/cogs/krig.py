@@ -549,7 +549,13 @@ class KrigCog(commands.Cog, name="Krig"):
                 title=t(public, "forfeit.done", name=names[seat]), colour=discord.Colour.dark_grey()
             )
             over: Ending | None = None
-            if result.outcome is not None:
+            confirmed = t(mine, "forfeit.confirmed")
+            if result.outcome is not None and result.outcome.reason == "time_limit":
+                # The time was up before the forfeit: the cards were counted instead.
+                embed = time_up_embed(row, result.game, public)
+                over = await ending(self.service, row, result.game, public, embed)
+                confirmed = t(mine, "time.forfeit_too_late")
+            elif result.outcome is not None:
                 embed.description = outcome_text(row, result.game, public)
                 over = await ending(self.service, row, result.game, public, embed)
             else:
@@ -568,7 +574,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 if over.sent is not None:
                     await over.sent(message.id)
 
-            return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
+            return Reply(content=confirmed, view=None, update=True, sent=sent)
 
         await respond(interaction, work(), update=True)
 

@@ -371,3 +371,34 @@ async def test_autoplay_stops_when_the_time_is_up_and_the_cards_are_counted(
             assert not row.extra.get("autoplay")
     finally:
         await storage.close()
+
+
+async def test_a_forfeit_after_the_deadline_counts_the_cards_instead(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(timelimit, "TICK_SECONDS", 3600.0)  # the timer sleeps on
+    seed, expected = seed_with_a_leader(2)
+    fix_seeds(monkeypatch, seed)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob, minutes=1)
+    await flip(standin, world.no_channel, world.alice, count=2)
+    rec = await standin.slash("krig forfeit", user=world.alice, channel=world.no_channel)
+    confirm = (await rec.response()).message
+    assert confirm is not None
+    watcher = standin.watch(world.no_channel)
+
+    clock.advance(minutes=1)
+    yes = f"krig:forfeit:{table.game_id}:{world.alice.id}:yes"
+    answer = await press(standin, confirm, yes, world.alice)
+
+    assert confirm.content == t("nb", "time.forfeit_too_late")
+    assert answer.type == 7  # the private confirmation is updated
+    announced = await watcher.next("create", predicate=lambda e: not e.message.ephemeral)
+    assert TIME_UP in text_of(announced.revision)
+    row = await game_row(bot, table.game_id)
+    assert row.result is not None
+    assert row.result["reason"] == "time_limit"
+    assert row.result["winners"] == list(expected.copy().end_by_counting().winners)

@@ -402,3 +402,26 @@ async def test_a_forfeit_after_the_deadline_counts_the_cards_instead(
     assert row.result is not None
     assert row.result["reason"] == "time_limit"
     assert row.result["winners"] == list(expected.copy().end_by_counting().winners)
+
+
+async def test_a_steal_war_flip_after_the_deadline_begins_no_battle(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(timelimit, "TICK_SECONDS", 3600.0)  # the timer sleeps on
+    started = await start_game(
+        standin, world.no_channel, world.alice, world.bob, variant="stjel", minutes=2
+    )
+
+    clock.advance(minutes=2)
+    answer = await press(standin, started.message, flip_button(started.message), world.bob)
+
+    assert TIME_UP in text_of(answer)
+    assert [cid.split(":")[1] for cid in buttons(answer)] == ["rematch"]
+    row = await game_row(bot, started.game_id)
+    assert row.result is not None
+    assert (row.status, row.round, row.result["reason"]) == ("finished", 0, "time_limit")
+    assert row.result["drawn"] == [0, 1]  # 27 cards each: nobody was ahead

@@ -123,11 +123,13 @@ async def test_the_time_running_out_ends_the_game_by_counting_and_says_so(
     await watcher.next("edit", predicate=lambda e: e.message is old_table, timeout=5)
     assert not buttons(old_table)
     assert old_table.content == t("nb", "time.table_over")
+    history = await command(standin, world.no_channel, world.alice, "history")
+    assert t("nb", "history.reason.time_limit") in text_of(history)
     # The fairness check gives a command that plays the same game to the same winner.
-    (command,) = re.findall(r"`(python -m krigbot\.sim [^`]+)`", text)
-    assert "max_rounds=3" in command
+    (check,) = re.findall(r"`(python -m krigbot\.sim [^`]+)`", text)
+    assert "max_rounds=3" in check
     capsys.readouterr()
-    assert sim_main(command.split()[3:]) == 0
+    assert sim_main(check.split()[3:]) == 0
     assert json.loads(capsys.readouterr().out)["winners"] == list(outcome.winners)
 
 

@@ -21,7 +21,6 @@ from .engine.events import LookChoice, TopChoice
 from .engine.game import outcome_to_dict
 from .engine.steal import StealGame, load_game, new_game
 from .storage import ChannelBusyError, GameRow, PlayerResult, Storage, StorageError
-from .storage.models import decode_time, encode_time
 
 log = logging.getLogger(__name__)
 
@@ -670,7 +669,7 @@ class GameService:
         if minutes is None or dealt is None:
             return None
         try:
-            return decode_time(str(dealt)) + timedelta(minutes=int(minutes))
+            return datetime.fromisoformat(str(dealt)) + timedelta(minutes=int(minutes))
         except (TypeError, ValueError):
             log.warning("game %s has a damaged deal time %r; no time limit", row.id, dealt)
             return None
@@ -931,7 +930,7 @@ class GameService:
 
 def dealt_extra(rules: Rules, now: datetime) -> dict[str, Any] | None:
     """Return what a game's extra keeps of its deal: its time, where a time limit counts it."""
-    return None if rules.time_limit is None else {DEALT_AT: encode_time(now)}
+    return None if rules.time_limit is None else {DEALT_AT: now.astimezone(UTC).isoformat()}
 
 
 def _play(row: GameRow, game: AnyGame, count: int) -> FlipResult:

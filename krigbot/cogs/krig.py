@@ -542,6 +542,8 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             result = await self.service.forfeit(channel_id, user_id, game_id)
+            if result.outcome is not None and result.outcome.reason == "time_limit":
+                return await self._counted_instead(interaction, result, mine, public)
             row = result.row
             names = names_of(row)
             seat = row.players.index(user_id)
@@ -549,13 +551,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 title=t(public, "forfeit.done", name=names[seat]), colour=discord.Colour.dark_grey()
             )
             over: Ending | None = None
-            confirmed = t(mine, "forfeit.confirmed")
-            if result.outcome is not None and result.outcome.reason == "time_limit":
-                # The time was up before the forfeit: the cards were counted instead.
-                embed = time_up_embed(row, result.game, public)
-                over = await ending(self.service, row, result.game, public, embed)
-                confirmed = t(mine, "time.forfeit_too_late")
-            elif result.outcome is not None:
+            if result.outcome is not None:
                 embed.description = outcome_text(row, result.game, public)
                 over = await ending(self.service, row, result.game, public, embed)
             else:
@@ -574,9 +570,25 @@ class KrigCog(commands.Cog, name="Krig"):
                 if over.sent is not None:
                     await over.sent(message.id)
 
-            return Reply(content=confirmed, view=None, update=True, sent=sent)
+            return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 
         await respond(interaction, work(), update=True)
+
+    async def _counted_instead(
+        self, interaction: discord.Interaction[Any], result: FlipResult, mine: Lang, public: Lang
+    ) -> Reply:
+        """Answer a forfeit that came after the deadline: the cards were counted instead."""
+        embed = time_up_embed(result.row, result.game, public)
+        over = await ending(self.service, result.row, result.game, public, embed)
+
+        async def sent(_: int) -> None:
+            message = await interaction.followup.send(
+                embed=embed, view=over.view, allowed_mentions=NO_MENTIONS, wait=True
+            )
+            if over.sent is not None:
+                await over.sent(message.id)
+
+        return Reply(content=t(mine, "time.forfeit_too_late"), view=None, update=True, sent=sent)
 
     @krig.command(
         name=ls("cancel", key="cmd.cancel.name"),

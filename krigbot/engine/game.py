@@ -347,7 +347,7 @@ class Game(Record):
         """
         if self.outcome is not None:
             raise GameOverError("the game is over")
-        self._count_up("time_limit")
+        self._end_at_round_limit("time_limit")
         assert self.outcome is not None
         return self.outcome
 
@@ -668,13 +668,13 @@ class Game(Record):
                 self.outcome = Outcome("target", self.round, winners=units[unit])
                 return
         if rules.max_rounds is not None and self.round >= rules.max_rounds:
-            self._count_up("round_limit")
+            self._end_at_round_limit()
             return
         if self._eternal_at is not None and self.round >= self._eternal_at:
             drawn = tuple(s for s in range(self.players) if self.in_game[s])
             self.outcome = Outcome("eternal", self.round, drawn=drawn, cycle=self._eternal_cycle)
 
-    def _count_up(self, reason: EndReason) -> None:
+    def _end_at_round_limit(self, reason: EndReason = "round_limit") -> None:
         """End the game by counting: the round limit or the time limit (RULES §7, §9)."""
         units = {
             u: seats

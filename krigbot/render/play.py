@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 import discord
 
-from krigbot.engine import Game, Outcome, Round, Rules
+from krigbot.engine import Game, Round, Rules
 from krigbot.i18n import Lang, fmt_date, fmt_list, t
 from krigbot.matches import MatchInfo
 from krigbot.render.embeds import (
@@ -93,18 +93,19 @@ def fairness_text(row: GameRow, game: Game | StealGame, lang: Lang) -> str:
         t(lang, "fair.seed", seed=row.seed),
         t(lang, "fair.rules", rules=" · ".join(rules_lines(rules, names_of(row), lang))),
     ]
-    checked = _without_clock(rules, game.outcome)
+    checked = _without_clock(game)
     if isinstance(game, Game) and not game.forfeits and checked is not None:
         lines.append(t(lang, "fair.command", command=f"`{play_command(checked, row.seed)}`"))
     return "\n".join(lines)
 
 
-def _without_clock(rules: Rules, outcome: Outcome | None) -> Rules | None:
+def _without_clock(game: Game | StealGame) -> Rules | None:
     """Return rules the command line plays the same game by, which has no clock (RULES §7).
 
     A time limit that ended the game after N rounds counted the cards as a round limit of N
     would; one that did not end it changed nothing. None if no round was played in time.
     """
+    rules, outcome = game.rules, game.outcome
     if rules.time_limit is None:
         return rules
     rules = rules.replace(time_limit=None)

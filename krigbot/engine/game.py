@@ -306,6 +306,23 @@ class Game(Record):
         assert played is not None
         return played
 
+    def end_by_counting(self) -> Outcome:
+        """End the game now, between rounds, counted as at the round limit (RULES §7).
+
+        For ``time_limit``: the engine has no clock, so whoever runs the game calls this once
+        the time is up. The most cards wins (in a points game the most points, then cards),
+        teams count as teams, and equal most is a draw; the reason is ``time_limit``.
+
+        >>> piles = [parse_cards(["KS", "2D"]), parse_cards(["3C"])]
+        >>> Game.from_piles(Rules.preset("standard"), piles).end_by_counting()
+        Outcome(reason='time_limit', rounds=0, winners=(0,), drawn=(), cycle=None)
+        """
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        self._end_at_round_limit("time_limit")
+        assert self.outcome is not None
+        return self.outcome
+
     def play_rounds(self, count: int) -> Round:
         """Play up to ``count`` rounds (fewer if the game ends) and return the last one.
 
@@ -333,23 +350,6 @@ class Game(Record):
         played = self._play(record=True)
         assert played is not None
         return played
-
-    def end_by_counting(self) -> Outcome:
-        """End the game now, between rounds, counted as at the round limit (RULES §7).
-
-        For ``time_limit``: the engine has no clock, so whoever runs the game calls this once
-        the time is up. The most cards wins (in a points game the most points, then cards),
-        teams count as teams, and equal most is a draw; the reason is ``time_limit``.
-
-        >>> piles = [parse_cards(["KS", "2D"]), parse_cards(["3C"])]
-        >>> Game.from_piles(Rules.preset("standard"), piles).end_by_counting()
-        Outcome(reason='time_limit', rounds=0, winners=(0,), drawn=(), cycle=None)
-        """
-        if self.outcome is not None:
-            raise GameOverError("the game is over")
-        self._end_at_round_limit("time_limit")
-        assert self.outcome is not None
-        return self.outcome
 
     def forfeit(self, seat: int) -> Outcome | None:
         """Let a seat give up; return the outcome if that ends the game (RULES §7)."""

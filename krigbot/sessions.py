@@ -321,10 +321,10 @@ class GameService:
             )
             if started is None:
                 raise Refusal("err.challenge_over")
+            self._dealt(started)
             if table_message_id is not None:
                 started = await self._set_table(started, table_message_id)
             self._running[started.channel_id] = _Running(_lean(started), game)
-            self._dealt(started)
             return AcceptResult(started, game)
 
     async def decline(

@@ -36,7 +36,7 @@ from krigbot.render.embeds import (
     stats_embed,
     status_embed,
 )
-from krigbot.render.play import dealt_embed, time_up_embed
+from krigbot.render.play import add_time_left, dealt_embed, time_up_embed
 from krigbot.sessions import MAX_FLIPS, FlipResult, Player, Refusal
 from krigbot.storage import StorageError
 
@@ -299,7 +299,9 @@ class KrigCog(commands.Cog, name="Krig"):
                     update=True,
                 )
             self._cancel_expiry(row.id)
-            embed = dealt_embed(row, result.game, lang)
+            embed = add_time_left(
+                dealt_embed(row, result.game, lang), self.service.time_left(row), lang
+            )
             self._tables[row.id] = 0
             return Reply(
                 embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True, durable=True

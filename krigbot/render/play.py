@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, cast
 
 import discord
@@ -25,6 +26,7 @@ from krigbot.render.embeds import (
     names_of,
     outcome_text,
     rules_lines,
+    time_left_text,
 )
 from krigbot.render.matches import match_lines, match_result
 from krigbot.sim import play_command
@@ -127,6 +129,17 @@ def add_game_over(embed: discord.Embed, row: GameRow, game: Game | StealGame, la
     embed.add_field(
         name=t(lang, "fair.heading"), value=fairness_text(row, game, lang), inline=False
     )
+
+
+def add_time_left(
+    embed: discord.Embed, deadline: tuple[datetime, timedelta] | None, lang: Lang
+) -> discord.Embed:
+    """Add how long a time limit has left to a table (nothing without a time limit)."""
+    if deadline is not None:
+        embed.add_field(
+            name=t(lang, "status.time_heading"), value=time_left_text(*deadline, lang), inline=False
+        )
+    return embed
 
 
 def time_up_embed(row: GameRow, game: Game | StealGame, lang: Lang) -> discord.Embed:

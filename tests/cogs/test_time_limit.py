@@ -176,17 +176,18 @@ async def test_a_restart_keeps_the_deadline_counted_from_the_deal(
         )
         assert t("nb", "rule.time_limit", count=10, n=10) in text_of(message)
         game_id = game_id_of(message)
-        await press(standin, message, f"krig:accept:{game_id}", world.bob)
-        await flip(standin, world.no_channel, world.alice)
+        dealt = await press(standin, message, f"krig:accept:{game_id}", world.bob)
         deadline = first.service.deadline(await game_row(first, game_id))
         assert deadline == clock.now + timedelta(minutes=10)
+        when = discord.utils.format_dt(deadline, "t")
+        assert t("nb", "status.time_left", count=10, n=10, when=when) in text_of(dealt)
+        await flip(standin, world.no_channel, world.alice)
     clock.advance(minutes=6)
 
     async with bot_on(standin, db_path, clock) as restarted:
         rec = await standin.slash("krig status", user=world.alice, channel=world.no_channel)
         status = await rec.response()
         assert status.ephemeral
-        when = discord.utils.format_dt(deadline, "t")
         assert t("nb", "status.time_left", count=4, n=4, when=when) in text_of(status)
         played = await flip(standin, world.no_channel, world.bob)
         assert not played.ephemeral

@@ -20,6 +20,7 @@ from krigbot.cogs.krig import KrigCog
 from krigbot.cogs.matches import MATCH_ITEMS, MatchCog
 from krigbot.cogs.replies import NO_MENTIONS, answer_error, refuse
 from krigbot.cogs.steal import STEAL_ITEMS, StealCog
+from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.config import Settings
 from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
@@ -103,12 +104,15 @@ class KrigBot(commands.Bot):
         await self.add_cog(HistoryCog(self))
         matches = MatchCog(self)
         await self.add_cog(matches)
+        time_limits = TimeLimitCog(self)
+        await self.add_cog(time_limits)
         self.add_dynamic_items(
             *DYNAMIC_ITEMS, *STEAL_ITEMS, *AUTOPLAY_ITEMS, *HISTORY_ITEMS, *MATCH_ITEMS
         )
         challenges, broken = await self.service.restore()
         cog.restore_timers(challenges)
         steal.restore_timers()
+        time_limits.restore()
         recovered = await self.matches.recover()
         if recovered:
             self._spawn(matches.announce(recovered), "announce-matches")

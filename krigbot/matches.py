@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from krigbot.engine import Outcome, Rules
 from krigbot.engine.game import outcome_from_dict
 from krigbot.engine.steal import new_game
+from krigbot.sessions import dealt_extra
 from krigbot.storage import ChannelBusyError, MatchStep, NextGame, StorageError
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ class MatchKeeper:
         game = new_game(rules, seed=seed)
         extra = {key: value for key, value in row.extra.items() if key == "lang"}
         extra["match"] = MatchInfo(match.id, match.best_of, match.game + 1, score).to_extra()
+        extra.update(dealt_extra(rules, now) or {})  # each game has its own time limit
         following = NextGame(
             challenger_id=row.challenger_id,
             names=row.names,

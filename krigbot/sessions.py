@@ -29,8 +29,10 @@ AnyGame = Game | StealGame
 MAX_FLIPS = 50
 RESUMED_VARIANTS = ("stjel",)
 """Variants whose running games have timers of their own (Steal War's choices)."""
-RESUMED_EXTRA = ("autoplay",)
-"""Keys in a game's extra that mean it has a timer of its own (autoplay)."""
+DEALT_AT = "dealt_at"
+"""The key in a game's extra for the time of its deal, kept for games with a time limit."""
+RESUMED_EXTRA = ("autoplay", DEALT_AT)
+"""Keys in a game's extra that mean it has a timer of its own (autoplay, a time limit)."""
 
 
 class Refusal(Exception):
@@ -190,6 +192,8 @@ class GameService:
         self.metrics = metrics
         self.on_finish: list[Callable[[GameRow, AnyGame], Awaitable[None]]] = []
         """Called with a game just finished, under its channel's lock (a match deals the next)."""
+        self.on_deal: list[Callable[[GameRow], None]] = []
+        """Called with a game just dealt (a challenge accepted, a match's next game)."""
 
     def _count_abandoned(self, row: GameRow) -> None:
         if self.metrics is not None:
@@ -325,9 +329,13 @@ class GameService:
             if set(updated.accepted) != set(updated.players):
                 return AcceptResult(updated)
             game = new_game(Rules.from_dict(updated.rules), seed=updated.seed)
-            started = await self.storage.start_game(game_id, state=game.to_dict(), now=self.clock())
+            now = self.clock()
+            started = await self.storage.start_game(
+                game_id, state=game.to_dict(), now=now, extra=dealt_extra(game.rules, now)
+            )
             if started is None:
                 raise Refusal("err.challenge_over")
+            self._dealt(started)
             if table_message_id is not None:
                 started = await self._set_table(started, table_message_id)
             self._running[started.channel_id] = _Running(_lean(started), game)
@@ -437,6 +445,9 @@ class GameService:
             seat = row.players.index(user_id)
             if not game.in_game[seat]:
                 raise Refusal("err.out_of_game")
+            if self._time_is_up(row, game):
+                # The timer has not ended it yet: no round after the time is up (RULES §7).
+                return await self._end_by_time(row, game)
             try:
                 result = _play(row, game, count)
                 row = await self._commit(row, game)
@@ -551,6 +562,9 @@ class GameService:
             if isinstance(game, StealGame) and game.in_battle:
                 # RULES §10 has no rule for leaving in the middle of a battle's choices.
                 raise Refusal("steal.forfeit_in_battle")
+            if self._time_is_up(row, game):
+                # The time ran out first (RULES §7 lists it before a forfeit): count the cards.
+                return await self._end_by_time(row, game)
             try:
                 game.forfeit(seat)
                 row = await self._commit(row, game)
@@ -604,8 +618,17 @@ class GameService:
                 raise Refusal("err.not_running")
             if expected_round is not None and expected_round != row.round:
                 raise Refusal("flip.raced")
+            late = self._time_is_up(row, game)
+            if late and not (isinstance(game, StealGame) and game.in_battle):
+                return await self._end_by_time(row, game)
             try:
-                if not to_end:
+                if late:
+                    # A Steal War battle under way when the time ran out: play it out by the
+                    # defaults, then count (RULES §7: after the round being played).
+                    result = _play(row, game, 1)
+                    if game.outcome is None:
+                        game.end_by_counting()
+                elif not to_end:
                     result = _play(row, game, count)
                 else:
                     result = FlipResult(row, game)
@@ -647,6 +670,72 @@ class GameService:
     def adopt(self, row: GameRow, game: AnyGame) -> None:
         """Hold a game dealt outside a challenge (a match's next game) as its channel's game."""
         self._running[row.channel_id] = _Running(_lean(row), game)
+        self._dealt(row)
+
+    def _dealt(self, row: GameRow) -> None:
+        for hook in self.on_deal:
+            try:
+                hook(row)
+            except Exception:
+                # The deal is committed; a watcher's mistake must not undo it for the players.
+                log.exception("after game %s was dealt", row.id)
+
+    # ------------------------------------------------------------------ time limit
+
+    def deadline(self, row: GameRow) -> datetime | None:
+        """Return when a game's time limit ends it (RULES §7), or None if it has none.
+
+        Counted from the deal, which is stored with the game, so a restart keeps it.
+        """
+        minutes = row.rules.get("time_limit")
+        dealt = row.extra.get(DEALT_AT)
+        if minutes is None or dealt is None:
+            return None
+        try:
+            return datetime.fromisoformat(str(dealt)) + timedelta(minutes=int(minutes))
+        except (TypeError, ValueError):
+            log.warning("game %s has a damaged deal time %r; no time limit", row.id, dealt)
+            return None
+
+    def time_left(self, row: GameRow) -> tuple[datetime, timedelta] | None:
+        """Return a game's deadline and the time left until it, or None without a time limit."""
+        deadline = self.deadline(row)
+        return None if deadline is None else (deadline, deadline - self.clock())
+
+    def _time_is_up(self, row: GameRow, game: AnyGame) -> bool:
+        deadline = self.deadline(row)
+        return deadline is not None and game.outcome is None and self.clock() >= deadline
+
+    async def _end_by_time(self, row: GameRow, game: AnyGame) -> FlipResult:
+        """End a game by counting because its time is up, and commit it with its results."""
+        try:
+            game.end_by_counting()
+            row = await self._commit(row, game)
+        except BaseException:
+            self._running.pop(row.channel_id, None)
+            raise
+        return FlipResult(row, game)
+
+    async def end_in_time(self, channel_id: int, game_id: int) -> FlipResult | None:
+        """End a game by counting once its time limit is up (the bot's deadline timer).
+
+        Returns None if the game is no longer running. A result without an outcome means not
+        yet: the time is not up by the clock, or a Steal War battle is still being played (its
+        last move ends the game, RULES §7: after the round being played).
+        """
+        async with self.lock(channel_id):
+            try:
+                found = await self.game_in(channel_id)
+            except Refusal:
+                return None  # unreadable: ended and told by the reading
+            if found is None or found[0].id != game_id:
+                return None
+            row, game = found
+            if game is None or game.finished:
+                return None
+            if not self._time_is_up(row, game) or (isinstance(game, StealGame) and game.in_battle):
+                return FlipResult(row, game)
+            return await self._end_by_time(row, game)
 
     # ------------------------------------------------------------------- Steal War
 
@@ -678,6 +767,9 @@ class GameService:
             row, game, _ = await self._steal_turn(channel_id, user_id, game_id)
             if expected_round is not None and expected_round != row.round:
                 raise Refusal("flip.raced")
+            if not game.in_battle and self._time_is_up(row, game):
+                # No new battle once the time is up: _steal_commit counts the cards instead.
+                return await self._steal_commit(row, game, lambda: None)
             pending = game.pending()
             if pending and isinstance(pending[0], TopChoice):
                 raise Refusal("steal.top_pending", name=row.names[pending[0].seat])
@@ -794,6 +886,9 @@ class GameService:
         """Make a checked move and commit it; on any failure forget the game in memory."""
         try:
             played = move()
+            if not game.in_battle and self._time_is_up(row, game):
+                # RULES §7: the game ends after the round being played, here the battle.
+                game.end_by_counting()
             row = await self._commit(row, game)
             if table_message_id is not None and game.outcome is None:
                 row = await self._set_table(row, table_message_id)
@@ -854,6 +949,11 @@ class GameService:
                         await self._read(fresh)  # ends it, and logs why
                         broken.append(fresh)
         return broken
+
+
+def dealt_extra(rules: Rules, now: datetime) -> dict[str, Any] | None:
+    """Return what a game's extra keeps of its deal: its time, where a time limit counts it."""
+    return None if rules.time_limit is None else {DEALT_AT: now.astimezone(UTC).isoformat()}
 
 
 def _play(row: GameRow, game: AnyGame, count: int) -> FlipResult:

@@ -57,6 +57,12 @@ def build_rules(variant: str, players: int | None, settings: Sequence[str]) -> R
         if key not in OPTION_KEYS or key in ("variant", "players"):
             known = ", ".join(k for k in OPTION_KEYS if k not in ("variant", "players"))
             raise UsageError(f"unknown option {key!r} (known: {known})")
+        if key == "time_limit":
+            # RULES §7: only whoever runs the game with a clock can end it when the time is up.
+            raise UsageError(
+                "time_limit needs a clock and sim has none: use max_rounds=N to count the cards"
+                " after N rounds"
+            )
         overrides[key] = parse_option(key, value)
     return Rules.preset(variant, players=players, **overrides)
 

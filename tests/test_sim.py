@@ -238,3 +238,15 @@ def test_play_command_plays_the_same_game_as_the_bot(
         outcome.rounds,
         outcome.reason,
     )
+
+
+@pytest.mark.parametrize("command", ["play", "stats"])
+def test_a_time_limit_is_refused_because_sim_has_no_clock(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    more = ["--games", "10"] if command == "stats" else []
+    status, data, err = run(capsys, command, "--seed", "1", *more, "--set", "time_limit=30")
+    assert (status, data) == (2, None)
+    (line,) = err.strip().splitlines()
+    assert "time_limit needs a clock" in line
+    assert "max_rounds" in line  # what to use instead

@@ -38,6 +38,7 @@ from krigbot.render.play import (
     finish_embed,
     finish_request_embed,
     standing_embed,
+    time_up_embed,
 )
 from krigbot.render.replays import rebuild
 from krigbot.sessions import FlipResult, Refusal
@@ -350,10 +351,13 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     async def _show(self, channel_id: int, run: _Run, result: FlipResult) -> bool:
         """Edit the autoplay message to show a step; False if the message is gone."""
         row, lang = result.row, run.lang
-        assert result.last is not None
-        embed = round_embed(
-            row, result.game, result.last, lang, played=result.played, wars=result.wars
-        )
+        if result.last is None:
+            # The time limit was up before this step: the cards were counted instead.
+            embed = time_up_embed(row, result.game, lang)
+        else:
+            embed = round_embed(
+                row, result.game, result.last, lang, played=result.played, wars=result.wars
+            )
         if result.outcome is None:
             add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)
             view = running_view(row.id, lang)

@@ -20,6 +20,7 @@ from krigbot.cogs.matches import Ending, begin_match, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.steal import StealCog
+from krigbot.engine.rules import MAX_TIME_LIMIT, MIN_TIME_LIMIT
 from krigbot.i18n import Lang, fmt_duration, lang_for, t
 from krigbot.matches import BEST_OF
 from krigbot.render.embeds import (
@@ -35,7 +36,7 @@ from krigbot.render.embeds import (
     stats_embed,
     status_embed,
 )
-from krigbot.render.play import dealt_embed
+from krigbot.render.play import add_time_left, dealt_embed, time_up_embed
 from krigbot.sessions import MAX_FLIPS, FlipResult, Player, Refusal
 from krigbot.storage import StorageError
 
@@ -122,6 +123,7 @@ class KrigCog(commands.Cog, name="Krig"):
         opponent3=_opt("opponent3"),
         variant=_opt("variant"),
         rounds=_opt("rounds"),
+        minutes=_opt("minutes"),
         pickup=_opt("pickup"),
         shortage=_opt("shortage"),
         best_of=_opt("best_of"),
@@ -132,6 +134,10 @@ class KrigCog(commands.Cog, name="Krig"):
         opponent3=_desc("opt.opponent3.desc", "A third opponent (4 players, or teams)"),
         variant=_desc("opt.variant.desc", "Which rules to play"),
         rounds=_desc("opt.rounds.desc", "End after this many rounds; most cards wins"),
+        minutes=_desc(
+            "opt.minutes.desc",
+            "Count the cards when this many minutes have passed since the deal; most cards wins",
+        ),
         pickup=_desc("opt.pickup.desc", "The order won cards go under the pile"),
         shortage=_desc("opt.shortage.desc", "What happens when someone runs out of cards in a war"),
         best_of=_desc("opt.best_of.desc", "Play a match: the first to win most of 3 or 5 games"),
@@ -150,6 +156,7 @@ class KrigCog(commands.Cog, name="Krig"):
         opponent3: discord.User | None = None,
         variant: str = "standard",
         rounds: app_commands.Range[int, 1, MAX_ROUND_LIMIT] | None = None,
+        minutes: app_commands.Range[int, MIN_TIME_LIMIT, MAX_TIME_LIMIT] | None = None,
         pickup: str | None = None,
         shortage: str | None = None,
         best_of: int | None = None,
@@ -166,6 +173,13 @@ class KrigCog(commands.Cog, name="Krig"):
                 await refuse(interaction, "err.rounds_range", min=1, max=MAX_ROUND_LIMIT)
                 return
             options["max_rounds"] = rounds
+        if minutes is not None:
+            if not MIN_TIME_LIMIT <= minutes <= MAX_TIME_LIMIT:
+                await refuse(
+                    interaction, "err.minutes_range", min=MIN_TIME_LIMIT, max=MAX_TIME_LIMIT
+                )
+                return
+            options["time_limit"] = minutes
         if pickup is not None:
             options["pickup"] = pickup
         if shortage is not None:
@@ -288,7 +302,9 @@ class KrigCog(commands.Cog, name="Krig"):
                     update=True,
                 )
             self._cancel_expiry(row.id)
-            embed = dealt_embed(row, result.game, lang)
+            embed = add_time_left(
+                dealt_embed(row, result.game, lang), self.service.time_left(row), lang
+            )
             self._tables[row.id] = 0
             return Reply(
                 embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True, durable=True
@@ -319,16 +335,22 @@ class KrigCog(commands.Cog, name="Krig"):
             self._tables[row.id] = row.round
         else:
             self._tables.pop(row.id, None)
-        assert result.last is not None
-        embed = round_embed(
-            row, result.game, result.last, lang, played=result.played, wars=result.wars
-        )
+        if result.last is None:
+            # The time was up before this flip: the cards were counted, no round was played.
+            embed = time_up_embed(row, result.game, lang)
+        else:
+            embed = round_embed(
+                row, result.game, result.last, lang, played=result.played, wars=result.wars
+            )
         files: list[discord.File] = []
         more: list[discord.Embed] = []
         if await self.pictures.enabled(row.guild_id):
-            picture = await self.pictures.round_picture(row, result.game, result.last, lang, embed)
-            if picture is not None:
-                files.append(picture)
+            if result.last is not None:
+                picture = await self.pictures.round_picture(
+                    row, result.game, result.last, lang, embed
+                )
+                if picture is not None:
+                    files.append(picture)
             if result.outcome is not None:
                 story = await self.pictures.story_picture(row, result.game, lang)
                 if story is not None:
@@ -469,7 +491,8 @@ class KrigCog(commands.Cog, name="Krig"):
             if found is None:
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found
-            reply = Reply(embed=status_embed(row, game, lang), ephemeral=True)
+            left = self.service.time_left(row)
+            reply = Reply(embed=status_embed(row, game, lang, deadline=left), ephemeral=True)
             if game is not None and game.round and await self.pictures.enabled(row.guild_id):
                 story = await self.pictures.story_picture(row, game, lang)
                 if story is not None:
@@ -524,6 +547,8 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             result = await self.service.forfeit(channel_id, user_id, game_id)
+            if result.outcome is not None and result.outcome.reason == "time_limit":
+                return await self._counted_instead(interaction, result, mine, public)
             row = result.row
             names = names_of(row)
             seat = row.players.index(user_id)
@@ -554,6 +579,22 @@ class KrigCog(commands.Cog, name="Krig"):
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 
         await respond(interaction, work(), update=True)
+
+    async def _counted_instead(
+        self, interaction: discord.Interaction[Any], result: FlipResult, mine: Lang, public: Lang
+    ) -> Reply:
+        """Answer a forfeit that came after the deadline: the cards were counted instead."""
+        embed = time_up_embed(result.row, result.game, public)
+        over = await ending(self.service, result.row, result.game, public, embed)
+
+        async def sent(_: int) -> None:
+            message = await interaction.followup.send(
+                embed=embed, view=over.view, allowed_mentions=NO_MENTIONS, wait=True
+            )
+            if over.sent is not None:
+                await over.sent(message.id)
+
+        return Reply(content=t(mine, "time.forfeit_too_late"), view=None, update=True, sent=sent)
 
     @krig.command(
         name=ls("cancel", key="cmd.cancel.name"),

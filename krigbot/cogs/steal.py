@@ -28,6 +28,7 @@ from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, lang_for, t
 from krigbot.render.embeds import names_of
+from krigbot.render.play import time_up_embed
 from krigbot.render.steal import label_name, look_text, steal_table_embed
 from krigbot.sessions import Choice, ChoiceResult, Refusal
 from krigbot.storage import StorageError
@@ -352,6 +353,12 @@ class StealCog(commands.Cog, name="StealWar"):
     ) -> tuple[discord.Embed, discord.ui.View | None]:
         """Return the table after a move; call it before any await, while the game is as saved."""
         row, game = result.row, result.game
+        if game.outcome is not None and result.played is None:
+            # Its time was up between battles: the cards were counted (RULES §7).
+            embed = time_up_embed(row, game, lang)
+            if notes:
+                embed.description = "\n".join([*notes, embed.description or ""])
+            return embed, table_view(row, game, lang)
         deadline = self.service.choice_deadline(row) if game.pending() else None
         embed = steal_table_embed(
             row, game, lang, played=result.played, notes=notes, deadline=deadline

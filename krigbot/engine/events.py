@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple, TypeAlias
 
 EndReason: TypeAlias = Literal[
-    "all_cards", "war_shortage", "round_limit", "target", "eternal", "forfeit"
+    "all_cards", "war_shortage", "round_limit", "time_limit", "target", "eternal", "forfeit"
 ]
 END_REASONS: tuple[EndReason, ...] = (
     "all_cards",
     "war_shortage",
     "round_limit",
+    "time_limit",
     "target",
     "eternal",
     "forfeit",

@@ -306,6 +306,23 @@ class Game(Record):
         assert played is not None
         return played
 
+    def end_by_counting(self) -> Outcome:
+        """End the game now, between rounds, counted as at the round limit (RULES §7).
+
+        For ``time_limit``: the engine has no clock, so whoever runs the game calls this once
+        the time is up. The most cards wins (in a points game the most points, then cards),
+        teams count as teams, and equal most is a draw; the reason is ``time_limit``.
+
+        >>> piles = [parse_cards(["KS", "2D"]), parse_cards(["3C"])]
+        >>> Game.from_piles(Rules.preset("standard"), piles).end_by_counting()
+        Outcome(reason='time_limit', rounds=0, winners=(0,), drawn=(), cycle=None)
+        """
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        self._end_at_round_limit("time_limit")
+        assert self.outcome is not None
+        return self.outcome
+
     def play_rounds(self, count: int) -> Round:
         """Play up to ``count`` rounds (fewer if the game ends) and return the last one.
 
@@ -657,7 +674,8 @@ class Game(Record):
             drawn = tuple(s for s in range(self.players) if self.in_game[s])
             self.outcome = Outcome("eternal", self.round, drawn=drawn, cycle=self._eternal_cycle)
 
-    def _end_at_round_limit(self) -> None:
+    def _end_at_round_limit(self, reason: EndReason = "round_limit") -> None:
+        """End the game by counting: the round limit or the time limit (RULES §7, §9)."""
         units = {
             u: seats
             for u, seats in enumerate(self._unit_seats)
@@ -672,10 +690,10 @@ class Game(Record):
         best = max(score(seats) for seats in units.values())
         top = [seats for seats in units.values() if score(seats) == best]
         if len(top) == 1:
-            self.outcome = Outcome("round_limit", self.round, winners=top[0])
+            self.outcome = Outcome(reason, self.round, winners=top[0])
         else:
             drawn = tuple(sorted(s for seats in top for s in seats))
-            self.outcome = Outcome("round_limit", self.round, drawn=drawn)
+            self.outcome = Outcome(reason, self.round, drawn=drawn)
 
     # ----------------------------------------------------------- eternal (RULES §7)
 

@@ -32,6 +32,9 @@ PICKUPS: tuple[Pickup, ...] = ("winner_first", "table", "shuffled")
 WAR_PLAYERS: tuple[WarPlayers, ...] = ("tied", "all")
 DEFAULT_POINTS_ROUNDS = 50
 MAX_ROUND_LIMIT = 1_000_000
+MIN_TIME_LIMIT = 1
+MAX_TIME_LIMIT = 24 * 60
+"""``time_limit`` is in whole minutes: at least one, at most a day (RULES §7)."""
 
 # RULES §11: a preset is only a starting point; each entry lists what differs from `standard`.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -56,6 +59,7 @@ OPTION_KEYS = (
     "jokers",
     "decks",
     "max_rounds",
+    "time_limit",
     "target_tricks",
     "points",
     "war_players",
@@ -77,6 +81,8 @@ class Rules:
     jokers: int = 0
     decks: int = 1
     max_rounds: int | None = None
+    time_limit: int | None = None
+    """Minutes from the deal after which the game ends by counting; only a clock can tell."""
     target_tricks: int | None = None
     points: bool = False
     war_players: WarPlayers = "tied"
@@ -173,6 +179,15 @@ class Rules:
                 raise RulesError(f"{key} must be a whole number of at least 1")
             if value is not None and value > MAX_ROUND_LIMIT:
                 raise RulesError(f"{key} must be at most {MAX_ROUND_LIMIT}")
+        if self.time_limit is not None and (
+            isinstance(self.time_limit, bool)
+            or not isinstance(self.time_limit, int)
+            or not MIN_TIME_LIMIT <= self.time_limit <= MAX_TIME_LIMIT
+        ):
+            raise RulesError(
+                f"time_limit must be a whole number of minutes from {MIN_TIME_LIMIT}"
+                f" to {MAX_TIME_LIMIT}"
+            )
         if self.points and self.max_rounds is None:
             raise RulesError("a points game needs max_rounds")
         if self.teams and self.players != 4:
@@ -203,7 +218,7 @@ def parse_option(key: str, text: str) -> Any:
         return "rank" if value == "rank" else _parse_int(key, value)
     if key in ("jokers", "decks", "players"):
         return _parse_int(key, value)
-    if key in ("max_rounds", "target_tricks"):
+    if key in ("max_rounds", "time_limit", "target_tricks"):
         return None if value in ("none", "off", "") else _parse_int(key, value)
     if key in ("shortage", "pickup", "war_players", "variant"):
         return cast(Any, value)

@@ -206,6 +206,21 @@ class StealGame(Record):
             self.play_round()
         return self.outcome
 
+    def end_by_counting(self) -> Outcome:
+        """End the game between battles, counted as at the round limit (RULES §7 time_limit).
+
+        A battle under way is played out first (its choices are the players'), so this refuses
+        during one; a top card still to choose no longer matters and is dropped.
+        """
+        self._check_running()
+        if self.in_battle:
+            raise ChoiceError("finish the battle under way first")
+        self.actions.append(["count"])
+        self._top = None
+        self._count_up("time_limit")
+        assert self.outcome is not None
+        return self.outcome
+
     def forfeit(self, seat: int) -> Outcome | None:
         """Let a seat give up; the others play on, or win if only one is left."""
         if self.outcome is not None:
@@ -429,12 +444,17 @@ class StealGame(Record):
         ):
             self.outcome = Outcome("target", self.round, winners=(winner,))
         elif self.rules.max_rounds is not None and self.round >= self.rules.max_rounds:
-            best = max(self.holding(s) for s in alive)
-            top = tuple(s for s in alive if self.holding(s) == best)
-            if len(top) == 1:
-                self.outcome = Outcome("round_limit", self.round, winners=top)
-            else:
-                self.outcome = Outcome("round_limit", self.round, drawn=top)
+            self._count_up("round_limit")
+
+    def _count_up(self, reason: EndReason) -> None:
+        """End the game by counting: the most cards wins, equal most is a draw (RULES §7)."""
+        alive = [s for s in range(self.players) if self.in_game[s]]
+        best = max(self.holding(s) for s in alive)
+        top = tuple(s for s in alive if self.holding(s) == best)
+        if len(top) == 1:
+            self.outcome = Outcome(reason, self.round, winners=top)
+        else:
+            self.outcome = Outcome(reason, self.round, drawn=top)
 
     def _apply_top(self, seat: int, card: int | None) -> None:
         assert self._top is not None
@@ -567,6 +587,8 @@ def replay_steal(rules: Rules, seed: int, actions: Sequence[Sequence[Any]]) -> I
             game.put_on_top(int(action[1]), parse_card(action[2]))
         elif kind == "forfeit":
             game.forfeit(int(action[1]))
+        elif kind == "count":
+            game.end_by_counting()
         else:
             raise StateError(f"unknown Steal War move {kind!r}")
         if played is not None:

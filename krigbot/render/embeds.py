@@ -6,8 +6,10 @@ here changes a game. Public messages use the server's language, private ones the
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import discord
@@ -112,6 +114,8 @@ def rules_lines(rules: Rules, names: Sequence[str], lang: Lang) -> list[str]:
         lines.append(t(lang, "rule.points"))
     if rules.max_rounds is not None:
         lines.append(t(lang, "rule.max_rounds", count=rules.max_rounds, n=rules.max_rounds))
+    if rules.time_limit is not None:
+        lines.append(t(lang, "rule.time_limit", count=rules.time_limit, n=rules.time_limit))
     if rules.war_players == "all" and rules.players > 2:
         lines.append(t(lang, "rule.war_players.all"))
     if rules.teams and len(names) == 4:
@@ -405,6 +409,10 @@ def reason_text(outcome: Outcome, row: GameRow, game: Game | StealGame, lang: La
         if game.rules.points:
             return t(lang, "over.reason.points", count=outcome.rounds, n=outcome.rounds)
         return t(lang, "over.reason.round_limit", count=outcome.rounds, n=outcome.rounds)
+    if reason == "time_limit":
+        minutes = game.rules.time_limit or 0
+        key = "over.reason.time_limit_points" if game.rules.points else "over.reason.time_limit"
+        return t(lang, key, count=minutes, n=minutes)
     if reason == "target":
         target = game.rules.target_tricks or 0
         return t(lang, "over.reason.target", count=target, n=target)
@@ -416,8 +424,17 @@ def reason_text(outcome: Outcome, row: GameRow, game: Game | StealGame, lang: La
     return t(lang, f"over.reason.{reason}")
 
 
-def status_embed(row: GameRow, game: Game | StealGame | None, lang: Lang) -> discord.Embed:
-    """Return the state of a channel's game for /krig status."""
+def status_embed(
+    row: GameRow,
+    game: Game | StealGame | None,
+    lang: Lang,
+    *,
+    deadline: tuple[datetime, timedelta] | None = None,
+) -> discord.Embed:
+    """Return the state of a channel's game for /krig status.
+
+    ``deadline`` is when a time limit ends the game, and the time left until then.
+    """
     names = names_of(row)
     rules = Rules.from_dict(row.rules)
     embed = discord.Embed(title=t(lang, "status.title"), colour=COLOUR_INFO)
@@ -429,6 +446,10 @@ def status_embed(row: GameRow, game: Game | StealGame | None, lang: Lang) -> dis
             name=t(lang, "table.counts_heading"),
             value=counts_field(game, names, lang),
             inline=False,
+        )
+    if deadline is not None and game is not None and game.outcome is None:
+        embed.add_field(
+            name=t(lang, "status.time_heading"), value=time_left_text(*deadline, lang), inline=False
         )
     for line in match_lines(row.extra, names, lang):
         embed.add_field(name=t(lang, "match.heading"), value=line, inline=False)
@@ -540,6 +561,16 @@ def stats_embed(
     return embed
 
 
+def time_left_text(deadline: datetime, left: timedelta, lang: Lang) -> str:
+    """Return how long a time limit has left ("12 minutes left"), or that the time is up."""
+    if left <= timedelta(0):
+        return t(lang, "status.time_up")
+    # Whole minutes, rounded up: "1 minute left" until the very end, never "0 minutes".
+    minutes = math.ceil(left / timedelta(minutes=1))
+    when = discord.utils.format_dt(deadline, "t")
+    return t(lang, "status.time_left", count=minutes, n=minutes, when=when)
+
+
 def rules_embed(variant: str | None, lang: Lang) -> discord.Embed:
     """Return how to play, and what a variant changes."""
     embed = discord.Embed(title=t(lang, "cmd.rules.desc"), colour=COLOUR_INFO)
@@ -562,4 +593,7 @@ def rules_embed(variant: str | None, lang: Lang) -> discord.Embed:
             value="\n".join(f"`{v}` — {t(lang, f'variant.{v}.name')}" for v in VARIANTS),
             inline=False,
         )
+    embed.add_field(
+        name=t(lang, "status.time_heading"), value=t(lang, "rules.time_limit"), inline=False
+    )
     return embed

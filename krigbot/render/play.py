@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, cast
 
 import discord
@@ -25,6 +26,7 @@ from krigbot.render.embeds import (
     names_of,
     outcome_text,
     rules_lines,
+    time_left_text,
 )
 from krigbot.render.matches import match_lines, match_result
 from krigbot.sim import play_command
@@ -93,9 +95,25 @@ def fairness_text(row: GameRow, game: Game | StealGame, lang: Lang) -> str:
         t(lang, "fair.seed", seed=row.seed),
         t(lang, "fair.rules", rules=" · ".join(rules_lines(rules, names_of(row), lang))),
     ]
-    if isinstance(game, Game) and not game.forfeits:
-        lines.append(t(lang, "fair.command", command=f"`{play_command(rules, row.seed)}`"))
+    checked = _without_clock(game)
+    if isinstance(game, Game) and not game.forfeits and checked is not None:
+        lines.append(t(lang, "fair.command", command=f"`{play_command(checked, row.seed)}`"))
     return "\n".join(lines)
+
+
+def _without_clock(game: Game | StealGame) -> Rules | None:
+    """Return rules the command line plays the same game by, which has no clock (RULES §7).
+
+    A time limit that ended the game after N rounds counted the cards as a round limit of N
+    would; one that did not end it changed nothing. None if no round was played in time.
+    """
+    rules, outcome = game.rules, game.outcome
+    if rules.time_limit is None:
+        return rules
+    rules = rules.replace(time_limit=None)
+    if outcome is None or outcome.reason != "time_limit":
+        return rules
+    return rules.replace(max_rounds=outcome.rounds) if outcome.rounds >= 1 else None
 
 
 def add_game_over(embed: discord.Embed, row: GameRow, game: Game | StealGame, lang: Lang) -> None:
@@ -111,6 +129,41 @@ def add_game_over(embed: discord.Embed, row: GameRow, game: Game | StealGame, la
     embed.add_field(
         name=t(lang, "fair.heading"), value=fairness_text(row, game, lang), inline=False
     )
+
+
+def add_time_left(
+    embed: discord.Embed, deadline: tuple[datetime, timedelta] | None, lang: Lang
+) -> discord.Embed:
+    """Add how long a time limit has left to a table (nothing without a time limit)."""
+    if deadline is not None:
+        embed.add_field(
+            name=t(lang, "status.time_heading"), value=time_left_text(*deadline, lang), inline=False
+        )
+    return embed
+
+
+def time_up_embed(row: GameRow, game: Game | StealGame, lang: Lang) -> discord.Embed:
+    """Return a game its time limit ended (RULES §7): the result and the final counts.
+
+    Like every finished game's message it gets the match and the check from ``add_game_over``.
+    """
+    names = names_of(row)
+    embed = discord.Embed(
+        title=t(lang, "time.up_title"),
+        description=outcome_text(row, game, lang),
+        colour=COLOUR_OVER,
+    )
+    embed.add_field(
+        name=t(lang, "table.counts_heading"), value=counts_field(game, names, lang), inline=False
+    )
+    if game.rules.points:
+        embed.add_field(
+            name=t(lang, "table.points"),
+            value=" · ".join(f"{names[s]} {game.points[s]}" for s in range(len(names))),
+            inline=False,
+        )
+    embed.set_footer(text=t(lang, "table.round_footer", round=game.round, game=row.id))
+    return embed
 
 
 # --------------------------------------------------------------------------- finish

@@ -75,7 +75,8 @@ _ACCEPT_ATTEMPTS: Final = 8
 
 _START: Final = f"""
 UPDATE games
-SET status = 'running', state = ?, round = 0, updated_at = ?, last_activity_at = ?
+SET status = 'running', state = ?, round = 0, updated_at = ?, last_activity_at = ?,
+    extra = json_patch(extra, ?)
 WHERE id = ? AND status = 'challenge'
 RETURNING {GAME_COLUMNS}
 """
@@ -264,10 +265,16 @@ class GameStore(StorageBase):
             # Another player accepted (or the challenge ended) in between: look again.
         raise StorageError(f"the challenge of game {game_id} kept changing; try again")
 
-    async def start_game(self, game_id: int, *, state: JSONDict, now: datetime) -> GameRow | None:
-        """Move a challenge to running with the dealt state; None if it is not a challenge."""
+    async def start_game(
+        self, game_id: int, *, state: JSONDict, now: datetime, extra: JSONDict | None = None
+    ) -> GameRow | None:
+        """Move a challenge to running with the dealt state; None if it is not a challenge.
+
+        ``extra`` is merged into the game's extra in the same write (the time of the deal).
+        """
         stamp = encode_time(now)
-        row = await self._fetchone(_START, (encode_json(state), stamp, stamp, game_id))
+        merged = encode_json({} if extra is None else extra)
+        row = await self._fetchone(_START, (encode_json(state), stamp, stamp, merged, game_id))
         return None if row is None else game_from_row(row)
 
     async def save_round(

@@ -90,6 +90,7 @@ def test_start_takes_opponents_a_variant_a_round_limit_and_rule_overrides(
         ("opponent3", USER, False),
         ("variant", STRING, False),
         ("rounds", INTEGER, False),
+        ("minutes", INTEGER, False),
         ("pickup", STRING, False),
         ("shortage", STRING, False),
         ("best_of", INTEGER, False),

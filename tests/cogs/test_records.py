@@ -269,7 +269,8 @@ async def test_rules_are_shown_to_the_reader_in_their_own_language(
     embed = answer.embeds[0]
     assert embed["title"] == "Så spelar du Krig och varianterna"
     assert embed["description"] == t("sv", "rules.basic")
-    (variants,) = embed["fields"]
+    variants, time_limit = embed["fields"]
+    assert (time_limit["name"], time_limit["value"]) == ("Tidsgräns", t("sv", "rules.time_limit"))
     assert variants["name"] == "Varianter"
     assert "`lag` — Lag (2 mot 2)" in variants["value"]
     assert len(variants["value"].splitlines()) == 10

@@ -394,3 +394,18 @@ async def test_rows_are_frozen(storage: Storage) -> None:
     with pytest.raises(AttributeError):
         game.status = "running"  # type: ignore[misc]
     assert replace(game, round=3).round == 3
+
+
+async def test_start_game_merges_the_deal_s_extra_into_the_game_s_in_the_same_write(
+    storage: Storage,
+) -> None:
+    game = await new_game(storage, extra={"lang": "sv", "match": {"id": 1}})
+    dealt = {"dealt_at": "2026-12-01T10:00:00.000000Z"}
+    started = await storage.start_game(game.id, state={}, now=at(1), extra=dealt)
+    assert started is not None
+    assert started.extra == {"lang": "sv", "match": {"id": 1}, **dealt}
+    assert await storage.get_game(game.id) == started
+    plain = await new_game(storage, channel_id=300, extra={"lang": "da"})
+    unchanged = await storage.start_game(plain.id, state={}, now=at(1))
+    assert unchanged is not None
+    assert unchanged.extra == {"lang": "da"}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from krigbot.engine import Outcome, Round, Rules
+from krigbot.engine import PRESETS, Outcome, Round, Rules
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
 from krigbot.render.matches import match_lines, match_rule
@@ -28,18 +28,8 @@ COLOUR_INFO = discord.Colour.dark_teal()
 BAR_WIDTH = 10
 TEAMS = ((0, 2), (1, 3))
 """The seats of each team in a team game (RULES §9)."""
-VARIANTS = (
-    "standard",
-    "klassisk",
-    "fem",
-    "razboi",
-    "jokere",
-    "hurtig",
-    "poeng",
-    "dobbel",
-    "lag",
-    "stjel",
-)
+VARIANTS = tuple(PRESETS)
+"""Every preset of the engine (RULES §11), in its order: the variant choices and the rules list."""
 
 
 _BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
@@ -107,6 +97,8 @@ def rules_lines(rules: Rules, names: Sequence[str], lang: Lang) -> list[str]:
         lines.append(t(lang, "rule.max_rounds", count=rules.max_rounds, n=rules.max_rounds))
     if rules.war_players == "all" and rules.players > 2:
         lines.append(t(lang, "rule.war_players.all"))
+    if rules.wide_war and rules.players > 2:
+        lines.append(t(lang, "rule.wide_war"))
     if rules.teams and len(names) == 4:
         team1 = fmt_list([names[0], names[2]], lang)
         team2 = fmt_list([names[1], names[3]], lang)

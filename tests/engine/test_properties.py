@@ -10,12 +10,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from krigbot.engine import END_REASONS, Game, Round, Rules, StateError, full_deck, run_to_end
+from krigbot.engine import (
+    END_REASONS,
+    PRESETS,
+    Game,
+    Round,
+    Rules,
+    StateError,
+    full_deck,
+    run_to_end,
+)
 from krigbot.engine.rules import FACE_DOWN_CHOICES, PICKUPS, SHORTAGES, WAR_PLAYERS
 
 from .deals import comparable, play, roundtrip, watch
 
-PLAYABLE_PRESETS = ["standard", "klassisk", "fem", "razboi", "jokere", "hurtig", "poeng", "dobbel"]
+PLAYABLE_PRESETS = [name for name in PRESETS if name not in ("lag", "stjel")]
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -52,6 +61,7 @@ def rules_for(draw: st.DrawFn, players: int, *, limit: bool = False) -> Rules:
         "shortage": draw(st.sampled_from(SHORTAGES)),
         "shuffle_won": draw(st.booleans()),
         "war_players": draw(st.sampled_from(WAR_PLAYERS)),
+        "wide_war": draw(st.booleans()),
     }
     if draw(st.booleans()):
         options["face_down"] = draw(st.sampled_from(FACE_DOWN_CHOICES))

@@ -600,14 +600,11 @@ class Game(Record):
             self.set_aside += aside
         self.round += 1
 
-        empty = self._eliminate_empty()
-        if out_groups:
-            eliminated = [s for group in out_groups for s in group] + empty
-            moments = [*out_groups, empty] if empty else out_groups
-        else:
-            eliminated = empty
-            moments = [empty]
-        if eliminated and steps:
+        eliminated = self._eliminate_empty()
+        if steps and (out_groups or eliminated):
+            # Who went out, group by group: those knocked out in the war, then the empty-handed.
+            moments = [*out_groups, eliminated] if eliminated else out_groups
+            eliminated = [s for group in moments for s in group]
             short = {seat for step in steps for seat in step.short}
             drawn = self._unit_members(out_groups[-1]) if out_groups else ()
             self._check_end(winner, self._last_out_was_short(moments, short), drawn)

@@ -340,14 +340,18 @@ class Game(Record):
         assert played is not None
         return played
 
-    def forfeit(self, seat: int) -> Outcome | None:
-        """Let a seat give up; return the outcome if that ends the game (RULES §7, §9)."""
+    def forfeit(self, seat: int, *, alone: bool = False) -> Outcome | None:
+        """Let a seat give up; return the outcome if that ends the game (RULES §7, §9).
+
+        ``alone`` lets a team member leave while the partner plays on, as forfeits did in team
+        games saved before RULES §9 made them the team's: only for replaying those.
+        """
         if self.outcome is not None:
             raise GameOverError("the game is over")
-        if not self.can_forfeit(seat):
+        if not self.can_forfeit(seat) or (alone and not self.in_game[seat]):
             raise PlayerError(f"seat {seat} is not in the game")
         self.forfeits.append((seat, self.round))
-        if self.rules.teams:
+        if self.rules.teams and not alone:
             # RULES §9: a member gives up for the team, and the other team wins; the cards stay
             # where they are (nothing vanishes from a team game).
             self.outcome = Outcome("forfeit", self.round, winners=self._unit_seats[1 - seat % 2])
@@ -358,9 +362,10 @@ class Game(Record):
         self.won[seat].clear()
         self.in_game[seat] = False
         self.eliminated.append(seat)
-        alive = [s for s in range(self.players) if self.in_game[s]]
+        units = self._unit_seats
+        alive = [u for u, seats in enumerate(units) if any(self.in_game[s] for s in seats)]
         if len(alive) == 1:
-            self.outcome = Outcome("forfeit", self.round, winners=(alive[0],))
+            self.outcome = Outcome("forfeit", self.round, winners=units[alive[0]])
         elif self.rules.detects_eternal:
             # Positions before the forfeit held this seat's cards, so none can come back:
             # forget the old prediction and look ahead again from here.

@@ -245,8 +245,10 @@ def test_the_module_runs_as_a_program(tmp_path: Path) -> None:
         Rules.preset("poeng", max_rounds=20),
         Rules.preset("razboi", shortage="last_card", war_players="all", players=4),
         Rules.preset("stjel"),
+        Rules.preset("best5"),
+        Rules.preset("klassisk", players=3, wide_war=False),
     ],
-    ids=lambda rules: rules.preset_name,
+    ids=lambda rules: f"{rules.preset_name}-{rules.players}",
 )
 def test_play_command_plays_the_same_game_as_the_bot(
     capsys: pytest.CaptureFixture[str], rules: Rules

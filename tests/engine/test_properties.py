@@ -197,6 +197,10 @@ def test_every_game_ends_or_is_declared_eternal(setup: Setup) -> None:
     assert outcome.reason in END_REASONS
     assert outcome.rounds == game.round <= 100_000
     assert not set(outcome.winners) & set(outcome.drawn)
+    if rules.teams:  # RULES §9: the result is the team's
+        for first, second in ((0, 2), (1, 3)):
+            assert (first in outcome.winners) == (second in outcome.winners)
+            assert (first in outcome.drawn) == (second in outcome.drawn)
     if outcome.reason == "eternal":
         assert rules.detects_eternal
         assert outcome.cycle is not None
@@ -234,7 +238,9 @@ def test_eternal_detection_agrees_with_brute_force(setup: Setup) -> None:
     else:
         assert game.outcome.reason == "eternal"
         assert (game.outcome.rounds, game.outcome.cycle) == repeat
-        assert game.outcome.drawn == tuple(s for s in range(game.players) if game.in_game[s])
+        n = game.players
+        in_play = [game.in_game[s] or (rules.teams and game.in_game[(s + 2) % n]) for s in range(n)]
+        assert game.outcome.drawn == tuple(s for s in range(game.players) if in_play[s])
     assert len(played) == game.outcome.rounds
 
 

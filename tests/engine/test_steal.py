@@ -212,3 +212,13 @@ def test_a_game_saved_with_options_steal_war_never_played_by_loads_and_plays_on(
     while game.outcome is None:
         assert restored.play_round() == game.play_round()
     assert restored.outcome == game.outcome
+
+
+def test_round_limit_comes_before_target_in_the_same_battle() -> None:
+    # RULES §7: battle 1 reaches the round limit and A's first trick; the cards are counted.
+    rules = Rules.preset("stjel", max_rounds=1, target_tricks=1)
+    game = StealGame(rules, [parse_cards(["AS"]), parse_cards(["2H", "3H", "4H"])], seed=0)
+    game.play_round()
+    assert game.counts == (2, 2)
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.drawn) == ("round_limit", (0, 1))

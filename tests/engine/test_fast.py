@@ -32,6 +32,8 @@ ENDS: dict[str, dict[str, Any]] = {
     "max_rounds": {"max_rounds": 150},
     "target": {"target_tricks": 12},
     "points": {"points": True, "max_rounds": 60},
+    # Two players reach 5 tricks by round 9 at the latest, often in it: both ends at once.
+    "limit_and_target": {"max_rounds": 9, "target_tricks": 5},
 }
 # Few ranks: wars, repeated wars and running short come often, and the games are short.
 SMALL_RANKS = ["89TJ", "2345", "A"]

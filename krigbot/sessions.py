@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from .engine import EngineError, Game, Outcome, Round, Rules, RulesError, run_to_end
+from .engine import (
+    EngineError,
+    FixedOptionError,
+    Game,
+    Outcome,
+    Round,
+    Rules,
+    RulesError,
+    run_to_end,
+)
 from .engine.events import LookChoice, TopChoice
 from .engine.game import outcome_to_dict
 from .engine.steal import StealGame, load_game, new_game
@@ -266,6 +275,8 @@ class GameService:
             raise Refusal("err.players", variant=variant, n=4)
         try:
             return Rules.preset(variant, players=players, **options)
+        except FixedOptionError as exc:
+            raise Refusal(f"err.fixed.{exc.option}", variant=exc.variant) from None
         except RulesError as exc:
             raise Refusal("err.bad_option", reason=str(exc)) from None
 
@@ -557,7 +568,8 @@ class GameService:
             if game is None:
                 raise Refusal("err.not_running")
             seat = row.players.index(user_id)
-            if not game.in_game[seat]:
+            # RULES §9: a team member who is out may still give up for the team.
+            if not game.can_forfeit(seat):
                 raise Refusal("err.out_of_game")
             if isinstance(game, StealGame) and game.in_battle:
                 # RULES §10 has no rule for leaving in the middle of a battle's choices.

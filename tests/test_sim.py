@@ -70,6 +70,29 @@ def test_play_set_changes_the_rules(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert three_down["rules"]["face_down"] == 3
 
 
+def test_play_set_wide_war_makes_three_tied_fight_one_down(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deal = deal_file(tmp_path, [["8S", "2S", "KS"], ["8H", "2H", "QH"], ["8D", "2D", "JD"]])
+    argv = ["play", "--deal", deal, "--trace", "--set", "face_down=3"]
+    _, narrow, _ = run(capsys, *argv)
+    _, wide, _ = run(capsys, *argv, "--set", "wide_war=true")
+    assert narrow is not None
+    assert wide is not None
+    assert narrow["reason"] == "war_shortage"  # 3 down: all three are short
+    assert wide["rules"]["wide_war"] is True
+    assert (wide["trace"][0]["winner"], wide["trace"][0]["cards"]) == (0, 9)
+
+
+def test_play_best_of_three_rounds(capsys: pytest.CaptureFixture[str]) -> None:
+    status, data, _ = run(capsys, "play", "--seed", "3", "--variant", "best3")
+    assert status == 0
+    assert data is not None
+    assert data["reason"] == "target"
+    assert 2 <= data["rounds"] <= 3
+    assert data["rules"]["target_tricks"] == 2
+
+
 def test_play_seed_matches_the_engine(capsys: pytest.CaptureFixture[str]) -> None:
     status, data, _ = run(capsys, "play", "--seed", "42", "--variant", "klassisk")
     game = Game.new(Rules.preset("klassisk"), 42)
@@ -137,6 +160,12 @@ def test_stats_plays_steal_war_by_its_defaults(capsys: pytest.CaptureFixture[str
         (["play", "--seed", "1", "--set", "face_down=2"], "face_down"),
         (["play", "--seed", "1", "--set", "shuffle_won=maybe"], "shuffle_won"),
         (["play", "--seed", "1", "--set", "face_down"], "KEY=VALUE"),
+        (["play", "--seed", "1", "--variant", "stjel", "--set", "shortage=last_card"], "shortage"),
+        (
+            ["stats", "--games", "5", "--seed", "1", "--variant", "stjel", "--set", "pickup=table"],
+            "pickup cannot be set for variant stjel",
+        ),
+        (["play", "--seed", "1", "--variant", "stjel", "--set", "wide_war=true"], "wide_war"),
         (["play", "--seed", "x"], "invalid int"),
         (["play"], "exactly one of --deal"),
         (["stats", "--games", "0", "--seed", "1"], "at least 1"),
@@ -216,8 +245,10 @@ def test_the_module_runs_as_a_program(tmp_path: Path) -> None:
         Rules.preset("poeng", max_rounds=20),
         Rules.preset("razboi", shortage="last_card", war_players="all", players=4),
         Rules.preset("stjel"),
+        Rules.preset("best5"),
+        Rules.preset("klassisk", players=3, wide_war=False),
     ],
-    ids=lambda rules: rules.preset_name,
+    ids=lambda rules: f"{rules.preset_name}-{rules.players}",
 )
 def test_play_command_plays_the_same_game_as_the_bot(
     capsys: pytest.CaptureFixture[str], rules: Rules

@@ -11,6 +11,19 @@ class RulesError(EngineError):
     """An unknown variant or option, or options that cannot be combined."""
 
 
+class FixedOptionError(RulesError):
+    """An option the variant fixes was set to something else (Steal War, RULES §10)."""
+
+    def __init__(self, option: str, variant: str, fixed: object) -> None:
+        super().__init__(
+            f"{option} cannot be set for variant {variant}: it always plays {option}={fixed}"
+        )
+        self.option = option
+        """The option that was set, a key of RULES.md (``shortage``)."""
+        self.variant = variant
+        """The preset whose rules fix it (``stjel``)."""
+
+
 class CardError(EngineError):
     """A card code that is not in the notation of RULES §1."""
 

@@ -23,7 +23,8 @@ END_REASONS: tuple[EndReason, ...] = (
 class Outcome:
     """How a game ended: who won, who shared a draw, and why (RULES §7).
 
-    Seats in neither ``winners`` nor ``drawn`` lost.
+    Seats in neither ``winners`` nor ``drawn`` lost. In a team game a result is the team's
+    (RULES §9): both members of a team are in ``winners``, both in ``drawn``, or neither.
     """
 
     reason: EndReason

@@ -79,8 +79,7 @@ def run_to_end(game: Game) -> Outcome:
         cycle = _advance(game, watch=watch)
         if cycle is not None:
             repeat = watch.first_repeat(cycle)
-            drawn = tuple(s for s in range(repeat.players) if repeat.in_game[s])
-            repeat.outcome = Outcome("eternal", repeat.round, drawn=drawn, cycle=cycle)
+            repeat.outcome = Outcome("eternal", repeat.round, drawn=repeat.in_play(), cycle=cycle)
             repeat._eternal_at = repeat.round
             repeat._eternal_cycle = cycle
             _adopt(game, repeat)
@@ -450,6 +449,7 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
         or (target is not None and winner >= 0 and game.tricks[winner] >= target)
     ):
         eliminated = knocked + game._eliminate_empty()
+        # Two players: the one put out is the last; both put out together share the draw.
         game._check_end(
             winner if winner >= 0 else None, not short.isdisjoint(eliminated), eliminated
         )

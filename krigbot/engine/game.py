@@ -135,6 +135,12 @@ class Record:
         """Tell whether the game has ended."""
         return self.outcome is not None
 
+    def can_forfeit(self, seat: int) -> bool:
+        """Tell whether a seat may give up: it still plays, or its team does (RULES §9)."""
+        if self.outcome is not None or not 0 <= seat < self.players:
+            return False
+        return self.in_game[seat] or (self.rules.teams and self.in_game[(seat + 2) % 4])
+
     @property
     def forfeited(self) -> list[int]:
         """Return the seats that gave up, in order."""
@@ -351,15 +357,23 @@ class Game(Record):
         assert played is not None
         return played
 
-    def forfeit(self, seat: int) -> Outcome | None:
-        """Let a seat give up; return the outcome if that ends the game (RULES §7)."""
+    def forfeit(self, seat: int, *, alone: bool = False) -> Outcome | None:
+        """Let a seat give up; return the outcome if that ends the game (RULES §7, §9).
+
+        ``alone`` lets a team member leave while the partner plays on, as forfeits did in team
+        games saved before RULES §9 made them the team's: only for replaying those.
+        """
         if self.outcome is not None:
             raise GameOverError("the game is over")
-        if not 0 <= seat < self.players or not self.in_game[seat]:
+        if not self.can_forfeit(seat) or (alone and not self.in_game[seat]):
             raise PlayerError(f"seat {seat} is not in the game")
         self.forfeits.append((seat, self.round))
-        # RULES §7: with 3–4 players the game goes on without them (in a team game their
-        # partner plays on, and a team loses when both are out, §9); their cards leave play.
+        if self.rules.teams and not alone:
+            # RULES §9: a member gives up for the team, and the other team wins; the cards stay
+            # where they are (nothing vanishes from a team game).
+            self.outcome = Outcome("forfeit", self.round, winners=self._unit_seats[1 - seat % 2])
+            return self.outcome
+        # RULES §7: with 3–4 players the game goes on without them; their cards leave play.
         self.set_aside += self.holding(seat)
         self.piles[seat].clear()
         self.won[seat].clear()
@@ -401,10 +415,9 @@ class Game(Record):
         standing = dict(battle)  # the card each seat would compare now
         contenders = active
         steps: list[WarStep] = []
-        knocked_out: list[int] = []
+        out_groups: list[list[int]] = []  # seats knocked out in war steps, each group together
         winner: int | None = None
         team_no_war = False
-        draw_seats: tuple[int, ...] | None = None
         tied_value = 0
 
         while True:
@@ -422,19 +435,19 @@ class Game(Record):
                 fighters = tied
             else:
                 fighters = [s for s in range(n) if in_game[s]]
-            step, winner, draw_seats = self._war_step(
-                fighters, war_face_down(rules, tied_value), standing, table, knocked_out
-            )
+            if rules.wide_war and not steps and len(tied) >= 3:
+                f = 1  # RULES §8: three or four tied in the battle fight one step of 1 down, 1 up
+            else:
+                f = war_face_down(rules, tied_value)
+            step, winner = self._war_step(fighters, f, standing, table, out_groups)
             steps.append(step)
-            if winner is not None or draw_seats is not None:
+            if winner is not None:
                 break
             contenders = [s for s in step.fighters if s not in step.knocked_out]
             if len(contenders) == 0:
                 break  # the last fighters went out together: the table is set aside
 
-        return self._collect(
-            battle, table, steps, winner, knocked_out, team_no_war, draw_seats, record=record
-        )
+        return self._collect(battle, table, steps, winner, out_groups, team_no_war, record=record)
 
     def _war_step(
         self,
@@ -442,9 +455,12 @@ class Game(Record):
         f: int,
         standing: dict[int, int],
         table: Table,
-        knocked_out: list[int],
-    ) -> tuple[WarStep, int | None, tuple[int, ...] | None]:
-        """Play one war step; return it, a seat that took the table early, or a drawn game."""
+        out_groups: list[list[int]],
+    ) -> tuple[WarStep, int | None]:
+        """Play one war step; return it and the seat that took the table early, if one did.
+
+        Seats knocked out go to ``out_groups``, one group for those who went out together.
+        """
         rules = self.rules
         need = f + 1
         borrowed = dict.fromkeys(fighters, 0)
@@ -486,18 +502,20 @@ class Game(Record):
                 group = [s for s in lacking if available(s) == fewest]
                 for s in group:
                     down[s] = take(s, available(s))
-                    out_now.append(s)
+                out_now.extend(group)
+                out_groups.append(group)
                 remaining = [s for s in remaining if s not in group]
             if len(remaining) > 1:
                 for s in remaining:
                     cards = take(s, need)
                     down[s], up[s] = cards[:-1], cards[-1]
+        elif all(available(s) == 0 for s in fighters):
+            # RULES §5: nobody can place a card, so the standing cards would tie forever: the
+            # fighters are out together and the table is set aside.
+            out_now = remaining
+            out_groups.append(remaining)
+            remaining = []
         else:
-            if all(available(s) == 0 for s in fighters):
-                # Nobody can place a card, so the standing cards would tie forever.
-                step = self._make_step(fighters, down, up, standing, short, (), supplied)
-                self._place(table, fighters, down, up)
-                return step, None, tuple(s for s in range(self.players) if self.in_game[s])
             for s in fighters:
                 have = available(s)
                 if have == 0:
@@ -508,13 +526,12 @@ class Game(Record):
         for s in out_now:
             self.in_game[s] = False
             self.eliminated.append(s)
-            knocked_out.append(s)
         standing.update(up)
         step = self._make_step(fighters, down, up, standing, short, tuple(out_now), supplied)
         self._place(table, fighters, down, up)
-        if rules.shortage == "lose" and len(remaining) <= 1:
-            return step, (remaining[0] if remaining else None), None
-        return step, None, None
+        if len(remaining) == 1:
+            return step, remaining[0]
+        return step, None
 
     @staticmethod
     def _make_step(
@@ -577,9 +594,8 @@ class Game(Record):
         table: Table,
         steps: list[WarStep],
         winner: int | None,
-        knocked_out: list[int],
+        out_groups: list[list[int]],
         team_no_war: bool,
-        draw_seats: tuple[int, ...] | None,
         *,
         record: bool,
     ) -> Round | None:
@@ -606,15 +622,16 @@ class Game(Record):
             self.set_aside += aside
         self.round += 1
 
-        eliminated = knocked_out + self._eliminate_empty()
-
-        if draw_seats is not None:
-            self.outcome = Outcome("war_shortage", self.round, drawn=draw_seats)
+        eliminated = self._eliminate_empty()
+        if steps and (out_groups or eliminated):
+            # Who went out, group by group: those knocked out in the war, then the empty-handed.
+            moments = [*out_groups, eliminated] if eliminated else out_groups
+            eliminated = [s for group in moments for s in group]
+            short = {seat for step in steps for seat in step.short}
+            drawn = self._unit_members(out_groups[-1]) if out_groups else ()
+            self._check_end(winner, self._last_out_was_short(moments, short), drawn)
         else:
-            # `war_shortage` only when someone went out for lack of cards (RULES §5); a player
-            # who could complete every step and simply lost their last cards ends `all_cards`.
-            short = {seat for step in steps for seat in step.short} if steps else set()
-            self._check_end(winner, not short.isdisjoint(eliminated), eliminated)
+            self._check_end(winner, False, ())
         if not record:
             return None
         return Round(
@@ -647,32 +664,77 @@ class Game(Record):
 
     def _finish_plain_round(self, winner: int | None) -> None:
         """Run the end checks after a round the fast path played inline (no war)."""
-        self._check_end(winner, False, self._eliminate_empty())
+        self._eliminate_empty()
+        self._check_end(winner, False, ())
 
-    def _check_end(self, winner: int | None, shortage: bool, eliminated: list[int]) -> None:
+    def _unit_members(self, seats: Sequence[int]) -> tuple[int, ...]:
+        """Return the seats of every unit (a seat, or a team) with a seat among ``seats``."""
+        if not self.rules.teams:
+            return tuple(sorted(seats))
+        return tuple(s for s in range(4) if any(s % 2 == o % 2 for o in seats))
+
+    def _last_out_was_short(self, moments: list[list[int]], short: set[int]) -> bool:
+        """Tell whether the last player or team put out in this round was short (RULES §7).
+
+        ``moments`` holds the seats that went out this round, each group at one moment: the
+        groups knocked out in war steps, then those left with no cards after the round. A team
+        is put out with its last member, and was short if either member was.
+        """
+        latest = -1
+        units: list[tuple[int, ...]] = []
+        for seats in self._unit_seats:
+            if any(self.in_game[s] for s in seats):
+                continue
+            went = [i for i, group in enumerate(moments) if not set(seats).isdisjoint(group)]
+            if not went:
+                continue  # out before this round
+            if went[-1] > latest:
+                latest, units = went[-1], [seats]
+            elif went[-1] == latest:
+                units.append(seats)
+        return any(s in short for seats in units for s in seats)
+
+    def _check_end(self, winner: int | None, shortage: bool, drawn: Sequence[int]) -> None:
+        """End the game after a round if it is over (RULES §7, the first reason in its list).
+
+        ``shortage`` says that the last player or team put out was short in a war step;
+        ``drawn`` who share the draw if nobody is left (the last knocked out, with their team).
+        """
         rules = self.rules
         units = self._unit_seats
         in_game = self.in_game
         # A unit is one seat or a team of two: it is alive while its first or last seat is.
         alive = [u for u, seats in enumerate(units) if in_game[seats[0]] or in_game[seats[-1]]]
-        reason: EndReason = "war_shortage" if shortage else "all_cards"
         if len(alive) == 1:
+            reason: EndReason = "war_shortage" if shortage else "all_cards"
             self.outcome = Outcome(reason, self.round, winners=units[alive[0]])
             return
         if not alive:
-            self.outcome = Outcome("war_shortage", self.round, drawn=tuple(sorted(eliminated)))
+            self.outcome = Outcome("war_shortage", self.round, drawn=tuple(drawn))
+            return
+        if rules.max_rounds is not None and self.round >= rules.max_rounds:
+            self._end_at_round_limit()
             return
         if rules.target_tricks is not None and winner is not None:
             unit = winner % 2 if rules.teams else winner
             if sum(self.tricks[s] for s in units[unit]) >= rules.target_tricks:
                 self.outcome = Outcome("target", self.round, winners=units[unit])
                 return
-        if rules.max_rounds is not None and self.round >= rules.max_rounds:
-            self._end_at_round_limit()
-            return
         if self._eternal_at is not None and self.round >= self._eternal_at:
-            drawn = tuple(s for s in range(self.players) if self.in_game[s])
-            self.outcome = Outcome("eternal", self.round, drawn=drawn, cycle=self._eternal_cycle)
+            self.outcome = Outcome(
+                "eternal", self.round, drawn=self.in_play(), cycle=self._eternal_cycle
+            )
+
+    def in_play(self) -> tuple[int, ...]:
+        """Return the seats still playing, for themselves or (RULES §9) through a teammate."""
+        return tuple(
+            sorted(
+                s
+                for seats in self._unit_seats
+                if any(self.in_game[s] for s in seats)
+                for s in seats
+            )
+        )
 
     def _end_at_round_limit(self, reason: EndReason = "round_limit") -> None:
         """End the game by counting: the round limit or the time limit (RULES §7, §9)."""

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
-from .errors import RulesError
+from .errors import FixedOptionError, RulesError
 
 FaceDown: TypeAlias = int | Literal["rank"]
 Shortage: TypeAlias = Literal["lose", "last_card"]
@@ -39,16 +39,27 @@ MAX_TIME_LIMIT = 24 * 60
 # RULES §11: a preset is only a starting point; each entry lists what differs from `standard`.
 PRESETS: dict[str, dict[str, Any]] = {
     "standard": {},
-    "klassisk": {"face_down": 3, "shortage": "last_card"},
+    "klassisk": {"face_down": 3, "shortage": "last_card", "wide_war": True},
     "fem": {"face_down": 5},
     "razboi": {"face_down": "rank"},
     "jokere": {"jokers": 2},
     "hurtig": {"target_tricks": 10},
+    # 002's "best av 3 eller 5 runder": the first to win 2 of 3 (3 of 5) rounds.
+    "best3": {"target_tricks": 2},
+    "best5": {"target_tricks": 3},
     "poeng": {"points": True, "max_rounds": DEFAULT_POINTS_ROUNDS},
     "dobbel": {"decks": 2},
     "lag": {"teams": True, "players": 4},
     "stjel": {"variant": "stjel", "jokers": 2, "face_down": 3, "shortage": "lose"},
 }
+STEAL_FIXED: dict[str, Any] = {
+    "face_down": 3,
+    "shortage": "lose",
+    "pickup": "winner_first",
+    "war_players": "tied",
+    "wide_war": False,
+}
+"""RULES §10: what Steal War always plays by; setting another value is refused."""
 PRESET_ALIASES = {"război": "razboi", "razboj": "razboi", "steal": "stjel", "classic": "klassisk"}
 
 OPTION_KEYS = (
@@ -63,6 +74,7 @@ OPTION_KEYS = (
     "target_tricks",
     "points",
     "war_players",
+    "wide_war",
     "teams",
     "variant",
     "players",
@@ -86,6 +98,7 @@ class Rules:
     target_tricks: int | None = None
     points: bool = False
     war_players: WarPlayers = "tied"
+    wide_war: bool = False
     teams: bool = False
     variant: Variant = "krig"
     preset_name: str = "standard"
@@ -102,10 +115,15 @@ class Rules:
         options: dict[str, Any] = dict(PRESETS[key])
         if players is not None:
             options["players"] = players
-        # RULES §8: three players default to a shuffled pickup; a challenge may still choose.
-        if options.get("players", 2) == 3 and "pickup" not in overrides:
-            options["pickup"] = "shuffled"
         options.update(overrides)
+        # RULES §8: three players default to a shuffled pickup; a challenge may still choose.
+        # Steal War has loot piles instead (§10).
+        if (
+            options.get("players", 2) == 3
+            and "pickup" not in overrides
+            and options.get("variant", "krig") == "krig"
+        ):
+            options["pickup"] = "shuffled"
         if options.get("points") and options.get("max_rounds") is None:
             options["max_rounds"] = DEFAULT_POINTS_ROUNDS
         unknown = set(options) - set(OPTION_KEYS)
@@ -151,8 +169,7 @@ class Rules:
             # Saved rules come back in the order to_dict wrote them: no need to sort for the cache.
             return _rules_from_items(tuple(data.items()))
         except TypeError:  # an unhashable value: validate it the slow way, for the message
-            options = {key: data[key] for key in OPTION_KEYS if key in data}
-            return cls(preset_name=str(data.get("preset", "standard")), **options)
+            return cls(preset_name=str(data.get("preset", "standard")), **_saved_options(data))
 
     def _validate(self) -> None:
         if not isinstance(self.players, int) or not 2 <= self.players <= 4:
@@ -192,8 +209,12 @@ class Rules:
             raise RulesError("a points game needs max_rounds")
         if self.teams and self.players != 4:
             raise RulesError("teams are played by exactly 4 players")
-        if self.variant == "stjel" and (self.teams or self.points or self.shuffle_won):
-            raise RulesError("Steal War has its own piles: no teams, points or shuffle_won")
+        if self.variant == "stjel":
+            if self.teams or self.points or self.shuffle_won:
+                raise RulesError("Steal War has its own piles: no teams, points or shuffle_won")
+            for key, fixed in STEAL_FIXED.items():
+                if getattr(self, key) != fixed:
+                    raise FixedOptionError(key, "stjel", str(fixed).lower())
 
 
 def find_preset(name: str) -> str:
@@ -208,7 +229,7 @@ def find_preset(name: str) -> str:
 def parse_option(key: str, text: str) -> Any:
     """Parse one ``KEY=VALUE`` option as given on the command line."""
     value = text.strip().lower()
-    if key in ("shuffle_won", "points", "teams"):
+    if key in ("shuffle_won", "points", "teams", "wide_war"):
         if value in ("true", "1", "yes", "on"):
             return True
         if value in ("false", "0", "no", "off"):
@@ -242,5 +263,14 @@ def _rules_to_items(rules: Rules) -> tuple[tuple[str, Any], ...]:
 @functools.lru_cache(maxsize=256)
 def _rules_from_items(items: tuple[tuple[str, Any], ...]) -> Rules:
     data = dict(items)
+    return Rules(preset_name=str(data.get("preset", "standard")), **_saved_options(data))
+
+
+def _saved_options(data: Mapping[str, Any]) -> dict[str, Any]:
     options = {key: data[key] for key in OPTION_KEYS if key in data}
-    return Rules(preset_name=str(data.get("preset", "standard")), **options)
+    if options.get("variant") == "stjel":
+        # Steal War games saved before RULES §10 fixed these options kept what the challenge
+        # asked for (a shortage, a pickup) although Steal War never played by it: they load with
+        # the values they were played by, which are now the only ones allowed.
+        options.update(STEAL_FIXED)
+    return options

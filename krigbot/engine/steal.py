@@ -65,6 +65,8 @@ class StealGame(Record):
         self._steps: list[WarStep] = []
         self._steals: list[Steal] = []
         self._knocked: list[int] = []
+        self._together: list[int] = []
+        """The group knocked out last, together (used only in the call that resolves)."""
         self._shortage = False
         self._top: TopChoice | None = None
 
@@ -225,7 +227,7 @@ class StealGame(Record):
         """Let a seat give up; the others play on, or win if only one is left."""
         if self.outcome is not None:
             raise GameOverError("the game is over")
-        if not 0 <= seat < self.players or not self.in_game[seat]:
+        if not self.can_forfeit(seat):
             raise PlayerError(f"seat {seat} is not in the game")
         if self.in_battle:
             raise ChoiceError("finish the battle under way first")
@@ -317,7 +319,11 @@ class StealGame(Record):
                 return self._resolve(winner)
 
     def _war_step(self, tied: list[int]) -> tuple[int | None, bool]:
-        """Place the face-down cards of a war step; return (winner, done) when it ends early."""
+        """Place the face-down cards of a war step; return (winner, done) when it ends early.
+
+        When the last fighters go out together (nobody takes the table), they are the last
+        group in ``_together``, who share a draw if nobody else is left.
+        """
         need = self.rules.face_down + 1 if isinstance(self.rules.face_down, int) else 4
         remaining = list(tied)
         out_now: list[int] = []
@@ -332,6 +338,7 @@ class StealGame(Record):
             for s in group:
                 down[s] = [self._draw(s) for _ in range(self.holding(s))]
                 out_now.append(s)
+            self._together = group
             remaining = [s for s in remaining if s not in group]
         if len(remaining) > 1:
             for s in remaining:
@@ -388,13 +395,12 @@ class StealGame(Record):
             self.war_rounds += 1
             self.war_steps += len(self._steps)
         self.round += 1
-        eliminated = list(self._knocked)
-        for s in range(self.players):
-            if self.in_game[s] and self.holding(s) == 0:
-                self.in_game[s] = False
-                self.eliminated.append(s)
-                eliminated.append(s)
-        self._end_checks(winner, eliminated)
+        empty = [s for s in range(self.players) if self.in_game[s] and self.holding(s) == 0]
+        for s in empty:
+            self.in_game[s] = False
+            self.eliminated.append(s)
+        eliminated = self._knocked + empty
+        self._end_checks(winner, bool(empty))
         # A winner whose playing pile ran out gets the loot shuffled in at once: no top to pick.
         offer_top = winner is not None and self.outcome is None and bool(self.piles[winner])
         self._refill_all()
@@ -428,23 +434,31 @@ class StealGame(Record):
         self._steps = []
         self._steals = []
         self._knocked = []
+        self._together = []
         self._shortage = False
 
-    def _end_checks(self, winner: int | None, eliminated: list[int]) -> None:
+    def _end_checks(self, winner: int | None, emptied: bool) -> None:
+        """End the game after a battle if it is over (RULES §7, the first reason in its list).
+
+        ``emptied`` tells that someone went out with no cards left after the battle: they were
+        put out last, and not for running short (a short fighter is knocked out in the war).
+        """
         alive = [s for s in range(self.players) if self.in_game[s]]
-        reason: EndReason = "war_shortage" if self._shortage and self._knocked else "all_cards"
         if len(alive) == 1:
+            short = self._shortage and bool(self._knocked) and not emptied
+            reason: EndReason = "war_shortage" if short else "all_cards"
             self.outcome = Outcome(reason, self.round, winners=(alive[0],))
         elif not alive:
-            self.outcome = Outcome("war_shortage", self.round, drawn=tuple(sorted(eliminated)))
+            together = tuple(sorted(self._together))
+            self.outcome = Outcome("war_shortage", self.round, drawn=together)
+        elif self.rules.max_rounds is not None and self.round >= self.rules.max_rounds:
+            self._count_up("round_limit")
         elif (
             self.rules.target_tricks is not None
             and winner is not None
             and self.tricks[winner] >= self.rules.target_tricks
         ):
             self.outcome = Outcome("target", self.round, winners=(winner,))
-        elif self.rules.max_rounds is not None and self.round >= self.rules.max_rounds:
-            self._count_up("round_limit")
 
     def _count_up(self, reason: EndReason) -> None:
         """End the game by counting: the most cards wins, equal most is a draw (RULES §7)."""

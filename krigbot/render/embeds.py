@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from krigbot.engine import Outcome, Round, Rules, WarStep
+from krigbot.engine import PRESETS, Outcome, Round, Rules, WarStep
 from krigbot.engine.events import Steal
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
@@ -33,18 +33,8 @@ UNKNOWN = "?"
 """Shown for a face-up card not yet played."""
 TEAMS = ((0, 2), (1, 3))
 """The seats of each team in a team game (RULES §9)."""
-VARIANTS = (
-    "standard",
-    "klassisk",
-    "fem",
-    "razboi",
-    "jokere",
-    "hurtig",
-    "poeng",
-    "dobbel",
-    "lag",
-    "stjel",
-)
+VARIANTS = tuple(PRESETS)
+"""Every preset of the engine (RULES §11), in its order: the variant choices and the rules list."""
 
 
 _BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
@@ -118,6 +108,8 @@ def rules_lines(rules: Rules, names: Sequence[str], lang: Lang) -> list[str]:
         lines.append(t(lang, "rule.time_limit", count=rules.time_limit, n=rules.time_limit))
     if rules.war_players == "all" and rules.players > 2:
         lines.append(t(lang, "rule.war_players.all"))
+    if rules.wide_war and rules.players > 2:
+        lines.append(t(lang, "rule.wide_war"))
     if rules.teams and len(names) == 4:
         team1 = fmt_list([names[0], names[2]], lang)
         team2 = fmt_list([names[1], names[3]], lang)

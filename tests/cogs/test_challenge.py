@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from krigbot.bot import KrigBot
+from krigbot.engine import Game, Rules
+from krigbot.engine.steal import load_game
 from krigbot.i18n import t
 from tests.cogs.conftest import CHALLENGE_SECONDS
 from tests.cogs.helpers import (
@@ -16,6 +18,7 @@ from tests.cogs.helpers import (
     buttons,
     challenge,
     challenge_message,
+    fix_seeds,
     flip,
     flip_button,
     game_id_of,
@@ -52,6 +55,37 @@ async def test_challenge_states_the_rules_in_force(
     assert "Går du tom for kort i en krig, taper du" in shown  # shortage overridden
     assert t("nb", "rule.pickup.table") in shown
     assert t("nb", "rule.max_rounds", count=200, n=200) in shown
+
+
+async def test_classic_for_three_states_and_plays_the_wide_war(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # RULES §8: seed 2 opens with three tied; the first war step is 1 down and 1 up.
+    rules = Rules.preset("klassisk", players=3)
+    expected = Game.new(rules, 2)
+    first = expected.play_round()
+    assert [len(down) for down in first.war_steps[0].face_down] == [1, 1, 1]
+    fix_seeds(monkeypatch, 2)
+
+    table = await start_game(
+        standin, world.no_channel, world.alice, world.bob, world.carol, variant="klassisk"
+    )
+    assert t("nb", "rule.wide_war") in text_of(table.message.history[0])  # the challenge
+    await flip(standin, world.no_channel, world.alice)
+
+    row = await game_row(bot, table.game_id)
+    assert row.state is not None
+    assert load_game(row.state).counts == expected.counts
+
+
+async def test_classic_for_two_does_not_state_the_wide_war(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    message = await challenge_message(
+        standin, world.no_channel, world.alice, world.bob, variant="klassisk"
+    )
+
+    assert t("nb", "rule.wide_war") not in text_of(message)
 
 
 async def test_challenge_pings_exactly_the_challenged_players(

@@ -114,6 +114,8 @@ def test_every_variant_is_a_choice_named_in_every_language(
         assert choices["lag"]["name_localizations"]["no"] == "Lag (2 mot 2)"
         assert choices["lag"]["name_localizations"]["sv-SE"] == "Lag (2 mot 2)"
         assert choices["lag"]["name_localizations"]["da"] == "Hold (2 mod 2)"
+        assert choices["best3"]["name_localizations"]["no"] == "Best av 3 runder"
+        assert choices["best5"]["name_localizations"]["sv-SE"] == "Bäst av 5 omgångar"
 
 
 def test_the_other_options_have_the_right_types_and_limits(

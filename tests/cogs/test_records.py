@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from krigbot.bot import KrigBot
-from krigbot.engine import Rules
+from krigbot.engine import PRESETS, Rules
 from krigbot.i18n import t
 from krigbot.storage import PlayerResult, Storage
 from tests.cogs.helpers import (
@@ -273,7 +273,8 @@ async def test_rules_are_shown_to_the_reader_in_their_own_language(
     assert (time_limit["name"], time_limit["value"]) == ("Tidsgräns", t("sv", "rules.time_limit"))
     assert variants["name"] == "Varianter"
     assert "`lag` — Lag (2 mot 2)" in variants["value"]
-    assert len(variants["value"].splitlines()) == 10
+    assert len(variants["value"].splitlines()) == len(PRESETS)
+    assert "`best3` — Bäst av 3 omgångar" in variants["value"]
 
 
 async def test_rules_of_a_variant_explain_it_and_list_its_rules(

@@ -26,6 +26,7 @@ from tests.cogs.helpers import (
     SUCCESS,
     UPDATE_MESSAGE,
     buttons,
+    challenge,
     embed_text,
     fix_seeds,
     flip,
@@ -473,6 +474,44 @@ async def test_a_choice_open_at_a_restart_still_times_out(
         )
 
     assert "stjeler bunken til" in text_of(timed_out.revision)
+
+
+@pytest.mark.parametrize(
+    ("user", "option", "value", "named"),
+    [
+        ("alice", "shortage", "last_card", "kortmangel"),  # Alice reads Norwegian
+        ("bob", "pickup", "shuffled", "ordning"),  # Bob reads Swedish
+        ("carol", "shortage", "lose", None),  # the value Steal War plays by: accepted
+    ],
+)
+async def test_a_challenge_to_steal_war_refuses_an_option_it_fixes_and_names_it(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    user: str,
+    option: str,
+    value: str,
+    named: str | None,
+) -> None:
+    # RULES §10: an option Steal War would show but not play is refused, in the sender's
+    # language, before anything is posted or stored.
+    challenger = getattr(world, user)
+    opponent = world.carol if user != "carol" else world.alice
+    answer = await (
+        await challenge(
+            standin, world.no_channel, challenger, opponent, variant="stjel", **{option: value}
+        )
+    ).response()
+
+    if named is None:
+        assert not answer.ephemeral
+        return
+    lang = "nb" if user == "alice" else "sv"
+    assert answer.ephemeral
+    assert answer.content == t(lang, f"err.fixed.{option}", variant=t(lang, "variant.stjel.name"))
+    assert named in answer.content  # the option as the command names it for this reader
+    assert public_messages(standin, world.no_channel) == []
+    assert await bot.storage.active_game(world.no_channel.id) is None
 
 
 async def test_nobody_can_give_up_in_the_middle_of_a_battle(

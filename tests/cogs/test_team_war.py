@@ -6,6 +6,7 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules
+from krigbot.engine.steal import load_game
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     challenge_message,
@@ -14,6 +15,7 @@ from tests.cogs.helpers import (
     game_id_of,
     game_row,
     press,
+    start_game,
     text_of,
 )
 from tests.standin import DiscordStandIn, User
@@ -100,3 +102,66 @@ async def test_a_team_game_from_challenge_to_result_credits_both_partners(
     assert fields["Seire"] == "1"
     assert fields["Vanligste lagkamerat"] == f"<@{bob.id}>: 1–0 i 1 spill (0 uavgjort)"
     assert fields["Vanligste motstander"] == f"<@{alice.id}>: 1–0 i 1 spill (0 uavgjort)"
+
+
+async def forfeit(standin: DiscordStandIn, world: SampleWorld, game_id: int, user: User) -> str:
+    """Give up through /krig forfeit and its confirmation; return the public announcement."""
+    asked = await (
+        await standin.slash("krig forfeit", user=user, channel=world.no_channel)
+    ).response()
+    assert asked.message is not None, asked.content
+    watcher = standin.watch(world.no_channel)
+    await press(standin, asked.message, f"krig:forfeit:{game_id}:{user.id}:yes", user)
+    announced = await watcher.next("create", predicate=lambda e: not e.message.ephemeral)
+    return text_of(announced.revision)
+
+
+@pytest.mark.parametrize("quitter", ["carol", "dave"])
+async def test_a_member_who_forfeits_gives_up_for_the_team_and_the_other_team_wins(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, quitter: str
+) -> None:
+    # RULES §9: the game ends at once with the other team's win; no card leaves play.
+    dave = add_dave(standin, world)
+    players = (world.alice, world.bob, world.carol, dave)
+    table = await start_game(standin, world.no_channel, *players, variant="lag")
+    await flip(standin, world.no_channel, world.alice, count=3)
+    user = world.carol if quitter == "carol" else dave
+
+    shown = await forfeit(standin, world, table.game_id, user)
+
+    winners = (
+        "Lag 2 vinner: **Bob** og **Dave**"
+        if quitter == "carol"
+        else ("Lag 1 vinner: **Alice** og **Carol**")
+    )
+    assert f"🏆 {winners}!" in shown
+    row = await game_row(bot, table.game_id)
+    assert row.status == "finished"
+    assert row.state is not None
+    game = load_game(row.state)
+    assert sum(game.counts) == 52
+    board = await bot.storage.leaderboard(world.no_guild.id, limit=4)
+    won = {entry.user_id for entry in board if entry.wins}
+    team = {world.bob.id, dave.id} if quitter == "carol" else {world.alice.id, world.carol.id}
+    assert won == team
+
+
+async def test_a_member_already_out_may_still_give_up_for_the_team(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed, rounds = 227, 7  # Bob has no cards left after round 7; Dave plays on for them
+    expected = Game.new(Rules.preset("lag"), seed)
+    for _ in range(rounds):
+        expected.play_round()
+    assert (expected.outcome, expected.in_game) == (None, [True, False, True, True])
+    fix_seeds(monkeypatch, seed)
+    dave = add_dave(standin, world)
+    table = await start_game(
+        standin, world.no_channel, world.alice, world.bob, world.carol, dave, variant="lag"
+    )
+    await flip(standin, world.no_channel, world.alice, count=rounds)
+
+    shown = await forfeit(standin, world, table.game_id, world.bob)
+
+    assert "🏆 Lag 1 vinner: **Alice** og **Carol**!" in shown
+    assert (await game_row(bot, table.game_id)).status == "finished"

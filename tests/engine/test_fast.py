@@ -32,6 +32,8 @@ ENDS: dict[str, dict[str, Any]] = {
     "max_rounds": {"max_rounds": 150},
     "target": {"target_tricks": 12},
     "points": {"points": True, "max_rounds": 60},
+    # Two players reach 5 tricks by round 9 at the latest, often in it: both ends at once.
+    "limit_and_target": {"max_rounds": 9, "target_tricks": 5},
 }
 # Few ranks: wars, repeated wars and running short come often, and the games are short.
 SMALL_RANKS = ["89TJ", "2345", "A"]
@@ -101,6 +103,7 @@ def test_fast_path_two_players_is_the_same_game(
         face_down=face_down,
         shortage=shortage,
         pickup=pickup,
+        wide_war=index % 2 == 1,  # nothing with two players, as the fast path assumes
         **DECKS[deck],
         **ENDS[end],
     )
@@ -110,20 +113,22 @@ def test_fast_path_two_players_is_the_same_game(
 
 def general_cases() -> Iterator[Any]:
     seats = {"2p": (2, False), "3p": (3, False), "4p": (4, False), "teams": (4, True)}
-    combos = itertools.product(seats, [False, True], ["tied", "all"], SHORTAGE, PICKUP)
-    for index, (seat_name, shuffle_won, war_players, shortage, pickup) in enumerate(combos):
+    combos = itertools.product(
+        seats, [False, True], ["tied", "all"], SHORTAGE, PICKUP, [False, True]
+    )
+    for index, (seat_name, shuffle_won, war_players, shortage, pickup, wide) in enumerate(combos):
         players, teams = seats[seat_name]
         if players == 2 and not shuffle_won:
             continue  # the two-player sweep above
         yield pytest.param(
-            index, players, teams, shuffle_won, war_players, shortage, pickup,
+            index, players, teams, shuffle_won, war_players, shortage, pickup, wide,
             id=f"{seat_name}-{'shuffle_won' if shuffle_won else 'under'}-{war_players}"
-            f"-{shortage}-{pickup}",
+            f"-{shortage}-{pickup}{'-wide_war' if wide else ''}",
         )  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    ("index", "players", "teams", "shuffle_won", "war_players", "shortage", "pickup"),
+    ("index", "players", "teams", "shuffle_won", "war_players", "shortage", "pickup", "wide"),
     list(general_cases()),
 )
 def test_fast_path_more_players_teams_and_shuffle_won_is_the_same_game(
@@ -134,15 +139,17 @@ def test_fast_path_more_players_teams_and_shuffle_won_is_the_same_game(
     war_players: str,
     shortage: str,
     pickup: str,
+    wide: bool,
 ) -> None:
     face_down = FACE_DOWN[index % len(FACE_DOWN)]
-    end = list(ENDS)[index % len(ENDS)]
+    end = list(ENDS)[index // 2 % len(ENDS)]  # wide_war alternates: every end with and without
     options: dict[str, Any] = {
         "face_down": face_down,
         "shortage": shortage,
         "pickup": pickup,
         "shuffle_won": shuffle_won,
         "war_players": war_players,
+        "wide_war": wide,
         **ENDS[end],
     }
     rules = Rules.preset("lag" if teams else "standard", players=players, **options)

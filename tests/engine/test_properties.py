@@ -10,12 +10,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from krigbot.engine import END_REASONS, Game, Round, Rules, StateError, full_deck, run_to_end
+from krigbot.engine import (
+    END_REASONS,
+    PRESETS,
+    Game,
+    Round,
+    Rules,
+    StateError,
+    full_deck,
+    run_to_end,
+)
 from krigbot.engine.rules import FACE_DOWN_CHOICES, PICKUPS, SHORTAGES, WAR_PLAYERS
 
 from .deals import comparable, play, roundtrip, watch
 
-PLAYABLE_PRESETS = ["standard", "klassisk", "fem", "razboi", "jokere", "hurtig", "poeng", "dobbel"]
+PLAYABLE_PRESETS = [name for name in PRESETS if name not in ("lag", "stjel")]
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -52,6 +61,7 @@ def rules_for(draw: st.DrawFn, players: int, *, limit: bool = False) -> Rules:
         "shortage": draw(st.sampled_from(SHORTAGES)),
         "shuffle_won": draw(st.booleans()),
         "war_players": draw(st.sampled_from(WAR_PLAYERS)),
+        "wide_war": draw(st.booleans()),
     }
     if draw(st.booleans()):
         options["face_down"] = draw(st.sampled_from(FACE_DOWN_CHOICES))
@@ -187,6 +197,10 @@ def test_every_game_ends_or_is_declared_eternal(setup: Setup) -> None:
     assert outcome.reason in END_REASONS
     assert outcome.rounds == game.round <= 100_000
     assert not set(outcome.winners) & set(outcome.drawn)
+    if rules.teams:  # RULES §9: the result is the team's
+        for first, second in ((0, 2), (1, 3)):
+            assert (first in outcome.winners) == (second in outcome.winners)
+            assert (first in outcome.drawn) == (second in outcome.drawn)
     if outcome.reason == "eternal":
         assert rules.detects_eternal
         assert outcome.cycle is not None
@@ -224,7 +238,9 @@ def test_eternal_detection_agrees_with_brute_force(setup: Setup) -> None:
     else:
         assert game.outcome.reason == "eternal"
         assert (game.outcome.rounds, game.outcome.cycle) == repeat
-        assert game.outcome.drawn == tuple(s for s in range(game.players) if game.in_game[s])
+        n = game.players
+        in_play = [game.in_game[s] or (rules.teams and game.in_game[(s + 2) % n]) for s in range(n)]
+        assert game.outcome.drawn == tuple(s for s in range(game.players) if in_play[s])
     assert len(played) == game.outcome.rounds
 
 

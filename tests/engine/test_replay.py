@@ -57,3 +57,22 @@ def test_steal_war_replays_with_the_choices_players_made() -> None:
             game.put_on_top(choice.seat, choice.cards[0])  # type: ignore[union-attr]
     assert made_a_choice
     assert list(replay(json.loads(json.dumps(game.to_dict())))) == rounds
+
+
+def test_a_team_game_saved_before_forfeits_were_the_team_s_replays_as_it_was_played() -> None:
+    # Until RULES §9 made a forfeit the team's, the partner played on: such a saved game still
+    # shows the rounds that were played after it.
+    game = Game.new(Rules.preset("lag", max_rounds=60), seed=3)
+    rounds = [game.play_round() for _ in range(10)]
+    game.forfeit(3, alone=True)
+    while game.outcome is None:
+        rounds.append(game.play_round())
+    assert game.round == 60
+    assert list(replay(json.loads(json.dumps(game.to_dict())))) == rounds
+
+
+def test_a_team_game_ended_by_a_forfeit_replays_up_to_it() -> None:
+    game = Game.new(Rules.preset("lag"), seed=3)
+    rounds = [game.play_round() for _ in range(10)]
+    assert game.forfeit(3) is not None
+    assert list(replay(json.loads(json.dumps(game.to_dict())))) == rounds

@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from krigbot.engine import (
+    PRESETS,
     CardError,
     DealError,
+    FixedOptionError,
     Game,
     GameOverError,
     PlayerError,
@@ -19,6 +21,7 @@ from krigbot.engine import (
     StateError,
     full_deck,
     parse_card,
+    parse_option,
     run_to_end,
 )
 from krigbot.engine.game import shuffle
@@ -435,14 +438,51 @@ def test_short_fighter_who_wins_every_card_ends_the_game_with_all_cards() -> Non
     assert (game.outcome.reason, game.outcome.winners) == ("all_cards", (0,))
 
 
-def test_last_card_three_players_fighters_out_with_tied_cards_draw_the_game() -> None:
-    # RULES §5 says "the game is a draw"; §8 would let seat 2, the last holding cards, win.
-    # The engine reads §5 literally, for every seat still in the game.
-    game = deal(Rules.preset("klassisk", players=3, pickup="winner_first"), "8S", "8H", "5C 6C")
+KLASSISK3 = Rules.preset("klassisk", players=3, pickup="winner_first")
+
+
+def test_last_card_three_players_fighters_out_with_tied_cards_the_last_holding_cards_wins() -> None:
+    # RULES §5: seats 0 and 1 tie with their last cards: they are out together, the table is set
+    # aside, and seat 2, the one player left, wins (as under `lose`).
+    game = deal(KLASSISK3, "8S", "8H", "5C 6C")
     played = game.play_round()
+    (step,) = played.war_steps
+    assert step.knocked_out == (0, 1)
     assert played.winner is None
+    assert played.set_aside == 3
+    assert played.eliminated == (0, 1)
+    assert game.counts == (0, 0, 1)
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.winners) == ("war_shortage", (2,))
+
+
+def test_last_card_four_players_fighters_out_together_and_the_others_play_on() -> None:
+    game = deal(Rules.preset("klassisk", players=4), "8S", "8H", "5C 6C", "4D 7D")
+    played = game.play_round()
+    assert played.war_steps[0].knocked_out == (0, 1)
+    assert played.set_aside == 4
+    assert game.outcome is None
+    assert game.in_game == [False, False, True, True]
+    play_out(game)
+    assert game.outcome is not None
+    assert game.outcome.winners == (3,)
+
+
+def test_last_card_everyone_out_with_tied_cards_is_a_draw_among_them() -> None:
+    game = deal(KLASSISK3, "8S", "8H", "8C")
+    played = game.play_round()
+    assert played.war_steps[0].knocked_out == (0, 1, 2)
     assert game.outcome is not None
     assert (game.outcome.reason, game.outcome.drawn) == ("war_shortage", (0, 1, 2))
+
+
+def test_last_card_fighters_out_together_draw_and_the_beaten_player_loses() -> None:
+    # Seat 2 lost its last card in the battle, to the two 8s that then tied out: the two
+    # fighters, knocked out last, share the draw.
+    game = deal(KLASSISK3, "8S", "8H", "5C")
+    game.play_round()
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.drawn) == ("war_shortage", (0, 1))
 
 
 def test_standing_card_tie_goes_on_while_the_other_fighter_has_cards() -> None:
@@ -658,6 +698,19 @@ def test_hurtig_is_first_to_ten() -> None:
     assert game.tricks[game.outcome.winners[0]] == 10
 
 
+@pytest.mark.parametrize(("preset", "rounds"), [("best3", 3), ("best5", 5)])
+def test_best_of_rounds_is_won_by_the_first_to_win_most_of_them(preset: str, rounds: int) -> None:
+    # RULES §11 (002's "best av 3 eller 5 runder"): seat 1 wins every other round, seat 0
+    # wins the last and with it the majority.
+    game = deal(Rules.preset(preset), "AS 2S AD 2D AC", "KH 3H KD 3D KC")
+    rounds_played = play_out(game)
+    assert game.outcome is not None
+    assert game.outcome.reason == "target"
+    assert len(rounds_played) == rounds
+    assert game.outcome.winners == (0,)
+    assert game.tricks[0] == rounds // 2 + 1
+
+
 # ------------------------------------------------------------------------ §7 points
 
 POINTS = Rules.preset("poeng", max_rounds=3)
@@ -866,6 +919,119 @@ def test_everyone_out_together_is_a_draw_among_them() -> None:
     assert game.outcome.winners == ()
 
 
+# ------------------------------------------------------------------------ §8 wide_war
+
+
+def test_klassisk_plays_wide_war_and_no_other_preset_does() -> None:
+    assert Rules.preset("klassisk").wide_war is True
+    assert [name for name in PRESETS if Rules.preset(name).wide_war] == ["klassisk"]
+
+
+def test_wide_war_three_tied_fight_a_first_step_of_one_down_one_up() -> None:
+    game = deal(KLASSISK3, "8S 2S KS", "8H 2H QH", "8D 2D JD")
+    played = game.play_round()
+    (step,) = played.war_steps
+    assert step.fighters == (0, 1, 2)
+    assert [codes(down) for down in step.face_down] == [["2S"], ["2H"], ["2D"]]
+    assert up_codes(step) == ["KS", "QH", "JD"]
+    assert step.short == ()
+    assert (played.winner, played.taken) == (0, 9)
+
+
+def test_wide_war_a_tie_after_the_wide_step_goes_on_with_face_down() -> None:
+    game = deal(KLASSISK3, "8S 2S KS 3S 4S 5S AS", "8H 2H KH 3H 4H 5H 9H 6H", "8D 2D JD 6D")
+    played = game.play_round()
+    first, second = played.war_steps
+    assert up_codes(first) == ["KS", "KH", "JD"]
+    assert second.fighters == (0, 1)
+    assert [codes(down) for down in second.face_down] == [["3S", "4S", "5S"], ["3H", "4H", "5H"]]
+    assert up_codes(second) == ["AS", "9H"]
+    assert (played.winner, played.taken) == (0, 3 + 6 + 8)
+
+
+def test_wide_war_two_tied_of_three_fight_the_usual_war() -> None:
+    game = deal(KLASSISK3, "8S 2S 3S 4S KS", "8H 2H 3H 4H QH", "5D 6D")
+    played = game.play_round()
+    (step,) = played.war_steps
+    assert [len(down) for down in step.face_down] == [3, 3]
+
+
+def test_wide_war_does_nothing_with_two_players() -> None:
+    game = deal("klassisk", "8S 2S 3S 4S KS", "8H 2H 3H 4H QH")
+    played = game.play_round()
+    assert [len(down) for down in played.war_steps[0].face_down] == [3, 3]
+
+
+def test_wide_war_shortage_counts_one_card_down() -> None:
+    # With 3 down both seat 1 and seat 2 would be short; the wide step needs only 2 cards.
+    rules = three(pickup="winner_first", face_down=3, wide_war=True)
+    game = deal(rules, "8S", "8H 2H KH", "8D 2D QD")
+    played = game.play_round()
+    (step,) = played.war_steps
+    assert step.short == (0,)
+    assert step.knocked_out == (0,)
+    assert up_codes(step) == [None, "KH", "QD"]
+    assert played.winner == 1
+
+
+def test_wide_war_with_teams_three_tied_fight_one_down_one_up() -> None:
+    rules = Rules.preset("lag", face_down=3, wide_war=True)
+    game = deal(rules, "KS 2S AS", "KH 2H QH", "KD 3D 4D", "7C 5C")
+    played = game.play_round()
+    (step,) = played.war_steps
+    assert step.fighters == (0, 1, 2)
+    assert [len(down) for down in step.face_down] == [1, 1, 1]
+    assert played.winner == 0
+
+
+# ------------------------------------------------------------------------ §7 reasons
+
+
+def test_last_player_out_who_was_not_short_ends_with_all_cards() -> None:
+    # Seat 0 is short and knocked out; seat 1 completes the step, loses and has nothing left:
+    # the last player put out was not short, so seat 2 wins with every card (RULES §7).
+    game = deal(three(pickup="winner_first"), "8S", "8H 2H 3H", "8D 2D KD")
+    played = game.play_round()
+    assert played.war_steps[0].knocked_out == (0,)
+    assert played.eliminated == (0, 1)
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.winners) == ("all_cards", (2,))
+
+
+def test_last_player_out_who_was_short_ends_with_war_shortage() -> None:
+    # Under last_card seat 1 is short, turns its last card up and loses it; seat 2 lost its
+    # last card in the battle. Both go out together, one of them short.
+    game = deal(KLASSISK3, "8S 2S 3S 4S KS", "8H 2H", "5C")
+    played = game.play_round()
+    assert played.war_steps[0].short == (1,)
+    assert played.eliminated == (1, 2)
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.winners) == ("war_shortage", (0,))
+
+
+def test_team_put_out_by_a_short_member_ends_with_war_shortage() -> None:
+    # Seat 3 is short (seat 1 has no card to supply) and goes out in the war; seat 1 lost its
+    # last card in the battle: team 1 is out, and it was short.
+    game = deal("lag", "KS 2S 3S", "2H", "5D 4D", "KC")
+    played = game.play_round()
+    assert played.war_steps[0].knocked_out == (3,)
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.winners) == ("war_shortage", (0, 2))
+
+
+def test_round_limit_comes_before_target_in_the_same_round() -> None:
+    # RULES §7: round 1 reaches both the round limit and seat 0's first trick; the round limit
+    # is first in the list, so the cards are counted: 2 each, a draw.
+    rules = Rules.preset("standard", max_rounds=1, target_tricks=1)
+    game = deal(rules, "AS", "2H 3H 4H")
+    game.play_round()
+    assert game.counts == (2, 2)
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.drawn) == ("round_limit", (0, 1))
+    fast = deal(rules, "AS", "2H 3H 4H")
+    assert run_to_end(fast) == game.outcome
+
+
 # ------------------------------------------------------------------------ §9 teams
 
 
@@ -967,6 +1133,32 @@ def test_teams_at_the_round_limit_count_the_team_cards() -> None:
     assert (game.outcome.reason, game.outcome.winners) == ("round_limit", (1, 3))
 
 
+def test_team_draw_that_repeats_forever_is_shared_by_both_members_of_each_team() -> None:
+    # RULES §9: the result is the team's. Seed 5 repeats forever with one member of each team
+    # out; all four share the draw.
+    rules = Rules.preset("lag", pickup="table")
+    game = Game.new(rules, 5)
+    play_out(game)
+    assert game.outcome is not None
+    assert game.outcome.reason == "eternal"
+    assert game.in_game == [False, True, True, False]
+    assert game.outcome.drawn == (0, 1, 2, 3)
+    fast = Game.new(rules, 5)
+    assert run_to_end(fast) == game.outcome
+
+
+def test_team_draw_when_the_last_fighters_go_out_together_is_shared_by_both_teams() -> None:
+    # Round 1: seats 2 and 3 tie with their last cards (their partners have too few to
+    # supply) and go out together. Round 2: seats 0 and 1 do the same: nobody is left.
+    game = deal("lag", "2S 8S", "2H 8H", "KD", "KC")
+    game.play_round()
+    assert game.in_game == [True, True, False, False]
+    played = game.play_round()
+    assert played.war_steps[0].knocked_out == (0, 1)
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.drawn) == ("war_shortage", (0, 1, 2, 3))
+
+
 # ------------------------------------------------------------------------ §7 forfeit
 
 
@@ -999,23 +1191,28 @@ def test_forfeit_with_three_players_the_game_goes_on_without_them() -> None:
     assert (outcome.reason, outcome.winners) == ("forfeit", (0,))
 
 
-def test_forfeit_in_a_team_game_leaves_the_partner_playing_on() -> None:
-    # RULES §7: with 3–4 players the game goes on without them; §9: a team loses when both
-    # members are out. The forfeited cards leave play.
+@pytest.mark.parametrize("seat", [0, 1, 2, 3])
+def test_forfeit_in_a_team_game_gives_up_for_the_team(seat: int) -> None:
+    # RULES §9: the other team wins at once, and no card leaves play.
     game = deal("lag", "AS 2S", "KH 3H", "QD 4D", "JC 5C")
-    assert game.forfeit(3) is None
-    assert game.in_game == [True, True, True, False]
-    assert game.set_aside == 2
-    played = game.play_round()
-    assert 3 not in {seat for seat, _ in played.battle}
-
-
-def test_forfeit_by_both_team_members_loses_for_the_team() -> None:
-    game = deal("lag", "AS 2S", "KH 3H", "QD 4D", "JC 5C")
-    assert game.forfeit(1) is None
-    outcome = game.forfeit(3)
+    game.play_round()
+    outcome = game.forfeit(seat)
     assert outcome is not None
-    assert (outcome.reason, outcome.rounds, outcome.winners) == ("forfeit", 0, (0, 2))
+    others = (1, 3) if seat % 2 == 0 else (0, 2)
+    assert (outcome.reason, outcome.rounds, outcome.winners) == ("forfeit", 1, others)
+    assert game.forfeited == [seat]
+    assert game.set_aside == 0
+    assert sum(game.counts) == 8
+
+
+def test_forfeit_by_a_team_member_already_out_gives_up_for_the_team() -> None:
+    game = deal("lag", "AS KS", "2H", "3D QD", "4C 5C 6C")
+    game.play_round()
+    assert game.in_game == [True, False, True, True]
+    assert game.can_forfeit(1)
+    outcome = game.forfeit(1)
+    assert outcome is not None
+    assert outcome.winners == (0, 2)
 
 
 @pytest.mark.parametrize("seat", [-1, 2, 5])
@@ -1164,6 +1361,59 @@ def test_bad_option_values_are_refused(options: dict[str, Any]) -> None:
         Rules.preset("standard", **options)
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("face_down", 1),
+        ("face_down", "rank"),
+        ("shortage", "last_card"),
+        ("pickup", "table"),
+        ("pickup", "shuffled"),
+        ("war_players", "all"),
+        ("wide_war", True),
+    ],
+)
+def test_steal_war_refuses_the_options_it_fixes(option: str, value: Any) -> None:
+    # RULES §10: nothing shown as a rule may be silently ignored.
+    with pytest.raises(FixedOptionError, match=f"^{option} cannot be set") as caught:
+        Rules.preset("stjel", **{option: value})
+    assert (caught.value.option, caught.value.variant) == (option, "stjel")
+    with pytest.raises(FixedOptionError):
+        Rules.preset("stjel").replace(**{option: value})
+    with pytest.raises(FixedOptionError):
+        Rules.preset("standard", variant="stjel", jokers=2, **{option: value})
+
+
+def test_steal_war_accepts_the_values_it_plays_by() -> None:
+    rules = Rules.preset(
+        "stjel", players=3, face_down=3, shortage="lose", war_players="tied", wide_war=False
+    )
+    assert rules.pickup == "winner_first"  # no shuffled default for three: loot piles instead
+    assert Rules.preset("stjel", pickup="winner_first") == Rules.preset("stjel")
+
+
+def test_steal_war_saved_with_options_it_never_played_by_still_loads() -> None:
+    saved = Rules.preset("stjel", players=3).to_dict()
+    del saved["wide_war"]  # saved before the option existed
+    saved.update(shortage="last_card", pickup="shuffled", war_players="all")
+    rules = Rules.from_dict(saved)
+    assert rules == Rules.preset("stjel", players=3)
+
+
+def test_wide_war_is_an_option_of_the_command_line() -> None:
+    assert parse_option("wide_war", "true") is True
+    assert parse_option("wide_war", "off") is False
+    with pytest.raises(RulesError, match="wide_war"):
+        parse_option("wide_war", "wide")
+    assert Rules.preset("standard", wide_war=True).to_dict()["wide_war"] is True
+
+
+def test_rules_saved_before_wide_war_existed_load_without_it() -> None:
+    saved = Rules.preset("klassisk").to_dict()
+    del saved["wide_war"]
+    assert Rules.from_dict(saved) == Rules.preset("klassisk", wide_war=False)
+
+
 def test_unknown_preset_is_refused_and_aliases_are_known() -> None:
     with pytest.raises(RulesError):
         Rules.preset("blackjack")
@@ -1180,11 +1430,13 @@ def test_replace_refuses_unknown_options() -> None:
     ("name", "options"),
     [
         ("standard", {"face_down": 1, "shortage": "lose"}),
-        ("klassisk", {"face_down": 3, "shortage": "last_card"}),
+        ("klassisk", {"face_down": 3, "shortage": "last_card", "wide_war": True}),
         ("fem", {"face_down": 5, "shortage": "lose"}),
         ("razboi", {"face_down": "rank", "shortage": "lose"}),
         ("jokere", {"face_down": 1, "jokers": 2}),
         ("hurtig", {"face_down": 1, "target_tricks": 10}),
+        ("best3", {"face_down": 1, "shortage": "lose", "target_tricks": 2}),
+        ("best5", {"face_down": 1, "shortage": "lose", "target_tricks": 3}),
         ("poeng", {"face_down": 1, "points": True, "max_rounds": 50}),
         ("dobbel", {"face_down": 1, "decks": 2}),
         ("lag", {"face_down": 1, "teams": True, "players": 4}),

@@ -176,3 +176,49 @@ def test_save_and_restore_keeps_a_pending_choice_and_the_future() -> None:
     while game.outcome is None:
         assert game.play_round() == restored.play_round()
     assert restored.outcome == game.outcome
+
+
+def test_last_player_out_who_was_not_short_ends_with_all_cards() -> None:
+    # RULES §7: A is short and knocked out; B completes the war, loses it and has nothing
+    # left. The last player put out was not short, so C wins with every card.
+    game = steal_deal("8S", "8H 2H 3H 4H 5H", "8D 2D 3D 4D KD")
+    played = game.play_round()
+    assert played.war_steps[0].knocked_out == (0,)
+    assert played.eliminated == (0, 1)
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.winners) == ("all_cards", (2,))
+
+
+def test_last_fighters_out_together_share_the_draw_and_the_beaten_player_loses() -> None:
+    game = steal_deal("8S 2S", "8H 2H", "5C")
+    played = game.play_round()
+    assert played.war_steps[0].knocked_out == (0, 1)
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.drawn) == ("war_shortage", (0, 1))
+
+
+def test_a_game_saved_with_options_steal_war_never_played_by_loads_and_plays_on() -> None:
+    # Before RULES §10 fixed them, a challenge could set a shortage or a pickup that Steal
+    # War showed but ignored (and three players got a shuffled pickup): such games still load.
+    game = StealGame.new(Rules.preset("stjel", players=3), seed=8)
+    for _ in range(5):
+        game.play_round()
+    saved = json.loads(json.dumps(game.to_dict()))
+    del saved["rules"]["wide_war"]
+    saved["rules"].update(shortage="last_card", pickup="shuffled", war_players="all")
+    restored = load_game(saved)
+    assert isinstance(restored, StealGame)
+    assert restored.rules == game.rules
+    while game.outcome is None:
+        assert restored.play_round() == game.play_round()
+    assert restored.outcome == game.outcome
+
+
+def test_round_limit_comes_before_target_in_the_same_battle() -> None:
+    # RULES §7: battle 1 reaches the round limit and A's first trick; the cards are counted.
+    rules = Rules.preset("stjel", max_rounds=1, target_tricks=1)
+    game = StealGame(rules, [parse_cards(["AS"]), parse_cards(["2H", "3H", "4H"])], seed=0)
+    game.play_round()
+    assert game.counts == (2, 2)
+    assert game.outcome is not None
+    assert (game.outcome.reason, game.outcome.drawn) == ("round_limit", (0, 1))

@@ -226,7 +226,17 @@ async def test_stats_show_a_players_whole_record_on_this_server(
         "Vunne kriger": "11",
         "Største pott vunnet": "22 kort",
         "Lengste spill": "300 runder",
-        "Vanligste motstander": f"<@{bob}>: 2–1 i 3 spill (0 uavgjort)",
+        "Vanligste motstander": t(
+            "nb",
+            "stats.head_to_head",
+            count=3,
+            opponent=f"<@{bob}>",
+            player="Alice",
+            games=3,
+            won=2,
+            lost=1,
+            neither=0,
+        ),
     }
 
 
@@ -241,9 +251,16 @@ async def test_stats_without_a_user_show_the_askers_own_record(
 
     assert answer.embeds[0]["title"] == "Resultat i Krig för Bob"
     assert fields(answer)["Förluster"] == "1"
-    assert (
-        fields(answer)["Vanligaste motståndare"]
-        == f"<@{world.carol.id}>: 0–1 på 1 parti (0 oavgjort)"
+    assert fields(answer)["Vanligaste motståndare"] == t(
+        "sv",
+        "stats.head_to_head",
+        count=1,
+        opponent=f"<@{world.carol.id}>",
+        player="Bob",
+        games=1,
+        won=0,
+        lost=1,
+        neither=0,
     )
 
 

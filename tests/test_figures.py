@@ -17,7 +17,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
+
+import pytest
 
 from krigbot.cogs.krig import PERIODS
 from krigbot.cogs.matches import begin_match
@@ -28,6 +30,7 @@ from krigbot.sessions import GameService, Player, Refusal
 from krigbot.storage import (
     HISTORY_STATUSES,
     GameRow,
+    GameStatus,
     HeadToHead,
     LeaderboardRow,
     MatchRecord,
@@ -35,7 +38,6 @@ from krigbot.storage import (
     PlayerStats,
     Storage,
 )
-from krigbot.storage.models import ALL_STATUSES
 from tests.cogs.helpers import Clock
 
 GUILDS = {10: tuple(range(1, 8)), 20: tuple(range(5, 11))}
@@ -45,6 +47,7 @@ CHANNELS = 3
 REPLAYED_ROUNDS = 150
 """Games up to this long are replayed round by round to recount wars won and the biggest pot."""
 EVERYTHING = 10**6
+EVERY_STATUS: tuple[GameStatus, ...] = get_args(GameStatus)
 Outcome = str
 
 
@@ -182,6 +185,7 @@ class Line:
     """One player's result of one finished game, recounted."""
 
     game: GameRow
+    finished_at: datetime
     user_id: int
     seat: int
     team: int | None
@@ -206,6 +210,7 @@ def recount_lines(row: GameRow) -> list[Line]:
     """Return every player's line of a finished game, from its saved state and result."""
     assert row.state is not None
     assert row.result is not None
+    assert row.finished_at is not None
     wars, pots = row.state["wars_won"], row.state["biggest_pot"]
     if row.round <= REPLAYED_ROUNDS:
         rounds = list(replay(row.state))
@@ -223,6 +228,7 @@ def recount_lines(row: GameRow) -> list[Line]:
     return [
         Line(
             row,
+            row.finished_at,
             user_id,
             seat,
             seat % 2 if teams else None,
@@ -319,21 +325,17 @@ def expected_matches(
     for line in lines:
         if line.outcome == "win":
             won_by[line.game.id].add(line.user_id)
-    matches: dict[int, list[GameRow]] = defaultdict(list)
+    matches: dict[int, list[tuple[MatchInfo, GameRow]]] = defaultdict(list)
     for row in games:
         match = MatchInfo.of(row.extra)
         if match is not None:
-            matches[match.id].append(row)
+            matches[match.id].append((match, row))
     records = []
     for rows in matches.values():
-        rows.sort(key=lambda row: MatchInfo.of(row.extra).game)  # type: ignore[union-attr]
-        first = MatchInfo.of(rows[0].extra)
-        assert first is not None
-        target = first.best_of // 2 + 1
-        score = dict.fromkeys(rows[0].players, 0)
-        for number, row in enumerate(rows, start=1):
-            info = MatchInfo.of(row.extra)
-            assert info is not None
+        rows.sort(key=lambda pair: pair[0].game)
+        target = rows[0][0].target
+        score = dict.fromkeys(rows[0][1].players, 0)
+        for number, (info, row) in enumerate(rows, start=1):
             assert info.game == number, "a match's games are numbered 1, 2, 3 ..."
             assert info.score == tuple(score[user] for user in row.players)
             if row.status != "finished":
@@ -353,14 +355,13 @@ async def check_figures(storage: Storage, now: datetime) -> int:
     """Compare every figure with the recount; return how many games were finished."""
     finished = 0
     for guild_id, users in GUILDS.items():
-        games = await storage.recent_games(guild_id, limit=EVERYTHING, statuses=ALL_STATUSES)
-        assert not any(row.is_active and row.status == "challenge" for row in games)
+        games = await storage.recent_games(guild_id, limit=EVERYTHING, statuses=EVERY_STATUS)
         lines = [line for row in games if row.status == "finished" for line in recount_lines(row)]
         finished += sum(row.status == "finished" for row in games)
         matches = expected_matches(games, lines)
         for period, window in PERIODS.items():
             since = None if window is None else now - window
-            kept = [line for line in lines if since is None or line.game.finished_at >= since]
+            kept = [line for line in lines if since is None or line.finished_at >= since]
             board = expected_board(kept)
             assert await storage.leaderboard(guild_id, since=since, limit=EVERYTHING) == board
             assert await storage.leaderboard(guild_id, since=since, limit=10) == board[:10]
@@ -397,13 +398,26 @@ def check_history(games: Sequence[GameRow], lines: Sequence[Line]) -> None:
             assert row.result is None or "winners" not in row.result
 
 
+async def play_and_recount(path: Path, seed: int, sessions: int) -> int:
+    """Play random games on a new database and check every figure; return the games finished."""
+    storage = await Storage.open(path)
+    try:
+        clock = await play_many(storage, seed=seed, sessions=sessions)
+        return await check_figures(storage, clock())
+    finally:
+        await storage.close()
+
+
 async def test_every_figure_matches_a_recount_of_thousands_of_random_games(
     tmp_path: Path,
 ) -> None:
-    storage = await Storage.open(tmp_path / "krig.db")
-    try:
-        clock = await play_many(storage, seed=16, sessions=1500)
-        finished = await check_figures(storage, clock())
-    finally:
-        await storage.close()
-    assert finished > 1000
+    assert await play_and_recount(tmp_path / "krig.db", seed=16, sessions=1500) > 1800
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("seed", [1, 2])
+async def test_every_figure_matches_a_recount_of_more_random_games(
+    tmp_path: Path, seed: int
+) -> None:
+    assert await play_and_recount(tmp_path / "krig.db", seed=seed, sessions=4000) > 4500

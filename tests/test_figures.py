@@ -25,7 +25,9 @@ from krigbot.cogs.krig import PERIODS
 from krigbot.cogs.matches import begin_match
 from krigbot.engine.replay import replay
 from krigbot.engine.rules import PRESETS
+from krigbot.i18n import fmt_list, t
 from krigbot.matches import MatchInfo, MatchKeeper
+from krigbot.render.play import history_line
 from krigbot.sessions import GameService, Player, Refusal
 from krigbot.storage import (
     HISTORY_STATUSES,
@@ -385,17 +387,27 @@ async def check_figures(storage: Storage, now: datetime) -> int:
 
 
 def check_history(games: Sequence[GameRow], lines: Sequence[Line]) -> None:
-    """A finished game's stored result names as winners exactly the players who won it."""
-    winners: dict[int, set[int]] = defaultdict(set)
+    """Each history line names as winners, or as drawn, exactly the players who won or drew."""
+    by_game: dict[int, list[Line]] = defaultdict(list)
     for line in lines:
-        if line.outcome == "win":
-            winners[line.game.id].add(line.seat)
+        by_game[line.game.id].append(line)
     for row in games:
-        if row.status == "finished":
-            assert row.result is not None
-            assert set(row.result["winners"]) == winners[row.id], row.id
-        else:
+        if row.status != "finished":
             assert row.result is None or "winners" not in row.result
+            continue
+        assert row.result is not None
+        mine = by_game[row.id]
+        won = [line.seat for line in mine if line.outcome == "win"]
+        drew = [line.seat for line in mine if line.outcome == "draw"]
+        assert set(row.result["winners"]) == set(won), row.id
+        shown = history_line(row, "en")
+        if won:
+            assert "🏆 " + fmt_list([row.names[seat] for seat in won], "en") in shown
+        elif len(drew) == len(row.players):
+            assert t("en", "history.draw") in shown
+        else:
+            names = fmt_list([row.names[seat] for seat in drew], "en")
+            assert t("en", "history.draw_among", names=names) in shown
 
 
 async def play_and_recount(path: Path, seed: int, sessions: int) -> int:

@@ -373,9 +373,17 @@ async def check_figures(storage: Storage, now: datetime) -> int:
                     had = records.get(user, MatchRecord())
                     records[user] = MatchRecord(had.matches + 1, had.wins + won)
             assert await storage.match_records(guild_id, users, since=since) == records, period
+            tops: dict[int, HeadToHead | None] = {}
             for user in users:
                 stats = await storage.player_stats(guild_id, user, since=since)
                 assert stats == expected_stats(kept, user), (period, user)
+                tops[user] = stats.top_opponent
+            for user, top in tops.items():
+                back = None if top is None else tops.get(top.user_id)
+                if top is not None and back is not None and back.user_id == user:
+                    # Two players who are each other's most frequent opponent see one record.
+                    assert (back.games, back.won, back.lost) == (top.games, top.lost, top.won)
+                    assert back.neither == top.neither
         check_history(games, lines)
         ended = [row for row in games if row.status in HISTORY_STATUSES]
         newest = sorted(ended, key=lambda row: (row.finished_at, row.id), reverse=True)

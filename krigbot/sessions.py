@@ -31,6 +31,7 @@ from .engine.game import outcome_to_dict
 from .engine.steal import StealGame, load_game, new_game
 from .monitoring import Metrics
 from .storage import ChannelBusyError, GameRow, PlayerResult, Storage, StorageError
+from .storage import Outcome as PlayerOutcome
 
 log = logging.getLogger(__name__)
 
@@ -122,14 +123,23 @@ def utcnow() -> datetime:
 
 
 def player_results(row: GameRow, game: AnyGame) -> list[PlayerResult]:
-    """Return each player's result of a finished game for the leaderboard."""
+    """Return each player's result of a finished game for the leaderboard.
+
+    In a team game the result is the team's (RULES §9): both members win if either is among the
+    winners, else both draw if either is among the drawn, else both lose. Taken from the team
+    rather than seat by seat, so it holds however the engine lists the members of a team.
+    """
     outcome = game.outcome
     assert outcome is not None
+    teams = game.rules.teams
     results = []
     for seat, user_id in enumerate(row.players):
-        if seat in outcome.winners:
+        # Seats 0 and 2 against 1 and 3 (RULES §9).
+        seats = (seat % 2, seat % 2 + 2) if teams else (seat,)
+        result: PlayerOutcome
+        if any(s in outcome.winners for s in seats):
             result = "win"
-        elif seat in outcome.drawn:
+        elif any(s in outcome.drawn for s in seats):
             result = "draw"
         else:
             result = "loss"
@@ -141,7 +151,7 @@ def player_results(row: GameRow, game: AnyGame) -> list[PlayerResult]:
                 rounds=outcome.rounds,
                 wars_won=game.wars_won[seat],
                 biggest_pot=game.biggest_pot[seat],
-                team=seat % 2 if game.rules.teams else None,
+                team=seat % 2 if teams else None,
             )
         )
     return results

@@ -6,11 +6,13 @@ import pytest
 
 from krigbot.engine import Game, Rules
 from krigbot.sessions import GameService, Player, Refusal
-from krigbot.storage import GameRow, Storage
+from krigbot.storage import GameRow, PartnerRecord, Storage
 from tests.cogs.helpers import Clock
+from tests.engine.deals import deal
 
 GUILD = 10
 ALICE, BOB = Player(1, "Alice"), Player(2, "Bob")
+CAROL, DAVE = Player(3, "Carol"), Player(4, "Dave")
 
 
 async def new_game(service: GameService, channel_id: int) -> GameRow:
@@ -126,3 +128,45 @@ async def test_expiry_leaves_answered_challenges_alone(storage: Storage) -> None
     running = await storage.get_game(accepted.id)
     assert running is not None
     assert running.status == "running"
+
+
+async def test_a_team_draw_is_a_draw_for_both_members_of_both_teams(storage: Storage) -> None:
+    service = GameService(storage)
+    made = await service.challenge(
+        guild_id=GUILD,
+        channel_id=100,
+        challenger=ALICE,
+        opponents=[BOB, CAROL, DAVE],
+        variant="lag",
+        options={"face_down": 5},
+    )
+    for player in (BOB, CAROL, DAVE):
+        accepted = await service.accept(made.row.id, player.user_id)
+    # Carol and Dave (one of each team) lose their only card in round 1; in round 2 Alice and
+    # Bob tie, both too short for a war of 5 down with the same cards left: both teams are out
+    # together, a draw (RULES §5, §9), though only Alice and Bob went out in that round.
+    service.adopt(
+        accepted.row,
+        deal(Rules.from_dict(made.row.rules), "AS 7S", "KH 7H 2H 3H 4H 5H", "2D", "3C"),
+    )
+
+    played = await service.flip(100, ALICE.user_id, count=2)
+
+    assert played.outcome is not None
+    assert played.outcome.is_draw
+    board = await storage.leaderboard(GUILD)
+    assert sorted((row.user_id, row.draws, row.losses) for row in board) == [
+        (ALICE.user_id, 1, 0),
+        (BOB.user_id, 1, 0),
+        (CAROL.user_id, 1, 0),
+        (DAVE.user_id, 1, 0),
+    ]
+    for player, partner in ((ALICE, CAROL), (BOB, DAVE), (CAROL, ALICE), (DAVE, BOB)):
+        stats = await storage.player_stats(GUILD, player.user_id)
+        assert (stats.wins, stats.draws, stats.losses) == (0, 1, 0), player.name
+        assert stats.top_partner == PartnerRecord(partner.user_id, 1, 0, 1, 0)
+        assert stats.top_opponent is not None
+        assert (stats.top_opponent.won, stats.top_opponent.lost) == (0, 0)
+    (history,) = await storage.recent_games(GUILD)
+    assert history.result is not None
+    assert history.result["winners"] == []

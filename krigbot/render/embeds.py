@@ -530,23 +530,36 @@ def stats_embed(
         name=t(lang, "stats.longest"),
         value=t(lang, "unit.rounds", count=stats.longest_game, n=stats.longest_game),
     )
-    for heading, record in (
-        ("stats.opponent", stats.top_opponent),
-        ("stats.partner", stats.top_partner),
-    ):
-        if record is None:
-            continue
+    opponent = stats.top_opponent
+    if opponent is not None:
         embed.add_field(
-            name=t(lang, heading),
+            name=t(lang, "stats.opponent"),
             value=t(
                 lang,
-                "stats.opponent_line",
-                count=record.games,
-                name=mention(record.user_id),
-                wins=record.wins,
-                losses=record.losses,
-                draws=record.draws,
-                games=record.games,
+                "stats.head_to_head",
+                count=opponent.games,
+                opponent=mention(opponent.user_id),
+                player=safe_name(name),
+                games=opponent.games,
+                won=opponent.won,
+                lost=opponent.lost,
+                neither=opponent.neither,
+            ),
+            inline=False,
+        )
+    partner = stats.top_partner
+    if partner is not None:
+        embed.add_field(
+            name=t(lang, "stats.partner"),
+            value=t(
+                lang,
+                "stats.partner_line",
+                count=partner.games,
+                partner=mention(partner.user_id),
+                games=partner.games,
+                wins=partner.wins,
+                draws=partner.draws,
+                losses=partner.losses,
             ),
             inline=False,
         )

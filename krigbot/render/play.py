@@ -279,9 +279,14 @@ def _result_text(row: GameRow, lang: Lang) -> str:
         return t(lang, f"history.{row.status}")
     names = names_of(row)
     winners = [names[seat] for seat in row.result.get("winners", ())]
-    if not winners:
+    if winners:
+        return "🏆 " + fmt_list(winners, lang)
+    drawn = [names[seat] for seat in row.result.get("drawn", ())]
+    # With 3 or 4 players a draw can be among some of them, and the others lost (RULES §5, §7);
+    # a team draw is always both teams' (§9).
+    if row.rules.get("teams") or len(drawn) in (0, len(names)):
         return t(lang, "history.draw")
-    return "🏆 " + fmt_list(winners, lang)
+    return t(lang, "history.draw_among", names=fmt_list(drawn, lang))
 
 
 def _reason_text(row: GameRow, lang: Lang) -> str | None:

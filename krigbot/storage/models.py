@@ -95,8 +95,24 @@ class LeaderboardRow:
 
 
 @dataclass(frozen=True, slots=True)
-class OpponentRecord:
-    """The player's own record in the games shared with another user."""
+class HeadToHead:
+    """The games a player played against another user, by who won them.
+
+    ``won`` the player won, ``lost`` the other user won, ``neither`` neither of them won (a draw,
+    or a third player's win). The other user's record against the player mirrors it exactly:
+    the same games, ``won`` and ``lost`` swapped, the same ``neither``.
+    """
+
+    user_id: int
+    games: int
+    won: int
+    lost: int
+    neither: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartnerRecord:
+    """The games a player played on the same team as another user, by the team's result."""
 
     user_id: int
     games: int
@@ -116,8 +132,8 @@ class PlayerStats:
     wars_won: int
     biggest_pot: int
     longest_game: int
-    top_opponent: OpponentRecord | None
-    top_partner: OpponentRecord | None
+    top_opponent: HeadToHead | None
+    top_partner: PartnerRecord | None
 
 
 def encode_time(moment: datetime) -> str:

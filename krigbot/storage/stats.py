@@ -10,8 +10,9 @@ from krigbot.storage.models import (
     HISTORY_STATUSES,
     GameRow,
     GameStatus,
+    HeadToHead,
     LeaderboardRow,
-    OpponentRecord,
+    PartnerRecord,
     PlayerStats,
     check_statuses,
     encode_time,
@@ -52,10 +53,27 @@ FROM results
 WHERE guild_id = ? AND user_id = ? AND finished_at >= ?
 """
 
-# The player's own outcomes, grouped by the other user in the same game. {relation}
-# picks opponents (not on the player's team; everyone in free-for-all games) or
-# partners (same non-NULL team). Most shared games wins; ties go to the lower user id.
-_COMPANION: Final = """
+# The games shared with each other user, most first (ties to the lower user id). Opponents are
+# everyone not on the player's team (everyone in free-for-all games); a game counts by who won
+# it: the player, the opponent, or neither of them (a draw, or a third player's win). Counting
+# the player's own losses instead would count a third player's wins against the opponent, and
+# the two players' records would not mirror.
+_TOP_OPPONENT: Final = """
+SELECT other.user_id                                       AS user_id,
+       COUNT(*)                                            AS games,
+       SUM(me.outcome = 'win' AND other.outcome <> 'win')  AS won,
+       SUM(other.outcome = 'win' AND me.outcome <> 'win')  AS lost
+FROM results AS me
+JOIN results AS other ON other.game_id = me.game_id AND other.user_id <> me.user_id
+WHERE me.guild_id = ? AND me.user_id = ? AND me.finished_at >= ?
+  AND (me.team IS NULL OR other.team IS NULL OR me.team <> other.team)
+GROUP BY other.user_id
+ORDER BY games DESC, other.user_id ASC
+LIMIT 1
+"""
+
+# Partners (same non-NULL team) share the team's result (RULES §9): the player's own outcome.
+_TOP_PARTNER: Final = """
 SELECT other.user_id                 AS user_id,
        COUNT(*)                      AS games,
        SUM(me.outcome = 'win')       AS wins,
@@ -63,22 +81,29 @@ SELECT other.user_id                 AS user_id,
        SUM(me.outcome = 'loss')      AS losses
 FROM results AS me
 JOIN results AS other ON other.game_id = me.game_id AND other.user_id <> me.user_id
-WHERE me.guild_id = ? AND me.user_id = ? AND me.finished_at >= ? AND {relation}
+WHERE me.guild_id = ? AND me.user_id = ? AND me.finished_at >= ?
+  AND me.team IS NOT NULL AND other.team = me.team
 GROUP BY other.user_id
 ORDER BY games DESC, other.user_id ASC
 LIMIT 1
 """
-_TOP_OPPONENT: Final = _COMPANION.format(
-    relation="(me.team IS NULL OR other.team IS NULL OR me.team <> other.team)"
-)
-_TOP_PARTNER: Final = _COMPANION.format(relation="(me.team IS NOT NULL AND other.team = me.team)")
 
 
-def _record(row: sqlite3.Row | None) -> OpponentRecord | None:
-    """Build an OpponentRecord from a companion row."""
+def _head_to_head(row: sqlite3.Row | None) -> HeadToHead | None:
+    """Build a HeadToHead from an opponent row."""
     if row is None:
         return None
-    return OpponentRecord(
+    games, won, lost = row["games"], row["won"], row["lost"]
+    return HeadToHead(
+        user_id=row["user_id"], games=games, won=won, lost=lost, neither=games - won - lost
+    )
+
+
+def _partner(row: sqlite3.Row | None) -> PartnerRecord | None:
+    """Build a PartnerRecord from a partner row."""
+    if row is None:
+        return None
+    return PartnerRecord(
         user_id=row["user_id"],
         games=row["games"],
         wins=row["wins"],
@@ -127,8 +152,8 @@ class StatsStore(StorageBase):
             wars_won=totals["wars_won"],
             biggest_pot=totals["biggest_pot"],
             longest_game=totals["longest_game"],
-            top_opponent=_record(opponents[0] if opponents else None),
-            top_partner=_record(partners[0] if partners else None),
+            top_opponent=_head_to_head(opponents[0] if opponents else None),
+            top_partner=_partner(partners[0] if partners else None),
         )
 
     async def recent_games(

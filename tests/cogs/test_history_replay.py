@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from krigbot.engine import Game, Rules, run_to_end
-from krigbot.i18n import t
+from krigbot.i18n import fmt_list, t
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     buttons,
@@ -182,3 +182,31 @@ async def test_history_pages_with_buttons(
         assert shown == [f"#{game}" for game in reversed(ids[:3])]
         assert second.embeds[0]["footer"]["text"] == "Sida 2"
         assert buttons(second)[list(buttons(second))[1]].get("disabled")  # no third page
+
+
+async def test_history_names_who_drew_when_only_some_of_three_players_did(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = Rules.preset("standard", players=3, max_rounds=5)
+    seed = next(
+        seed
+        for seed in range(1000)
+        if len((outcome := run_to_end(Game.new(rules, seed))).drawn) == 2 and not outcome.winners
+    )
+    expected = run_to_end(Game.new(rules, seed))
+    fix_all_seeds(monkeypatch, seed)
+    players = (world.alice, world.bob, world.carol)
+    async with running_bot(standin, db_path) as bot:
+        table = await start_game(standin, world.no_channel, *players, rounds=5)
+        await flip(standin, world.no_channel, world.alice, count=5)
+        assert (await game_row(bot, table.game_id)).status == "finished"
+
+        history = await command(standin, world.no_channel, world.alice, "history")
+        (lost,) = {0, 1, 2} - set(expected.drawn)
+        stats = await bot.storage.player_stats(world.no_guild.id, players[lost].id)
+
+    (line,) = history.embeds[0]["description"].splitlines()
+    drew = [players[seat].display_name for seat in expected.drawn]
+    assert t("nb", "history.draw_among", names=fmt_list(drew, "nb")) in line
+    # The one who did not draw lost, as their record says.
+    assert (stats.draws, stats.losses) == (0, 1)

@@ -226,7 +226,17 @@ async def test_stats_show_a_players_whole_record_on_this_server(
         "Vunne kriger": "11",
         "Største pott vunnet": "22 kort",
         "Lengste spill": "300 runder",
-        "Vanligste motstander": f"<@{bob}>: 2–1 i 3 spill (0 uavgjort)",
+        "Vanligste motstander": t(
+            "nb",
+            "stats.head_to_head",
+            count=3,
+            opponent=f"<@{bob}>",
+            player="Alice",
+            games=3,
+            won=2,
+            lost=1,
+            neither=0,
+        ),
     }
 
 
@@ -241,10 +251,50 @@ async def test_stats_without_a_user_show_the_askers_own_record(
 
     assert answer.embeds[0]["title"] == "Resultat i Krig för Bob"
     assert fields(answer)["Förluster"] == "1"
-    assert (
-        fields(answer)["Vanligaste motståndare"]
-        == f"<@{world.carol.id}>: 0–1 på 1 parti (0 oavgjort)"
+    assert fields(answer)["Vanligaste motståndare"] == t(
+        "sv",
+        "stats.head_to_head",
+        count=1,
+        opponent=f"<@{world.carol.id}>",
+        player="Bob",
+        games=1,
+        won=0,
+        lost=1,
+        neither=0,
     )
+
+
+async def test_head_to_head_in_three_player_games_mirrors_between_the_two_players(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    guild, alice, bob, carol = world.no_guild.id, world.alice.id, world.bob.id, world.carol.id
+    three = {"wars_won": (0, 0, 0), "pots": (0, 0, 0)}
+    await record_game(bot.storage, guild, [alice, bob, carol], ["win", "loss", "loss"], **three)
+    # Carol's wins are lost by both: they count for neither Alice nor Bob against the other.
+    for _ in range(2):
+        await record_game(bot.storage, guild, [carol, alice, bob], ["win", "loss", "loss"], **three)
+    await record_game(bot.storage, guild, [alice, bob, carol], ["draw", "draw", "loss"], **three)
+    await record_game(bot.storage, guild, [bob, alice], ["draw", "draw"])
+
+    alices = fields(await ask(standin, world.no_channel, world.carol, "stats", user=world.alice))
+    bobs = fields(await ask(standin, world.no_channel, world.carol, "stats", user=world.bob))
+
+    def record(opponent: int, player: str, won: int, lost: int) -> str:
+        return t(
+            "nb",
+            "stats.head_to_head",
+            count=5,
+            opponent=f"<@{opponent}>",
+            player=player,
+            games=5,
+            won=won,
+            lost=lost,
+            neither=4,
+        )
+
+    assert alices["Vanligste motstander"] == record(bob, "Alice", won=1, lost=0)
+    assert bobs["Vanligste motstander"] == record(alice, "Bob", won=0, lost=1)
+    assert (alices["Seire"], alices["Tap"], bobs["Seire"], bobs["Tap"]) == ("1", "2", "0", "3")
 
 
 async def test_stats_of_someone_who_has_not_played_say_so(

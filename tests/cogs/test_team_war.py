@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from krigbot.bot import KrigBot
-from krigbot.engine import Game, Rules
+from krigbot.engine import Game, Rules, run_to_end
 from krigbot.engine.steal import load_game
+from krigbot.i18n import t
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     challenge_message,
@@ -100,8 +101,82 @@ async def test_a_team_game_from_challenge_to_result_credits_both_partners(
     ).response()
     fields = {field["name"]: field["value"] for field in stats.embeds[0]["fields"]}
     assert fields["Seire"] == "1"
-    assert fields["Vanligste lagkamerat"] == f"<@{bob.id}>: 1–0 i 1 spill (0 uavgjort)"
-    assert fields["Vanligste motstander"] == f"<@{alice.id}>: 1–0 i 1 spill (0 uavgjort)"
+    assert fields["Vanligste lagkamerat"] == t(
+        "nb",
+        "stats.partner_line",
+        count=1,
+        partner=f"<@{bob.id}>",
+        games=1,
+        wins=1,
+        draws=0,
+        losses=0,
+    )
+    assert fields["Vanligste motstander"] == t(
+        "nb",
+        "stats.head_to_head",
+        count=1,
+        opponent=f"<@{alice.id}>",
+        player="Dave",
+        games=1,
+        won=1,
+        lost=0,
+        neither=0,
+    )
+
+
+def team_draw_seed(rules: Rules) -> tuple[int, int]:
+    """Return the first seed whose game is drawn while a member of a team is already out.
+
+    Also return a seat still in at the end, which can flip all along.
+    """
+    for seed in range(500):
+        game = Game.new(rules, seed)
+        outcome = run_to_end(game)
+        if outcome.is_draw and not all(game.in_game):
+            return seed, game.in_game.index(True)
+    raise AssertionError("no seed found")
+
+
+async def test_a_team_draw_is_a_draw_for_all_four_on_the_leaderboard_and_in_stats(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dave = add_dave(standin, world)
+    # A deterministic pickup lets a team game repeat forever: a draw (RULES §7), here with a
+    # member of a team out of cards since earlier rounds, who shares the team's draw (§9).
+    seed, flipper = team_draw_seed(Rules.preset("lag", players=4, pickup="table"))
+    fix_seeds(monkeypatch, seed)
+    alice, bob, carol = world.alice, world.bob, world.carol
+    players = (alice, bob, carol, dave)
+    message = await challenge_message(
+        standin, world.no_channel, alice, bob, carol, dave, variant="lag", pickup="table"
+    )
+    game_id = game_id_of(message)
+    for player in (bob, carol, dave):
+        await press(standin, message, f"krig:accept:{game_id}", player)
+
+    while (await game_row(bot, game_id)).status == "running":
+        await flip(standin, world.no_channel, players[flipper], count=50)
+
+    board = await (
+        await standin.slash("krig leaderboard", user=carol, channel=world.no_channel)
+    ).response()
+    medals = ("🥇 ", "🥈 ", "🥉 ", "")
+    # Nobody won: equal records, ranked by user id.
+    ranked = sorted(players, key=lambda player: player.id)
+    rate = f"0{NBSP}%"
+    assert board.embeds[0]["description"].splitlines() == [
+        medal
+        + t("nb", "lb.row", rank=rank, name=f"<@{player.id}>", wins=0, games=1, draws=1, rate=rate)
+        for rank, (medal, player) in enumerate(zip(medals, ranked, strict=True), start=1)
+    ]
+    for player in players:
+        stats = await (
+            await standin.slash(
+                "krig stats", user=alice, channel=world.no_channel, options={"user": player}
+            )
+        ).response()
+        fields = {field["name"]: field["value"] for field in stats.embeds[0]["fields"]}
+        assert (fields["Seire"], fields["Uavgjort"], fields["Tap"]) == ("0", "1", "0"), player
 
 
 async def forfeit(standin: DiscordStandIn, world: SampleWorld, game_id: int, user: User) -> str:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from krigbot.storage import OpponentRecord, PlayerStats, Storage
+from krigbot.storage import HeadToHead, PartnerRecord, PlayerStats, Storage
 from tests.storage import at, new_game, pr, record_game, running_game
 
 if TYPE_CHECKING:
@@ -106,19 +106,19 @@ async def test_player_stats_totals_opponent_and_partner(storage: Storage) -> Non
         wars_won=7,
         biggest_pot=20,
         longest_game=55,
-        # B: 3 free-for-all + 2 team games against + 1 against = 6, A won 5, drew 1.
-        top_opponent=OpponentRecord(user_id=B, games=6, wins=5, draws=1, losses=0),
+        # B: 3 free-for-all + 2 team games against + 1 against = 6, A won 5, neither won 1.
+        top_opponent=HeadToHead(user_id=B, games=6, won=5, lost=0, neither=1),
         # D partnered A twice (both won); C only once.
-        top_partner=OpponentRecord(user_id=D, games=2, wins=2, draws=0, losses=0),
+        top_partner=PartnerRecord(user_id=D, games=2, wins=2, draws=0, losses=0),
     )
     c_stats = await storage.player_stats(1, C)
-    assert c_stats.top_partner == OpponentRecord(user_id=B, games=2, wins=0, draws=0, losses=2)
+    assert c_stats.top_partner == PartnerRecord(user_id=B, games=2, wins=0, draws=0, losses=2)
     # A and C: 1 ffa + 2 team games against each other (A only partnered C once).
-    assert c_stats.top_opponent == OpponentRecord(user_id=A, games=3, wins=1, draws=0, losses=2)
+    assert c_stats.top_opponent == HeadToHead(user_id=A, games=3, won=1, lost=2, neither=0)
 
     recent = await storage.player_stats(1, A, since=at(6))
     assert (recent.games, recent.draws) == (1, 1)
-    assert recent.top_partner == OpponentRecord(user_id=C, games=1, wins=0, draws=1, losses=0)
+    assert recent.top_partner == PartnerRecord(user_id=C, games=1, wins=0, draws=1, losses=0)
 
 
 async def test_player_stats_for_newcomers_and_free_for_all_only(storage: Storage) -> None:
@@ -128,11 +128,34 @@ async def test_player_stats_for_newcomers_and_free_for_all_only(storage: Storage
     stats = await storage.player_stats(1, A)
     assert stats.top_partner is None
     # C shares two games with A, B only one.
-    assert stats.top_opponent == OpponentRecord(user_id=C, games=2, wins=2, draws=0, losses=0)
+    assert stats.top_opponent == HeadToHead(user_id=C, games=2, won=2, lost=0, neither=0)
     await record_game(storage, [pr(A, "loss"), pr(B, "win")], now=at(2))
     tied = await storage.player_stats(1, A)
     # Two shared games each: the lower user id is chosen, deterministically.
-    assert tied.top_opponent == OpponentRecord(user_id=B, games=2, wins=1, draws=0, losses=1)
+    assert tied.top_opponent == HeadToHead(user_id=B, games=2, won=1, lost=1, neither=0)
+
+
+async def test_head_to_head_in_three_player_games_mirrors_between_the_two_players(
+    storage: Storage,
+) -> None:
+    # A beats B and C once; C wins twice (A and B both lose); A and B draw once (C is out).
+    games = [
+        (pr(A, "win"), pr(B, "loss"), pr(C, "loss")),
+        (pr(C, "win"), pr(A, "loss"), pr(B, "loss")),
+        (pr(B, "loss"), pr(C, "win"), pr(A, "loss")),
+        (pr(A, "draw"), pr(B, "draw"), pr(C, "loss")),
+    ]
+    for minute, results in enumerate(games):
+        await record_game(storage, results, now=at(minute))
+
+    a_view = (await storage.player_stats(1, A)).top_opponent
+    b_view = (await storage.player_stats(1, B)).top_opponent
+
+    # C's wins are nobody's between A and B: A lost them, but B did not win them.
+    assert a_view == HeadToHead(user_id=B, games=4, won=1, lost=0, neither=3)
+    assert b_view == HeadToHead(user_id=A, games=4, won=0, lost=1, neither=3)
+    c_view = (await storage.player_stats(1, C)).top_opponent
+    assert c_view == HeadToHead(user_id=A, games=4, won=2, lost=1, neither=1)
 
 
 async def test_recent_games_newest_first_per_guild_and_user(storage: Storage) -> None:

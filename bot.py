@@ -50,6 +50,18 @@ async def run(settings: Settings) -> int:
     except StorageError as exc:
         return fail(f"cannot use the database {settings.db_path}: {exc}")
     bot = KrigBot(settings, storage)
+    web = None
+    if settings.web_port is not None:
+        from krigbot.web.server import WebView
+
+        web = WebView(storage, bot.web, clock=lambda: bot.service.clock())
+        try:
+            await web.start(settings.web_host, settings.web_port)
+        except OSError as exc:
+            await storage.close()
+            return fail(
+                f"cannot serve the web view on {settings.web_host}:{settings.web_port}: {exc}"
+            )
     gc.set_threshold(*GC_THRESHOLDS)
     freezer = asyncio.create_task(freeze_when_ready(bot))
     loop = asyncio.get_running_loop()
@@ -69,6 +81,8 @@ async def run(settings: Settings) -> int:
         return fail(f"the database {settings.db_path} failed at start-up: {exc}")
     finally:
         freezer.cancel()
+        if web is not None:
+            await web.stop()
         await storage.close()
     return 0
 

@@ -27,6 +27,7 @@ from krigbot.matches import MatchKeeper
 from krigbot.render.worker import warm_up_workers
 from krigbot.sessions import GameService
 from krigbot.storage import Storage, StorageError
+from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,11 @@ class KrigBot(commands.Bot):
             choice_ttl=timedelta(seconds=settings.choice_seconds),
         )
         self.matches = MatchKeeper(self.service)
+        self.web = WebAccess(
+            storage,
+            secret=settings.web_secret,
+            base_url=settings.web_url if settings.web_port is not None else None,
+        )
         if settings.render_processes:
             warm_up_workers(settings.render_processes)
         self._dynamic_items: list[type[discord.ui.DynamicItem[Any]]] = []

@@ -13,6 +13,8 @@ from dotenv import dotenv_values
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MAX_DURATION = 1_000_000_000
 """The largest number of hours or seconds accepted: more would not fit in a timedelta."""
+MIN_WEB_SECRET = 16
+"""Characters KRIG_WEB_SECRET needs at least: the links' signatures are only as strong as it."""
 
 
 class ConfigError(Exception):
@@ -37,6 +39,13 @@ class Settings:
     """Autoplay edits its message at most once per this many seconds (Discord's channel limit)."""
     render_processes: int = 1
     """Worker processes that draw pictures (0: threads in the bot's own process)."""
+    web_port: int | None = None
+    """The port of the web view (None: no web view)."""
+    web_host: str = "127.0.0.1"
+    web_url: str | None = None
+    """The web view's public address, used in the links the bot posts (None: no links)."""
+    web_secret: str | None = None
+    """The key the web view's links are signed with; required with a port."""
 
     def __repr__(self) -> str:
         # Never let the token reach a log line or a traceback.
@@ -44,7 +53,9 @@ class Settings:
             f"Settings(token=<hidden>, db_path={str(self.db_path)!r}, dev_guild={self.dev_guild}, "
             f"log_level={self.log_level!r}, idle_hours={self.idle_hours}, "
             f"challenge_seconds={self.challenge_seconds}, choice_seconds={self.choice_seconds}, "
-            f"autoplay_seconds={self.autoplay_seconds}, render_processes={self.render_processes})"
+            f"autoplay_seconds={self.autoplay_seconds}, render_processes={self.render_processes}, "
+            f"web_port={self.web_port}, web_host={self.web_host!r}, web_url={self.web_url!r}, "
+            f"web_secret={'<hidden>' if self.web_secret else None})"
         )
 
     @classmethod
@@ -67,6 +78,14 @@ class Settings:
         level = (merged.get("LOG_LEVEL") or "INFO").strip().upper()
         if level not in LOG_LEVELS:
             raise ConfigError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        web_port = _port(merged.get("KRIG_WEB_PORT"))
+        web_secret = (merged.get("KRIG_WEB_SECRET") or "").strip() or None
+        if web_port is not None and (web_secret is None or len(web_secret) < MIN_WEB_SECRET):
+            raise ConfigError(
+                f"KRIG_WEB_PORT is set, so KRIG_WEB_SECRET must be too: at least {MIN_WEB_SECRET} "
+                "random characters that sign the web view's links (e.g. the output of "
+                "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)."
+            )
         return cls(
             token=token,
             db_path=Path((merged.get("KRIG_DB") or "data/krig.db").strip()),
@@ -77,7 +96,31 @@ class Settings:
             choice_seconds=_positive(merged, "KRIG_CHOICE_SECONDS", 60.0),
             autoplay_seconds=_positive(merged, "KRIG_AUTOPLAY_SECONDS", 1.2),
             render_processes=_count(merged, "KRIG_RENDER_PROCESSES", 1, most=8),
+            web_port=web_port,
+            web_host=(merged.get("KRIG_WEB_HOST") or "127.0.0.1").strip(),
+            web_url=_web_url(merged.get("KRIG_WEB_URL")),
+            web_secret=web_secret,
         )
+
+
+def _port(raw: str | None) -> int | None:
+    if raw is None or not raw.strip():
+        return None
+    if not raw.strip().isdigit() or not 1 <= int(raw) <= 65535:
+        raise ConfigError(f"KRIG_WEB_PORT must be a port number from 1 to 65535, not {raw!r}")
+    return int(raw)
+
+
+def _web_url(raw: str | None) -> str | None:
+    if raw is None or not raw.strip():
+        return None
+    url = raw.strip().rstrip("/")
+    if not url.startswith(("https://", "http://")) or len(url) <= len("https://"):
+        raise ConfigError(
+            f"KRIG_WEB_URL must be the web view's address, such as https://krig.example.org, "
+            f"not {raw!r}"
+        )
+    return url
 
 
 def _count(values: Mapping[str, str | None], key: str, default: int, *, most: int) -> int:

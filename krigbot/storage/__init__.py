@@ -31,6 +31,7 @@ from krigbot.storage.models import (
     PlayerResult,
     PlayerStats,
 )
+from krigbot.storage.records import PotRecord, VariantRecord
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -56,8 +57,10 @@ __all__ = [
     "Outcome",
     "PlayerResult",
     "PlayerStats",
+    "PotRecord",
     "SchemaTooNewError",
     "Storage",
     "StorageClosedError",
     "StorageError",
+    "VariantRecord",
 ]

@@ -20,6 +20,7 @@ from krigbot.render.replays import GameRounds, rebuild
 if TYPE_CHECKING:
     from krigbot.engine import Round
     from krigbot.i18n import Lang
+    from krigbot.sessions import AnyGame
     from krigbot.storage import GameRow
 
 _MARKDOWN = re.compile(r"\\(.)|\*\*|\u200b")
@@ -60,6 +61,14 @@ def _round(played: Round, text: str) -> dict[str, Any]:
     }
 
 
+def _result(row: GameRow, final: AnyGame, lang: Lang) -> list[str]:
+    """Return who won and why, as the game-over message says it (its figures are in the summary)."""
+    if final.outcome is None:
+        return []
+    head, reason, *_ = (plain(line) for line in outcome_text(row, final, lang).splitlines())
+    return [head.removeprefix("🏆").strip(), reason]
+
+
 def replay_data(row: GameRow, lang: Lang) -> dict[str, Any]:
     """Rebuild an ended game and return everything its page's replay shows, in ``lang``."""
     assert row.state is not None
@@ -81,9 +90,7 @@ def replay_data(row: GameRow, lang: Lang) -> dict[str, Any]:
         "wars": rebuilt.story.wars,
         "rounds": rounds,
         "final": list(final.counts),
-        "result": [plain(line) for line in outcome_text(row, final, lang).splitlines()]
-        if final.outcome is not None
-        else [],
+        "result": _result(row, final, lang),
         "summary": [plain(line) for line in summary_lines(row, rebuilt, lang)],
         "labels": {
             "round": t(lang, "web.replay.round"),

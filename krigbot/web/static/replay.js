@@ -147,15 +147,20 @@
 
   function drawCaption(n) {
     caption.replaceChildren();
-    const lines = n === 0 ? [] : rounds[n - 1].text.slice();
-    if (n === total) lines.push(...data.result.slice(0, 1));
-    lines.forEach((line) => {
+    const lines = n === 0 ? [] : rounds[n - 1].text.map((text) => [text, lineClass(text)]);
+    if (n === total && data.result.length) lines.push([data.result[0], "take"]);
+    lines.forEach(([text, kind]) => {
       const p = document.createElement("p");
-      p.textContent = line;
-      if (line.startsWith("⚔")) p.className = "war-line";
-      else if (line.startsWith("➜") || line.startsWith("🏆")) p.className = "take";
+      p.textContent = text;
+      if (kind) p.className = kind;
       caption.appendChild(p);
     });
+  }
+
+  function lineClass(text) {
+    if (text.startsWith("⚔")) return "war-line";
+    if (text.startsWith("➜")) return "take";
+    return "";
   }
 
   function show(n, animate) {

@@ -1,0 +1,288 @@
+"""The web view in a real headless browser: what a visitor sees, and what the page never does."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from krigbot.engine import Game, format_cards
+from krigbot.i18n import fmt_percent, t
+from tests.cogs.helpers import Clock
+from tests.cogs.play_helpers import command, fix_all_seeds
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.web.browser import DESKTOP, PHONE, Watched, chromium, open_page, screenshot
+from tests.web.conftest import Web
+from tests.web.games import ALICE_WINS, BOB_WINS, STANDARD, links, play, web_on
+
+WAIT_MS = 20_000
+"""How long the browser may take to do something a visitor would wait a moment for."""
+
+
+def clean(watched: Watched, origin: str) -> None:
+    """Fail if the page asked anything of another origin or complained in its console."""
+    assert watched.foreign(origin) == []
+    assert watched.errors == []
+
+
+async def status(page: Page, url: str) -> int:
+    """Open an address in the page and return the HTTP status it was answered with."""
+    answer = await page.goto(url)
+    assert answer is not None
+    return answer.status
+
+
+async def board_rows(page: Page) -> list[list[str]]:
+    """Return the leaderboard's rows as the cells' texts."""
+    return [
+        [cell.strip() for cell in await row.locator("td").all_inner_texts()]
+        for row in await page.locator("#leaderboard tbody tr").all()
+    ]
+
+
+async def test_the_leaderboard_shows_exactly_the_servers_results(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    web.bot.service.clock = clock
+    fix_all_seeds(monkeypatch, BOB_WINS, ALICE_WINS, BOB_WINS, BOB_WINS)
+    await web_on(standin, world, web.bot)
+    games = [
+        await play(standin, world.no_channel, world.alice, world.bob),
+        await play(standin, world.no_channel, world.alice, world.carol),
+        await play(standin, world.no_channel, world.carol, world.bob),
+        # The other server's game: not on this server's board, though Carol wins it.
+        await play(standin, world.sv_channel, world.bob, world.carol),
+    ]
+    wins: Counter[str] = Counter()
+    played: Counter[str] = Counter()
+    for game in games[:3]:
+        row = await web.bot.storage.get_game(game.game_id)
+        assert row is not None
+        assert row.result is not None
+        played.update(row.names)
+        wins.update(row.names[seat] for seat in row.result["winners"])
+    expected = sorted(
+        played, key=lambda name: (-wins[name], -wins[name] / played[name], -played[name])
+    )
+    url = await web.bot.web.leaderboard_url(world.no_guild.id)
+    assert url is not None
+    async with chromium() as browser:
+        watched = await open_page(browser, DESKTOP, locale="en-GB")
+        page = watched.page
+        assert await status(page, url) == 200
+        await expect(page.locator("h1")).to_have_text(t("en", "web.leaderboard"))
+        rows = await board_rows(page)
+        assert rows == [
+            [
+                str(rank),
+                name,
+                str(wins[name]),
+                str(played[name]),
+                "0",
+                str(played[name] - wins[name]),
+                fmt_percent(wins[name] / played[name], "en"),
+            ]
+            for rank, name in enumerate(expected, start=1)
+        ]
+        # A week later the week's board is empty and the month's still has everyone.
+        clock.advance(days=8)
+        await page.get_by_role("link", name=t("en", "period.week")).click()
+        await expect(page.locator(".empty")).to_have_text(t("en", "lb.empty"))
+        await page.get_by_role("link", name=t("en", "period.month")).click()
+        assert [row[1] for row in await board_rows(page)] == expected
+        # The names lead to the players' pages, in the language chosen with the switch.
+        await page.get_by_role("link", name="Svenska").click()
+        await page.get_by_role("link", name=expected[0], exact=True).click()
+        await expect(page.locator("h1")).to_have_text(t("sv", "stats.title", name=expected[0]))
+        clean(watched, web.base)
+        body = await page.content()
+    for user in (world.alice, world.bob, world.carol):
+        assert str(user.id) not in body  # display names only, never a user id
+
+
+async def test_a_replay_played_to_the_end_shows_the_games_rounds_and_counts(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, BOB_WINS)
+    await web_on(standin, world, web.bot)
+    game = await play(standin, world.no_channel, world.alice, world.bob)
+    # What the channel saw: the game-over message carries the link to the replay.
+    (url,) = links(game.over).values()
+    expected = Game.new(STANDARD, BOB_WINS)
+    rounds = [expected.play_round() for _ in range(30)]
+    assert expected.outcome is not None
+    async with chromium() as browser:
+        watched = await open_page(browser, PHONE, locale="nb-NO")
+        page = watched.page
+        await page.goto(url)
+        replay = page.locator("#replay")
+        await expect(replay).to_have_attribute("data-round", "0")
+        await page.select_option("#speed", "20")
+        await page.click("#play")
+        await expect(replay).to_have_attribute("data-state", "ended", timeout=WAIT_MS)
+        await expect(replay).to_have_attribute("data-round", "30")
+        shown = await page.locator("[data-count]").all_inner_texts()
+        assert [int(n) for n in shown] == list(expected.counts) == [0, 52]
+        await expect(page.locator("#caption")).to_contain_text(t("nb", "over.winner", name="Bob"))
+
+        # Step through it again: every round's cards and counts are the game's.
+        await page.click("#first")
+        for played in rounds:
+            await page.click("#next")
+            await expect(replay).to_have_attribute("data-round", str(played.number))
+            for seat, card in played.battle:
+                cards = page.locator(f'.seat[data-seat="{seat}"] [data-role="battle"]')
+                await expect(cards).to_have_attribute("data-code", format_cards([card])[0])
+            turned = [
+                code
+                for step in played.war_steps
+                for code in format_cards(c for c in step.face_up if c is not None)
+            ]
+            war_cards = page.locator('[data-role="war"]')
+            assert sorted(
+                [str(await war_cards.nth(i).get_attribute("data-code")) for i in range(len(turned))]
+            ) == sorted(turned)
+            await expect(war_cards).to_have_count(len(turned))
+            counts = await page.locator("[data-count]").all_inner_texts()
+            assert [int(n) for n in counts] == list(played.counts)
+
+        # "Next war" and the scrubber go where the game's wars and rounds are.
+        first_war = next(played.number for played in rounds if played.war_steps)
+        await page.click("#first")
+        await page.click("#war")
+        await expect(replay).to_have_attribute("data-round", str(first_war))
+        await page.locator("#scrub").fill("17")
+        await expect(replay).to_have_attribute("data-round", "17")
+        counts = await page.locator("[data-count]").all_inner_texts()
+        assert [int(n) for n in counts] == list(rounds[16].counts)
+        clean(watched, web.base)
+
+
+async def test_pages_of_a_server_without_the_web_view_are_not_found(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, BOB_WINS, ALICE_WINS, BOB_WINS)
+    await web_on(standin, world, web.bot)
+    games = [
+        await play(standin, world.no_channel, world.alice, world.bob),
+        await play(standin, world.no_channel, world.bob, world.carol),
+    ]
+    elsewhere = await play(standin, world.sv_channel, world.alice, world.carol)
+    access = web.bot.web
+    site = await access.site(world.no_guild.id)
+    assert site is not None
+    pages = [access.leaderboard_path(site), access.leaderboard_path(site, "week")]
+    pages += [access.game_path(site, game.game_id) for game in games]
+    pages += [access.player_path(site, user.id) for user in (world.alice, world.bob)]
+    async with chromium() as browser:
+        watched = await open_page(browser, DESKTOP, locale="sv-SE")
+        page = watched.page
+        for path in pages:
+            assert await status(page, web.base + path) == 200, path
+        # Another server's game is not this server's, even signed with this server's key.
+        assert await status(page, web.base + access.game_path(site, elsewhere.game_id)) == 404
+        off = await command(standin, world.no_channel, world.moderator, "settings", web="off")
+        assert off.content == t("nb", "settings.web_off")
+        # Off: the same addresses, and every id with the signature it would have, are missing.
+        guessed = [access.game_path(site, n) for n in range(1, 6)]
+        guessed += [access.player_path(site, user.id) for user in (world.carol, world.owner)]
+        for path in pages + guessed:
+            assert await status(page, web.base + path) == 404, path
+            await expect(page.locator("h1")).to_have_text(t("sv", "web.missing.title"))
+        # And the server that never turned it on has no pages, whatever its key would be.
+        for key in ("", "guess", site.key):
+            signature = access.sign(world.sv_guild.id, key, "site", world.sv_guild.id)
+            other = type(site)(world.sv_guild.id, key, f"{world.sv_guild.id}.{signature}")
+            for path in (
+                access.leaderboard_path(other),
+                access.game_path(other, elsewhere.game_id),
+            ):
+                assert await status(page, web.base + path) == 404, path
+        clean_404s(watched, web.base)
+
+
+def clean_404s(watched: Watched, origin: str) -> None:
+    """Like ``clean``, allowing the console's note of the 404 answers asked for."""
+    assert watched.foreign(origin) == []
+    assert [error for error in watched.errors if "404" not in error] == []
+
+
+async def test_a_tampered_or_rotated_link_is_not_found(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, BOB_WINS, BOB_WINS)
+    await web_on(standin, world, web.bot)
+    game = await play(standin, world.no_channel, world.alice, world.bob)
+    elsewhere = await play(standin, world.sv_channel, world.alice, world.bob)
+    (url,) = links(game.over).values()
+    site_part, _, game_part = url.removeprefix(web.base + "/s/").partition("/game/")
+    number, _, signature = game_part.partition(".")
+    changed = "A" if signature[0] != "A" else "B"
+    tampered = [
+        url[:-1] + ("x" if url[-1] != "x" else "y"),  # the game's signature
+        url.replace(f"/game/{number}.", f"/game/{elsewhere.game_id}."),  # another game's id
+        url.replace(f"/game/{number}.", f"/game/{int(number) + 100}."),
+        url.replace(f"/game/{number}.{signature}", f"/game/{number}.{changed}{signature[1:]}"),
+        url.replace(site_part, site_part[:-2] + "zz"),  # the server's signature
+        url.replace(site_part, f"{world.sv_guild.id}.{site_part.partition('.')[2]}"),
+        url.replace(f"/game/{number}.{signature}", f"/game/{number}"),
+    ]
+    async with chromium() as browser:
+        watched = await open_page(browser, PHONE, locale="da-DK")
+        page = watched.page
+        assert await status(page, url) == 200
+        for address in tampered:
+            assert await status(page, address) == 404, address
+            await expect(page.locator("h1")).to_have_text(t("da", "web.missing.title"))
+        rotated = await command(
+            standin, world.no_channel, world.moderator, "settings", web="rotate"
+        )
+        new_board = await web.bot.web.leaderboard_url(world.no_guild.id)
+        assert new_board is not None
+        assert rotated.content == t("nb", "settings.web_rotated", url=new_board)
+        assert await status(page, url) == 404  # the old link leads nowhere now
+        assert await status(page, new_board) == 200
+        clean_404s(watched, web.base)
+
+
+async def test_pages_look_right_on_a_phone_and_a_desktop(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    web: Web,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    fix_all_seeds(monkeypatch, BOB_WINS, ALICE_WINS)
+    mallory = standin.add_user("mallory", "<img src=/x onerror=alert(1)></script>", locale="en-US")
+    standin.add_member(world.no_guild, mallory)
+    await web_on(standin, world, web.bot)
+    game = await play(standin, world.no_channel, world.alice, world.bob)
+    await play(standin, world.no_channel, world.alice, mallory)
+    (url,) = links(game.over).values()
+    board = await web.bot.web.leaderboard_url(world.no_guild.id)
+    assert board is not None
+    shots = []
+    async with chromium() as browser:
+        for size, viewport in (("phone", PHONE), ("desktop", DESKTOP)):
+            watched = await open_page(browser, viewport, locale="en-GB")
+            page = watched.page
+            await page.goto(board)
+            await expect(page.locator("#leaderboard")).to_contain_text(mallory.display_name or "")
+            shots.append(await screenshot(page, tmp_path, f"leaderboard-{size}"))
+            await page.get_by_role("link", name="Alice", exact=True).click()
+            await expect(page.locator("h1")).to_have_text(t("en", "stats.title", name="Alice"))
+            shots.append(await screenshot(page, tmp_path, f"player-{size}"))
+            await page.goto(url)
+            await page.click("#war")
+            # The war on the table once every card of it is turned up.
+            await expect(page.locator(".c[data-code]:not(.up)")).to_have_count(0)
+            await expect(page.locator(".seat.winner")).to_have_count(1)
+            shots.append(await screenshot(page, tmp_path, f"game-{size}"))
+            wide = await page.evaluate("document.documentElement.scrollWidth")
+            assert wide <= viewport["width"]  # nothing runs off the side of the screen
+            clean(watched, web.base)
+    assert all(shot.stat().st_size > 10_000 for shot in shots)

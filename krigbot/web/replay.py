@@ -86,6 +86,7 @@ def replay_data(row: GameRow, lang: Lang) -> dict[str, Any]:
     return {
         "names": list(row.names),
         "colours": colours,
+        "teams": [[0, 2], [1, 3]] if teams else [[seat] for seat in range(len(row.names))],
         "deal": list(rebuilt.story.counts[0]),
         "wars": rebuilt.story.wars,
         "rounds": rounds,

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page, expect
 
-from krigbot.engine import Game, format_cards
+from krigbot.engine import Game, Rules, format_cards
 from krigbot.i18n import fmt_percent, t
-from tests.cogs.helpers import Clock
+from tests.cogs.helpers import Clock, flip, start_game
 from tests.cogs.play_helpers import command, fix_all_seeds
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
@@ -286,3 +286,48 @@ async def test_pages_look_right_on_a_phone_and_a_desktop(
             assert wide <= viewport["width"]  # nothing runs off the side of the screen
             clean(watched, web.base)
     assert all(shot.stat().st_size > 10_000 for shot in shots)
+
+
+async def test_a_team_game_replays_with_four_seats_in_team_colours(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    web: Web,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    dave = standin.add_user("dave", "Dave", locale="da")
+    standin.add_member(world.no_guild, dave)
+    rounds = 40
+    fix_all_seeds(monkeypatch, 7)
+    await web_on(standin, world, web.bot)
+    players = (world.alice, world.bob, world.carol, dave)
+    table = await start_game(standin, world.no_channel, *players, variant="lag", rounds=rounds)
+    over = await flip(standin, world.no_channel, world.alice, count=rounds)
+    (url,) = links(over).values()
+    expected = Game.new(Rules.preset("lag", players=4, max_rounds=rounds), 7)
+    while expected.outcome is None:
+        expected.play_round()
+    row = await web.bot.storage.get_game(table.game_id)
+    assert row is not None
+    async with chromium() as browser:
+        for size, viewport in (("phone", PHONE), ("desktop", DESKTOP)):
+            watched = await open_page(browser, viewport, locale="da-DK")
+            page = watched.page
+            await page.goto(url)
+            await expect(page.locator(".seat-name")).to_have_text(list(row.names))
+            # Partners share a colour, as in the table pictures (seats 0+2 and 1+3).
+            colours = await page.locator(".seat .dot").evaluate_all(
+                "dots => dots.map(dot => getComputedStyle(dot).backgroundColor)"
+            )
+            assert colours[0] == colours[2] != colours[1] == colours[3]
+            await page.click("#last")
+            await expect(page.locator("#replay")).to_have_attribute("data-state", "ended")
+            counts = await page.locator("[data-count]").all_inner_texts()
+            assert [int(n) for n in counts] == list(expected.counts)
+            await page.click("#first")
+            await page.click("#war")
+            await expect(page.locator(".c[data-code]:not(.up)")).to_have_count(0)
+            await screenshot(page, tmp_path, f"game-team-{size}")
+            wide = await page.evaluate("document.documentElement.scrollWidth")
+            assert wide <= viewport["width"]
+            clean(watched, web.base)

@@ -224,8 +224,6 @@
     const middle = document.createElementNS(SVG, "line");
     middle.setAttribute("x1", 0);
     middle.setAttribute("x2", 1000);
-    middle.setAttribute("y1", y(deckSize / data.deal.length));
-    middle.setAttribute("y2", y(deckSize / data.deal.length));
     middle.setAttribute("class", "mid");
     middle.setAttribute("stroke", "rgba(255,255,255,0.18)");
     middle.setAttribute("stroke-dasharray", "6 6");
@@ -242,13 +240,21 @@
       mark.setAttribute("vector-effect", "non-scaling-stroke");
       chart.appendChild(mark);
     });
-    data.deal.forEach((_, seat) => {
+    // One line per seat, or per team in team games (partners share their cards' fate).
+    const share = deckSize / data.teams.length;
+    middle.setAttribute("y1", y(share));
+    middle.setAttribute("y2", y(share));
+    data.teams.forEach((members) => {
       const points = [];
-      for (let n = 0; n <= total; n++) points.push(x(n).toFixed(1) + "," + y(countsAt(n)[seat]).toFixed(1));
+      for (let n = 0; n <= total; n++) {
+        const counts = countsAt(n);
+        const held = members.reduce((sum, seat) => sum + counts[seat], 0);
+        points.push(x(n).toFixed(1) + "," + y(held).toFixed(1));
+      }
       const line = document.createElementNS(SVG, "polyline");
       line.setAttribute("points", points.join(" "));
       line.setAttribute("fill", "none");
-      line.setAttribute("stroke", data.colours[seat]);
+      line.setAttribute("stroke", data.colours[members[0]]);
       line.setAttribute("stroke-width", "2");
       line.setAttribute("stroke-linejoin", "round");
       line.setAttribute("vector-effect", "non-scaling-stroke");

@@ -55,10 +55,13 @@ ORDER BY games DESC, other.user_id ASC
 LIMIT ?
 """
 
-_BIGGEST_POTS: Final = """
+NO_WAR_POT: Final = 4
+"""The most cards a round without a war moves: one per player. A bigger pot was a war's."""
+
+_BIGGEST_POTS: Final = f"""
 SELECT game_id, biggest_pot, rounds, outcome, finished_at
 FROM results
-WHERE guild_id = ? AND user_id = ? AND biggest_pot > 0
+WHERE guild_id = ? AND user_id = ? AND biggest_pot > {NO_WAR_POT}
 ORDER BY biggest_pot DESC, game_id DESC
 LIMIT ?
 """
@@ -123,7 +126,7 @@ class RecordStore(StorageBase):
         ]
 
     async def biggest_pots(self, guild_id: int, user_id: int, *, limit: int = 5) -> list[PotRecord]:
-        """Return the games in which the player won their biggest pots, the biggest first."""
+        """Return the games in which the player won their biggest wars' pots, the biggest first."""
         rows = await self._fetchall(_BIGGEST_POTS, (guild_id, user_id, limit))
         return [
             PotRecord(

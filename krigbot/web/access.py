@@ -74,12 +74,17 @@ class WebAccess:
 
     async def site(self, guild_id: int) -> Site | None:
         """Return the server's pages if a moderator turned them on, else None."""
-        if guild_id not in self._sites:
-            settings = await self.storage.get_settings(guild_id)
-            key = settings.get(KEY_SETTING)
-            on = settings.get(SETTING) == "on" and key is not None and bool(self._secret)
-            self._sites[guild_id] = self._site(guild_id, key) if on and key else None
-        return self._sites[guild_id]
+        if guild_id in self._sites:
+            return self._sites[guild_id]
+        settings = await self.storage.get_settings(guild_id)
+        key = settings.get(KEY_SETTING)
+        on = settings.get(SETTING) == "on" and bool(self._secret)
+        site = self._site(guild_id, key) if on and key is not None else None
+        # Only servers with settings are remembered: made-up ids in addresses must not fill
+        # the memory, and each costs one indexed read.
+        if settings:
+            self._sites[guild_id] = site
+        return site
 
     def _site(self, guild_id: int, key: str) -> Site:
         return Site(guild_id, key, f"{guild_id}.{self.sign(guild_id, key, 'site', guild_id)}")

@@ -260,8 +260,8 @@ async def test_pages_look_right_on_a_phone_and_a_desktop(
     mallory = standin.add_user("mallory", "<img src=/x onerror=alert(1)></script>", locale="en-US")
     standin.add_member(world.no_guild, mallory)
     await web_on(standin, world, web.bot)
-    game = await play(standin, world.no_channel, world.alice, world.bob)
-    await play(standin, world.no_channel, world.alice, mallory)
+    await play(standin, world.no_channel, world.alice, world.bob)
+    game = await play(standin, world.no_channel, world.alice, mallory)
     (url,) = links(game.over).values()
     board = await web.bot.web.leaderboard_url(world.no_guild.id)
     assert board is not None
@@ -277,6 +277,7 @@ async def test_pages_look_right_on_a_phone_and_a_desktop(
             await expect(page.locator("h1")).to_have_text(t("en", "stats.title", name="Alice"))
             shots.append(await screenshot(page, tmp_path, f"player-{size}"))
             await page.goto(url)
+            await expect(page.locator(".seat-name").nth(1)).to_have_text(mallory.display_name or "")
             await page.click("#war")
             # The war on the table once every card of it is turned up.
             await expect(page.locator(".c[data-code]:not(.up)")).to_have_count(0)

@@ -49,9 +49,7 @@ class Site:
 class WebAccess:
     """Remember each server's choice and key, and sign and check the addresses of its pages."""
 
-    def __init__(
-        self, storage: Storage | None, *, secret: str | None, base_url: str | None
-    ) -> None:
+    def __init__(self, storage: Storage, *, secret: str | None, base_url: str | None) -> None:
         self.storage = storage
         self._secret = (secret or "").encode()
         self.base_url = base_url if secret else None

@@ -26,8 +26,7 @@ from aiohttp import web
 from babel import Locale
 from markupsafe import Markup
 
-from krigbot.engine import EngineError
-from krigbot.engine.cards import CardError, parse_card
+from krigbot.engine import CardError, EngineError, parse_card
 from krigbot.i18n import LANGS, Lang, fmt_date, fmt_number, fmt_percent, supported_lang, t
 from krigbot.render.cards import card_back, card_face
 from krigbot.web.access import PERIODS, Site, WebAccess
@@ -80,7 +79,7 @@ def negotiate(query_lang: str | None, accept_language: str | None) -> Lang:
     ('da', 'en', 'nb')
     """
     if query_lang in LANGS:
-        return query_lang  # type: ignore[return-value]
+        return query_lang
     ranked: list[tuple[float, int, Lang]] = []
     for position, part in enumerate((accept_language or "").split(",")):
         tag, _, params = part.strip().partition(";")
@@ -359,7 +358,7 @@ class WebView:
                 code = _card_code(code)
             except CardError:
                 raise web.HTTPNotFound from None
-        png = await asyncio.to_thread(card_png, code, lang)  # type: ignore[arg-type]
+        png = await asyncio.to_thread(card_png, code, lang)
         return web.Response(
             body=png,
             content_type="image/png",

@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from krigbot.engine import Game, Rules, format_cards
 from krigbot.i18n import fmt_percent, t
@@ -35,12 +35,17 @@ async def status(page: Page, url: str) -> int:
     return answer.status
 
 
-async def board_rows(page: Page) -> list[list[str]]:
-    """Return the leaderboard's rows as the cells' texts."""
+async def rows_of(table: Locator) -> list[list[str]]:
+    """Return a table's body rows as the cells' texts."""
     return [
         [cell.strip() for cell in await row.locator("td").all_inner_texts()]
-        for row in await page.locator("#leaderboard tbody tr").all()
+        for row in await table.locator("tbody tr").all()
     ]
+
+
+async def board_rows(page: Page) -> list[list[str]]:
+    """Return the leaderboard's rows as the cells' texts."""
+    return await rows_of(page.locator("#leaderboard"))
 
 
 async def test_the_leaderboard_shows_exactly_the_servers_results(
@@ -96,8 +101,25 @@ async def test_the_leaderboard_shows_exactly_the_servers_results(
         assert [row[1] for row in await board_rows(page)] == expected
         # The names lead to the players' pages, in the language chosen with the switch.
         await page.get_by_role("link", name="Svenska").click()
-        await page.get_by_role("link", name=expected[0], exact=True).click()
-        await expect(page.locator("h1")).to_have_text(t("sv", "stats.title", name=expected[0]))
+        await page.get_by_role("link", name="Alice", exact=True).click()
+        await expect(page.locator("h1")).to_have_text(t("sv", "stats.title", name="Alice"))
+        record = await web.bot.storage.player_stats(world.no_guild.id, world.alice.id)
+        figures = [
+            record.games,
+            record.wins,
+            record.draws,
+            record.losses,
+            fmt_percent(record.wins / record.games, "sv"),
+            record.wars_won,
+            record.biggest_pot,
+            record.longest_game,
+        ]
+        await expect(page.locator(".figure b")).to_have_text([str(f) for f in figures])
+        # Alice met Bob and Carol once each: her record against them, from her side.
+        rivals = page.locator(".card", has_text=t("sv", "web.player.rivals"))
+        assert await rows_of(rivals) == [["Bob", "1", "0–0–1"], ["Carol", "1", "1–0–0"]]
+        variants = page.locator(".card", has_text=t("sv", "web.player.variants"))
+        assert await rows_of(variants) == [[t("sv", "variant.standard.name"), "2", "1–0–1"]]
         clean(watched, web.base)
         body = await page.content()
     for user in (world.alice, world.bob, world.carol):
@@ -159,6 +181,13 @@ async def test_a_replay_played_to_the_end_shows_the_games_rounds_and_counts(
         await expect(replay).to_have_attribute("data-round", "17")
         counts = await page.locator("[data-count]").all_inner_texts()
         assert [int(n) for n in counts] == list(rounds[16].counts)
+        # The arrow keys step, off the scrubber (which moves itself with them).
+        await page.locator("h1").click()
+        await page.keyboard.press("ArrowRight")
+        await expect(replay).to_have_attribute("data-round", "18")
+        await page.keyboard.press("ArrowLeft")
+        await page.keyboard.press("ArrowLeft")
+        await expect(replay).to_have_attribute("data-round", "16")
         clean(watched, web.base)
 
 

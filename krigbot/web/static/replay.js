@@ -282,13 +282,15 @@
   });
   scrub.addEventListener("input", () => go(Number(scrub.value)));
   document.addEventListener("keydown", (event) => {
-    if (event.target instanceof HTMLSelectElement || event.altKey || event.ctrlKey || event.metaKey) return;
+    // The speed list and the scrubber handle their own keys.
+    const own = event.target instanceof HTMLSelectElement || event.target instanceof HTMLInputElement;
+    if (own || event.altKey || event.ctrlKey || event.metaKey) return;
     if (event.key === "ArrowRight") go(position + 1);
     else if (event.key === "ArrowLeft") go(position - 1);
     else if (event.key === " " && !(event.target instanceof HTMLButtonElement)) {
       event.preventDefault();
       setPlaying(!playing);
-    } else return;
+    }
   });
   show(0, false);
   setPlaying(false);

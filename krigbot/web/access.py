@@ -70,17 +70,19 @@ class WebAccess:
 
     # ------------------------------------------------------------------ the switch
 
-    async def site(self, guild_id: int) -> Site | None:
-        """Return the server's pages if a moderator turned them on, else None."""
+    async def site(self, guild_id: int, *, remember: bool = True) -> Site | None:
+        """Return the server's pages if a moderator turned them on, else None.
+
+        ``remember=False`` keeps a server without settings out of the cache: the ids in
+        addresses are anyone's to make up, and must not fill the memory (each costs one read).
+        """
         if guild_id in self._sites:
             return self._sites[guild_id]
         settings = await self.storage.get_settings(guild_id)
         key = settings.get(KEY_SETTING)
         on = settings.get(SETTING) == "on" and bool(self._secret)
         site = self._site(guild_id, key) if on and key is not None else None
-        # Only servers with settings are remembered: made-up ids in addresses must not fill
-        # the memory, and each costs one indexed read.
-        if settings:
+        if remember or settings:
             self._sites[guild_id] = site
         return site
 
@@ -110,7 +112,7 @@ class WebAccess:
         parts = self.split(token)
         if parts is None:
             return None
-        site = await self.site(parts[0])
+        site = await self.site(parts[0], remember=False)
         if site is None or not hmac.compare_digest(site.token, token):
             return None
         return site
@@ -142,14 +144,18 @@ class WebAccess:
 
     async def game_url(self, guild_id: int, game_id: int) -> str | None:
         """Return the full link to a game's page, or None where the server has no pages."""
+        if self.base_url is None:
+            return None
         site = await self.site(guild_id)
-        if site is None or self.base_url is None:
+        if site is None:
             return None
         return self.base_url + self.game_path(site, game_id)
 
     async def leaderboard_url(self, guild_id: int, period: str = "all") -> str | None:
         """Return the full link to the server's leaderboard, or None where it has no pages."""
+        if self.base_url is None:
+            return None
         site = await self.site(guild_id)
-        if site is None or self.base_url is None:
+        if site is None:
             return None
         return self.base_url + self.leaderboard_path(site, period)

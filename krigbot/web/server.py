@@ -127,8 +127,14 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         response = await handler(request)
     except web.HTTPNotFound:
         response = _missing(request)
-    except web.HTTPMethodNotAllowed as refused:
+    except web.HTTPException as refused:
         response = web.Response(status=refused.status, text=refused.reason)
+    except Exception:
+        # A broken page must not take the bot with it, nor go out without the headers.
+        # The route, not the address: an address holds the signatures that open the pages.
+        resource = request.match_info.route.resource
+        log.exception("the web view failed on %s", resource.canonical if resource else "?")
+        response = web.Response(status=500, text="500")
     response.headers.update(SECURITY_HEADERS)
     if request.path.startswith("/s/"):
         response.headers["Cache-Control"] = "no-store"

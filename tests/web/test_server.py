@@ -14,7 +14,7 @@ from PIL import Image
 from krigbot.engine import parse_card
 from krigbot.i18n import t
 from krigbot.render.cards import card_face
-from krigbot.storage import Storage
+from krigbot.storage import Storage, StorageError
 from krigbot.web.access import WebAccess
 from krigbot.web.server import CARD_HEIGHT, CONTENT_SECURITY_POLICY
 from tests.cogs.play_helpers import fix_all_seeds
@@ -168,3 +168,21 @@ async def test_card_images_are_the_table_pictures_cards(web: Web) -> None:
     status, _, back = await fetch(web.base + "/cards/nb/back.png")
     assert status == 200
     assert Image.open(io.BytesIO(back)).size == drawn.size
+
+
+async def test_a_page_that_fails_answers_500_with_the_headers_and_logs_no_address(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    standin.fail_fast_on_bot_errors = False
+    board = await web_on(standin, world, web.bot)
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise StorageError("the disk is on fire")
+
+    monkeypatch.setattr(web.bot.storage, "leaderboard", broken)
+    status, headers, _ = await fetch(board)
+    assert status == 500
+    assert {key: headers.get(key) for key in EXPECTED_HEADERS} == EXPECTED_HEADERS
+    (logged,) = standin.accept_bot_errors()
+    assert "/s/{site}/" in logged.getMessage()
+    assert board.removeprefix(web.base) not in logged.getMessage()

@@ -314,7 +314,10 @@ async def test_pages_look_right_on_a_phone_and_a_desktop(
             shots.append(await screenshot(page, tmp_path, f"game-{size}"))
             wide = await page.evaluate("document.documentElement.scrollWidth")
             assert wide <= viewport["width"]  # nothing runs off the side of the screen
-            clean(watched, web.base)
+            assert await status(page, web.base + "/s/1.nothing/") == 404
+            await expect(page.locator("h1")).to_have_text(t("en", "web.missing.title"))
+            shots.append(await screenshot(page, tmp_path, f"missing-{size}"))
+            clean_404s(watched, web.base)
     assert all(shot.stat().st_size > 10_000 for shot in shots)
 
 

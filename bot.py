@@ -68,6 +68,20 @@ async def run(settings: Settings) -> int:
                 f"cannot serve metrics on {settings.metrics_host}:{settings.metrics_port} "
                 f"({exc.strerror or exc}): choose another KRIG_METRICS_PORT or unset it."
             )
+    web = None
+    if settings.web_port is not None:
+        from krigbot.web.server import WebView
+
+        web = WebView(storage, bot.web, clock=lambda: bot.service.clock())
+        try:
+            await web.start(settings.web_host, settings.web_port)
+        except OSError as exc:
+            if monitor is not None:
+                await monitor.close()
+            await storage.close()
+            return fail(
+                f"cannot serve the web view on {settings.web_host}:{settings.web_port}: {exc}"
+            )
     gc.set_threshold(*GC_THRESHOLDS)
     freezer = asyncio.create_task(freeze_when_ready(bot))
     loop = asyncio.get_running_loop()
@@ -89,6 +103,8 @@ async def run(settings: Settings) -> int:
         freezer.cancel()
         if monitor is not None:
             await monitor.close()
+        if web is not None:
+            await web.stop()
         await storage.close()
     return 0
 

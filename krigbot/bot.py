@@ -30,6 +30,7 @@ from krigbot.monitoring.metrics import GatewayState, discord_trace
 from krigbot.render.worker import warm_up_workers
 from krigbot.sessions import GameService
 from krigbot.storage import Storage, StorageError
+from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,11 @@ class KrigBot(commands.Bot):
         )
         self.matches = MatchKeeper(self.service)
         self.metrics.watch_running_games(self.service.running_count)
+        self.web = WebAccess(
+            storage,
+            secret=settings.web_secret,
+            base_url=settings.web_url if settings.web_port is not None else None,
+        )
         if settings.render_processes:
             warm_up_workers(settings.render_processes)
         self._dynamic_items: list[type[discord.ui.DynamicItem[Any]]] = []

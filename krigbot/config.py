@@ -15,6 +15,8 @@ from krigbot.logs import LOG_FORMATS, LogFormat
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MAX_DURATION = 1_000_000_000
 """The largest number of hours or seconds accepted: more would not fit in a timedelta."""
+MIN_WEB_SECRET = 16
+"""Characters KRIG_WEB_SECRET needs at least: the links' signatures are only as strong as it."""
 
 
 class ConfigError(Exception):
@@ -45,6 +47,13 @@ class Settings:
     """Serve ``/metrics`` and ``/healthz`` on this port (None: no endpoint)."""
     metrics_host: str = "127.0.0.1"
     """The address the monitoring endpoint listens on."""
+    web_port: int | None = None
+    """The port of the web view (None: no web view)."""
+    web_host: str = "127.0.0.1"
+    web_url: str | None = None
+    """The web view's public address, used in the links the bot posts (None: no links)."""
+    web_secret: str | None = None
+    """The key the web view's links are signed with; required with a port."""
 
     def __repr__(self) -> str:
         # Never let the token reach a log line or a traceback.
@@ -54,7 +63,9 @@ class Settings:
             f"challenge_seconds={self.challenge_seconds}, choice_seconds={self.choice_seconds}, "
             f"autoplay_seconds={self.autoplay_seconds}, render_processes={self.render_processes}, "
             f"log_format={self.log_format!r}, metrics_port={self.metrics_port}, "
-            f"metrics_host={self.metrics_host!r})"
+            f"metrics_host={self.metrics_host!r}, "
+            f"web_port={self.web_port}, web_host={self.web_host!r}, web_url={self.web_url!r}, "
+            f"web_secret={'<hidden>' if self.web_secret else None})"
         )
 
     @classmethod
@@ -80,6 +91,14 @@ class Settings:
         log_format = (merged.get("KRIG_LOG_FORMAT") or "text").strip().lower()
         if log_format not in LOG_FORMATS:
             raise ConfigError(f"KRIG_LOG_FORMAT must be text or json, not {log_format!r}")
+        web_port = _port(merged, "KRIG_WEB_PORT")
+        web_secret = (merged.get("KRIG_WEB_SECRET") or "").strip() or None
+        if web_port is not None and (web_secret is None or len(web_secret) < MIN_WEB_SECRET):
+            raise ConfigError(
+                f"KRIG_WEB_PORT is set, so KRIG_WEB_SECRET must be too: at least {MIN_WEB_SECRET} "
+                "random characters that sign the web view's links (e.g. the output of "
+                "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)."
+            )
         return cls(
             token=token,
             db_path=Path((merged.get("KRIG_DB") or "data/krig.db").strip()),
@@ -91,9 +110,25 @@ class Settings:
             autoplay_seconds=_positive(merged, "KRIG_AUTOPLAY_SECONDS", 1.2),
             render_processes=_count(merged, "KRIG_RENDER_PROCESSES", 1, most=8),
             log_format=log_format,
-            metrics_port=_port(merged.get("KRIG_METRICS_PORT")),
+            metrics_port=_port(merged, "KRIG_METRICS_PORT"),
             metrics_host=(merged.get("KRIG_METRICS_HOST") or "127.0.0.1").strip(),
+            web_port=web_port,
+            web_host=(merged.get("KRIG_WEB_HOST") or "127.0.0.1").strip(),
+            web_url=_web_url(merged.get("KRIG_WEB_URL")),
+            web_secret=web_secret,
         )
+
+
+def _web_url(raw: str | None) -> str | None:
+    if raw is None or not raw.strip():
+        return None
+    url = raw.strip().rstrip("/")
+    if not url.startswith(("https://", "http://")) or len(url) <= len("https://"):
+        raise ConfigError(
+            f"KRIG_WEB_URL must be the web view's address, such as https://krig.example.org, "
+            f"not {raw!r}"
+        )
+    return url
 
 
 def _count(values: Mapping[str, str | None], key: str, default: int, *, most: int) -> int:
@@ -105,12 +140,13 @@ def _count(values: Mapping[str, str | None], key: str, default: int, *, most: in
     return int(raw)
 
 
-def _port(value: str | None) -> int | None:
-    if value is None or not value.strip():
+def _port(values: Mapping[str, str | None], key: str) -> int | None:
+    raw = values.get(key)
+    if raw is None or not raw.strip():
         return None
-    if not value.strip().isdigit() or not 1 <= int(value) <= 65535:
-        raise ConfigError(f"KRIG_METRICS_PORT must be a port number from 1 to 65535, not {value!r}")
-    return int(value)
+    if not raw.strip().isdigit() or not 1 <= int(raw) <= 65535:
+        raise ConfigError(f"{key} must be a port number from 1 to 65535, not {raw!r}")
+    return int(raw)
 
 
 def _optional_id(value: str | None) -> int | None:

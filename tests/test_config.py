@@ -137,3 +137,64 @@ def test_a_duration_that_is_not_a_usable_positive_number_is_refused(
 )
 def test_a_blank_duration_keeps_its_default(no_env_file: Path, key: str) -> None:
     assert load({"DISCORD_TOKEN": TOKEN, key: ""}, no_env_file) == Settings(token=TOKEN)
+
+
+WEB_SECRET = "web-secret-0123456789-abcdef"
+
+
+def test_the_web_view_is_off_unless_a_port_is_set(no_env_file: Path) -> None:
+    settings = load({"DISCORD_TOKEN": TOKEN}, no_env_file)
+    assert (settings.web_port, settings.web_url, settings.web_secret) == (None, None, None)
+    assert settings.web_host == "127.0.0.1"
+
+
+def test_the_web_view_is_read_with_its_address_and_secret(no_env_file: Path) -> None:
+    settings = load(
+        {
+            "DISCORD_TOKEN": TOKEN,
+            "KRIG_WEB_PORT": "8080",
+            "KRIG_WEB_HOST": "0.0.0.0",
+            "KRIG_WEB_URL": "https://krig.example.org/",
+            "KRIG_WEB_SECRET": WEB_SECRET,
+        },
+        no_env_file,
+    )
+    assert settings.web_port == 8080
+    assert settings.web_host == "0.0.0.0"
+    assert settings.web_url == "https://krig.example.org"  # the links add their own "/"
+    assert settings.web_secret == WEB_SECRET
+
+
+@pytest.mark.parametrize("secret", [None, "", "   ", "too-short"])
+def test_a_web_port_without_a_strong_secret_is_refused(
+    no_env_file: Path, secret: str | None
+) -> None:
+    env = {"DISCORD_TOKEN": TOKEN, "KRIG_WEB_PORT": "8080"}
+    if secret is not None:
+        env["KRIG_WEB_SECRET"] = secret
+    with pytest.raises(ConfigError, match="KRIG_WEB_SECRET must be too"):
+        load(env, no_env_file)
+
+
+@pytest.mark.parametrize("port", ["0", "65536", "http", "-1", "80.5"])
+def test_a_web_port_that_is_no_port_is_refused(no_env_file: Path, port: str) -> None:
+    env = {"DISCORD_TOKEN": TOKEN, "KRIG_WEB_PORT": port, "KRIG_WEB_SECRET": WEB_SECRET}
+    with pytest.raises(ConfigError, match="KRIG_WEB_PORT must be a port number"):
+        load(env, no_env_file)
+
+
+@pytest.mark.parametrize("url", ["krig.example.org", "ftp://krig.example.org", "https://"])
+def test_a_web_address_that_is_no_address_is_refused(no_env_file: Path, url: str) -> None:
+    with pytest.raises(ConfigError, match="KRIG_WEB_URL must be the web view's address"):
+        load({"DISCORD_TOKEN": TOKEN, "KRIG_WEB_URL": url}, no_env_file)
+
+
+def test_the_web_secret_never_shows_when_settings_are_printed(no_env_file: Path) -> None:
+    settings = load(
+        {"DISCORD_TOKEN": TOKEN, "KRIG_WEB_PORT": "8080", "KRIG_WEB_SECRET": WEB_SECRET},
+        no_env_file,
+    )
+    for shown in (repr(settings), str(settings), f"{settings!r}"):
+        assert WEB_SECRET not in shown
+        assert "web_secret=<hidden>" in shown
+        assert "web_port=8080" in shown

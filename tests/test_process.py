@@ -69,6 +69,41 @@ def test_token_in_env_file_is_read(tmp_path: Path) -> None:
     assert SECRET not in out + err
 
 
+def test_a_web_port_without_a_secret_exits_with_one_line_saying_what_to_do(
+    tmp_path: Path,
+) -> None:
+    env = bot_env(os.environ, DISCORD_TOKEN=SECRET, KRIG_WEB_PORT="8080")
+    status, out, err = run_once(env, tmp_path)
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    assert "KRIG_WEB_SECRET" in lines[0]
+    assert SECRET not in out + err
+    assert "Traceback" not in err + out
+
+
+def test_a_web_port_in_use_exits_with_one_line_saying_so(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        env = bot_env(
+            os.environ,
+            DISCORD_TOKEN=SECRET,
+            KRIG_WEB_PORT=port,
+            KRIG_WEB_SECRET="web-secret-0123456789",
+            KRIG_RENDER_PROCESSES="0",
+        )
+        status, out, err = run_once(env, tmp_path)
+    assert status == 2
+    # After the log's start-up line, one line that says what is wrong, and no traceback.
+    assert f"krigbot: cannot serve the web view on 127.0.0.1:{port}" in err.strip().splitlines()[-1]
+    assert "Traceback" not in err + out
+    assert SECRET not in out + err
+
+
 async def test_rejected_token_exits_with_one_line_and_never_prints_it(tmp_path: Path) -> None:
     async with DiscordStandIn(token="the-right-token") as standin:
         env = bot_env(

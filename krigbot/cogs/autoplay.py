@@ -364,7 +364,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             shown = None
         else:
             add_note(embed, t(lang, "auto.done"), lang)
-            over = await ending(self.service, row, result.game, lang, embed)
+            over = await ending(self.service, row, result.game, lang, embed, self.bot.web)
             view, shown = over.view, over.sent
         try:
             await self._edit(channel_id, run.message_id, embed=embed, view=view)
@@ -573,7 +573,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         # A long game takes a moment to replay; the event loop keeps serving meanwhile.
         rebuilt = await asyncio.to_thread(rebuild, row.state)
         embed = finish_embed(row, game, rebuilt, lang)
-        over = await ending(self.service, row, game, lang, embed)
+        over = await ending(self.service, row, game, lang, embed, self.bot.web)
         reply = Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
         pictures = self._krig().pictures
         if await pictures.enabled(row.guild_id):

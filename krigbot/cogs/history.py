@@ -19,6 +19,7 @@ from discord.ext import commands
 
 from krigbot.cogs.buttons import _guarded, view_of
 from krigbot.cogs.replies import Reply, respond, user_lang
+from krigbot.cogs.weblinks import web_button
 from krigbot.engine import EngineError
 from krigbot.engine.steal import load_game
 from krigbot.i18n import Lang, t
@@ -202,6 +203,9 @@ class HistoryCog(commands.Cog, name="History"):
                 ReplayButton(game_id, war or total, "war", lang, disabled=war is None),
                 ReplayButton(game_id, total, "last", lang, disabled=shown == total),
             )
+            url = await self.bot.web.game_url(row.guild_id, row.id)
+            if url is not None:
+                view.add_item(web_button(url, lang))
             embed = replay_embed(row, rebuilt, shown, final, lang)
             return Reply(embed=embed, view=view, ephemeral=not update, update=update)
 

@@ -20,6 +20,7 @@ from krigbot.cogs.matches import Ending, begin_match, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.steal import StealCog
+from krigbot.cogs.weblinks import web_button
 from krigbot.engine.rules import MAX_TIME_LIMIT, MIN_TIME_LIMIT
 from krigbot.i18n import Lang, fmt_duration, lang_for, t
 from krigbot.matches import BEST_OF
@@ -63,6 +64,11 @@ SHORTAGE_CHOICES = [
 IMAGES_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"images.{value}"), value=value)
     for value in ("on", "off")
+]
+WEB_SETTINGS = ("on", "off", "rotate")
+WEB_CHOICES = [
+    app_commands.Choice(name=ls(value, key=f"webview.{value}"), value=value)
+    for value in WEB_SETTINGS
 ]
 SPEED_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"speed.{value}"), value=value) for value in SPEEDS
@@ -357,7 +363,7 @@ class KrigCog(commands.Cog, name="Krig"):
                     more.append(story[0])
                     files.append(story[1])
         if result.outcome is not None:
-            over = await ending(self.service, row, result.game, lang, embed)
+            over = await ending(self.service, row, result.game, lang, embed, self.bot.web)
             return Reply(
                 embed=embed,
                 more_embeds=more,
@@ -559,7 +565,7 @@ class KrigCog(commands.Cog, name="Krig"):
             if result.outcome is not None:
                 # The title already says who gave up.
                 embed.description = outcome_text(row, result.game, public, reason=False)
-                over = await ending(self.service, row, result.game, public, embed)
+                over = await ending(self.service, row, result.game, public, embed, self.bot.web)
             else:
                 embed.add_field(
                     name=t(public, "table.counts_heading"),
@@ -714,7 +720,9 @@ class KrigCog(commands.Cog, name="Krig"):
             rows = await self.storage.leaderboard(guild_id, since=since, limit=10)
             users = [row.user_id for row in rows]
             matches = await self.storage.match_records(guild_id, users, since=since)
-            return Reply(embed=leaderboard_embed(rows, period, lang, matches=matches))
+            url = await self.bot.web.leaderboard_url(guild_id, period)
+            view = None if url is None else view_of(web_button(url, lang, "web.open_leaderboard"))
+            return Reply(embed=leaderboard_embed(rows, period, lang, matches=matches), view=view)
 
         await respond(interaction, work())
 
@@ -747,12 +755,20 @@ class KrigCog(commands.Cog, name="Krig"):
         name=ls("settings", key="cmd.settings.name"),
         description=_desc("cmd.settings.desc", "Server settings for Krig (moderators)"),
     )
-    @app_commands.rename(images=_opt("images"))
+    @app_commands.rename(images=_opt("images"), web=_opt("web"))
     @app_commands.describe(
-        images=_desc("opt.images.desc", "Show the table and the game's story as pictures")
+        images=_desc("opt.images.desc", "Show the table and the game's story as pictures"),
+        web=_desc(
+            "opt.web.desc", "Show the server's leaderboard, players and game replays on the web"
+        ),
     )
-    @app_commands.choices(images=IMAGES_CHOICES)
-    async def settings(self, interaction: discord.Interaction[Any], images: str) -> None:
+    @app_commands.choices(images=IMAGES_CHOICES, web=WEB_CHOICES)
+    async def settings(
+        self,
+        interaction: discord.Interaction[Any],
+        images: str | None = None,
+        web: str | None = None,
+    ) -> None:
         """Change the server's settings (moderators with Manage Messages)."""
         assert interaction.guild_id is not None
         guild_id = interaction.guild_id
@@ -760,15 +776,40 @@ class KrigCog(commands.Cog, name="Krig"):
         if not interaction.permissions.manage_messages:
             await refuse(interaction, "settings.denied")
             return
-        if images not in ("on", "off"):
-            await refuse(interaction, "err.bad_option", reason=images)
+        if images is None and web is None:
+            await refuse(interaction, "settings.choose")
             return
+        for given, allowed in ((images, ("on", "off")), (web, WEB_SETTINGS)):
+            if given is not None and given not in allowed:
+                await refuse(interaction, "err.bad_option", reason=given)
+                return
 
         async def work() -> Reply:
-            await self.pictures.set_enabled(guild_id, images == "on")
-            return Reply(content=t(lang, f"settings.images_{images}"), ephemeral=True)
+            lines = []
+            if images is not None:
+                await self.pictures.set_enabled(guild_id, images == "on")
+                lines.append(t(lang, f"settings.images_{images}"))
+            if web is not None:
+                lines.append(await self._web_setting(guild_id, web, lang))
+            return Reply(content="\n".join(lines), ephemeral=True)
 
         await respond(interaction, work(), ephemeral=True)
+
+    async def _web_setting(self, guild_id: int, choice: str, lang: Lang) -> str:
+        """Apply a moderator's web choice and return what to tell them."""
+        access = self.bot.web
+        if choice == "rotate":
+            await access.rotate(guild_id)
+        else:
+            await access.set_on(guild_id, choice == "on")
+        if choice == "off":
+            return t(lang, "settings.web_off")
+        if not await access.is_on(guild_id):
+            return t(lang, "settings.web_rotated_hidden")
+        url = await access.leaderboard_url(guild_id)
+        if url is None:
+            return t(lang, "settings.web_on_unlinked")
+        return t(lang, "settings.web_rotated" if choice == "rotate" else "settings.web_on", url=url)
 
     @krig.command(
         name=ls("rules", key="cmd.rules.name"),

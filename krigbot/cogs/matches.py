@@ -20,6 +20,7 @@ from discord.ext import commands
 
 from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, _guarded, view_of
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond
+from krigbot.cogs.weblinks import web_button
 from krigbot.engine import OPTION_KEYS, Rules
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.matches import MatchInfo, first_game
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from krigbot.engine import Game
     from krigbot.engine.steal import StealGame
     from krigbot.storage import GameRow
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +52,18 @@ class Ending:
 
 
 async def ending(
-    service: GameService, row: GameRow, game: Game | StealGame, lang: Lang, embed: discord.Embed
+    service: GameService,
+    row: GameRow,
+    game: Game | StealGame,
+    lang: Lang,
+    embed: discord.Embed,
+    web: WebAccess | None = None,
 ) -> Ending:
     """Add the match and the fairness check to a finished game's embed; return its buttons."""
     assert game.outcome is not None
     add_game_over(embed, row, game, lang)
+    url = None if web is None else await web.game_url(row.guild_id, row.id)
+    links = () if url is None else (web_button(url, lang),)
     match = MatchInfo.of(row.extra)
     if match is not None and not match.decided(match.after(game.outcome.winners)):
         # The service's finish hook dealt the next game under the same lock that finished this
@@ -67,10 +76,10 @@ async def ending(
             async def shown(message_id: int) -> None:
                 await service.show_table(dealt.channel_id, dealt.id, 0, message_id)
 
-            return Ending(view_of(FlipButton(dealt.id, 0, lang)), dealt, shown)
+            return Ending(view_of(FlipButton(dealt.id, 0, lang), *links), dealt, shown)
         # Not dealt (the channel was busy, or the write failed): start-up deals it later.
-        return Ending(view_of())
-    return Ending(view_of(RematchButton(row.id, lang)))
+        return Ending(view_of(*links))
+    return Ending(view_of(RematchButton(row.id, lang), *links))
 
 
 async def begin_match(service: GameService, row: GameRow, best_of: int) -> GameRow:

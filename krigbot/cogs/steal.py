@@ -399,7 +399,7 @@ class StealCog(commands.Cog, name="StealWar"):
         self._after(result)
         sent: Callable[[int], Awaitable[None]] | None = None
         if result.outcome is not None:
-            over = await ending(self.service, result.row, result.game, lang, embed)
+            over = await ending(self.service, result.row, result.game, lang, embed, self.bot.web)
             view, sent = over.view, over.sent
         table = result.row.table_message_id
         if await self._edit_table(result.row, embed, view, version) and sent and table:
@@ -507,7 +507,9 @@ class StealCog(commands.Cog, name="StealWar"):
             embed, view = self._table(result, lang)
             after: Callable[[int], Awaitable[None]] | None = None
             if result.outcome is not None:
-                over = await ending(self.service, result.row, result.game, lang, embed)
+                over = await ending(
+                    self.service, result.row, result.game, lang, embed, self.bot.web
+                )
                 view, after = over.view, over.sent
 
             async def sent(message_id: int) -> None:

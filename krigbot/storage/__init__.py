@@ -32,6 +32,7 @@ from krigbot.storage.models import (
     PlayerResult,
     PlayerStats,
 )
+from krigbot.storage.records import PotRecord, VariantRecord
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -58,8 +59,10 @@ __all__ = [
     "PartnerRecord",
     "PlayerResult",
     "PlayerStats",
+    "PotRecord",
     "SchemaTooNewError",
     "Storage",
     "StorageClosedError",
     "StorageError",
+    "VariantRecord",
 ]

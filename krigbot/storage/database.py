@@ -15,6 +15,7 @@ from krigbot.storage.errors import CannotOpenDatabaseError, StorageError, transl
 from krigbot.storage.games import GameStore
 from krigbot.storage.matches import MatchStore
 from krigbot.storage.migrations import migrate
+from krigbot.storage.records import RecordStore
 from krigbot.storage.settings import SettingsStore
 from krigbot.storage.stats import StatsStore
 
@@ -29,7 +30,7 @@ PROBE_BUSY_MS: Final = 1000
 Synchronous = Literal["NORMAL", "FULL"]
 
 
-class Storage(GameStore, StatsStore, SettingsStore, MatchStore):
+class Storage(GameStore, StatsStore, SettingsStore, MatchStore, RecordStore):
     """Krigbot's database; one instance is shared by every coroutine of the bot."""
 
     _checkpointer: Checkpointer | None = None

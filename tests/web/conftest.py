@@ -1,0 +1,53 @@
+"""Fixtures for the web view: the real bot on the stand-in, and its pages on a local port."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.storage import Storage
+from krigbot.web.server import WebView
+from tests.conftest import make_settings
+from tests.standin import DiscordStandIn, run_bot
+from tests.standin.fixtures import SampleWorld
+
+SECRET = "a-test-secret-of-enough-length"
+
+
+@dataclass
+class Web:
+    """The running bot and the address its pages are served on."""
+
+    bot: KrigBot
+    base: str
+
+
+@pytest.fixture
+def world(standin_world: SampleWorld) -> SampleWorld:
+    """Return the two servers and their people (alice nb, bob sv-SE, carol en-US, moderator)."""
+    return standin_world
+
+
+@pytest.fixture
+async def web(
+    standin: DiscordStandIn, standin_world: SampleWorld, storage: Storage, db_path: Path
+) -> AsyncIterator[Web]:
+    """Return the bot, with its web view serving on a free port of 127.0.0.1."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    settings = make_settings(db_path, web_port=port, web_url=base, web_secret=SECRET)
+    bot = KrigBot(settings, storage, guild_ready_timeout=0.05)
+    view = WebView(storage, bot.web, clock=lambda: bot.service.clock())
+    await view.start("127.0.0.1", sock=sock)
+    try:
+        async with run_bot(bot, standin) as running:
+            yield Web(running, base)
+    finally:
+        await view.stop()

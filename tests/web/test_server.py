@@ -1,0 +1,188 @@
+"""The web view over plain HTTP: signatures, 404s, security headers, languages and card images."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import io
+import re
+
+import aiohttp
+import pytest
+from PIL import Image
+
+from krigbot.engine import parse_card
+from krigbot.i18n import t
+from krigbot.render.cards import card_face
+from krigbot.storage import Storage, StorageError
+from krigbot.web.access import WebAccess
+from krigbot.web.server import CARD_HEIGHT, CONTENT_SECURITY_POLICY
+from tests.cogs.play_helpers import fix_all_seeds
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.web.conftest import SECRET, Web
+from tests.web.games import BOB_WINS, links, play, web_on
+
+EXPECTED_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+async def fetch(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    """GET an address; return its status, headers and body."""
+    async with aiohttp.ClientSession() as session, session.get(url, headers=headers) as answer:
+        return answer.status, dict(answer.headers), await answer.read()
+
+
+@pytest.mark.parametrize("name", ["krigbot.web.access", "krigbot.web.server", "krigbot.web.replay"])
+def test_docstring_examples_hold(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), verbose=False)
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+async def test_a_signature_holds_only_for_its_server_key_kind_and_subject(
+    storage: Storage,
+) -> None:
+    access = WebAccess(storage, secret=SECRET, base_url="https://krig.example")
+    token = access.sign(1, "key", "game", 42)
+    assert access.check(1, "key", "game", 42, token)
+    for other in [(2, "key", "game", 42), (1, "other", "game", 42), (1, "key", "player", 42)]:
+        assert not access.check(*other, token)  # type: ignore[arg-type]
+    assert not access.check(1, "key", "game", 43, token)
+    unkeyed = WebAccess(storage, secret="another-secret-entirely", base_url=None)
+    assert not unkeyed.check(1, "key", "game", 42, token)
+
+
+async def test_a_server_without_the_web_view_has_no_links(storage: Storage) -> None:
+    access = WebAccess(storage, secret=SECRET, base_url="https://krig.example")
+    assert await access.site(5) is None
+    assert await access.game_url(5, 1) is None
+    await access.set_on(5, True)
+    board = await access.leaderboard_url(5, "week")
+    assert board is not None
+    assert board.startswith("https://krig.example/s/5.")
+    assert board.endswith("/?period=week")
+    await access.set_on(5, False)
+    assert await access.leaderboard_url(5) is None
+    await access.set_on(5, True)
+    assert await access.leaderboard_url(5, "week") == board  # on again: the same links
+    await access.rotate(5)
+    assert await access.leaderboard_url(5, "week") not in (None, board)
+
+
+async def test_every_answer_carries_the_security_headers(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, BOB_WINS)
+    board = await web_on(standin, world, web.bot)
+    game = await play(standin, world.no_channel, world.alice, world.bob)
+    (url,) = links(game.over).values()
+    for address in (
+        board,
+        url,
+        web.base + "/cards/nb/QD.png",
+        web.base + "/static/replay.js",
+        web.base + "/static/krig.css",
+        web.base + "/nothing/here",
+        web.base + "/s/1.abc/",
+    ):
+        status, headers, _ = await fetch(address)
+        assert status in (200, 404), address
+        assert {key: headers.get(key) for key in EXPECTED_HEADERS} == EXPECTED_HEADERS, address
+    for address in (board, url):
+        _, headers, body = await fetch(address)
+        assert headers["Cache-Control"] == "no-store"
+        page = body.decode()
+        # No inline script (only the replay's JSON data block) and nothing from elsewhere.
+        scripts = re.findall(r"<script\b[^>]*>", page)
+        assert all('src="/static/' in tag or 'type="application/json"' in tag for tag in scripts)
+        assert re.findall(r"""(?:src|href)=["']?(?:https?:)?//""", page) == []
+        assert re.findall(r"\bstyle=", page) == []
+        for user in (world.alice, world.bob, world.moderator):
+            assert str(user.id) not in page
+
+
+async def test_unknown_and_malformed_addresses_are_not_found(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_all_seeds(monkeypatch, BOB_WINS)
+    board = await web_on(standin, world, web.bot)
+    game = await play(standin, world.no_channel, world.alice, world.bob)
+    (url,) = links(game.over).values()
+    site = board.removeprefix(web.base).removesuffix("/")
+    for path in (
+        "/",
+        "/s/",
+        "/s/abc/",
+        "/s/../",
+        f"{site}/player/",
+        f"{site}/player/{'A' * 22}",
+        f"{site}/game/{game.game_id}",
+        f"{site}/game/x.{'A' * 22}",
+        f"{site}/game/{'9' * 30}.{'A' * 22}",
+        f"{site}/?period=year",
+        "/cards/de/QD.png",
+        "/cards/nb/ZZ.png",
+        "/cards/nb/qd.png",
+        "/static/../server.py",
+    ):
+        status, _, body = await fetch(web.base + path, **{"Accept-Language": "da"})
+        assert status == 404, path
+        if path.startswith("/s/"):
+            assert t("da", "web.missing.title") in body.decode()
+    assert (await fetch(url))[0] == 200
+
+
+async def test_the_page_speaks_the_browsers_language_unless_another_is_chosen(
+    standin: DiscordStandIn, world: SampleWorld, web: Web
+) -> None:
+    board = await web_on(standin, world, web.bot)
+    cases = [
+        ({"Accept-Language": "sv-SE,sv;q=0.9,en;q=0.8"}, "", "sv"),
+        ({"Accept-Language": "de-DE,da;q=0.5"}, "", "da"),
+        ({"Accept-Language": "fr-FR"}, "", "en"),
+        ({"Accept-Language": "nb-NO"}, "", "nb"),
+        ({"Accept-Language": "sv-SE"}, "?lang=en", "en"),
+    ]
+    for headers, query, lang in cases:
+        status, _, body = await fetch(board + query, **headers)
+        assert status == 200
+        page = body.decode()
+        assert f'<html lang="{lang}">' in page
+        assert f"<h1>{t(lang, 'web.leaderboard')}</h1>" in page
+        assert t(lang, "lb.empty") in page
+
+
+async def test_card_images_are_the_table_pictures_cards(web: Web) -> None:
+    status, headers, body = await fetch(web.base + "/cards/da/JH.png")
+    assert status == 200
+    assert headers["Content-Type"] == "image/png"
+    served = Image.open(io.BytesIO(body)).convert("RGBA")
+    drawn = card_face(parse_card("JH"), CARD_HEIGHT, "da").convert("RGBA")
+    assert served.size == drawn.size
+    assert served.tobytes() == drawn.tobytes()
+    status, _, back = await fetch(web.base + "/cards/nb/back.png")
+    assert status == 200
+    assert Image.open(io.BytesIO(back)).size == drawn.size
+
+
+async def test_a_page_that_fails_answers_500_with_the_headers_and_logs_no_address(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    standin.fail_fast_on_bot_errors = False
+    board = await web_on(standin, world, web.bot)
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise StorageError("the disk is on fire")
+
+    monkeypatch.setattr(web.bot.storage, "leaderboard", broken)
+    status, headers, _ = await fetch(board)
+    assert status == 500
+    assert {key: headers.get(key) for key in EXPECTED_HEADERS} == EXPECTED_HEADERS
+    (logged,) = standin.accept_bot_errors()
+    assert "/s/{site}/" in logged.getMessage()
+    assert board.removeprefix(web.base) not in logged.getMessage()

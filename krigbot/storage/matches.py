@@ -17,14 +17,13 @@ from krigbot.storage.models import (
     encode_time,
     game_from_row,
 )
+from krigbot.storage.stats import EVER
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from datetime import datetime
 
     import aiosqlite
-
-_EVER: Final = ""
 
 _GAMES_COUNTED: Final = "SELECT games FROM matches WHERE id = ?"
 
@@ -195,7 +194,7 @@ class MatchStore(StorageBase):
         """Return the match records of some players in a guild (players with none left out)."""
         if not user_ids:
             return {}
-        lower = _EVER if since is None else encode_time(since)
+        lower = EVER if since is None else encode_time(since)
         sql = _RECORDS.format(marks=", ".join("?" * len(user_ids)))
         rows = await self._fetchall(sql, (guild_id, lower, *user_ids))
         return {row["user_id"]: MatchRecord(row["matches"], row["wins"]) for row in rows}

@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 from krigbot.storage.base import StorageBase
-from krigbot.storage.models import HISTORY_STATUSES, OpponentRecord, Outcome, decode_time
+from krigbot.storage.models import HISTORY_STATUSES, HeadToHead, Outcome, decode_time
+from krigbot.storage.stats import EVER, OPPONENTS, head_to_head
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -40,21 +41,6 @@ ORDER BY games DESC, variant ASC
 
 # Every opponent (not on the player's team; everyone in free-for-all games) with the player's
 # own outcomes against them; most shared games first, ties to the lower user id.
-_HEAD_TO_HEAD: Final = """
-SELECT other.user_id                 AS user_id,
-       COUNT(*)                      AS games,
-       SUM(me.outcome = 'win')       AS wins,
-       SUM(me.outcome = 'draw')      AS draws,
-       SUM(me.outcome = 'loss')      AS losses
-FROM results AS me
-JOIN results AS other ON other.game_id = me.game_id AND other.user_id <> me.user_id
-WHERE me.guild_id = ? AND me.user_id = ?
-  AND (me.team IS NULL OR other.team IS NULL OR me.team <> other.team)
-GROUP BY other.user_id
-ORDER BY games DESC, other.user_id ASC
-LIMIT ?
-"""
-
 NO_WAR_POT: Final = 4
 """The most cards a round without a war moves: one per player. A bigger pot was a war's."""
 
@@ -117,13 +103,10 @@ class RecordStore(StorageBase):
 
     async def head_to_head(
         self, guild_id: int, user_id: int, *, limit: int = 10
-    ) -> list[OpponentRecord]:
-        """Return the player's record against each opponent, the most met first."""
-        rows = await self._fetchall(_HEAD_TO_HEAD, (guild_id, user_id, limit))
-        return [
-            OpponentRecord(row["user_id"], row["games"], row["wins"], row["draws"], row["losses"])
-            for row in rows
-        ]
+    ) -> list[HeadToHead]:
+        """Return the games against each opponent by who won them, the most met first."""
+        rows = await self._fetchall(OPPONENTS, (guild_id, user_id, EVER, limit))
+        return [head_to_head(row) for row in rows]
 
     async def biggest_pots(self, guild_id: int, user_id: int, *, limit: int = 5) -> list[PotRecord]:
         """Return the games in which the player won their biggest wars' pots, the biggest first."""

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 # Every stored time is non-empty text, so '' as the lower bound means "since ever" and
 # keeps one SQL text (one prepared statement) for both cases.
-_EVER: Final = ""
+EVER: Final = ""
 
 _LEADERBOARD: Final = """
 SELECT user_id,
@@ -58,7 +58,7 @@ WHERE guild_id = ? AND user_id = ? AND finished_at >= ?
 # it: the player, the opponent, or neither of them (a draw, or a third player's win). Counting
 # the player's own losses instead would count a third player's wins against the opponent, and
 # the two players' records would not mirror.
-_TOP_OPPONENT: Final = """
+OPPONENTS: Final = """
 SELECT other.user_id                                       AS user_id,
        COUNT(*)                                            AS games,
        SUM(me.outcome = 'win' AND other.outcome <> 'win')  AS won,
@@ -69,7 +69,7 @@ WHERE me.guild_id = ? AND me.user_id = ? AND me.finished_at >= ?
   AND (me.team IS NULL OR other.team IS NULL OR me.team <> other.team)
 GROUP BY other.user_id
 ORDER BY games DESC, other.user_id ASC
-LIMIT 1
+LIMIT ?
 """
 
 # Partners (same non-NULL team) share the team's result (RULES §9): the player's own outcome.
@@ -89,10 +89,8 @@ LIMIT 1
 """
 
 
-def _head_to_head(row: sqlite3.Row | None) -> HeadToHead | None:
-    """Build a HeadToHead from an opponent row."""
-    if row is None:
-        return None
+def head_to_head(row: sqlite3.Row) -> HeadToHead:
+    """Build a HeadToHead from a row of ``OPPONENTS``."""
     games, won, lost = row["games"], row["won"], row["lost"]
     return HeadToHead(
         user_id=row["user_id"], games=games, won=won, lost=lost, neither=games - won - lost
@@ -119,7 +117,7 @@ class StatsStore(StorageBase):
         self, guild_id: int, *, since: datetime | None = None, limit: int = 10
     ) -> list[LeaderboardRow]:
         """Rank a guild's players by wins, then win rate, then games, then user id."""
-        lower = _EVER if since is None else encode_time(since)
+        lower = EVER if since is None else encode_time(since)
         rows = await self._fetchall(_LEADERBOARD, (guild_id, lower, limit))
         return [
             LeaderboardRow(
@@ -137,12 +135,12 @@ class StatsStore(StorageBase):
         self, guild_id: int, user_id: int, *, since: datetime | None = None
     ) -> PlayerStats:
         """Sum up one player's finished games in a guild (zeros if none)."""
-        lower = _EVER if since is None else encode_time(since)
+        lower = EVER if since is None else encode_time(since)
         params = (guild_id, user_id, lower)
         # One lock hold for the three queries, so no write of ours lands in between.
         async with self._session() as db:
             (totals,) = await db.execute_fetchall(_PLAYER_TOTALS, params)
-            opponents = list(await db.execute_fetchall(_TOP_OPPONENT, params))
+            opponents = list(await db.execute_fetchall(OPPONENTS, (*params, 1)))
             partners = list(await db.execute_fetchall(_TOP_PARTNER, params))
         return PlayerStats(
             games=totals["games"],
@@ -152,7 +150,7 @@ class StatsStore(StorageBase):
             wars_won=totals["wars_won"],
             biggest_pot=totals["biggest_pot"],
             longest_game=totals["longest_game"],
-            top_opponent=_head_to_head(opponents[0] if opponents else None),
+            top_opponent=head_to_head(opponents[0]) if opponents else None,
             top_partner=_partner(partners[0] if partners else None),
         )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from krigbot.storage import OpponentRecord, Storage
+from krigbot.storage import HeadToHead, Storage
 from tests.storage import at, new_game, pr, record_game
 
 A, B, C, D = 1, 2, 3, 4
@@ -32,7 +32,7 @@ async def test_guild_players_are_everyone_with_a_finished_game_there(storage: St
     assert await storage.guild_players(2) == [A, D]
 
 
-async def test_head_to_head_counts_the_players_own_outcomes_against_each_opponent(
+async def test_head_to_head_counts_each_opponents_games_by_who_won_them(
     storage: Storage,
 ) -> None:
     await record_game(storage, [pr(A, "win"), pr(B, "loss")])
@@ -42,11 +42,13 @@ async def test_head_to_head_counts_the_players_own_outcomes_against_each_opponen
     # A team game: the partner is no opponent.
     await record_game(storage, [pr(A, "win", team=0), pr(D, "loss", team=1), pr(C, "win", team=0)])
     assert await storage.head_to_head(1, A) == [
-        OpponentRecord(B, games=3, wins=2, draws=0, losses=1),
-        OpponentRecord(C, games=1, wins=0, draws=1, losses=0),
-        OpponentRecord(D, games=1, wins=1, draws=0, losses=0),
+        HeadToHead(B, games=3, won=2, lost=1, neither=0),
+        HeadToHead(C, games=1, won=0, lost=0, neither=1),
+        HeadToHead(D, games=1, won=1, lost=0, neither=0),
     ]
-    assert await storage.head_to_head(1, A, limit=1) == [OpponentRecord(B, 3, 2, 0, 1)]
+    assert await storage.head_to_head(1, A, limit=1) == [HeadToHead(B, 3, 2, 1, 0)]
+    # The same games seen from the other side: the record mirrors.
+    assert (await storage.head_to_head(1, B))[0] == HeadToHead(A, 3, 1, 2, 0)
     assert await storage.head_to_head(2, A) == []
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from krigbot.bot import quiet_discord_logs
 from krigbot.engine import Rules
 from krigbot.engine.steal import new_game
 from krigbot.i18n import card_label
@@ -470,3 +472,67 @@ async def test_a_connection_lost_after_start_is_retried_with_one_line_per_attemp
     for line in retries:
         assert " WARNING " in line  # discord.py's own warning, one line, shown as it should be
         assert "trying again in" in line
+
+
+LEAK = """\
+import subprocess
+import sys
+
+
+def test_that_leaves_a_process_running():
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", {marker!r}])
+"""
+
+
+def test_the_suite_fails_naming_a_process_a_test_left_running(tmp_path: Path) -> None:
+    marker = f"left-behind-{uuid.uuid4().hex}"
+    leak = tmp_path / "test_leak.py"
+    leak.write_text(LEAK.format(marker=marker))
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "tests.conftest",
+                "-q",
+                tmp_path / "test_leak.py",
+            ],
+            cwd=ROOT,
+            env=bot_env(os.environ),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        leaked = [pid for pid in _all_pids() if marker in command_line(pid)]
+        for pid in leaked:
+            os.kill(pid, signal.SIGKILL)
+        assert still_running(leaked, seconds=10) == []
+    assert "1 passed" in done.stdout  # the test itself passed...
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED  # ...and the run failed
+    assert "processes left running by the tests" in done.stdout
+    assert marker in done.stdout
+    assert leaked, "the leaked process was still there after the run"
+
+
+def _all_pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def test_the_voice_warnings_are_dropped_and_discord_warnings_still_shown(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    quiet_discord_logs()
+    client = logging.getLogger("discord.client")
+    with caplog.at_level(logging.WARNING, logger="discord"):
+        client.warning("PyNaCl is not installed, voice will NOT be supported")
+        client.warning("davey is not installed, voice will NOT be supported")
+        client.warning("Application has an interaction endpoint URL set, this means …")
+        logging.getLogger("discord.gateway").warning("Can't keep up, websocket is 9.0s behind.")
+    shown = [record.getMessage() for record in caplog.records]
+    assert shown == [
+        "Application has an interaction endpoint URL set, this means …",
+        "Can't keep up, websocket is 9.0s behind.",
+    ]

@@ -29,14 +29,14 @@ after it was due; 2 s of margin keeps it in time there."""
 BACKLOGGED = 0.5
 """An interaction this many seconds old when its command starts waited in a queue: the bot is
 busy, its work will wait too, so it defers at once (it may not get another chance in time)."""
-BUSY = 16
+BUSY = 32
 """Commands in progress from which a new one defers before its work starts.
 
 In a burst every command's work competes for the one event loop: a turn of the loop runs the
 work of every command whose turn has come, and a deferral waiting for its time goes out behind
 all of it. Deferring first costs one request, and it is sent before this command's work adds
 to the backlog. (At 100 interactions a second, a few milliseconds each, about one is in
-progress at a time.)"""
+progress at a time; `python -m bench.soak --concurrency 16` keeps 16.)"""
 UNKNOWN_INTERACTION = 10062
 """Discord's error code for an interaction it no longer knows (answered too late)."""
 

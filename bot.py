@@ -46,6 +46,10 @@ async def run(settings: Settings) -> int:
         storage = await Storage.open(settings.db_path)
     except StorageError as exc:
         return fail(f"cannot use the database {settings.db_path}: {exc}")
+    if settings.render_processes:
+        # Before anything else that is slow: a worker takes a second to start. (Not before
+        # the database: a start that fails there would wait for it on the way out.)
+        warm_up_workers(settings.render_processes)
     # Logging starts once the database is open: a start that fails before says one line only.
     setup_logging(settings)
     log.info("starting with %r", settings)
@@ -57,7 +61,7 @@ async def run(settings: Settings) -> int:
 
 async def serve(settings: Settings, storage: Storage) -> int:
     """Log in and stay connected; return the exit status, with one line for a failed start."""
-    # Imported only now, after main() set the picture workers starting: loading discord.py and
+    # Imported only now, after run() set the picture workers starting: loading discord.py and
     # the bot takes most of a second, and a worker (which runs this file as its main module,
     # as "spawn" does) must not load them at all.
     import aiohttp
@@ -139,14 +143,12 @@ async def freeze_when_ready(bot: discord.Client) -> None:
 
 
 def main() -> int:
-    """Read the settings, start the picture workers and run."""
+    """Read the settings and run."""
     try:
         # The settings and the database are this file's folder's, wherever it is started from.
         settings = Settings.load(folder=Path(__file__).resolve().parent)
     except ConfigError as exc:
         return fail(str(exc))
-    if settings.render_processes:
-        warm_up_workers(settings.render_processes)  # first: a worker takes a second to start
     return asyncio.run(run(settings))
 
 

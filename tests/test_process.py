@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -162,6 +163,7 @@ NO_DNS = """\
 # resolver; its lookup fails here at once, as every lookup does with the network's DNS down.
 import runpy
 import socket
+import sqlite3
 
 _real = socket.getaddrinfo
 
@@ -204,7 +206,9 @@ def test_discord_out_of_reach_exits_with_one_line_saying_what_to_do(
     assert SECRET not in out + err
 
 
-@pytest.mark.parametrize("problem", ["folder", "not-a-database", "folder-cannot-be-made"])
+@pytest.mark.parametrize(
+    "problem", ["folder", "not-a-database", "folder-cannot-be-made", "from-a-newer-krigbot"]
+)
 def test_an_unusable_database_says_one_line_and_closes_cleanly(
     tmp_path: Path, problem: str
 ) -> None:
@@ -214,9 +218,12 @@ def test_an_unusable_database_says_one_line_and_closes_cleanly(
         path.mkdir()
     elif problem == "not-a-database":
         path.write_bytes(original)
-    else:
+    elif problem == "folder-cannot-be-made":
         (tmp_path / "data").write_text("a file where the database's folder should be")
         path = tmp_path / "data" / "krig.db"
+    else:
+        with contextlib.closing(sqlite3.connect(path)) as newer:
+            newer.execute("PRAGMA user_version = 999")
     env = bot_env(os.environ, DISCORD_TOKEN=SECRET, KRIG_DB=str(path))
     for _ in range(RUNS):
         status, out, err = run_once(env, tmp_path)

@@ -99,7 +99,8 @@ async def serve(settings: Settings, storage: Storage) -> int:
         return fail(f"Discord's servers failed ({exc.status}); start again in a few minutes.")
     except discord.HTTPException as exc:
         return fail(f"Discord refused the start-up ({exc.status}: {exc.text or 'no reason'}).")
-    except (OSError, aiohttp.ClientError, TimeoutError, discord.GatewayNotFound) as exc:
+    except (aiohttp.ClientError, ConnectionError, TimeoutError, discord.GatewayNotFound) as exc:
+        # aiohttp.ClientError: refused, no route, no DNS (ClientConnectorError and kin).
         return fail(
             f"cannot reach Discord ({reason(exc)}): check this machine's internet connection "
             "and DNS, then start again."

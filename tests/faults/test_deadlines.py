@@ -6,9 +6,9 @@ pictures sharing this machine's two cores.
 
 The stand-in runs on the bot's own event loop, so its work for every request (Discord's, which
 costs the real bot nothing) delays the bot's answers too: the 3 s here are stricter than
-Discord's. With the machine busy besides (load 3-5 on two cores) the slowest first response was
-0.7-1.4 s. Past a load of about 8 the process gets too little of a core for any strategy to hold:
-interactions were seen to wait 2 s before the bot even read them.
+Discord's. Beside a CPU hog (the machine's load at 2-6 on two cores) the slowest first response
+was 1.0-1.3 s in ten runs. Past a load of about 8 the process gets too little of a core for any
+strategy to hold: interactions were seen to wait 2 s before the bot even read them.
 """
 
 from __future__ import annotations

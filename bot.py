@@ -7,6 +7,7 @@ import gc
 import logging
 import signal
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from krigbot import logs
@@ -15,6 +16,8 @@ from krigbot.render.worker import warm_up_workers
 
 if TYPE_CHECKING:
     import discord
+
+    from krigbot.storage import Storage
 
 log = logging.getLogger("krigbot")
 
@@ -38,19 +41,37 @@ def fail(message: str) -> int:
 
 async def run(settings: Settings) -> int:
     """Open the database and run the bot until it is stopped."""
-    # Imported only now, after main() set the picture workers starting: loading discord.py and
-    # the bot takes most of a second, and a worker (which runs this file as its main module,
-    # as "spawn" does) must not load them at all.
-    import discord
-
-    from krigbot.bot import KrigBot
-    from krigbot.monitoring import Health, MonitorServer
     from krigbot.storage import Storage, StorageError
 
     try:
         storage = await Storage.open(settings.db_path)
     except StorageError as exc:
         return fail(f"cannot use the database {settings.db_path}: {exc}")
+    if settings.render_processes:
+        # Before anything else that is slow: a worker takes a second to start. (Not before
+        # the database: a start that fails there would wait for it on the way out.)
+        warm_up_workers(settings.render_processes)
+    # Logging starts once the database is open: a start that fails before says one line only.
+    setup_logging(settings)
+    log.info("starting with %r", settings)
+    try:
+        return await serve(settings, storage)
+    finally:
+        await storage.close()
+
+
+async def serve(settings: Settings, storage: Storage) -> int:
+    """Log in and stay connected; return the exit status, with one line for a failed start."""
+    # Imported only now, after run() set the picture workers starting: loading discord.py and
+    # the bot takes most of a second, and a worker (which runs this file as its main module,
+    # as "spawn" does) must not load them at all.
+    import aiohttp
+    import discord
+
+    from krigbot.bot import KrigBot
+    from krigbot.monitoring import Health, MonitorServer
+    from krigbot.storage import StorageError
+
     bot = KrigBot(settings, storage)
     monitor = None
     if settings.metrics_port is not None:
@@ -63,7 +84,6 @@ async def run(settings: Settings) -> int:
         try:
             await monitor.start()
         except OSError as exc:
-            await storage.close()
             return fail(
                 f"cannot serve metrics on {settings.metrics_host}:{settings.metrics_port} "
                 f"({exc.strerror or exc}): choose another KRIG_METRICS_PORT or unset it."
@@ -78,7 +98,6 @@ async def run(settings: Settings) -> int:
         except OSError as exc:
             if monitor is not None:
                 await monitor.close()
-            await storage.close()
             return fail(
                 f"cannot serve the web view on {settings.web_host}:{settings.web_port}: {exc}"
             )
@@ -91,22 +110,58 @@ async def run(settings: Settings) -> int:
         async with bot:
             await bot.start(settings.token)
     except discord.LoginFailure:
-        return fail(
-            "Discord rejected the token in DISCORD_TOKEN. Copy it again from the Developer "
-            "Portal (your application → Bot → Reset Token) into .env."
-        )
+        return fail(BAD_TOKEN)
     except discord.PrivilegedIntentsRequired:
         return fail("Discord refused the gateway intents; Krigbot needs no privileged intents.")
+    except discord.ConnectionClosed as exc:
+        if exc.code == AUTHENTICATION_FAILED:
+            return fail(BAD_TOKEN)
+        return fail(f"Discord closed the connection for good (code {exc.code}: {exc.reason}).")
+    except discord.Forbidden as exc:
+        if settings.dev_guild is not None:
+            return fail(
+                f"Discord refused the commands for the server KRIG_DEV_GUILD={settings.dev_guild} "
+                f"({exc.text or exc.status}): invite the bot there with the applications.commands "
+                "scope, or leave KRIG_DEV_GUILD empty."
+            )
+        return fail(f"Discord refused the start-up ({exc.status}: {exc.text}).")
+    except discord.DiscordServerError as exc:
+        return fail(f"Discord's servers failed ({exc.status}); start again in a few minutes.")
+    except discord.HTTPException as exc:
+        return fail(f"Discord refused the start-up ({exc.status}: {exc.text or 'no reason'}).")
+    except (aiohttp.ClientError, ConnectionError, TimeoutError, discord.GatewayNotFound) as exc:
+        # aiohttp.ClientError: refused, no route, no DNS (ClientConnectorError and kin).
+        return fail(
+            f"cannot reach Discord ({reason(exc)}): check this machine's internet connection "
+            "and DNS, then start again."
+        )
     except StorageError as exc:
         return fail(f"the database {settings.db_path} failed at start-up: {exc}")
     finally:
         freezer.cancel()
-        if monitor is not None:
-            await monitor.close()
         if web is not None:
             await web.stop()
-        await storage.close()
+        if monitor is not None:
+            await monitor.close()
     return 0
+
+
+BAD_TOKEN = (
+    "Discord rejected the token in DISCORD_TOKEN. Copy it again from the Developer "
+    "Portal (your application → Bot → Reset Token) into .env."
+)
+AUTHENTICATION_FAILED = 4004
+"""The gateway's close code for a token it does not accept."""
+
+
+def reason(exc: BaseException) -> str:
+    """Return an error as a few words for one line (no traceback)."""
+    return str(exc) or type(exc).__name__
+
+
+def setup_logging(settings: Settings) -> None:
+    """Log one line an event to stderr, secrets hidden (the bot leaves out what concerns voice)."""
+    logs.setup(settings.log_level, settings.log_format, secrets=[settings.token])
 
 
 async def freeze_when_ready(bot: discord.Client) -> None:
@@ -121,15 +176,12 @@ async def freeze_when_ready(bot: discord.Client) -> None:
 
 
 def main() -> int:
-    """Read the settings, start the picture workers, set up logging and run."""
+    """Read the settings and run."""
     try:
-        settings = Settings.load()
+        # The settings and the database are this file's folder's, wherever it is started from.
+        settings = Settings.load(folder=Path(__file__).resolve().parent)
     except ConfigError as exc:
         return fail(str(exc))
-    if settings.render_processes:
-        warm_up_workers(settings.render_processes)  # first: a worker takes a second to start
-    logs.setup(settings.log_level, settings.log_format, secrets=[settings.token])
-    log.info("starting with %r", settings)
     return asyncio.run(run(settings))
 
 

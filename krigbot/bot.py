@@ -34,6 +34,47 @@ from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
+VOICE_WARNINGS = frozenset(
+    {
+        "PyNaCl is not installed, voice will NOT be supported",
+        "davey is not installed, voice will NOT be supported",
+    }
+)
+"""What discord.py warns about at every start when its voice extras are missing: Krigbot has no
+voice, and to a newcomer these read like errors in the set-up."""
+RECONNECT = "Attempting a reconnect in %.2fs"
+"""discord.py's log line, with a traceback, for each attempt to reach a lost gateway again."""
+
+
+class DiscordLogFilter(logging.Filter):
+    """Drop discord.py's voice warnings and shorten its reconnect attempts to one line each.
+
+    A filter on discord.py's own client logger, matching those messages exactly: every other
+    record, warnings included, passes as it was.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg in VOICE_WARNINGS:
+            return False
+        if record.msg == RECONNECT and record.exc_info:
+            error = record.exc_info[1]
+            cause = (str(error) or type(error).__name__) if error else "?"
+            record.msg = "lost the connection to Discord (%s); trying again in %.1f s"
+            record.args = (cause, *(record.args or (0.0,)))
+            record.exc_info = None
+            record.exc_text = None
+            # A retry after a dropped connection is expected weather, not an error of ours.
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_FILTER = DiscordLogFilter()
+
+
+def quiet_discord_logs() -> None:
+    """Put the filter on discord.py's client logger (once; records there are the client's)."""
+    logging.getLogger("discord.client").addFilter(_FILTER)  # a second add is a no-op
+
 
 class KrigTree(app_commands.CommandTree[Any]):
     """The command tree: refuses direct messages and turns every error into one short line."""
@@ -60,6 +101,7 @@ class KrigBot(commands.Bot):
     """Krigbot: slash commands only, no privileged intents."""
 
     def __init__(self, settings: Settings, storage: Storage, **options: Any) -> None:
+        quiet_discord_logs()  # before discord.py's own __init__, which warns about voice
         self.metrics = Metrics()
         """What the bot counts; served by the monitoring endpoint when it is on."""
         super().__init__(
@@ -168,6 +210,15 @@ class KrigBot(commands.Bot):
             custom_id = str((interaction.data or {}).get("custom_id"))
             log.warning("refused a button that is not on its message: %r", custom_id[:100])
             await refuse(interaction, "err.stale_button")
+
+    async def close(self) -> None:
+        # discord.py does not stop the task that, after READY, waits guild_ready_timeout (2 s)
+        # for the servers: a bot closed (or its connection lost) meanwhile has it dispatch
+        # on_ready into the closed client, and print a traceback on the way out.
+        waiting = self._connection._ready_task
+        if waiting is not None:
+            waiting.cancel()
+        await super().close()
 
     def _observe_write(self, seconds: float, together: int) -> None:
         self.metrics.commit_seconds.observe(seconds)

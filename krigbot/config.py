@@ -12,6 +12,13 @@ from dotenv import dotenv_values
 
 from krigbot.logs import LOG_FORMATS, LogFormat
 
+PROJECT = Path(__file__).resolve().parent.parent
+"""The folder of ``bot.py``: where ``.env`` is read, and what a relative ``KRIG_DB`` is in.
+
+Not the current folder: a service manager or cron starting ``/opt/krigbot/bot.py`` from ``/``
+must find the same settings and the same database as someone starting it from the project."""
+DEFAULT_DB = "data/krig.db"
+MEMORY = ":memory:"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MAX_DURATION = 1_000_000_000
 """The largest number of hours or seconds accepted: more would not fit in a timedelta."""
@@ -28,7 +35,7 @@ class Settings:
     """Everything the bot reads from its environment."""
 
     token: str
-    db_path: Path = Path("data/krig.db")
+    db_path: Path = Path(DEFAULT_DB)
     dev_guild: int | None = None
     log_level: str = "INFO"
     idle_hours: float = 24.0
@@ -70,19 +77,24 @@ class Settings:
 
     @classmethod
     def load(
-        cls, env: Mapping[str, str | None] | None = None, env_file: str | Path = ".env"
+        cls, env: Mapping[str, str | None] | None = None, *, folder: str | Path = PROJECT
     ) -> Settings:
-        """Read settings from the environment, with ``.env`` filling in what it does not set."""
+        """Read settings from the environment, with ``folder/.env`` filling in what it does not set.
+
+        A relative ``KRIG_DB`` (and the default, ``data/krig.db``) is taken inside ``folder``.
+        """
+        folder = Path(folder)
+        env_file = folder / ".env"
         merged: dict[str, str | None] = {}
-        path = Path(env_file)
-        if path.is_file():
-            merged.update(dotenv_values(path))
+        if env_file.is_file():
+            merged.update(dotenv_values(env_file))
         merged.update(os.environ if env is None else env)
 
         token = (merged.get("DISCORD_TOKEN") or "").strip()
         if not token:
             raise ConfigError(
-                "DISCORD_TOKEN is not set: copy .env.example to .env and paste your bot's token "
+                f"DISCORD_TOKEN is not set in the environment nor in {env_file}: copy "
+                f"{folder / '.env.example'} to {env_file} and paste your bot's token "
                 "(Discord Developer Portal → your application → Bot → Reset Token)."
             )
         level = (merged.get("LOG_LEVEL") or "INFO").strip().upper()
@@ -101,7 +113,7 @@ class Settings:
             )
         return cls(
             token=token,
-            db_path=Path((merged.get("KRIG_DB") or "data/krig.db").strip()),
+            db_path=_db_path(merged.get("KRIG_DB"), folder),
             dev_guild=_optional_id(merged.get("KRIG_DEV_GUILD")),
             log_level=level,
             idle_hours=_positive(merged, "KRIG_IDLE_HOURS", 24.0),
@@ -129,6 +141,14 @@ def _web_url(raw: str | None) -> str | None:
             f"not {raw!r}"
         )
     return url
+
+
+def _db_path(value: str | None, folder: Path) -> Path:
+    raw = (value or "").strip() or DEFAULT_DB
+    if raw == MEMORY:
+        return Path(raw)
+    # expanduser: "~/krig.db" in a .env means the home folder, as it would in a shell.
+    return folder / Path(raw).expanduser()
 
 
 def _count(values: Mapping[str, str | None], key: str, default: int, *, most: int) -> int:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from krigbot.config import ConfigError, Settings
+from krigbot.config import PROJECT, ConfigError, Settings
 
 TOKEN = "MTIz.secret-token-value"
 
@@ -18,14 +18,16 @@ def no_env_file(tmp_path: Path) -> Path:
 
 
 def load(env: dict[str, str], env_file: Path) -> Settings:
-    return Settings.load(env, env_file=env_file)
+    """Load with ``env_file`` as the project's .env (the project is its folder)."""
+    return Settings.load(env, folder=env_file.parent)
 
 
 def test_only_the_token_is_needed_and_everything_else_has_a_default(no_env_file: Path) -> None:
     settings = load({"DISCORD_TOKEN": TOKEN}, no_env_file)
 
-    assert settings == Settings(token=TOKEN)
-    assert settings.db_path == Path("data/krig.db")
+    project = no_env_file.parent
+    assert settings == Settings(token=TOKEN, db_path=project / "data" / "krig.db")
+    assert settings.db_path == project / "data" / "krig.db"
     assert settings.dev_guild is None
     assert settings.log_level == "INFO"
     assert (settings.idle_hours, settings.challenge_seconds, settings.choice_seconds) == (
@@ -136,7 +138,8 @@ def test_a_duration_that_is_not_a_usable_positive_number_is_refused(
     "key", ["KRIG_IDLE_HOURS", "KRIG_CHALLENGE_SECONDS", "KRIG_CHOICE_SECONDS"]
 )
 def test_a_blank_duration_keeps_its_default(no_env_file: Path, key: str) -> None:
-    assert load({"DISCORD_TOKEN": TOKEN, key: ""}, no_env_file) == Settings(token=TOKEN)
+    settings = load({"DISCORD_TOKEN": TOKEN, key: ""}, no_env_file)
+    assert settings == Settings(token=TOKEN, db_path=no_env_file.parent / "data" / "krig.db")
 
 
 WEB_SECRET = "web-secret-0123456789-abcdef"
@@ -198,3 +201,41 @@ def test_the_web_secret_never_shows_when_settings_are_printed(no_env_file: Path)
         assert WEB_SECRET not in shown
         assert "web_secret=<hidden>" in shown
         assert "web_port=8080" in shown
+
+
+def test_a_relative_database_path_is_inside_the_project_wherever_the_bot_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "krigbot"
+    project.mkdir()
+    (project / ".env").write_text(f"DISCORD_TOKEN={TOKEN}\nKRIG_DB=games/krig.db\n")
+    monkeypatch.chdir(tmp_path)  # started from elsewhere, as a service manager does
+
+    settings = Settings.load({}, folder=project)
+
+    assert settings.token == TOKEN
+    assert settings.db_path == project / "games" / "krig.db"
+
+
+def test_an_absolute_or_home_database_path_is_kept(no_env_file: Path) -> None:
+    given = load({"DISCORD_TOKEN": TOKEN, "KRIG_DB": "/srv/krig.db"}, no_env_file)
+    home = load({"DISCORD_TOKEN": TOKEN, "KRIG_DB": "~/krig.db"}, no_env_file)
+    memory = load({"DISCORD_TOKEN": TOKEN, "KRIG_DB": ":memory:"}, no_env_file)
+
+    assert given.db_path == Path("/srv/krig.db")
+    assert home.db_path == Path.home() / "krig.db"
+    assert str(memory.db_path) == ":memory:"
+
+
+def test_a_missing_token_says_where_it_was_looked_for(no_env_file: Path) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load({}, no_env_file)
+
+    assert str(no_env_file) in str(raised.value)
+
+
+def test_the_project_is_the_folder_of_bot_py() -> None:
+    assert (PROJECT / "bot.py").is_file()
+    # KRIG_DB blank: a .env of the checkout's own may set it, and the environment wins.
+    settings = Settings.load({"DISCORD_TOKEN": TOKEN, "KRIG_DB": ""})
+    assert settings.db_path == PROJECT / "data" / "krig.db"

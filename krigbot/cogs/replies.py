@@ -22,11 +22,23 @@ from krigbot.storage import GameRow, StorageError
 log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
-DEFER_AFTER = 2.0
-"""Seconds of work after which we defer: Discord drops a first response later than 3 s."""
-BACKLOGGED = 1.0
+DEFER_AFTER = 1.0
+"""Seconds of work after which we defer: Discord drops a first response later than 3 s.
+
+Not 2: the deferral is itself work for a busy event loop, and on a loaded machine (two cores,
+200 games flipping at once beside other processes) it was seen to reach Discord up to a second
+after it was due; 2 s of margin keeps it in time there."""
+BACKLOGGED = 0.5
 """An interaction this many seconds old when its command starts waited in a queue: the bot is
 busy, its work will wait too, so it defers at once (it may not get another chance in time)."""
+BUSY = 32
+"""Commands in progress from which a new one defers before its work starts.
+
+In a burst every command's work competes for the one event loop: a turn of the loop runs the
+work of every command whose turn has come, and a deferral waiting for its time goes out behind
+all of it. Deferring first costs one request, and it is sent before this command's work adds
+to the backlog. (At 100 interactions a second, a few milliseconds each, about one is in
+progress at a time; `python -m bench.soak --concurrency 16` keeps 16.)"""
 UNKNOWN_INTERACTION = 10062
 """Discord's error code for an interaction it no longer knows (answered too late)."""
 _BUTTON_KIND = re.compile(r"krig:([a-z]{1,16}):")
@@ -267,10 +279,31 @@ async def respond(
 
     ``ephemeral`` and ``update`` say how a deferral must look, since Discord fixes that at the
     time of deferring: a thinking message only the sender sees, or an edit of the message.
-    An interaction that already waited long to be read defers before its work even starts.
+    An interaction that already waited long to be read, or that comes while the bot is busy
+    with many others, defers before its work even starts.
     """
+    global _in_progress
+    wait = 0.0 if _in_progress >= BUSY else _defer_in(interaction)
+    _in_progress += 1
+    try:
+        await _respond(interaction, work, wait, ephemeral=ephemeral, update=update)
+    finally:
+        _in_progress -= 1
+
+
+_in_progress = 0
+"""Commands between the start and the end of :func:`respond`, in this process."""
+
+
+async def _respond(
+    interaction: discord.Interaction[Any],
+    work: Coroutine[Any, Any, Reply],
+    wait: float,
+    *,
+    ephemeral: bool,
+    update: bool,
+) -> None:
     task: asyncio.Task[Reply] | None = None
-    wait = _defer_in(interaction)
     if wait > 0:
         task = asyncio.ensure_future(work)
         done, _ = await asyncio.wait({task}, timeout=wait)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from pathlib import Path
@@ -60,13 +61,20 @@ class Storage(GameStore, StatsStore, SettingsStore, MatchStore, RecordStore):
                 raise CannotOpenDatabaseError(
                     f"Cannot create the folder for the database {location}: {exc}"
                 ) from exc
+        # isolation_level=None: autocommit. Python's sqlite3 then issues no hidden
+        # BEGINs; we write every BEGIN/COMMIT ourselves, and a lone statement is its
+        # own transaction, committed when execute() returns.
+        connecting = aiosqlite.connect(location, isolation_level=None)
         try:
-            # isolation_level=None: autocommit. Python's sqlite3 then issues no hidden
-            # BEGINs; we write every BEGIN/COMMIT ourselves, and a lone statement is its
-            # own transaction, committed when execute() returns.
-            db = await aiosqlite.connect(location, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise translate_error(exc, location) from exc
+            db = await connecting
+        except BaseException as exc:
+            # aiosqlite asks its thread to stop without waiting for it; the thread then reports
+            # back to this event loop, which by then may be closed ("Event loop is closed" and a
+            # traceback after the bot's one line). Wait until it has.
+            await asyncio.to_thread(connecting._thread.join)
+            if isinstance(exc, sqlite3.Error):
+                raise translate_error(exc, location) from exc
+            raise
         try:
             db.row_factory = sqlite3.Row
             await _configure(db, location, busy_timeout_ms, synchronous)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
 
 from krigbot.bot import KrigBot
+from krigbot.cogs.replies import BUSY
 from krigbot.storage import Storage
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
@@ -81,3 +83,35 @@ async def test_a_fast_flip_is_answered_at_once_without_deferring(
 
     assert not answer.deferred
     assert answer.latency < 1.0
+
+
+async def test_commands_that_come_while_the_bot_is_busy_defer_before_their_work_starts(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # BUSY flips are kept in progress by a slow disk; the ones after them must not wait for a
+    # timer behind that backlog: each is deferred before its round is even being saved.
+    channels = [standin.add_channel(world.no_guild, f"busy-{n}") for n in range(BUSY + 3)]
+    tables = [await start_game(standin, channel, world.alice, world.bob) for channel in channels]
+    saving: dict[int, float] = {}
+    real = Storage.save_round
+
+    async def save_round(self: Storage, game_id: int, *args: Any, **kwargs: Any) -> bool:
+        saving[game_id] = time.perf_counter()
+        await asyncio.sleep(SLOW_SAVE)  # the slow disk; the test itself waits on events
+        return await real(self, game_id, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "save_round", save_round)
+
+    records = [await standin.slash("flip", user=world.alice, channel=c) for c in channels]
+    firsts = [await rec.response(timeout=10) for rec in records]
+
+    for rec in records:
+        assert "Krig — runde 1" in text_of(await rec.followup(timeout=SLOW_SAVE * 3))
+        assert rec.rejected == []
+        assert rec.latency is not None
+        assert rec.latency < DISCORD_DEADLINE
+    later = list(zip(tables, records, firsts, strict=True))[BUSY:]
+    for table, rec, first in later:
+        assert first.type == DEFERRED_CHANNEL_MESSAGE
+        assert rec.responded_at is not None
+        assert rec.responded_at < saving[table.game_id]  # deferred before the work began

@@ -3,6 +3,12 @@
 Two kinds of pressure: a slow disk (every write takes 2 s more, one after the other, as on a
 disk that is struggling), and 200 games flipping at once with the bot, the stand-in and the
 pictures sharing this machine's two cores.
+
+The stand-in runs on the bot's own event loop, so its work for every request (Discord's, which
+costs the real bot nothing) delays the bot's answers too: the 3 s here are stricter than
+Discord's. Beside a CPU hog (the machine's load at 2-6 on two cores) the slowest first response
+was 1.0-1.3 s in ten runs. Past a load of about 8 the process gets too little of a core for any
+strategy to hold: interactions were seen to wait 2 s before the bot even read them.
 """
 
 from __future__ import annotations

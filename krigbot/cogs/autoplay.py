@@ -515,13 +515,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             request = {"by": user_id, "agreed": [user_id]}
             await self.service.change_extra(channel_id, row.id, lambda _: {"finish": request})
             waiting = _waiting(row, game, request)
+            # Named, not pinged: only a challenge pings anyone (README).
             return Reply(
-                content=" ".join(f"<@{user}>" for user in waiting),
                 embed=finish_request_embed(row, user_id, waiting, lang),
                 view=_finish_view(row.id, lang),
-                mentions=discord.AllowedMentions(
-                    everyone=False, roles=False, users=[discord.Object(u) for u in waiting]
-                ),
             )
 
         await respond(interaction, work())

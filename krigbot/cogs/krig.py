@@ -20,6 +20,7 @@ from krigbot.cogs.matches import Ending, begin_match, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.steal import StealCog
+from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.matches import BEST_OF
 from krigbot.render.embeds import (
@@ -496,6 +497,11 @@ class KrigCog(commands.Cog, name="Krig"):
                 raise Refusal("err.not_player")
             if game is None:
                 raise Refusal("err.not_running")
+            if not game.in_game[row.players.index(user_id)]:
+                raise Refusal("err.out_of_game")
+            if isinstance(game, StealGame) and game.in_battle:
+                # Refused before the confirmation, as the service would refuse after it.
+                raise Refusal("steal.forfeit_in_battle")
             view = view_of(
                 ForfeitButton(row.id, user_id, True, lang),
                 ForfeitButton(row.id, user_id, False, lang),

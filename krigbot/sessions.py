@@ -78,11 +78,13 @@ class FlipResult:
     """How many rounds were played."""
     wars: int = 0
     """How many of them began a war."""
+    outcome: Outcome | None = None
+    """How the game ended, if this change ended it (taken when it was made: the engine game
+    is the channel's and moves on with the next change)."""
 
-    @property
-    def outcome(self) -> Outcome | None:
-        """Return how the game ended, if it did."""
-        return self.game.outcome
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", self.game.outcome)
 
 
 Choice = Literal["steal", "play", "top"]
@@ -97,11 +99,12 @@ class ChoiceResult:
     played: Round | None = None
     timed_out: tuple[LookChoice | TopChoice, ...] = ()
     """The choices the time-out made by default (RULES §10), as they stood."""
+    outcome: Outcome | None = None
+    """How the game ended, if this move ended it (taken when it was made)."""
 
-    @property
-    def outcome(self) -> Outcome | None:
-        """Return how the game ended, if it did."""
-        return self.game.outcome
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", self.game.outcome)
 
 
 def utcnow() -> datetime:

@@ -28,7 +28,8 @@ from discord.ext import commands
 
 from krigbot.cogs.buttons import FlipButton, _guarded, view_of
 from krigbot.cogs.matches import ending
-from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond
+from krigbot.cogs.replies import NO_MENTIONS, Reply, discord_lost, public_lang, respond
+from krigbot.cogs.tables import Shown, editor, greyed, respond_in_turn
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import round_embed, safe_name
@@ -250,7 +251,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
             return Reply(embed=embed, view=running_view(row.id, lang), sent=sent)
 
-        await respond(interaction, work())
+        await respond_in_turn(interaction, self._krig().tables, work())
 
     def _claim(self, channel_id: int, row: GameRow) -> None:
         """Refuse a second autoplay in a channel, and hold the channel until this one starts."""
@@ -453,7 +454,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             view = view_of(FlipButton(game_id, row.round, lang))
             return Reply(embed=embed, view=view, update=True, durable=True)
 
-        await respond(interaction, work(), update=True)
+        await respond_in_turn(interaction, self._krig().tables, work(), update=True)
 
     async def _resume(self, channel_id: int, game_id: int, name: str, lang: Lang) -> Reply:
         resumed: dict[str, Any] = {}
@@ -515,10 +516,19 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             request = {"by": user_id, "agreed": [user_id]}
             await self.service.change_extra(channel_id, row.id, lambda _: {"finish": request})
             waiting = _waiting(row, game, request)
+            view = _finish_view(row.id, lang)
+
+            async def sent(message_id: int) -> None:
+                tables = self._krig().tables
+                for older in tables.drop_asides(row.id, FinishButton):
+                    tables.retire(older, embed=finish_note(row, user_id, "finish.replaced", lang))
+                edit = editor(self.bot, channel_id, message_id, interaction)
+                ended = {"embed": finish_note(row, user_id, "finish.game_ended", lang)}
+                tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
+
             # Named, not pinged: only a challenge pings anyone (README).
             return Reply(
-                embed=finish_request_embed(row, user_id, waiting, lang),
-                view=_finish_view(row.id, lang),
+                embed=finish_request_embed(row, user_id, waiting, lang), view=view, sent=sent
             )
 
         await respond(interaction, work())
@@ -531,14 +541,18 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         channel_id = interaction.channel_id
         lang = public_lang(interaction)
         user_id = interaction.user.id
+        pressed = interaction.message.id if interaction.message else None
+        tables = self._krig().tables
 
         async def work() -> Reply:
             row, game = await self._player_game(channel_id, user_id, game_id)
             extra = await self.service.change_extra(channel_id, game_id, _answer(user_id, agree))
             request = extra.get("finish")
+            asker = int((row.extra.get("finish") or {}).get("by", user_id))
             if not agree or request is None:
+                if pressed is not None:
+                    tables.drop_aside(game_id, pressed)
                 note = t(lang, "finish.declined", name=names_of_user(interaction))
-                asker = int((row.extra.get("finish") or {}).get("by", user_id))
                 return Reply(
                     embed=finish_request_embed(row, asker, [], lang, note=note),
                     view=None,
@@ -548,6 +562,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             if waiting:
                 embed = finish_request_embed(row, int(request["by"]), waiting, lang)
                 return Reply(embed=embed, view=_finish_view(game_id, lang), update=True)
+            if pressed is not None:
+                tables.drop_aside(game_id, pressed)  # it shows the end itself, or points to it
             autoplay = row.extra.get("autoplay") or {}
             await self._halt(channel_id, game_id)
             result = await self.service.play_on(channel_id, game_id, to_end=True)
@@ -555,9 +571,39 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 # Its message would otherwise offer Pause or Resume for a game that is over.
                 ended = _Run(game_id, autoplay["message"], "normal", "", lang, result.row.round)
                 await self._stopped(channel_id, ended, "auto.ended")
-            return await self._finished(result, lang)
+            story = await self._finished(result, lang)
+            live = tables.live(channel_id)
+            if pressed is None or live is None or live.message_id < pressed:
+                return story  # the request is the newest message: the end is shown in it
+            # Tables came after the request: the end goes below them, where players look.
+            story.update = False
+            after = story.sent
 
-        await respond(interaction, work(), update=True)
+            async def shown(message_id: int) -> None:
+                edit = editor(self.bot, channel_id, message_id, interaction, original=False)
+                tables.show(channel_id, Shown(message_id, story.view or view_of(), edit))
+                if after is not None:
+                    await after(message_id)
+
+            story.sent = shown
+
+            async def below(_: int) -> None:
+                try:
+                    await story.follow_up(interaction)
+                except discord.HTTPException as exc:
+                    if not discord_lost(exc):
+                        raise
+                    await story.post(interaction)  # the end must be seen
+
+            return Reply(
+                embed=finish_note(row, asker, "finish.agreed", lang),
+                view=greyed(_finish_view(game_id, lang)),
+                update=True,
+                durable=True,
+                sent=below,
+            )
+
+        await respond_in_turn(interaction, self._krig().tables, work(), update=True)
 
     async def _finished(self, result: FlipResult, lang: Lang) -> Reply:
         """Return the story of a game just played to its end, with its chart if pictures are on."""
@@ -589,6 +635,11 @@ _STOP_NOTES = {
 def names_of_user(interaction: discord.Interaction[Any]) -> str:
     """Return the user's display name, safe to show."""
     return safe_name(interaction.user.display_name)
+
+
+def finish_note(row: GameRow, asker: int, key: str, lang: Lang) -> discord.Embed:
+    """Return a finish request that is over, saying why (``key``)."""
+    return finish_request_embed(row, asker, [], lang, note=t(lang, key))
 
 
 def _finish_view(game_id: int, lang: Lang) -> discord.ui.View:

@@ -20,6 +20,7 @@ from krigbot.cogs.matches import Ending, begin_match, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.steal import StealCog
+from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.matches import BEST_OF
@@ -100,6 +101,12 @@ class KrigCog(commands.Cog, name="Krig"):
         self._timers: dict[int, asyncio.Task[None]] = {}
         self._tables: dict[int, int] = {}
         """Game id -> the round a table reply of this process shows, or is on its way to show."""
+        self.tables = Tables()
+        """Every channel's turn and live message (the other cogs use it too)."""
+        self.service.on_finish.append(self._finished)
+
+    async def _finished(self, row: GameRow, _: object) -> None:
+        self.tables.end_game(row.id)
 
     async def cog_load(self) -> None:
         await self.pictures.start()
@@ -108,6 +115,7 @@ class KrigCog(commands.Cog, name="Krig"):
         for task in self._timers.values():
             task.cancel()
         self._timers.clear()
+        await self.tables.close()
 
     # ------------------------------------------------------------------ challenges
 
@@ -187,6 +195,8 @@ class KrigCog(commands.Cog, name="Krig"):
                 extra={"lang": lang},
             )
             row = result.row
+            if result.replaced is not None:
+                self.tables.end_game(result.replaced.id)
             if best_of is not None:
                 row = await begin_match(self.service, row, best_of)
             lines = [" ".join(f"<@{o.id}>" for o in opponents)]
@@ -207,7 +217,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 sent=sent,
             )
 
-        await respond(interaction, work())
+        await respond_in_turn(interaction, self.tables, work())
 
     async def challenge_posted(self, row: GameRow, message_id: int, lang: Lang) -> None:
         """Time a challenge out once its message is on Discord, and remember the message."""
@@ -292,7 +302,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True, durable=True
             )
 
-        await respond(interaction, work(), update=True)
+        await respond_in_turn(interaction, self.tables, work(), update=True)
 
     async def on_decline(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle a Decline press."""
@@ -306,7 +316,7 @@ class KrigCog(commands.Cog, name="Krig"):
             note = t(lang, "challenge.declined", name=safe_name(_display_name(interaction.user)))
             return Reply(embed=challenge_embed(row, lang, note=note), view=None, update=True)
 
-        await respond(interaction, work(), update=True)
+        await respond_in_turn(interaction, self.tables, work(), update=True)
 
     # --------------------------------------------------------------------- playing
 
@@ -406,7 +416,7 @@ class KrigCog(commands.Cog, name="Krig"):
             result = await self.service.flip(channel_id, interaction.user.id, count)
             return await self._table_reply(result, lang, update=False)
 
-        await respond(interaction, work())
+        await respond_in_turn(interaction, self.tables, work())
 
     async def on_flip_button(
         self, interaction: discord.Interaction[Any], game_id: int, round_shown: int
@@ -450,7 +460,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 raise Refusal("err.stale_button") from None
             return await self._table_reply(result, lang, update=True)
 
-        await respond(interaction, work(), update=True)
+        await respond_in_turn(interaction, self.tables, work(), update=True)
 
     @krig.command(
         name=ls("status", key="cmd.status.name"),
@@ -506,7 +516,13 @@ class KrigCog(commands.Cog, name="Krig"):
                 ForfeitButton(row.id, user_id, True, lang),
                 ForfeitButton(row.id, user_id, False, lang),
             )
-            return Reply(content=t(lang, "forfeit.confirm"), view=view, ephemeral=True)
+
+            async def sent(message_id: int) -> None:
+                edit = editor(self.bot, channel_id, message_id, interaction)
+                ended = {"content": t(lang, "forfeit.game_ended")}
+                self.tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
+
+            return Reply(content=t(lang, "forfeit.confirm"), view=view, ephemeral=True, sent=sent)
 
         await respond(interaction, work(), ephemeral=True)
 
@@ -521,6 +537,8 @@ class KrigCog(commands.Cog, name="Krig"):
             return
         mine = user_lang(interaction)
         public = public_lang(interaction)
+        if interaction.message is not None:
+            self.tables.drop_aside(game_id, interaction.message.id)
         if not confirm:
             await Reply(content=t(mine, "forfeit.kept"), view=None, update=True).send(interaction)
             return
@@ -550,12 +568,14 @@ class KrigCog(commands.Cog, name="Krig"):
                 message = await interaction.followup.send(
                     embed=embed, view=over.view, allowed_mentions=NO_MENTIONS, wait=True
                 )
+                edit = editor(self.bot, channel_id, message.id, interaction, original=False)
+                self.tables.show(channel_id, Shown(message.id, over.view, edit))
                 if over.sent is not None:
                     await over.sent(message.id)
 
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 
-        await respond(interaction, work(), update=True)
+        await respond_in_turn(interaction, self.tables, work(), update=True)
 
     @krig.command(
         name=ls("cancel", key="cmd.cancel.name"),
@@ -582,10 +602,17 @@ class KrigCog(commands.Cog, name="Krig"):
                         view=None,
                         allowed_mentions=NO_MENTIONS,
                     )
+            live = self.tables.live(channel_id)
+            if row.status == "challenge" and row.challenge_message_id is not None:
+                self.tables.forget(channel_id, row.challenge_message_id)
+            elif live is not None:
+                # The game's table can do nothing any more.
+                self.tables.forget(channel_id, live.message_id, grey=True)
+            self.tables.end_game(row.id)
             name = safe_name(_display_name(interaction.user))
             return Reply(content=t(lang, "cancel.done", name=name))
 
-        await respond(interaction, work())
+        await respond_in_turn(interaction, self.tables, work())
 
     # --------------------------------------------------------------- hands-free play
 

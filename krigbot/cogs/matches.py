@@ -19,7 +19,8 @@ import discord
 from discord.ext import commands
 
 from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, _guarded, view_of
-from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond
+from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang
+from krigbot.cogs.tables import respond_in_turn
 from krigbot.engine import OPTION_KEYS, Rules
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.matches import MatchInfo, first_game
@@ -180,7 +181,7 @@ class MatchCog(commands.Cog, name="Matches"):
                 sent=sent,
             )
 
-        await respond(interaction, work())
+        await respond_in_turn(interaction, self._krig().tables, work())
 
     async def announce(self, recovered: list[tuple[GameRow, GameRow | None]]) -> None:
         """Show the matches moved on at start-up: the next table, or who won the match."""

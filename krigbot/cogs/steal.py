@@ -23,12 +23,13 @@ from discord.ext import commands
 from krigbot.cogs.buttons import FlipButton, _guarded, view_of
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
+from krigbot.cogs.tables import Tables, respond_in_turn
 from krigbot.engine.cards import card_code, card_value, parse_card
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, lang_for, t
 from krigbot.render.embeds import names_of
-from krigbot.render.steal import label_name, look_text, steal_table_embed
+from krigbot.render.steal import label_name, look_text, steal_table_embed, superseded
 from krigbot.sessions import Choice, ChoiceResult, Refusal
 from krigbot.storage import StorageError
 
@@ -328,6 +329,8 @@ class StealCog(commands.Cog, name="StealWar"):
         self.storage = bot.storage
         self._timers: dict[int, asyncio.Task[None]] = {}
         self._edits: dict[int, asyncio.Lock] = {}
+        self._latest: dict[int, discord.Embed] = {}
+        """Per game, the table as last drawn: what a greyed table keeps showing."""
         self._shown: dict[int, int] = {}
         """Per game, the number of moves the table message shows (edits may finish out of
         order; an older state never replaces a newer one)."""
@@ -345,6 +348,27 @@ class StealCog(commands.Cog, name="StealWar"):
             return False  # the ordinary flip path refuses it properly
         return found is not None and isinstance(found[1], StealGame)
 
+    def _tables(self) -> Tables:
+        krig = self.bot.get_cog("Krig")
+        tables = getattr(krig, "tables", None)
+        assert isinstance(tables, Tables)
+        return tables
+
+    def _superseded(self, channel_id: int, message_id: int, lang: Lang) -> None:
+        """Let the table say, once it is greyed, that it no longer counts down or waits."""
+        live = self._tables().live(channel_id)
+        if live is None or live.message_id != message_id:
+            return
+        game_id = next((i.game_id for i in live.view.children if isinstance(i, LookButton)), None)
+
+        def retired() -> dict[str, Any]:
+            shown = self._latest.pop(game_id, None) if game_id is not None else None
+            if shown is None:
+                return {}
+            return {"embed": superseded(shown, lang)}
+
+        live.retired = retired
+
     # ------------------------------------------------------------------------ rendering
 
     def _table(
@@ -356,6 +380,7 @@ class StealCog(commands.Cog, name="StealWar"):
         embed = steal_table_embed(
             row, game, lang, played=result.played, notes=notes, deadline=deadline
         )
+        self._latest[row.id] = embed
         return embed, table_view(row, game, lang)
 
     async def _edit_table(
@@ -504,6 +529,8 @@ class StealCog(commands.Cog, name="StealWar"):
                 view, after = over.view, over.sent
 
             async def sent(message_id: int) -> None:
+                if result.outcome is None:
+                    self._superseded(channel_id, message_id, lang)
                 if pressed is None and result.outcome is None:
                     row = result.row
                     await self.service.show_table(channel_id, row.id, row.round, message_id)
@@ -515,7 +542,7 @@ class StealCog(commands.Cog, name="StealWar"):
                 embed=embed, view=view, update=pressed is not None, durable=True, sent=sent
             )
 
-        await respond(interaction, work(), update=pressed is not None)
+        await respond_in_turn(interaction, self._tables(), work(), update=pressed is not None)
 
     async def on_look(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Answer a Look press privately: the presser's next card and their choices."""
@@ -572,7 +599,8 @@ class StealCog(commands.Cog, name="StealWar"):
                 )
                 embed, view = self._table(result, public, [note])
 
-                async def shown(_: int) -> None:
+                async def shown(message_id: int) -> None:
+                    self._superseded(channel_id, message_id, public)
                     self._shows(result)
 
                 return Reply(embed=embed, view=view, update=True, durable=True, sent=shown)
@@ -585,7 +613,10 @@ class StealCog(commands.Cog, name="StealWar"):
             await self._show(result, public)
             return Reply(content="\n".join(lines), view=private, update=True)
 
-        await respond(interaction, work(), update=True)
+        if on_table:
+            await respond_in_turn(interaction, self._tables(), work(), update=True)
+        else:
+            await respond(interaction, work(), update=True)
 
     @staticmethod
     def _done_line(

@@ -55,7 +55,8 @@ class Clock:
 
 
 # The tasks discord.py runs each slash command and button press in (app_commands/tree.py,
-# ui/view.py, ui/modal.py of discord.py 2.7), and the bot's own start-up messages (bot.py).
+# ui/view.py, ui/modal.py of discord.py 2.7), the bot's own start-up messages (bot.py), and
+# the greying of buttons that can do nothing any more (cogs/tables.py).
 _HANDLER_TASKS = (
     "CommandTree-invoker",
     "discord-ui-view-dispatch-",
@@ -63,6 +64,7 @@ _HANDLER_TASKS = (
     "discord-ui-modal-dispatch-",
     "krig-announce-matches",
     "krig-tell-unreadable-",
+    "krig-retire-",
 )
 SETTLE_WITHIN = 10.0
 """Seconds the bot may take to finish them before a test fails."""
@@ -154,6 +156,11 @@ def game_id_of(shown: Shown) -> int:
         if match:
             return int(match.group(1))
     raise AssertionError(f"no game button on the message: {list(buttons(shown))}")
+
+
+def enabled_buttons(shown: Shown) -> list[str]:
+    """Return the custom ids of the buttons of a message that can be pressed."""
+    return [custom_id for custom_id, b in buttons(shown).items() if not b.get("disabled")]
 
 
 def flip_button(shown: Shown) -> str:

@@ -10,12 +10,14 @@ from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     buttons,
     challenge_message,
+    enabled_buttons,
     flip,
     flip_button,
     game_id_of,
     game_row,
     press,
     public_messages,
+    settled,
     start_game,
     text_of,
 )
@@ -197,7 +199,8 @@ async def test_a_moderator_can_cancel_a_running_game_which_then_counts_for_nobod
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
-    await flip(standin, world.no_channel, world.alice, count=5)
+    newest = (await flip(standin, world.no_channel, world.alice, count=5)).message
+    assert newest is not None
 
     answer = await command(standin, world, "cancel", world.moderator)
 
@@ -206,9 +209,11 @@ async def test_a_moderator_can_cancel_a_running_game_which_then_counts_for_nobod
     row = await game_row(bot, table.game_id)
     assert (row.status, row.result) == ("cancelled", None)
     assert await bot.storage.leaderboard(world.no_guild.id) == []
-    after = await press(standin, table.message, flip_button(table.message), world.alice)
-    assert after.ephemeral
-    assert after.content == "Det spillet er slutt."
+    await settled()
+    # Neither table can be played any more: their Flip buttons are grey.
+    assert flip_button(newest) == f"krig:flip:{table.game_id}:5"
+    assert enabled_buttons(newest) == []
+    assert enabled_buttons(table.message) == []
     # The channel is free again.
     await challenge_message(standin, world.no_channel, world.bob, world.carol)
 

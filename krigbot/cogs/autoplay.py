@@ -395,6 +395,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         """Edit a message in the channel with the bot's own token (it outlives interactions)."""
         message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
         await message.edit(allowed_mentions=NO_MENTIONS, **changes)
+        if "view" in changes:
+            self._krig().tables.changed(channel_id, message_id, changes["view"])
 
     async def _stopped(self, channel_id: int, run: _Run, key: str, *, post: bool = False) -> None:
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""

@@ -403,6 +403,7 @@ class StealCog(commands.Cog, name="StealWar"):
             except discord.HTTPException as exc:
                 log.warning("could not update the table of game %s: %s", row.id, exc)
                 return False
+            self._tables().changed(row.channel_id, row.table_message_id, view)
             self._shown[row.id] = version
             return True
 

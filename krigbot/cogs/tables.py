@@ -139,6 +139,17 @@ class Tables:
         if previous is not None and previous.message_id != shown.message_id:
             self._retire(previous)
 
+    def changed(self, channel_id: int, message_id: int, view: discord.ui.View | None) -> None:
+        """Follow an edit of a message outside an answer (autoplay, a Steal War time-out)."""
+        current = self._live.get(channel_id)
+        if current is None or current.message_id != message_id:
+            return
+        if has_buttons(view):
+            assert view is not None
+            current.view = view
+        else:
+            del self._live[channel_id]
+
     def forget(self, channel_id: int, message_id: int, *, grey: bool = False) -> None:
         """Stop counting a message as live (its buttons were removed, or ``grey`` them now)."""
         current = self._live.get(channel_id)

@@ -64,6 +64,7 @@ _HANDLER_TASKS = (
     "discord-ui-modal-dispatch-",
     "krig-announce-matches",
     "krig-tell-unreadable-",
+    "krig-tell-endings",
     "krig-retire-",
 )
 SETTLE_WITHIN = 10.0
@@ -86,9 +87,11 @@ async def settled() -> None:
     once its message is out (remembering a challenge's or a table's message) may not have
     happened yet. Wait for that before reading the database.
     """
-    handlers = bot_busy()
-    if handlers:
-        _, pending = await asyncio.wait(handlers, timeout=SETTLE_WITHIN)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE_WITHIN
+    # A handler may start more of them as it ends (greying the buttons its message replaced).
+    while handlers := bot_busy():
+        _, pending = await asyncio.wait(handlers, timeout=max(0.0, deadline - loop.time()))
         assert not pending, f"the bot is still busy with {len(pending)} tasks"
 
 

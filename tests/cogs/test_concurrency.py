@@ -214,3 +214,76 @@ async def test_flips_that_wait_past_the_deadline_for_their_turn_still_come_in_or
     deferred = [rec for rec in records if rec.callbacks.items[0].type != UPDATE_MESSAGE]
     assert any(rec.callbacks.items[0].type in (5, 6) for rec in deferred)
     await check_the_live_table_is_at_the_bottom(standin, world, bot, table.game_id)
+
+
+# ------------------------------------------------------------- rounds racing the end of a game
+
+
+def check_nothing_comes_after_the_end(standin: DiscordStandIn, channel: Channel) -> Message:
+    """Check that the game's end is its channel's last word, and return that message."""
+    shown = public_messages(standin, channel)
+    ends = [
+        n for n, m in enumerate(shown) if any(c.startswith("krig:rematch:") for c in m.custom_ids())
+    ]
+    assert ends == [len(shown) - 1], [text_of(m)[:60] for m in shown]
+    last = shown[-1]
+    assert "🏆" in text_of(last)
+    for earlier in shown[:-1]:
+        assert "🏆" not in text_of(earlier)
+        assert "Frø (seed)" not in text_of(earlier)
+        assert enabled_buttons(earlier) == []
+    return last
+
+
+async def test_a_round_that_races_a_forfeit_comes_before_the_end_and_claims_nothing_of_it(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_seeds(monkeypatch, LONG_SEED)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await flip(standin, world.no_channel, world.bob, count=3)
+    asked = await (
+        await standin.slash("krig forfeit", user=world.alice, channel=world.no_channel)
+    ).response()
+    assert asked.message is not None
+
+    # Bob's flip is played first; its answer is held up on the network while Alice gives up.
+    racing = await standin.slash("flip", user=world.bob, channel=world.no_channel)
+    standin.delay("POST", f"/interactions/{racing.id}/", 0.3, times=1)
+    await standin.requests.wait(lambda r: f"/interactions/{racing.id}/" in r.path, timeout=5)
+    confirm = f"krig:forfeit:{table.game_id}:{world.alice.id}:yes"
+    given_up = await standin.click(asked.message, confirm, user=world.alice)
+    await asyncio.gather(racing.response(), given_up.response())
+    await settled()
+
+    end = check_nothing_comes_after_the_end(standin, world.no_channel)
+    assert "Alice ga opp" in text_of(end)
+    row = await game_row(bot, table.game_id)
+    assert (row.status, row.round) == ("finished", 4)
+    assert round_of(public_messages(standin, world.no_channel)[-2]) == 4
+
+
+async def test_a_round_that_races_an_agreed_finish_comes_before_the_end(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_seeds(monkeypatch, LONG_SEED)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await flip(standin, world.no_channel, world.bob, count=3)
+    request = (
+        await (
+            await standin.slash("krig finish", user=world.alice, channel=world.no_channel)
+        ).response()
+    ).message
+    assert request is not None
+
+    racing = await standin.slash("flip", user=world.alice, channel=world.no_channel)
+    standin.delay("POST", f"/interactions/{racing.id}/", 0.3, times=1)
+    await standin.requests.wait(lambda r: f"/interactions/{racing.id}/" in r.path, timeout=5)
+    agreed = await standin.click(request, f"krig:finish:{table.game_id}:yes", user=world.bob)
+    await asyncio.gather(racing.response(), agreed.response())
+    await settled()
+
+    end = check_nothing_comes_after_the_end(standin, world.no_channel)
+    assert f"Spill #{table.game_id} er spilt ferdig" in text_of(end)
+    assert "spillet er spilt ferdig, og slutten står nederst i kanalen" in text_of(request)
+    assert enabled_buttons(request) == []
+    assert (await game_row(bot, table.game_id)).status == "finished"

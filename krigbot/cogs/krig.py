@@ -104,17 +104,59 @@ class KrigCog(commands.Cog, name="Krig"):
         self.tables = Tables()
         """Every channel's turn and live message (the other cogs use it too)."""
         self.service.on_finish.append(self._finished)
+        self._endings: asyncio.Task[None] | None = None
 
     async def _finished(self, row: GameRow, _: object) -> None:
         self.tables.end_game(row.id)
 
     async def cog_load(self) -> None:
         await self.pictures.start()
+        self._endings = asyncio.create_task(self._show_endings(), name="krig-tell-endings")
+
+    async def _show_endings(self) -> None:
+        """Show the ends of games that finished just before the bot stopped, as it does rounds.
+
+        The end was committed, but the bot stopped before its message went out: without this,
+        the channel would never learn the result.
+        """
+        await self.bot.wait_until_ready()
+        try:
+            endings = await self.service.unshown_endings()
+        except StorageError as exc:
+            log.warning("could not look for game ends never shown: %s", exc)
+            return
+        for row, game in endings:
+            lang = lang_for(row.extra.get("lang"))
+            embed = discord.Embed(
+                title=t(lang, "end.after_restart", game=row.id),
+                description=outcome_text(row, game, lang),
+                colour=discord.Colour.dark_grey(),
+            )
+            embed.add_field(
+                name=t(lang, "table.counts_heading"),
+                value=counts_field(game, names_of(row), lang),
+                inline=False,
+            )
+            async with self.tables.turn(row.channel_id):
+                over = await ending(self.service, row, game, lang, embed)
+                channel = self.bot.get_partial_messageable(row.channel_id)
+                try:
+                    message = await channel.send(
+                        embed=embed, view=over.view, allowed_mentions=NO_MENTIONS
+                    )
+                except discord.HTTPException as exc:
+                    log.warning("could not show the end of game %s: %s", row.id, exc)
+                    continue
+                edit = editor(self.bot, row.channel_id, message.id)
+                self.tables.show(row.channel_id, Shown(message.id, over.view, edit))
+                await over.sent(message.id)
 
     async def cog_unload(self) -> None:
         for task in self._timers.values():
             task.cancel()
         self._timers.clear()
+        if self._endings is not None:
+            self._endings.cancel()
         await self.tables.close()
 
     # ------------------------------------------------------------------ challenges
@@ -570,8 +612,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 )
                 edit = editor(self.bot, channel_id, message.id, interaction, original=False)
                 self.tables.show(channel_id, Shown(message.id, over.view, edit))
-                if over.sent is not None:
-                    await over.sent(message.id)
+                await over.sent(message.id)
 
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 

@@ -27,7 +27,7 @@ from krigbot.matches import MatchInfo, first_game
 from krigbot.render.embeds import challenge_embed, names_of
 from krigbot.render.matches import match_result
 from krigbot.render.play import add_game_over, dealt_embed
-from krigbot.sessions import GameService, Player, Refusal
+from krigbot.sessions import ENDING, GameService, Player, Refusal
 
 if TYPE_CHECKING:
     from krigbot.bot import KrigBot
@@ -44,10 +44,10 @@ class Ending:
     """The buttons of a finished game's message, and what to do once it is on Discord."""
 
     view: discord.ui.View
+    sent: Callable[[int], Awaitable[None]]
+    """Records that the end is shown, and the message as the match's next table if any."""
     next_game: GameRow | None = None
     """The match's next game, dealt already, whose Flip button the message carries."""
-    sent: Callable[[int], Awaitable[None]] | None = None
-    """Records the message as the next game's table."""
 
 
 async def ending(
@@ -56,6 +56,10 @@ async def ending(
     """Add the match and the fairness check to a finished game's embed; return its buttons."""
     assert game.outcome is not None
     add_game_over(embed, row, game, lang)
+
+    async def shown(_: int) -> None:
+        await service.ending_shown(row.id)
+
     match = MatchInfo.of(row.extra)
     if match is not None and not match.decided(match.after(game.outcome.winners)):
         # The service's finish hook dealt the next game under the same lock that finished this
@@ -65,13 +69,14 @@ async def ending(
         if found is not None and following is not None and following.id == match.id:
             dealt = found[0]
 
-            async def shown(message_id: int) -> None:
+            async def shown_with_next(message_id: int) -> None:
+                await shown(message_id)
                 await service.show_table(dealt.channel_id, dealt.id, 0, message_id)
 
-            return Ending(view_of(FlipButton(dealt.id, 0, lang)), dealt, shown)
+            return Ending(view_of(FlipButton(dealt.id, 0, lang)), shown_with_next, dealt)
         # Not dealt (the channel was busy, or the write failed): start-up deals it later.
-        return Ending(view_of())
-    return Ending(view_of(RematchButton(row.id, lang)))
+        return Ending(view_of(), shown)
+    return Ending(view_of(RematchButton(row.id, lang)), shown)
 
 
 async def begin_match(service: GameService, row: GameRow, best_of: int) -> GameRow:
@@ -186,6 +191,8 @@ class MatchCog(commands.Cog, name="Matches"):
     async def announce(self, recovered: list[tuple[GameRow, GameRow | None]]) -> None:
         """Show the matches moved on at start-up: the next table, or who won the match."""
         for finished, dealt in recovered:
+            if finished.extra.get(ENDING) is not None:
+                continue  # its end was never shown: the Krig cog shows it, the match with it
             lang = lang_for(finished.extra.get("lang"))
             channel = self.bot.get_partial_messageable(finished.channel_id)
             try:

@@ -194,6 +194,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         """Autoplay running in this process, by channel."""
         self._claims: dict[int, float] = {}
         """Channels whose /krig auto answer is on its way (loop time), so a second one waits."""
+        self._embeds: dict[int, discord.Embed] = {}
+        """Per autoplay message, the table it shows: a stop rewrites its autoplay line."""
 
     async def cog_unload(self) -> None:
         # Cancelled, not halted: the stored state still says "running", so a restart resumes.
@@ -244,6 +246,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             add_note(embed, autoplay_text("running", speed, name, lang), lang)
 
             async def sent(message_id: int) -> None:
+                self._embeds[message_id] = embed
                 try:
                     await self._begin(channel_id, row.id, message_id, speed, name, lang)
                 finally:
@@ -281,7 +284,13 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             await self.service.change_extra(channel_id, game_id, change)
         except Refusal as refusal:
             # Two /krig auto at once: the other one plays; this message says it does not.
-            await self._edit(channel_id, message_id, content=t(lang, refusal.key), view=None)
+            text = t(lang, refusal.key)
+            table = self._embeds.pop(message_id, None)
+            if table is None:
+                await self._edit(channel_id, message_id, content=text, embeds=[], view=None)
+            else:
+                embed = with_autoplay_line(table, text, lang)
+                await self._edit(channel_id, message_id, embed=embed, view=None)
             return
         found = await self.service.game_in(channel_id)
         if found is None or found[0].id != game_id:
@@ -359,7 +368,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)
             view = running_view(row.id, lang)
             shown = None
+            self._embeds[run.message_id] = embed
         else:
+            self._embeds.pop(run.message_id, None)
             add_note(embed, t(lang, "auto.done"), lang)
             over = await ending(self.service, row, result.game, lang, embed)
             view, shown = over.view, over.sent
@@ -404,13 +415,19 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             # If this cannot be saved, a restart resumes autoplay: still never silently lost.
             await self.service.change_extra(channel_id, run.game_id, lambda _: {"autoplay": None})
         text = t(run.lang, key)
+        table = self._embeds.pop(run.message_id, None)
         try:
             if post:
                 await self.bot.get_partial_messageable(channel_id).send(
                     text, allowed_mentions=NO_MENTIONS
                 )
+            elif table is not None:
+                # Its autoplay line says it stopped, and why: nothing claims the bot plays on.
+                embed = with_autoplay_line(table, text, run.lang)
+                await self._edit(channel_id, run.message_id, content=None, embed=embed, view=None)
             else:
-                await self._edit(channel_id, run.message_id, content=text, view=None)
+                # Not known what it shows (a restart came in between): it says only why.
+                await self._edit(channel_id, run.message_id, content=text, embeds=[], view=None)
         except discord.HTTPException as exc:
             log.warning("could not tell that autoplay of game %s stopped: %s", run.game_id, exc)
 
@@ -480,6 +497,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         add_note(embed, autoplay_text("running", speed, name, lang), lang)
 
         async def sent(message_id: int) -> None:
+            self._embeds[message_id] = embed
             self._start(channel_id, _Run(game_id, message_id, speed, name, lang, row.round))
 
         return Reply(embed=embed, view=running_view(game_id, lang), update=True, sent=sent)
@@ -637,6 +655,17 @@ _STOP_NOTES = {
 def names_of_user(interaction: discord.Interaction[Any]) -> str:
     """Return the user's display name, safe to show."""
     return safe_name(interaction.user.display_name)
+
+
+def with_autoplay_line(embed: discord.Embed, text: str, lang: Lang) -> discord.Embed:
+    """Return a table whose autoplay line is replaced by ``text``."""
+    heading = t(lang, "auto.heading")
+    table = embed.copy()
+    table.clear_fields()
+    for line in embed.fields:
+        if line.name != heading:
+            table.add_field(name=line.name, value=line.value, inline=line.inline)
+    return add_note(table, text, lang)
 
 
 def finish_note(row: GameRow, asker: int, key: str, lang: Lang) -> discord.Embed:

@@ -37,7 +37,7 @@ from krigbot.render.embeds import (
     stats_embed,
     status_embed,
 )
-from krigbot.render.play import dealt_embed
+from krigbot.render.play import add_status_lines, dealt_embed
 from krigbot.sessions import MAX_FLIPS, FlipResult, Player, Refusal
 from krigbot.storage import StorageError
 
@@ -519,7 +519,10 @@ class KrigCog(commands.Cog, name="Krig"):
             if found is None:
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found
-            reply = Reply(embed=status_embed(row, game, lang), ephemeral=True)
+            embed = status_embed(row, game, lang)
+            deadline = self.service.choice_deadline(row) if row.status == "running" else None
+            add_status_lines(embed, row, game, lang, deadline=deadline)
+            reply = Reply(embed=embed, ephemeral=True)
             if game is not None and game.round and await self.pictures.enabled(row.guild_id):
                 story = await self.pictures.story_picture(row, game, lang)
                 if story is not None:

@@ -606,16 +606,21 @@ class KrigCog(commands.Cog, name="Krig"):
                     value=counts_field(result.game, names, public),
                 )
 
+            # The game goes on (three or four players): the message is its table now, at the
+            # bottom, with the Flip button; the one above goes grey.
+            view = over.view if over is not None else view_of(FlipButton(row.id, row.round, public))
+
             async def sent(_: int) -> None:
-                if over is None:
-                    await interaction.followup.send(embed=embed, allowed_mentions=NO_MENTIONS)
-                    return
                 message = await interaction.followup.send(
-                    embed=embed, view=over.view, allowed_mentions=NO_MENTIONS, wait=True
+                    embed=embed, view=view, allowed_mentions=NO_MENTIONS, wait=True
                 )
                 edit = editor(self.bot, channel_id, message.id, interaction, original=False)
-                self.tables.show(channel_id, Shown(message.id, over.view, edit))
-                await over.sent(message.id)
+                self.tables.show(channel_id, Shown(message.id, view, edit))
+                if over is not None:
+                    await over.sent(message.id)
+                    return
+                self._tables[row.id] = row.round
+                await self.service.show_table(channel_id, row.id, row.round, message.id)
 
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 

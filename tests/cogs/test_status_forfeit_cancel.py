@@ -185,10 +185,14 @@ async def test_a_player_who_forfeits_a_three_player_game_is_out_and_the_rest_pla
     assert "Carol ga opp." in shown
     assert "Alice: **" in shown  # the counts of those still playing
     assert (await game_row(bot, table.game_id)).status == "running"
+    # It is the table now, at the bottom: its Flip button is the one that works.
+    await settled()
+    assert enabled_buttons(announced.message) == [f"krig:flip:{table.game_id}:0"]
+    assert enabled_buttons(table.message) == []
     out = await flip(standin, world.no_channel, world.carol)
     assert out.ephemeral
     assert out.content == "You are out of this game — watch the others finish it."
-    played = await flip(standin, world.no_channel, world.alice)
+    played = await press(standin, announced.message, flip_button(announced.message), world.alice)
     assert played.embeds[0]["title"] == "Krig — runde 1"
 
 

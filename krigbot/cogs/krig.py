@@ -302,6 +302,7 @@ class KrigCog(commands.Cog, name="Krig"):
         if row is None:
             return
         embed = challenge_embed(row, lang, note=t(lang, "challenge.expired"))
+        self.tables.forget(channel_id, message_id)  # its buttons go now
         message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
         try:
             await message.edit(embed=embed, view=None, allowed_mentions=NO_MENTIONS)

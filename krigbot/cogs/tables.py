@@ -20,7 +20,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 TOKEN_SECONDS = 14 * 60
 """How long an interaction's token is used to edit its messages (Discord keeps it 15 minutes);
 such edits do not count against the channel's rate limit. Later edits use the bot's token."""
+
+RETIRING_AT_ONCE = 4
+"""How many greying edits are under way at once (they wait behind interaction answers)."""
 
 Edit = Callable[..., Awaitable[Any]]
 Deferral = Literal["", "public", "update", "aside"]
@@ -120,6 +123,10 @@ class Tables:
         self._live: dict[int, Shown] = {}
         self._asides: dict[int, list[Shown]] = {}
         self._retiring: set[asyncio.Task[None]] = set()
+        self._editing = asyncio.Semaphore(RETIRING_AT_ONCE)
+        self._answering = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     def turn(self, channel_id: int) -> asyncio.Lock:
         """Return the lock an action holds from before its commit until its message is out."""
@@ -193,16 +200,31 @@ class Tables:
         self._retiring.add(task)
         task.add_done_callback(self._retiring.discard)
 
-    @staticmethod
-    async def _grey(shown: Shown) -> None:
+    async def _grey(self, shown: Shown) -> None:
         changes: dict[str, Any] = {"view": greyed(shown.view)}
         if shown.retired is not None:
             changes.update(shown.retired())
+        # Answers first: a burst of flips must not wait behind the greying it causes (each new
+        # table greys one), which catches up as soon as no answer is under way.
+        await self._idle.wait()
+        async with self._editing:
+            try:
+                await shown.edit(**changes)
+            except discord.HTTPException as exc:
+                # Its buttons are checked when pressed: a press on it changes nothing.
+                log.warning("could not grey the buttons of message %s: %s", shown.message_id, exc)
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """Count an answer under way (greying waits until none is)."""
+        self._answering += 1
+        self._idle.clear()
         try:
-            await shown.edit(**changes)
-        except discord.HTTPException as exc:
-            # Its buttons are checked when pressed: a press on it changes nothing.
-            log.warning("could not grey the buttons of message %s: %s", shown.message_id, exc)
+            yield
+        finally:
+            self._answering -= 1
+            if not self._answering:
+                self._idle.set()
 
     async def close(self) -> None:
         """Let the edits under way finish (for a clean stop)."""
@@ -236,6 +258,17 @@ async def respond_in_turn(
     Like ``respond()``, it defers when the work takes close to Discord's deadline; a reply
     that is public and has buttons becomes the channel's live message.
     """
+    with tables.answering():
+        await _respond_in_turn(interaction, tables, work, update=update)
+
+
+async def _respond_in_turn(
+    interaction: discord.Interaction[Any],
+    tables: Tables,
+    work: Coroutine[Any, Any, Reply],
+    *,
+    update: bool,
+) -> None:
     assert interaction.channel_id is not None
     channel_id = interaction.channel_id
     turn = tables.turn(channel_id)

@@ -329,8 +329,6 @@ class StealCog(commands.Cog, name="StealWar"):
         self.storage = bot.storage
         self._timers: dict[int, asyncio.Task[None]] = {}
         self._edits: dict[int, asyncio.Lock] = {}
-        self._latest: dict[int, discord.Embed] = {}
-        """Per game, the table as last drawn: what a greyed table keeps showing."""
         self._shown: dict[int, int] = {}
         """Per game, the number of moves the table message shows (edits may finish out of
         order; an older state never replaces a newer one)."""
@@ -354,20 +352,13 @@ class StealCog(commands.Cog, name="StealWar"):
         assert isinstance(tables, Tables)
         return tables
 
-    def _superseded(self, channel_id: int, message_id: int, lang: Lang) -> None:
-        """Let the table say, once it is greyed, that it no longer counts down or waits."""
+    def _superseded(
+        self, channel_id: int, message_id: int, embed: discord.Embed, lang: Lang
+    ) -> None:
+        """Let a table say, once it is greyed, that it no longer counts down or waits."""
         live = self._tables().live(channel_id)
-        if live is None or live.message_id != message_id:
-            return
-        game_id = next((i.game_id for i in live.view.children if isinstance(i, LookButton)), None)
-
-        def retired() -> dict[str, Any]:
-            shown = self._latest.pop(game_id, None) if game_id is not None else None
-            if shown is None:
-                return {}
-            return {"embed": superseded(shown, lang)}
-
-        live.retired = retired
+        if live is not None and live.message_id == message_id:
+            live.retired = lambda: {"embed": superseded(embed, lang)}
 
     # ------------------------------------------------------------------------ rendering
 
@@ -380,7 +371,6 @@ class StealCog(commands.Cog, name="StealWar"):
         embed = steal_table_embed(
             row, game, lang, played=result.played, notes=notes, deadline=deadline
         )
-        self._latest[row.id] = embed
         return embed, table_view(row, game, lang)
 
     async def _edit_table(
@@ -421,7 +411,10 @@ class StealCog(commands.Cog, name="StealWar"):
             over = await ending(self.service, result.row, result.game, lang, embed)
             view, sent = over.view, over.sent
         table = result.row.table_message_id
-        if await self._edit_table(result.row, embed, view, version) and sent and table:
+        shown = await self._edit_table(result.row, embed, view, version)
+        if shown and table is not None and result.outcome is None:
+            self._superseded(result.row.channel_id, table, embed, lang)
+        if shown and sent and table:
             await sent(table)
         if result.outcome is not None:
             self._forget(result.row.id)
@@ -531,7 +524,7 @@ class StealCog(commands.Cog, name="StealWar"):
 
             async def sent(message_id: int) -> None:
                 if result.outcome is None:
-                    self._superseded(channel_id, message_id, lang)
+                    self._superseded(channel_id, message_id, embed, lang)
                 if pressed is None and result.outcome is None:
                     row = result.row
                     await self.service.show_table(channel_id, row.id, row.round, message_id)
@@ -601,7 +594,7 @@ class StealCog(commands.Cog, name="StealWar"):
                 embed, view = self._table(result, public, [note])
 
                 async def shown(message_id: int) -> None:
-                    self._superseded(channel_id, message_id, public)
+                    self._superseded(channel_id, message_id, embed, public)
                     self._shows(result)
 
                 return Reply(embed=embed, view=view, update=True, durable=True, sent=shown)

@@ -15,7 +15,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.test_steal_war import STEAL_ONE, play_to_choice, start_steal_war
+from tests.cogs.test_steal_war import STEAL_ONE, choose_top, play_to_choice, start_steal_war
 from tests.standin import DiscordStandIn, Message, User
 from tests.standin.fixtures import SampleWorld
 
@@ -124,3 +124,26 @@ def yes_id(message: Message) -> str:
     """Return the custom id of a finish request's Yes button."""
     (custom_id,) = [c for c in message.custom_ids() if c.endswith(":yes")]
     return custom_id
+
+
+async def test_a_steal_war_table_a_newer_battle_replaced_keeps_its_own_battle(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = STEAL_ONE
+    _, players = await start_steal_war(standin, world, monkeypatch, plan)
+    first = (await flip(standin, world.no_channel, players[0])).message
+    assert first is not None
+    for card in plan.tops[:1]:
+        if card is not None:
+            await choose_top(standin, first, players, card)
+    before = text_of(first).splitlines()[0]  # "Krig — runde 1"
+
+    second = (await flip(standin, world.no_channel, players[1])).message
+    await settled()
+
+    assert second is not None
+    assert text_of(first).splitlines()[0] == before
+    assert text_of(second).splitlines()[0] != before
+    assert t("nb", "steal.superseded") in text_of(first)
+    assert enabled_buttons(first) == []
+    assert enabled_buttons(second)

@@ -20,7 +20,7 @@ from discord.ext import commands
 
 from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, _guarded, view_of
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang
-from krigbot.cogs.tables import respond_in_turn
+from krigbot.cogs.tables import Shown, editor, respond_in_turn
 from krigbot.engine import OPTION_KEYS, Rules
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.matches import MatchInfo, first_game
@@ -210,12 +210,15 @@ class MatchCog(commands.Cog, name="Matches"):
                 found = await self.service.game_in(dealt.channel_id)
                 if found is None or found[1] is None or found[0].id != dealt.id:
                     continue
+                view = view_of(FlipButton(dealt.id, 0, lang))
                 message = await channel.send(
                     t(lang, "match.dealt_after_restart", game=finished.id),
                     embed=dealt_embed(dealt, found[1], lang),
-                    view=view_of(FlipButton(dealt.id, 0, lang)),
+                    view=view,
                     allowed_mentions=NO_MENTIONS,
                 )
+                edit = editor(self.bot, dealt.channel_id, message.id)
+                self._krig().tables.show(dealt.channel_id, Shown(message.id, view, edit))
                 await self.service.show_table(dealt.channel_id, dealt.id, 0, message.id)
             except discord.HTTPException as exc:
                 log.warning("could not show match game %s in its channel: %s", finished.id, exc)

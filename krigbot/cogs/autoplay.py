@@ -535,7 +535,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 raise Refusal("err.out_of_game")
             request = {"by": user_id, "agreed": [user_id]}
             await self.service.change_extra(channel_id, row.id, lambda _: {"finish": request})
-            waiting = _waiting(row, game, request)
+            waiting = finish_waiting(row, game, request)
             view = _finish_view(row.id, lang)
 
             async def sent(message_id: int) -> None:
@@ -578,7 +578,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                     view=None,
                     update=True,
                 )
-            waiting = _waiting(row, game, request)
+            waiting = finish_waiting(row, game, request)
             if waiting:
                 embed = finish_request_embed(row, int(request["by"]), waiting, lang)
                 return Reply(embed=embed, view=_finish_view(game_id, lang), update=True)
@@ -677,7 +677,7 @@ def _finish_view(game_id: int, lang: Lang) -> discord.ui.View:
     return view_of(FinishButton(game_id, True, lang), FinishButton(game_id, False, lang))
 
 
-def _waiting(row: GameRow, game: AnyGame, request: dict[str, Any]) -> list[int]:
+def finish_waiting(row: GameRow, game: AnyGame, request: dict[str, Any]) -> list[int]:
     """Return the players still in the game who have not agreed to finish it."""
     agreed = set(request.get("agreed", ()))
     return [

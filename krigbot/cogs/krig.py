@@ -13,7 +13,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.cogs.autoplay import SPEEDS, AutoplayCog
+from krigbot.cogs.autoplay import SPEEDS, AutoplayCog, FinishButton, finish_waiting
 from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, ForfeitButton, view_of
 from krigbot.cogs.history import HistoryCog
 from krigbot.cogs.matches import Ending, begin_match, ending
@@ -37,8 +37,8 @@ from krigbot.render.embeds import (
     stats_embed,
     status_embed,
 )
-from krigbot.render.play import add_status_lines, dealt_embed
-from krigbot.sessions import MAX_FLIPS, FlipResult, Player, Refusal
+from krigbot.render.play import add_status_lines, dealt_embed, finish_request_embed
+from krigbot.sessions import MAX_FLIPS, AnyGame, FlipResult, Player, Refusal
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
@@ -606,6 +606,7 @@ class KrigCog(commands.Cog, name="Krig"):
                     name=t(public, "table.counts_heading"),
                     value=counts_field(result.game, names, public),
                 )
+                await self._request_without(row, result.game)
 
             # The game goes on (three or four players): the message is its table now, at the
             # bottom, with the Flip button; the one above goes grey.
@@ -626,6 +627,20 @@ class KrigCog(commands.Cog, name="Krig"):
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 
         await respond_in_turn(interaction, self.tables, work(), update=True)
+
+    async def _request_without(self, row: GameRow, game: AnyGame) -> None:
+        """Let an open finish request stop waiting for a player who gave up."""
+        request = row.extra.get("finish")
+        if not isinstance(request, dict):
+            return
+        lang = lang_for(row.extra.get("lang"))
+        waiting = finish_waiting(row, game, request)
+        embed = finish_request_embed(row, int(request["by"]), waiting, lang)
+        for shown in self.tables.asides(row.id, FinishButton):
+            try:
+                await shown.edit(embed=embed)
+            except discord.HTTPException as exc:
+                log.warning("could not update the finish request of game %s: %s", row.id, exc)
 
     @krig.command(
         name=ls("cancel", key="cmd.cancel.name"),

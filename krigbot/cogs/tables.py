@@ -179,6 +179,14 @@ class Tables:
                 return shown
         return None
 
+    def asides(self, game_id: int, kind: type[discord.ui.Item[Any]]) -> list[Shown]:
+        """Return a game's kept messages that have buttons of a kind."""
+        return [
+            shown
+            for shown in self._asides.get(game_id, [])
+            if any(isinstance(item, kind) for item in shown.view.children)
+        ]
+
     def drop_asides(self, game_id: int, kind: type[discord.ui.Item[Any]]) -> list[Shown]:
         """Stop keeping a game's messages that have buttons of a kind; return them."""
         kept = self._asides.get(game_id, [])

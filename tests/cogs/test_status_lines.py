@@ -8,7 +8,7 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
-from tests.cogs.helpers import settled, start_game, text_of
+from tests.cogs.helpers import press, settled, start_game, text_of
 from tests.cogs.play_helpers import command, edit_of, fix_all_seeds, running_bot
 from tests.cogs.test_steal_war import STEAL_ONE, play_to_choice, start_steal_war
 from tests.standin import DiscordStandIn
@@ -58,3 +58,20 @@ async def test_status_says_whether_the_bot_plays_and_what_a_finish_waits_for(
     assert "Krig — runde" in text_of(stop)
     assert running not in text_of(stopped)
     assert t("nb", "finish.waiting", players="Bob") in text_of(stopped)
+
+
+async def test_a_finish_request_stops_waiting_for_a_player_who_gives_up(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob, world.carol)
+    request = (await command(standin, world.no_channel, world.alice, "finish")).message
+    assert request is not None
+    assert t("nb", "finish.waiting", players="Bob og Carol") in text_of(request)
+    confirm = (await command(standin, world.no_channel, world.carol, "forfeit")).message
+    assert confirm is not None
+
+    await press(standin, confirm, f"krig:forfeit:{table.game_id}:{world.carol.id}:yes", world.carol)
+    await settled()
+
+    assert t("nb", "finish.waiting", players="Bob") in text_of(request)
+    assert "Carol" not in text_of(request)

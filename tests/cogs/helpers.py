@@ -243,6 +243,17 @@ async def press(
     return await (await standin.click(message, custom_id, user=user)).response()
 
 
+async def forged_press(
+    standin: DiscordStandIn, message: Message, custom_id: str, user: User
+) -> InteractionResponse:
+    """Press a button even if it is grey, as a forged client can, and return the bot's answer."""
+    data = {"custom_id": custom_id, "component_type": 2}
+    rec = await standin.send_interaction(
+        3, data, user=user, channel=message.channel, message=message
+    )
+    return await rec.response()
+
+
 async def game_row(bot: KrigBot, game_id: int) -> GameRow:
     """Return the stored game."""
     row = await bot.storage.get_game(game_id)

@@ -16,6 +16,7 @@ from tests.cogs.helpers import (
     fix_seeds,
     flip,
     flip_button,
+    forged_press,
     game_row,
     press,
     public_messages,
@@ -70,9 +71,12 @@ async def test_a_press_on_an_older_table_after_a_flip_is_refused_and_plays_nothi
 ) -> None:
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     await flip(standin, world.no_channel, world.bob)
+    await settled()
     before = text_of(table.message)
+    assert enabled_buttons(table.message) == []  # grey: a player cannot press it
 
-    answer = await press(standin, table.message, flip_button(table.message), world.alice)
+    # A client that presses it all the same is refused.
+    answer = await forged_press(standin, table.message, flip_button(table.message), world.alice)
 
     assert answer.ephemeral
     assert answer.content == "Den knappen hører til en eldre melding — bruk den nyeste."
@@ -112,7 +116,9 @@ async def test_a_reply_that_lands_late_does_not_become_the_newest_table(
     assert older.embeds[0]["title"] == "Krig — runde 1"
     assert newer.embeds[0]["title"] == "Krig — runde 2"
 
-    refused = await press(standin, older, flip_button(older), world.alice)
+    await settled()
+    assert enabled_buttons(older) == []
+    refused = await forged_press(standin, older, flip_button(older), world.alice)
     played = await press(standin, newer, flip_button(newer), world.bob)
 
     assert refused.ephemeral

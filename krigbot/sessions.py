@@ -43,6 +43,10 @@ DEALT_AT = "dealt_at"
 """The key in a game's extra for the time of its deal, kept for games with a time limit."""
 RESUMED_EXTRA = ("autoplay", DEALT_AT)
 """Keys in a game's extra that mean it has a timer of its own (autoplay, a time limit)."""
+ENDING = "ending"
+"""Key in a finished game's extra while the message that shows its end is not yet out."""
+SHOW_ENDINGS_FOR = timedelta(days=7)
+"""How long after it a restarted bot still shows the end of a game that was never shown."""
 
 
 class Refusal(Exception):
@@ -91,11 +95,13 @@ class FlipResult:
     """How many rounds were played."""
     wars: int = 0
     """How many of them began a war."""
+    outcome: Outcome | None = None
+    """How the game ended, if this change ended it (taken when it was made: the engine game
+    is the channel's and moves on with the next change)."""
 
-    @property
-    def outcome(self) -> Outcome | None:
-        """Return how the game ended, if it did."""
-        return self.game.outcome
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", self.game.outcome)
 
 
 Choice = Literal["steal", "play", "top"]
@@ -110,11 +116,12 @@ class ChoiceResult:
     played: Round | None = None
     timed_out: tuple[LookChoice | TopChoice, ...] = ()
     """The choices the time-out made by default (RULES §10), as they stood."""
+    outcome: Outcome | None = None
+    """How the game ended, if this move ended it (taken when it was made)."""
 
-    @property
-    def outcome(self) -> Outcome | None:
-        """Return how the game ended, if it did."""
-        return self.game.outcome
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", self.game.outcome)
 
 
 def utcnow() -> datetime:
@@ -517,6 +524,9 @@ class GameService:
         state = game.to_dict()
         try:
             if game.outcome is not None:
+                # Marked before the end is written, cleared once its message is out: a bot
+                # stopped in between shows the end when it starts again (unshown_endings).
+                await self.storage.update_extra(row.id, {ENDING: "unshown"}, now=now)
                 ok = await self.storage.finish_game(
                     row.id,
                     expected_round=row.round,
@@ -688,6 +698,29 @@ class GameService:
             if running is not None and running.row.id == game_id:
                 running.row = dataclasses.replace(running.row, extra=merged)
             return merged
+
+    async def ending_shown(self, game_id: int) -> None:
+        """Record that the message showing a game's end is out (see :data:`ENDING`)."""
+        try:
+            await self.storage.update_extra(game_id, {ENDING: None}, now=self.clock())
+        except StorageError as exc:
+            # A restart shows the end once more: a repeat, never a loss.
+            log.warning("could not record that the end of game %s was shown: %s", game_id, exc)
+
+    async def unshown_endings(self) -> list[tuple[GameRow, AnyGame]]:
+        """Return the games that finished without their end being shown, and their end."""
+        since = self.clock() - SHOW_ENDINGS_FOR
+        found: list[tuple[GameRow, AnyGame]] = []
+        for row in await self.storage.finished_unshown(ENDING, since=since):
+            try:
+                game = load_game(row.state or {})
+            except Exception:
+                log.exception("the end of game %s cannot be read", row.id)
+                await self.ending_shown(row.id)
+                continue
+            if game.outcome is not None:
+                found.append((row, game))
+        return found
 
     def adopt(self, row: GameRow, game: AnyGame) -> None:
         """Hold a game dealt outside a challenge (a match's next game) as its channel's game."""

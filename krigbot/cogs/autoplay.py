@@ -28,7 +28,8 @@ from discord.ext import commands
 
 from krigbot.cogs.buttons import FlipButton, _guarded, view_of
 from krigbot.cogs.matches import ending
-from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond
+from krigbot.cogs.replies import NO_MENTIONS, Reply, discord_lost, public_lang, respond
+from krigbot.cogs.tables import Shown, editor, greyed, respond_in_turn
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import round_embed, safe_name
@@ -194,6 +195,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         """Autoplay running in this process, by channel."""
         self._claims: dict[int, float] = {}
         """Channels whose /krig auto answer is on its way (loop time), so a second one waits."""
+        self._embeds: dict[int, discord.Embed] = {}
+        """Per autoplay message, the table it shows: a stop rewrites its autoplay line."""
 
     async def cog_unload(self) -> None:
         # Cancelled, not halted: the stored state still says "running", so a restart resumes.
@@ -244,6 +247,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             add_note(embed, autoplay_text("running", speed, name, lang), lang)
 
             async def sent(message_id: int) -> None:
+                self._embeds[message_id] = embed
                 try:
                     await self._begin(channel_id, row.id, message_id, speed, name, lang)
                 finally:
@@ -251,7 +255,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
             return Reply(embed=embed, view=running_view(row.id, lang), sent=sent)
 
-        await respond(interaction, work())
+        await respond_in_turn(interaction, self._krig().tables, work())
 
     def _claim(self, channel_id: int, row: GameRow) -> None:
         """Refuse a second autoplay in a channel, and hold the channel until this one starts."""
@@ -281,7 +285,13 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             await self.service.change_extra(channel_id, game_id, change)
         except Refusal as refusal:
             # Two /krig auto at once: the other one plays; this message says it does not.
-            await self._edit(channel_id, message_id, content=t(lang, refusal.key), view=None)
+            text = t(lang, refusal.key)
+            table = self._embeds.pop(message_id, None)
+            if table is None:
+                await self._edit(channel_id, message_id, content=text, embeds=[], view=None)
+            else:
+                embed = with_autoplay_line(table, text, lang)
+                await self._edit(channel_id, message_id, embed=embed, view=None)
             return
         found = await self.service.game_in(channel_id)
         if found is None or found[0].id != game_id:
@@ -362,7 +372,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)
             view = running_view(row.id, lang)
             shown = None
+            self._embeds[run.message_id] = embed
         else:
+            self._embeds.pop(run.message_id, None)
             add_note(embed, t(lang, "auto.done"), lang)
             over = await ending(self.service, row, result.game, lang, embed, self.bot.web)
             view, shown = over.view, over.sent
@@ -398,6 +410,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         """Edit a message in the channel with the bot's own token (it outlives interactions)."""
         message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
         await message.edit(allowed_mentions=NO_MENTIONS, **changes)
+        if "view" in changes:
+            self._krig().tables.changed(channel_id, message_id, changes["view"])
 
     async def _stopped(self, channel_id: int, run: _Run, key: str, *, post: bool = False) -> None:
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
@@ -405,13 +419,19 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             # If this cannot be saved, a restart resumes autoplay: still never silently lost.
             await self.service.change_extra(channel_id, run.game_id, lambda _: {"autoplay": None})
         text = t(run.lang, key)
+        table = self._embeds.pop(run.message_id, None)
         try:
             if post:
                 await self.bot.get_partial_messageable(channel_id).send(
                     text, allowed_mentions=NO_MENTIONS
                 )
+            elif table is not None:
+                # Its autoplay line says it stopped, and why: nothing claims the bot plays on.
+                embed = with_autoplay_line(table, text, run.lang)
+                await self._edit(channel_id, run.message_id, content=None, embed=embed, view=None)
             else:
-                await self._edit(channel_id, run.message_id, content=text, view=None)
+                # Not known what it shows (a restart came in between): it says only why.
+                await self._edit(channel_id, run.message_id, content=text, embeds=[], view=None)
         except discord.HTTPException as exc:
             log.warning("could not tell that autoplay of game %s stopped: %s", run.game_id, exc)
 
@@ -457,7 +477,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             view = view_of(FlipButton(game_id, row.round, lang))
             return Reply(embed=embed, view=view, update=True, durable=True)
 
-        await respond(interaction, work(), update=True)
+        await respond_in_turn(interaction, self._krig().tables, work(), update=True)
 
     async def _resume(self, channel_id: int, game_id: int, name: str, lang: Lang) -> Reply:
         resumed: dict[str, Any] = {}
@@ -481,6 +501,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         add_note(embed, autoplay_text("running", speed, name, lang), lang)
 
         async def sent(message_id: int) -> None:
+            self._embeds[message_id] = embed
             self._start(channel_id, _Run(game_id, message_id, speed, name, lang, row.round))
 
         return Reply(embed=embed, view=running_view(game_id, lang), update=True, sent=sent)
@@ -518,14 +539,20 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 raise Refusal("err.out_of_game")
             request = {"by": user_id, "agreed": [user_id]}
             await self.service.change_extra(channel_id, row.id, lambda _: {"finish": request})
-            waiting = _waiting(row, game, request)
+            waiting = finish_waiting(row, game, request)
+            view = _finish_view(row.id, lang)
+
+            async def sent(message_id: int) -> None:
+                tables = self._krig().tables
+                for older in tables.drop_asides(row.id, FinishButton):
+                    tables.retire(older, embed=finish_note(row, user_id, "finish.replaced", lang))
+                edit = editor(self.bot, channel_id, message_id, interaction)
+                ended = {"embed": finish_note(row, user_id, "finish.game_ended", lang)}
+                tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
+
+            # Named, not pinged: only a challenge pings anyone (README).
             return Reply(
-                content=" ".join(f"<@{user}>" for user in waiting),
-                embed=finish_request_embed(row, user_id, waiting, lang),
-                view=_finish_view(row.id, lang),
-                mentions=discord.AllowedMentions(
-                    everyone=False, roles=False, users=[discord.Object(u) for u in waiting]
-                ),
+                embed=finish_request_embed(row, user_id, waiting, lang), view=view, sent=sent
             )
 
         await respond(interaction, work())
@@ -538,23 +565,29 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         channel_id = interaction.channel_id
         lang = public_lang(interaction)
         user_id = interaction.user.id
+        pressed = interaction.message.id if interaction.message else None
+        tables = self._krig().tables
 
         async def work() -> Reply:
             row, game = await self._player_game(channel_id, user_id, game_id)
             extra = await self.service.change_extra(channel_id, game_id, _answer(user_id, agree))
             request = extra.get("finish")
+            asker = int((row.extra.get("finish") or {}).get("by", user_id))
             if not agree or request is None:
+                if pressed is not None:
+                    tables.drop_aside(game_id, pressed)
                 note = t(lang, "finish.declined", name=names_of_user(interaction))
-                asker = int((row.extra.get("finish") or {}).get("by", user_id))
                 return Reply(
                     embed=finish_request_embed(row, asker, [], lang, note=note),
                     view=None,
                     update=True,
                 )
-            waiting = _waiting(row, game, request)
+            waiting = finish_waiting(row, game, request)
             if waiting:
                 embed = finish_request_embed(row, int(request["by"]), waiting, lang)
                 return Reply(embed=embed, view=_finish_view(game_id, lang), update=True)
+            if pressed is not None:
+                tables.drop_aside(game_id, pressed)  # it shows the end itself, or points to it
             autoplay = row.extra.get("autoplay") or {}
             await self._halt(channel_id, game_id)
             result = await self.service.play_on(channel_id, game_id, to_end=True)
@@ -562,9 +595,39 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 # Its message would otherwise offer Pause or Resume for a game that is over.
                 ended = _Run(game_id, autoplay["message"], "normal", "", lang, result.row.round)
                 await self._stopped(channel_id, ended, "auto.ended")
-            return await self._finished(result, lang)
+            story = await self._finished(result, lang)
+            live = tables.live(channel_id)
+            if pressed is None or live is None or live.message_id < pressed:
+                return story  # the request is the newest message: the end is shown in it
+            # Tables came after the request: the end goes below them, where players look.
+            story.update = False
+            after = story.sent
 
-        await respond(interaction, work(), update=True)
+            async def shown(message_id: int) -> None:
+                edit = editor(self.bot, channel_id, message_id, interaction, original=False)
+                tables.show(channel_id, Shown(message_id, story.view or view_of(), edit))
+                if after is not None:
+                    await after(message_id)
+
+            story.sent = shown
+
+            async def below(_: int) -> None:
+                try:
+                    await story.follow_up(interaction)
+                except discord.HTTPException as exc:
+                    if not discord_lost(exc):
+                        raise
+                    await story.post(interaction)  # the end must be seen
+
+            return Reply(
+                embed=finish_note(row, asker, "finish.agreed", lang),
+                view=greyed(_finish_view(game_id, lang)),
+                update=True,
+                durable=True,
+                sent=below,
+            )
+
+        await respond_in_turn(interaction, self._krig().tables, work(), update=True)
 
     async def _finished(self, result: FlipResult, lang: Lang) -> Reply:
         """Return the story of a game just played to its end, with its chart if pictures are on."""
@@ -598,11 +661,27 @@ def names_of_user(interaction: discord.Interaction[Any]) -> str:
     return safe_name(interaction.user.display_name)
 
 
+def with_autoplay_line(embed: discord.Embed, text: str, lang: Lang) -> discord.Embed:
+    """Return a table whose autoplay line is replaced by ``text``."""
+    heading = t(lang, "auto.heading")
+    table = embed.copy()
+    table.clear_fields()
+    for line in embed.fields:
+        if line.name != heading:
+            table.add_field(name=line.name, value=line.value, inline=line.inline)
+    return add_note(table, text, lang)
+
+
+def finish_note(row: GameRow, asker: int, key: str, lang: Lang) -> discord.Embed:
+    """Return a finish request that is over, saying why (``key``)."""
+    return finish_request_embed(row, asker, [], lang, note=t(lang, key))
+
+
 def _finish_view(game_id: int, lang: Lang) -> discord.ui.View:
     return view_of(FinishButton(game_id, True, lang), FinishButton(game_id, False, lang))
 
 
-def _waiting(row: GameRow, game: AnyGame, request: dict[str, Any]) -> list[int]:
+def finish_waiting(row: GameRow, game: AnyGame, request: dict[str, Any]) -> list[int]:
     """Return the players still in the game who have not agreed to finish it."""
     agreed = set(request.get("agreed", ()))
     return [

@@ -13,15 +13,17 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.cogs.autoplay import SPEEDS, AutoplayCog
+from krigbot.cogs.autoplay import SPEEDS, AutoplayCog, FinishButton, finish_waiting
 from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, ForfeitButton, view_of
 from krigbot.cogs.history import HistoryCog
 from krigbot.cogs.matches import Ending, begin_match, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.steal import StealCog
+from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine.rules import MAX_TIME_LIMIT, MIN_TIME_LIMIT
+from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, fmt_duration, lang_for, t
 from krigbot.matches import BEST_OF
 from krigbot.render.embeds import (
@@ -37,8 +39,14 @@ from krigbot.render.embeds import (
     stats_embed,
     status_embed,
 )
-from krigbot.render.play import add_time_left, dealt_embed, time_up_embed
-from krigbot.sessions import MAX_FLIPS, FlipResult, Player, Refusal
+from krigbot.render.play import (
+    add_status_lines,
+    add_time_left,
+    dealt_embed,
+    finish_request_embed,
+    time_up_embed,
+)
+from krigbot.sessions import MAX_FLIPS, AnyGame, FlipResult, Player, Refusal
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
@@ -108,14 +116,63 @@ class KrigCog(commands.Cog, name="Krig"):
         self._timers: dict[int, asyncio.Task[None]] = {}
         self._tables: dict[int, int] = {}
         """Game id -> the round a table reply of this process shows, or is on its way to show."""
+        self.tables = Tables()
+        """Every channel's turn and live message (the other cogs use it too)."""
+        self.service.on_finish.append(self._finished)
+        self._endings: asyncio.Task[None] | None = None
+
+    async def _finished(self, row: GameRow, _: object) -> None:
+        self.tables.end_game(row.id)
 
     async def cog_load(self) -> None:
         await self.pictures.start()
+        self._endings = asyncio.create_task(self._show_endings(), name="krig-tell-endings")
+
+    async def _show_endings(self) -> None:
+        """Show the ends of games that finished just before the bot stopped, as it does rounds.
+
+        The end was committed, but the bot stopped before its message went out: without this,
+        the channel would never learn the result.
+        """
+        await self.bot.wait_until_ready()
+        try:
+            endings = await self.service.unshown_endings()
+        except StorageError as exc:
+            log.warning("could not look for game ends never shown: %s", exc)
+            return
+        for row, game in endings:
+            lang = lang_for(row.extra.get("lang"))
+            embed = discord.Embed(
+                title=t(lang, "end.after_restart", game=row.id),
+                description=outcome_text(row, game, lang),
+                colour=discord.Colour.dark_grey(),
+            )
+            embed.add_field(
+                name=t(lang, "table.counts_heading"),
+                value=counts_field(game, names_of(row), lang),
+                inline=False,
+            )
+            async with self.tables.turn(row.channel_id):
+                over = await ending(self.service, row, game, lang, embed)
+                channel = self.bot.get_partial_messageable(row.channel_id)
+                try:
+                    message = await channel.send(
+                        embed=embed, view=over.view, allowed_mentions=NO_MENTIONS
+                    )
+                except discord.HTTPException as exc:
+                    log.warning("could not show the end of game %s: %s", row.id, exc)
+                    continue
+                edit = editor(self.bot, row.channel_id, message.id)
+                self.tables.show(row.channel_id, Shown(message.id, over.view, edit))
+                await over.sent(message.id)
 
     async def cog_unload(self) -> None:
         for task in self._timers.values():
             task.cancel()
         self._timers.clear()
+        if self._endings is not None:
+            self._endings.cancel()
+        await self.tables.close()
 
     # ------------------------------------------------------------------ challenges
 
@@ -208,6 +265,8 @@ class KrigCog(commands.Cog, name="Krig"):
                 extra={"lang": lang},
             )
             row = result.row
+            if result.replaced is not None:
+                self.tables.end_game(result.replaced.id)
             if best_of is not None:
                 row = await begin_match(self.service, row, best_of)
             lines = [" ".join(f"<@{o.id}>" for o in opponents)]
@@ -228,7 +287,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 sent=sent,
             )
 
-        await respond(interaction, work())
+        await respond_in_turn(interaction, self.tables, work())
 
     async def challenge_posted(self, row: GameRow, message_id: int, lang: Lang) -> None:
         """Time a challenge out once its message is on Discord, and remember the message."""
@@ -272,6 +331,7 @@ class KrigCog(commands.Cog, name="Krig"):
             return
         within = fmt_duration(self.service.challenge_ttl, lang)
         embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
+        self.tables.forget(channel_id, message_id)  # its buttons go now
         message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
         try:
             await message.edit(embed=embed, view=None, allowed_mentions=NO_MENTIONS)
@@ -316,7 +376,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True, durable=True
             )
 
-        await respond(interaction, work(), update=True)
+        await respond_in_turn(interaction, self.tables, work(), update=True)
 
     async def on_decline(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle a Decline press."""
@@ -330,7 +390,7 @@ class KrigCog(commands.Cog, name="Krig"):
             note = t(lang, "challenge.declined", name=safe_name(_display_name(interaction.user)))
             return Reply(embed=challenge_embed(row, lang, note=note), view=None, update=True)
 
-        await respond(interaction, work(), update=True)
+        await respond_in_turn(interaction, self.tables, work(), update=True)
 
     # --------------------------------------------------------------------- playing
 
@@ -436,7 +496,7 @@ class KrigCog(commands.Cog, name="Krig"):
             result = await self.service.flip(channel_id, interaction.user.id, count)
             return await self._table_reply(result, lang, update=False)
 
-        await respond(interaction, work())
+        await respond_in_turn(interaction, self.tables, work())
 
     async def on_flip_button(
         self, interaction: discord.Interaction[Any], game_id: int, round_shown: int
@@ -480,7 +540,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 raise Refusal("err.stale_button") from None
             return await self._table_reply(result, lang, update=True)
 
-        await respond(interaction, work(), update=True)
+        await respond_in_turn(interaction, self.tables, work(), update=True)
 
     @krig.command(
         name=ls("status", key="cmd.status.name"),
@@ -498,7 +558,10 @@ class KrigCog(commands.Cog, name="Krig"):
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found
             left = self.service.time_left(row)
-            reply = Reply(embed=status_embed(row, game, lang, deadline=left), ephemeral=True)
+            embed = status_embed(row, game, lang, deadline=left)
+            deadline = self.service.choice_deadline(row) if row.status == "running" else None
+            add_status_lines(embed, row, game, lang, deadline=deadline)
+            reply = Reply(embed=embed, ephemeral=True)
             if game is not None and game.round and await self.pictures.enabled(row.guild_id):
                 story = await self.pictures.story_picture(row, game, lang)
                 if story is not None:
@@ -528,11 +591,22 @@ class KrigCog(commands.Cog, name="Krig"):
                 raise Refusal("err.not_player")
             if game is None:
                 raise Refusal("err.not_running")
+            if not game.can_forfeit(row.players.index(user_id)):
+                raise Refusal("err.out_of_game")
+            if isinstance(game, StealGame) and game.in_battle:
+                # Refused before the confirmation, as the service would refuse after it.
+                raise Refusal("steal.forfeit_in_battle")
             view = view_of(
                 ForfeitButton(row.id, user_id, True, lang),
                 ForfeitButton(row.id, user_id, False, lang),
             )
-            return Reply(content=t(lang, "forfeit.confirm"), view=view, ephemeral=True)
+
+            async def sent(message_id: int) -> None:
+                edit = editor(self.bot, channel_id, message_id, interaction)
+                ended = {"content": t(lang, "forfeit.game_ended")}
+                self.tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
+
+            return Reply(content=t(lang, "forfeit.confirm"), view=view, ephemeral=True, sent=sent)
 
         await respond(interaction, work(), ephemeral=True)
 
@@ -547,6 +621,8 @@ class KrigCog(commands.Cog, name="Krig"):
             return
         mine = user_lang(interaction)
         public = public_lang(interaction)
+        if interaction.message is not None:
+            self.tables.drop_aside(game_id, interaction.message.id)
         if not confirm:
             await Reply(content=t(mine, "forfeit.kept"), view=None, update=True).send(interaction)
             return
@@ -571,34 +647,58 @@ class KrigCog(commands.Cog, name="Krig"):
                     name=t(public, "table.counts_heading"),
                     value=counts_field(result.game, names, public),
                 )
+                await self._request_without(row, result.game)
+
+            # The game goes on (three or four players): the message is its table now, at the
+            # bottom, with the Flip button; the one above goes grey.
+            view = over.view if over is not None else view_of(FlipButton(row.id, row.round, public))
 
             async def sent(_: int) -> None:
-                if over is None:
-                    await interaction.followup.send(embed=embed, allowed_mentions=NO_MENTIONS)
-                    return
                 message = await interaction.followup.send(
-                    embed=embed, view=over.view, allowed_mentions=NO_MENTIONS, wait=True
+                    embed=embed, view=view, allowed_mentions=NO_MENTIONS, wait=True
                 )
-                if over.sent is not None:
+                edit = editor(self.bot, channel_id, message.id, interaction, original=False)
+                self.tables.show(channel_id, Shown(message.id, view, edit))
+                if over is not None:
                     await over.sent(message.id)
+                    return
+                self._tables[row.id] = row.round
+                await self.service.show_table(channel_id, row.id, row.round, message.id)
 
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 
-        await respond(interaction, work(), update=True)
+        await respond_in_turn(interaction, self.tables, work(), update=True)
+
+    async def _request_without(self, row: GameRow, game: AnyGame) -> None:
+        """Let an open finish request stop waiting for a player who gave up."""
+        request = row.extra.get("finish")
+        if not isinstance(request, dict):
+            return
+        lang = lang_for(row.extra.get("lang"))
+        waiting = finish_waiting(row, game, request)
+        embed = finish_request_embed(row, int(request["by"]), waiting, lang)
+        for shown in self.tables.asides(row.id, FinishButton):
+            try:
+                await shown.edit(embed=embed)
+            except discord.HTTPException as exc:
+                log.warning("could not update the finish request of game %s: %s", row.id, exc)
 
     async def _counted_instead(
         self, interaction: discord.Interaction[Any], result: FlipResult, mine: Lang, public: Lang
     ) -> Reply:
         """Answer a forfeit that came after the deadline: the cards were counted instead."""
-        embed = time_up_embed(result.row, result.game, public)
-        over = await ending(self.service, result.row, result.game, public, embed)
+        row = result.row
+        embed = time_up_embed(row, result.game, public)
+        over = await ending(self.service, row, result.game, public, embed, self.bot.web)
 
         async def sent(_: int) -> None:
             message = await interaction.followup.send(
                 embed=embed, view=over.view, allowed_mentions=NO_MENTIONS, wait=True
             )
-            if over.sent is not None:
-                await over.sent(message.id)
+            edit = editor(self.bot, row.channel_id, message.id, interaction, original=False)
+            self.tables.show(row.channel_id, Shown(message.id, over.view, edit))
+            self.tables.end_game(row.id)
+            await over.sent(message.id)
 
         return Reply(content=t(mine, "time.forfeit_too_late"), view=None, update=True, sent=sent)
 
@@ -634,12 +734,19 @@ class KrigCog(commands.Cog, name="Krig"):
                         view=None,
                         allowed_mentions=NO_MENTIONS,
                     )
+            live = self.tables.live(channel_id)
+            if row.status == "challenge" and row.challenge_message_id is not None:
+                self.tables.forget(channel_id, row.challenge_message_id)
+            elif live is not None:
+                # The game's table can do nothing any more.
+                self.tables.forget(channel_id, live.message_id, grey=True)
+            self.tables.end_game(row.id)
             if row.status == "challenge":
                 key = "cancel.withdrawn" if withdrawn else "cancel.challenge"
                 return Reply(content=t(lang, key, name=name))
             return Reply(content=t(lang, "cancel.done", name=name))
 
-        await respond(interaction, work())
+        await respond_in_turn(interaction, self.tables, work())
 
     # --------------------------------------------------------------- hands-free play
 

@@ -19,7 +19,8 @@ import discord
 from discord.ext import commands
 
 from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, _guarded, view_of
-from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond
+from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang
+from krigbot.cogs.tables import Shown, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine import OPTION_KEYS, Rules
 from krigbot.i18n import Lang, lang_for, t
@@ -27,7 +28,7 @@ from krigbot.matches import MatchInfo, first_game
 from krigbot.render.embeds import challenge_embed, names_of
 from krigbot.render.matches import match_result
 from krigbot.render.play import add_game_over, dealt_embed
-from krigbot.sessions import GameService, Player, Refusal
+from krigbot.sessions import ENDING, GameService, Player, Refusal
 
 if TYPE_CHECKING:
     from krigbot.bot import KrigBot
@@ -45,10 +46,10 @@ class Ending:
     """The buttons of a finished game's message, and what to do once it is on Discord."""
 
     view: discord.ui.View
+    sent: Callable[[int], Awaitable[None]]
+    """Records that the end is shown, and the message as the match's next table if any."""
     next_game: GameRow | None = None
     """The match's next game, dealt already, whose Flip button the message carries."""
-    sent: Callable[[int], Awaitable[None]] | None = None
-    """Records the message as the next game's table."""
 
 
 async def ending(
@@ -64,6 +65,10 @@ async def ending(
     add_game_over(embed, row, game, lang)
     url = None if web is None else await web.game_url(row.guild_id, row.id)
     links = () if url is None else (web_button(url, lang),)
+
+    async def shown(_: int) -> None:
+        await service.ending_shown(row.id)
+
     match = MatchInfo.of(row.extra)
     if match is not None and not match.decided(match.after(game.outcome.winners)):
         # The service's finish hook dealt the next game under the same lock that finished this
@@ -73,13 +78,14 @@ async def ending(
         if found is not None and following is not None and following.id == match.id:
             dealt = found[0]
 
-            async def shown(message_id: int) -> None:
+            async def shown_with_next(message_id: int) -> None:
+                await shown(message_id)
                 await service.show_table(dealt.channel_id, dealt.id, 0, message_id)
 
-            return Ending(view_of(FlipButton(dealt.id, 0, lang), *links), dealt, shown)
+            return Ending(view_of(FlipButton(dealt.id, 0, lang), *links), shown_with_next, dealt)
         # Not dealt (the channel was busy, or the write failed): start-up deals it later.
-        return Ending(view_of(*links))
-    return Ending(view_of(RematchButton(row.id, lang), *links))
+        return Ending(view_of(*links), shown)
+    return Ending(view_of(RematchButton(row.id, lang), *links), shown)
 
 
 async def begin_match(service: GameService, row: GameRow, best_of: int) -> GameRow:
@@ -189,11 +195,13 @@ class MatchCog(commands.Cog, name="Matches"):
                 sent=sent,
             )
 
-        await respond(interaction, work())
+        await respond_in_turn(interaction, self._krig().tables, work())
 
     async def announce(self, recovered: list[tuple[GameRow, GameRow | None]]) -> None:
         """Show the matches moved on at start-up: the next table, or who won the match."""
         for finished, dealt in recovered:
+            if finished.extra.get(ENDING) is not None:
+                continue  # its end was never shown: the Krig cog shows it, the match with it
             lang = lang_for(finished.extra.get("lang"))
             channel = self.bot.get_partial_messageable(finished.channel_id)
             try:
@@ -211,12 +219,15 @@ class MatchCog(commands.Cog, name="Matches"):
                 found = await self.service.game_in(dealt.channel_id)
                 if found is None or found[1] is None or found[0].id != dealt.id:
                     continue
+                view = view_of(FlipButton(dealt.id, 0, lang))
                 message = await channel.send(
                     t(lang, "match.dealt_after_restart", game=finished.id),
                     embed=dealt_embed(dealt, found[1], lang),
-                    view=view_of(FlipButton(dealt.id, 0, lang)),
+                    view=view,
                     allowed_mentions=NO_MENTIONS,
                 )
+                edit = editor(self.bot, dealt.channel_id, message.id)
+                self._krig().tables.show(dealt.channel_id, Shown(message.id, view, edit))
                 await self.service.show_table(dealt.channel_id, dealt.id, 0, message.id)
             except discord.HTTPException as exc:
                 log.warning("could not show match game %s in its channel: %s", finished.id, exc)

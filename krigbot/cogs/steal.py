@@ -23,13 +23,14 @@ from discord.ext import commands
 from krigbot.cogs.buttons import FlipButton, _guarded, view_of
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
+from krigbot.cogs.tables import Tables, respond_in_turn
 from krigbot.engine.cards import card_code, card_value, parse_card
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, lang_for, t
 from krigbot.render.embeds import names_of
 from krigbot.render.play import time_up_embed
-from krigbot.render.steal import label_name, look_text, steal_table_embed
+from krigbot.render.steal import label_name, look_text, steal_table_embed, superseded
 from krigbot.sessions import Choice, ChoiceResult, Refusal
 from krigbot.storage import StorageError
 
@@ -346,6 +347,20 @@ class StealCog(commands.Cog, name="StealWar"):
             return False  # the ordinary flip path refuses it properly
         return found is not None and isinstance(found[1], StealGame)
 
+    def _tables(self) -> Tables:
+        krig = self.bot.get_cog("Krig")
+        tables = getattr(krig, "tables", None)
+        assert isinstance(tables, Tables)
+        return tables
+
+    def _superseded(
+        self, channel_id: int, message_id: int, embed: discord.Embed, lang: Lang
+    ) -> None:
+        """Let a table say, once it is greyed, that it no longer counts down or waits."""
+        live = self._tables().live(channel_id)
+        if live is not None and live.message_id == message_id:
+            live.retired = lambda: {"embed": superseded(embed, lang)}
+
     # ------------------------------------------------------------------------ rendering
 
     def _table(
@@ -385,6 +400,7 @@ class StealCog(commands.Cog, name="StealWar"):
             except discord.HTTPException as exc:
                 log.warning("could not update the table of game %s: %s", row.id, exc)
                 return False
+            self._tables().changed(row.channel_id, row.table_message_id, view)
             self._shown[row.id] = version
             return True
 
@@ -402,7 +418,10 @@ class StealCog(commands.Cog, name="StealWar"):
             over = await ending(self.service, result.row, result.game, lang, embed, self.bot.web)
             view, sent = over.view, over.sent
         table = result.row.table_message_id
-        if await self._edit_table(result.row, embed, view, version) and sent and table:
+        shown = await self._edit_table(result.row, embed, view, version)
+        if shown and table is not None and result.outcome is None:
+            self._superseded(result.row.channel_id, table, embed, lang)
+        if shown and sent and table:
             await sent(table)
         if result.outcome is not None:
             self._forget(result.row.id)
@@ -513,6 +532,8 @@ class StealCog(commands.Cog, name="StealWar"):
                 view, after = over.view, over.sent
 
             async def sent(message_id: int) -> None:
+                if result.outcome is None:
+                    self._superseded(channel_id, message_id, embed, lang)
                 if pressed is None and result.outcome is None:
                     row = result.row
                     await self.service.show_table(channel_id, row.id, row.round, message_id)
@@ -524,7 +545,7 @@ class StealCog(commands.Cog, name="StealWar"):
                 embed=embed, view=view, update=pressed is not None, durable=True, sent=sent
             )
 
-        await respond(interaction, work(), update=pressed is not None)
+        await respond_in_turn(interaction, self._tables(), work(), update=pressed is not None)
 
     async def on_look(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Answer a Look press privately: the presser's next card and their choices."""
@@ -581,7 +602,8 @@ class StealCog(commands.Cog, name="StealWar"):
                 )
                 embed, view = self._table(result, public, [note])
 
-                async def shown(_: int) -> None:
+                async def shown(message_id: int) -> None:
+                    self._superseded(channel_id, message_id, embed, public)
                     self._shows(result)
 
                 return Reply(embed=embed, view=view, update=True, durable=True, sent=shown)
@@ -594,7 +616,10 @@ class StealCog(commands.Cog, name="StealWar"):
             await self._show(result, public)
             return Reply(content="\n".join(lines), view=private, update=True)
 
-        await respond(interaction, work(), update=True)
+        if on_table:
+            await respond_in_turn(interaction, self._tables(), work(), update=True)
+        else:
+            await respond(interaction, work(), update=True)
 
     @staticmethod
     def _done_line(

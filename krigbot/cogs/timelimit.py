@@ -23,6 +23,7 @@ from discord.ext import commands
 
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS
+from krigbot.cogs.tables import Shown, Tables, editor
 from krigbot.i18n import lang_for, t
 from krigbot.render.play import time_up_embed
 from krigbot.sessions import Refusal
@@ -110,7 +111,19 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
                 # The time left, not a wait for something: a new deadline cuts it short.
                 await asyncio.wait_for(self._changed.wait(), timeout)
 
+    def _tables(self) -> Tables:
+        krig = self.bot.get_cog("Krig")
+        tables = getattr(krig, "tables", None)
+        assert isinstance(tables, Tables)
+        return tables
+
     async def _time_up(self, game_id: int, channel_id: int) -> None:
+        # The channel's turn, from before the end is committed until its message is out, so
+        # nothing that raced it shows up after the end (as for every other end of a game).
+        async with self._tables().turn(channel_id):
+            await self._end_in_turn(game_id, channel_id)
+
+    async def _end_in_turn(self, game_id: int, channel_id: int) -> None:
         try:
             result = await self.service.end_in_time(channel_id, game_id)
         except (Refusal, StorageError) as exc:  # the database is unwell: nothing changed
@@ -137,20 +150,29 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         row, game = result.row, result.game
         lang = lang_for(row.extra.get("lang"))
         embed = time_up_embed(row, game, lang)
-        over = await ending(self.service, row, game, lang, embed)
+        over = await ending(self.service, row, game, lang, embed, self.bot.web)
         channel = self.bot.get_partial_messageable(row.channel_id)
         try:
             message = await channel.send(embed=embed, view=over.view, allowed_mentions=NO_MENTIONS)
         except discord.HTTPException as exc:
+            # The end stays marked as unshown: the next start of the bot shows it.
             log.warning("could not announce the end of game %s: %s", row.id, exc)
             return
-        if over.sent is not None:
-            await over.sent(message.id)
-        if row.table_message_id is not None:
-            table = channel.get_partial_message(row.table_message_id)
+        tables = self._tables()
+        table = tables.live(row.channel_id)
+        if table is not None:
+            # The old table goes grey and points to the result below.
+            tables.forget(row.channel_id, table.message_id)
+            tables.retire(table, content=t(lang, "time.table_over"))
+        elif row.table_message_id is not None:  # not known since a restart: edit it directly
+            old = channel.get_partial_message(row.table_message_id)
             try:
-                await table.edit(
+                await old.edit(
                     content=t(lang, "time.table_over"), view=None, allowed_mentions=NO_MENTIONS
                 )
             except discord.HTTPException as exc:
                 log.warning("could not take the buttons off game %s's table: %s", row.id, exc)
+        edit = editor(self.bot, row.channel_id, message.id)
+        tables.show(row.channel_id, Shown(message.id, over.view, edit))
+        tables.end_game(row.id)
+        await over.sent(message.id)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 import discord
 
 from krigbot.engine import Game, Round, Rules
+from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, LocaleLike, fmt_date, fmt_list, t
 from krigbot.matches import MatchInfo
 from krigbot.render.embeds import (
@@ -29,10 +30,12 @@ from krigbot.render.embeds import (
     time_left_text,
 )
 from krigbot.render.matches import match_lines, match_result
+from krigbot.render.steal import choice_lines
 from krigbot.sim import play_command
 
 if TYPE_CHECKING:
-    from krigbot.engine.steal import StealGame
+    from datetime import datetime
+
     from krigbot.render.replays import GameRounds
     from krigbot.storage import GameRow
 
@@ -53,6 +56,47 @@ def autoplay_text(state: str, speed: str, name: str, lang: Lang) -> str:
 def add_note(embed: discord.Embed, text: str, lang: Lang) -> discord.Embed:
     """Add the autoplay field to a table embed and return it."""
     embed.add_field(name=t(lang, "auto.heading"), value=text, inline=False)
+    return embed
+
+
+def add_status_lines(
+    embed: discord.Embed,
+    row: GameRow,
+    game: Game | StealGame | None,
+    lang: Lang,
+    *,
+    deadline: datetime | None = None,
+) -> discord.Embed:
+    """Add to /krig status what the game is doing now: autoplay, a finish request, choices.
+
+    The round is the one the table shows: during a Steal War battle, the battle's.
+    """
+    if game is None:
+        return embed
+    if isinstance(game, StealGame) and game.in_battle:
+        embed.description = t(lang, "status.round", round=game.round + 1)
+        lines = choice_lines(game, names_of(row), lang, deadline)
+        embed.add_field(name=t(lang, "steal.now"), value="\n".join(lines), inline=False)
+    auto = row.extra.get("autoplay") or {}
+    if auto.get("state") in AUTOPLAY_STATES:
+        text = autoplay_text(
+            str(auto["state"]), str(auto.get("speed", "normal")), str(auto.get("by", "")), lang
+        )
+        add_note(embed, text, lang)
+    request = row.extra.get("finish") or {}
+    if request:
+        agreed = set(request.get("agreed", ()))
+        waiting = [
+            names_of(row)[seat]
+            for seat, user in enumerate(row.players)
+            if game.in_game[seat] and user not in agreed
+        ]
+        if waiting:
+            embed.add_field(
+                name=t(lang, "finish.title", game=row.id),
+                value=t(lang, "finish.waiting", players=fmt_list(waiting, lang)),
+                inline=False,
+            )
     return embed
 
 

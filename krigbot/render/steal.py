@@ -146,3 +146,15 @@ def look_text(game: StealGame, seat: int, names: Sequence[str], lang: Lang) -> s
     else:
         lines.append(t(lang, "steal.next_battle"))
     return "\n".join(lines)
+
+
+def superseded(embed: discord.Embed, lang: Lang) -> discord.Embed:
+    """Return a table that is no longer the game's: what it waited for, replaced by a note."""
+    now = t(lang, "steal.now")
+    fields = [(f.name, f.value, f.inline) for f in embed.fields if f.name != now]
+    embed = embed.copy()
+    embed.clear_fields()
+    for name, value, inline in fields:
+        embed.add_field(name=name, value=value, inline=inline)
+    embed.add_field(name=now, value=t(lang, "steal.superseded"), inline=False)
+    return embed

@@ -466,6 +466,16 @@ class GameStore(StorageBase):
         )
         return [game_from_row(row) for row in rows]
 
+    async def finished_unshown(self, key: str, *, since: datetime) -> list[GameRow]:
+        """Return the games finished since ``since`` whose extra has ``key`` set, oldest first."""
+        rows = await self._fetchall(
+            f"SELECT {GAME_COLUMNS} FROM games INDEXED BY games_status_activity "
+            "WHERE status = 'finished' AND last_activity_at >= ? "
+            "AND json_extract(extra, '$.' || ?) IS NOT NULL ORDER BY id",
+            (encode_time(since), key),
+        )
+        return [game_from_row(row) for row in rows]
+
     async def game_count(self, status: GameStatus | None = None) -> int:
         """Count all games, or those in one state."""
         if status is None:

@@ -55,7 +55,8 @@ class Clock:
 
 
 # The tasks discord.py runs each slash command and button press in (app_commands/tree.py,
-# ui/view.py, ui/modal.py of discord.py 2.7), and the bot's own start-up messages (bot.py).
+# ui/view.py, ui/modal.py of discord.py 2.7), the bot's own start-up messages (bot.py), and
+# the greying of buttons that can do nothing any more (cogs/tables.py).
 _HANDLER_TASKS = (
     "CommandTree-invoker",
     "discord-ui-view-dispatch-",
@@ -63,6 +64,8 @@ _HANDLER_TASKS = (
     "discord-ui-modal-dispatch-",
     "krig-announce-matches",
     "krig-tell-unreadable-",
+    "krig-tell-endings",
+    "krig-retire-",
 )
 SETTLE_WITHIN = 10.0
 """Seconds the bot may take to finish them before a test fails."""
@@ -84,9 +87,11 @@ async def settled() -> None:
     once its message is out (remembering a challenge's or a table's message) may not have
     happened yet. Wait for that before reading the database.
     """
-    handlers = bot_busy()
-    if handlers:
-        _, pending = await asyncio.wait(handlers, timeout=SETTLE_WITHIN)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE_WITHIN
+    # A handler may start more of them as it ends (greying the buttons its message replaced).
+    while handlers := bot_busy():
+        _, pending = await asyncio.wait(handlers, timeout=max(0.0, deadline - loop.time()))
         assert not pending, f"the bot is still busy with {len(pending)} tasks"
 
 
@@ -154,6 +159,11 @@ def game_id_of(shown: Shown) -> int:
         if match:
             return int(match.group(1))
     raise AssertionError(f"no game button on the message: {list(buttons(shown))}")
+
+
+def enabled_buttons(shown: Shown) -> list[str]:
+    """Return the custom ids of the buttons of a message that can be pressed."""
+    return [custom_id for custom_id, b in buttons(shown).items() if not b.get("disabled")]
 
 
 def flip_button(shown: Shown) -> str:
@@ -231,6 +241,17 @@ async def press(
 ) -> InteractionResponse:
     """Press a button and return the bot's answer."""
     return await (await standin.click(message, custom_id, user=user)).response()
+
+
+async def forged_press(
+    standin: DiscordStandIn, message: Message, custom_id: str, user: User
+) -> InteractionResponse:
+    """Press a button even if it is grey, as a forged client can, and return the bot's answer."""
+    data = {"custom_id": custom_id, "component_type": 2}
+    rec = await standin.send_interaction(
+        3, data, user=user, channel=message.channel, message=message
+    )
+    return await rec.response()
 
 
 async def game_row(bot: KrigBot, game_id: int) -> GameRow:

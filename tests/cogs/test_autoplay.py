@@ -192,7 +192,11 @@ async def test_a_flip_by_hand_stops_autoplay(
         stopped = await edit_of(standin, message, lambda text: "noen snudde selv" in text)
 
         assert not by_hand.ephemeral
-        assert stopped.revision.content == t("nb", "auto.hand_flip")
+        shown = text_of(stopped.revision)
+        assert t("nb", "auto.hand_flip") in shown
+        # It says only that it stopped: not also that the bot plays.
+        assert t("nb", "auto.running", speed=t("nb", "speed.normal"), name="Alice") not in shown
+        assert "Krig — runde" in shown  # the table it showed is still there
         assert buttons(stopped.revision) == {}
         row = await game_row(bot, table.game_id)
         assert row.status == "running"
@@ -295,7 +299,9 @@ async def test_autoplay_stops_when_the_game_is_cancelled_or_played_out(
             await press(standin, asked.message, f"krig:finish:{table.game_id}:yes", world.alice)
         stopped = await edit_of(standin, message, lambda text: "spillet ble avsluttet" in text)
 
-        assert stopped.revision.content == t("nb", "auto.ended")
+        shown = text_of(stopped.revision)
+        assert t("nb", "auto.ended") in shown
+        assert t("nb", "auto.running", speed=t("nb", "speed.slow"), name="Alice") not in shown
         assert buttons(stopped.revision) == {}
         row = await game_row(bot, table.game_id)
         assert row.status == ("cancelled" if ending == "cancel" else "finished")

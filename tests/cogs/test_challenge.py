@@ -19,12 +19,14 @@ from tests.cogs.helpers import (
     challenge,
     challenge_message,
     fix_seeds,
+    enabled_buttons,
     flip,
     flip_button,
     game_id_of,
     game_row,
     press,
     public_messages,
+    settled,
     start_game,
     text_of,
 )
@@ -379,10 +381,11 @@ async def test_a_new_challenge_replaces_a_game_idle_for_24_hours(
     assert abandoned.status == "abandoned"
     assert abandoned.result is None
     assert await bot.storage.leaderboard(world.no_guild.id) == []
-    # The idle game's table cannot be played any more.
-    answer = await press(standin, old.message, flip_button(old.message), world.alice)
-    assert answer.ephemeral
-    assert answer.content == "Det spillet er slutt."
+    # The idle game's tables cannot be played any more: their buttons are grey.
+    await settled()
+    tables = public_messages(standin, world.no_channel)[:-1]
+    assert [enabled_buttons(table) for table in tables] == [[], []]
+    assert flip_button(old.message) == f"krig:flip:{old.game_id}:0"
 
 
 async def test_a_game_idle_for_less_than_24_hours_still_holds_the_channel(

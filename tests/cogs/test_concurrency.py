@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import Callable
+
+import pytest
 
 from krigbot.bot import KrigBot
 from tests.cogs.helpers import (
     DEFERRED_UPDATE,
     UPDATE_MESSAGE,
+    enabled_buttons,
+    fix_seeds,
     flip,
     flip_button,
+    forged_press,
     game_row,
     press,
     public_messages,
+    settled,
     start_game,
     text_of,
 )
-from tests.standin import DiscordStandIn
+from tests.standin import Channel, DiscordStandIn, InteractionRecord, Message
 from tests.standin.fixtures import SampleWorld
 
 
@@ -63,9 +71,12 @@ async def test_a_press_on_an_older_table_after_a_flip_is_refused_and_plays_nothi
 ) -> None:
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     await flip(standin, world.no_channel, world.bob)
+    await settled()
     before = text_of(table.message)
+    assert enabled_buttons(table.message) == []  # grey: a player cannot press it
 
-    answer = await press(standin, table.message, flip_button(table.message), world.alice)
+    # A client that presses it all the same is refused.
+    answer = await forged_press(standin, table.message, flip_button(table.message), world.alice)
 
     assert answer.ephemeral
     assert answer.content == "Den knappen hører til en eldre melding — bruk den nyeste."
@@ -105,10 +116,180 @@ async def test_a_reply_that_lands_late_does_not_become_the_newest_table(
     assert older.embeds[0]["title"] == "Krig — runde 1"
     assert newer.embeds[0]["title"] == "Krig — runde 2"
 
-    refused = await press(standin, older, flip_button(older), world.alice)
+    await settled()
+    assert enabled_buttons(older) == []
+    refused = await forged_press(standin, older, flip_button(older), world.alice)
     played = await press(standin, newer, flip_button(newer), world.bob)
 
     assert refused.ephemeral
     assert refused.content == "Den knappen hører til en eldre melding — bruk den nyeste."
     assert played.type == UPDATE_MESSAGE
     assert (await game_row(bot, table.game_id)).round == 3
+
+
+# ------------------------------------------------------------- many flips racing in a channel
+
+LONG_SEED = 17
+"""Standard: 117 rounds, long enough for every race below."""
+_ROUND = re.compile(r"Krig — runde (\d+)")
+
+
+def round_of(message: Message) -> int:
+    """Return the round a Norwegian table message shows now."""
+    match = _ROUND.search(text_of(message))
+    assert match is not None, text_of(message)
+    return int(match.group(1))
+
+
+def live_tables(standin: DiscordStandIn, channel: Channel) -> list[Message]:
+    """Return the channel's public messages that still have a button one can press."""
+    return [m for m in public_messages(standin, channel) if enabled_buttons(m)]
+
+
+async def race(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    flips: int,
+    *,
+    held: float,
+    hold: Callable[[int], bool],
+) -> list[InteractionRecord]:
+    """Send ``flips`` /flip commands and Flip presses at once, the replies ``hold`` picks held up.
+
+    A press goes to the newest table a player can see with a working button, as players do.
+    """
+    channel = world.no_channel
+    records = []
+    for n in range(flips):
+        user = (world.alice, world.bob)[n % 2]
+        working = live_tables(standin, channel)
+        if n % 3 == 2 and working:
+            table = working[-1]
+            rec = await standin.click(table, flip_button(table), user=user)
+        else:
+            rec = await standin.slash("flip", user=user, channel=channel)
+        if hold(n):
+            standin.delay("POST", f"/interactions/{rec.id}/", held, times=1)
+        records.append(rec)
+    await asyncio.gather(*(rec.response(timeout=10) for rec in records))
+    await settled()
+    return records
+
+
+async def check_the_live_table_is_at_the_bottom(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, game_id: int
+) -> None:
+    """Check what players see after a race: every table in order, one working, at the bottom."""
+    channel = world.no_channel
+    shown = [round_of(m) for m in public_messages(standin, channel)]
+    assert shown == sorted(set(shown)), f"tables out of order: {shown}"
+    stored = (await game_row(bot, game_id)).round
+    assert shown[-1] == stored
+    working = live_tables(standin, channel)
+    assert working == public_messages(standin, channel)[-1:], [round_of(m) for m in working]
+    (bottom,) = working
+    assert enabled_buttons(bottom) == [f"krig:flip:{game_id}:{stored}"]
+    answer = await press(standin, bottom, flip_button(bottom), world.alice)
+    assert answer.type == UPDATE_MESSAGE
+    assert round_of(bottom) == stored + 1
+
+
+async def test_racing_flips_and_presses_leave_the_one_working_table_at_the_bottom(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_seeds(monkeypatch, LONG_SEED)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    records = await race(standin, world, 30, held=0.15, hold=lambda n: n % 4 == 0)
+
+    assert not [rec for rec in records if rec.rejected]  # every one answered in time
+    await check_the_live_table_is_at_the_bottom(standin, world, bot, table.game_id)
+
+
+async def test_flips_that_wait_past_the_deadline_for_their_turn_still_come_in_order(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_seeds(monkeypatch, LONG_SEED)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    # The first replies held up 0.3 s each: the flips at the back of the queue wait past
+    # Discord's deadline for their turn, and answer first without putting anything out of order.
+    records = await race(standin, world, 14, held=0.3, hold=lambda n: n < 8)
+
+    assert not [rec for rec in records if rec.rejected]
+    deferred = [rec for rec in records if rec.callbacks.items[0].type != UPDATE_MESSAGE]
+    assert any(rec.callbacks.items[0].type in (5, 6) for rec in deferred)
+    await check_the_live_table_is_at_the_bottom(standin, world, bot, table.game_id)
+
+
+# ------------------------------------------------------------- rounds racing the end of a game
+
+
+def check_nothing_comes_after_the_end(standin: DiscordStandIn, channel: Channel) -> Message:
+    """Check that the game's end is its channel's last word, and return that message."""
+    shown = public_messages(standin, channel)
+    ends = [
+        n for n, m in enumerate(shown) if any(c.startswith("krig:rematch:") for c in m.custom_ids())
+    ]
+    assert ends == [len(shown) - 1], [text_of(m)[:60] for m in shown]
+    last = shown[-1]
+    assert "🏆" in text_of(last)
+    for earlier in shown[:-1]:
+        assert "🏆" not in text_of(earlier)
+        assert "Frø (seed)" not in text_of(earlier)
+        assert enabled_buttons(earlier) == []
+    return last
+
+
+async def test_a_round_that_races_a_forfeit_comes_before_the_end_and_claims_nothing_of_it(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_seeds(monkeypatch, LONG_SEED)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await flip(standin, world.no_channel, world.bob, count=3)
+    asked = await (
+        await standin.slash("krig forfeit", user=world.alice, channel=world.no_channel)
+    ).response()
+    assert asked.message is not None
+
+    # Bob's flip is played first; its answer is held up on the network while Alice gives up.
+    racing = await standin.slash("flip", user=world.bob, channel=world.no_channel)
+    standin.delay("POST", f"/interactions/{racing.id}/", 0.3, times=1)
+    await standin.requests.wait(lambda r: f"/interactions/{racing.id}/" in r.path, timeout=5)
+    confirm = f"krig:forfeit:{table.game_id}:{world.alice.id}:yes"
+    given_up = await standin.click(asked.message, confirm, user=world.alice)
+    await asyncio.gather(racing.response(), given_up.response())
+    await settled()
+
+    end = check_nothing_comes_after_the_end(standin, world.no_channel)
+    assert "Alice ga opp" in text_of(end)
+    row = await game_row(bot, table.game_id)
+    assert (row.status, row.round) == ("finished", 4)
+    assert round_of(public_messages(standin, world.no_channel)[-2]) == 4
+
+
+async def test_a_round_that_races_an_agreed_finish_comes_before_the_end(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_seeds(monkeypatch, LONG_SEED)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await flip(standin, world.no_channel, world.bob, count=3)
+    request = (
+        await (
+            await standin.slash("krig finish", user=world.alice, channel=world.no_channel)
+        ).response()
+    ).message
+    assert request is not None
+
+    racing = await standin.slash("flip", user=world.alice, channel=world.no_channel)
+    standin.delay("POST", f"/interactions/{racing.id}/", 0.3, times=1)
+    await standin.requests.wait(lambda r: f"/interactions/{racing.id}/" in r.path, timeout=5)
+    agreed = await standin.click(request, f"krig:finish:{table.game_id}:yes", user=world.bob)
+    await asyncio.gather(racing.response(), agreed.response())
+    await settled()
+
+    end = check_nothing_comes_after_the_end(standin, world.no_channel)
+    assert f"Spill #{table.game_id} er spilt ferdig" in text_of(end)
+    assert "spillet er spilt ferdig, og slutten står nederst i kanalen" in text_of(request)
+    assert enabled_buttons(request) == []
+    assert (await game_row(bot, table.game_id)).status == "finished"

@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 
 from krigbot.bot import KrigBot
+from krigbot.cogs.krig import KrigCog
 from krigbot.engine import Game, Rules
 from krigbot.i18n import card_label
 from krigbot.storage import DatabaseLockedError, Storage
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
+    buttons,
     challenge_message,
     fix_seeds,
     flip,
@@ -25,6 +27,7 @@ from tests.cogs.helpers import (
     game_id_of,
     game_row,
     press,
+    settled,
     start_game,
     text_of,
 )
@@ -237,3 +240,45 @@ async def test_flips_in_two_channels_do_not_wait_for_each_other(
         assert stuck.callbacks.items == []  # still saving in the other channel
         hold.set()
         assert (await stuck.response()).embeds[0]["title"] == "Krig — runde 1"
+
+
+ALICE_WINS = 132
+"""Standard: 34 rounds, Alice (seat 0) takes every card."""
+
+
+async def test_an_end_committed_but_never_shown_is_shown_by_the_restarted_bot(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fix_seeds(monkeypatch, ALICE_WINS)
+    async with running_bot(standin, db_path) as first:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        await flip(standin, world.no_channel, world.alice, count=33)
+        committed = asyncio.Event()
+
+        async def stopped_before_the_answer(*args: Any, **kwargs: Any) -> None:
+            committed.set()
+            await asyncio.Event().wait()  # the bot stops here: the last round is committed
+
+        monkeypatch.setattr(KrigCog, "_table_reply", stopped_before_the_answer)
+        await standin.slash("flip", user=world.bob, channel=world.no_channel)
+        await asyncio.wait_for(committed.wait(), timeout=5)
+        assert (await game_row(first, table.game_id)).status == "finished"
+        monkeypatch.undo()
+    before = len(standin.messages(world.no_channel))
+    watcher = standin.watch(world.no_channel)
+
+    async with running_bot(standin, db_path) as restarted:
+        told = await watcher.next("create", timeout=5)
+        await settled()
+
+        shown = text_of(told.revision)
+        assert f"Spill #{table.game_id} ble avsluttet like før boten startet på nytt" in shown
+        assert "🏆 **Alice** vinner!" in shown
+        assert f"Frø (seed): {ALICE_WINS}" in shown
+        assert list(buttons(told.message)) == [f"krig:rematch:{table.game_id}"]
+        assert told.message.pinged == []
+        assert (await game_row(restarted, table.game_id)).extra.get("ending") is None
+
+    async with running_bot(standin, db_path):
+        await settled()
+    assert len(standin.messages(world.no_channel)) == before + 1  # shown once, not again

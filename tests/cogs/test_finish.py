@@ -60,7 +60,9 @@ async def test_the_game_is_played_to_its_end_once_every_other_player_agrees(
         asked = await command(standin, world.no_channel, world.alice, "finish")
 
         assert not asked.ephemeral
-        assert asked.content == f"<@{world.bob.id}>"  # the one who has to agree is pinged
+        assert not asked.content  # the one who has to agree is named, not pinged
+        assert asked.message is not None
+        assert asked.message.pinged == []
         assert "Alice vil spille resten av spillet med én gang." in text_of(asked)
         assert "Venter på: Bob" in text_of(asked)
         assert list(buttons(asked)) == [yes(table.game_id), no(table.game_id)]

@@ -172,6 +172,7 @@ async def test_a_match_game_that_finished_just_before_a_stop_is_counted_at_start
             assert buttons(one) == {}  # no next game yet, and no rematch in a match
             (logged,) = standin.accept_bot_errors()
             assert "after game" in logged.getMessage()
+            await settled()  # its end was shown: the restarted bot need not show it again
     watcher = standin.watch(world.no_channel)
 
     async with running_bot(standin, db_path) as restarted:
@@ -184,5 +185,9 @@ async def test_a_match_game_that_finished_just_before_a_stop_is_counted_at_start
         row = await game_row(restarted, second)
         assert row.extra["match"] == {"id": first, "best_of": 3, "game": 2, "score": [1, 0]}
         assert row.table_message_id == told.message.id
-        opened = await press(standin, told.message, next_flip, world.bob)
+        assert next_flip == f"krig:flip:{second}:0"
+        # It is the channel's live table: the next table greys its button.
+        opened = await flip(standin, world.no_channel, world.bob)
         assert "Best av 3 · spill 2 · Alice 1 · Bob 0" in match_field(opened)
+        await settled()
+        assert [b for b in buttons(told.message).values() if not b.get("disabled")] == []

@@ -10,12 +10,14 @@ from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     buttons,
     challenge_message,
+    enabled_buttons,
     flip,
     flip_button,
     game_id_of,
     game_row,
     press,
     public_messages,
+    settled,
     start_game,
     text_of,
 )
@@ -183,10 +185,14 @@ async def test_a_player_who_forfeits_a_three_player_game_is_out_and_the_rest_pla
     assert "Carol ga opp." in shown
     assert "Alice: **" in shown  # the counts of those still playing
     assert (await game_row(bot, table.game_id)).status == "running"
+    # It is the table now, at the bottom: its Flip button is the one that works.
+    await settled()
+    assert enabled_buttons(announced.message) == [f"krig:flip:{table.game_id}:0"]
+    assert enabled_buttons(table.message) == []
     out = await flip(standin, world.no_channel, world.carol)
     assert out.ephemeral
     assert out.content == "You are out of this game — watch the others finish it."
-    played = await flip(standin, world.no_channel, world.alice)
+    played = await press(standin, announced.message, flip_button(announced.message), world.alice)
     assert played.embeds[0]["title"] == "Krig — runde 1"
 
 
@@ -197,7 +203,8 @@ async def test_a_moderator_can_cancel_a_running_game_which_then_counts_for_nobod
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
-    await flip(standin, world.no_channel, world.alice, count=5)
+    newest = (await flip(standin, world.no_channel, world.alice, count=5)).message
+    assert newest is not None
 
     answer = await command(standin, world, "cancel", world.moderator)
 
@@ -206,9 +213,11 @@ async def test_a_moderator_can_cancel_a_running_game_which_then_counts_for_nobod
     row = await game_row(bot, table.game_id)
     assert (row.status, row.result) == ("cancelled", None)
     assert await bot.storage.leaderboard(world.no_guild.id) == []
-    after = await press(standin, table.message, flip_button(table.message), world.alice)
-    assert after.ephemeral
-    assert after.content == "Det spillet er slutt."
+    await settled()
+    # Neither table can be played any more: their Flip buttons are grey.
+    assert flip_button(newest) == f"krig:flip:{table.game_id}:5"
+    assert enabled_buttons(newest) == []
+    assert enabled_buttons(table.message) == []
     # The channel is free again.
     await challenge_message(standin, world.no_channel, world.bob, world.carol)
 

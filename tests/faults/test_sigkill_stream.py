@@ -102,23 +102,41 @@ async def flip_stream(
             custom_id = next(c for c in buttons(table.newest) if c.startswith("krig:flip:"))
             rec = await standin.click(table.newest, custom_id, user=player)
         table.sent.append(rec)
-        answer = await rec.response(timeout=30)
-        if answer.ephemeral:
-            raise AssertionError(f"a flip was refused: {answer.content}")
-        assert answer.message is not None
-        if round_shown(answer.message) is None:
+        shown = await public_answer(rec, within=30)
+        if round_shown(shown) is None:
             table.over = True
             return
-        table.newest = answer.message
-        table.acknowledged = round_shown(answer.message) or 0
+        table.newest = shown
+        table.acknowledged = round_shown(shown) or 0
         countdown.tick()
+
+
+async def public_answer(rec: InteractionRecord, within: float) -> Message:
+    """Return the public message a flip showed its round in, whether it deferred or not."""
+    answer = await rec.response(timeout=within)
+    if answer.type == 6:  # a deferred update: the pressed message is edited
+        await rec.original_edit(timeout=within)
+        shown = rec.original
+    elif answer.deferred:
+        # The "thinking" message filled in, or (deferred privately while it waited for its
+        # channel's turn) the table that followed the private note.
+        shown = await rec.followup(timeout=within)
+    else:
+        shown = answer.message
+    assert shown is not None
+    if shown.ephemeral:
+        raise AssertionError(f"a flip was refused: {text_of(shown)}")
+    return shown
 
 
 def settle(table: Table) -> None:
     """Count what reached Discord before the kill (answers, and rounds filled in after a defer)."""
     for rec in table.sent:
-        shown = rec.original
-        if rec.callbacks.items and shown is not None and not shown.ephemeral:
+        if not rec.callbacks.items:
+            continue
+        for shown in [rec.original, *rec.followups.items]:
+            if shown is None or shown.ephemeral or shown.loading:
+                continue
             number = round_shown(shown)
             if number is not None and number >= table.acknowledged:
                 table.acknowledged = number

@@ -71,6 +71,8 @@ class MessageRevision:
     attachments: tuple[str, ...]
     allowed_mentions: dict[str, Any] | None
     at: datetime.datetime
+    mentioned: tuple[int, ...] = ()
+    """The ids of the users this revision's content mentions under its allowed_mentions."""
 
 
 @dataclass(eq=False)
@@ -93,6 +95,9 @@ class Message:
     mentions: list[User] = field(default_factory=list)
     mention_role_ids: list[int] = field(default_factory=list)
     mention_everyone: bool = False
+    pinged: list[User] = field(default_factory=list)
+    """Who was notified: those mentioned when the message appeared (at creation, or when a
+    deferred response was filled in). Discord notifies nobody of an edit's mentions."""
     type: int = 0
     created_at: datetime.datetime = field(
         default_factory=lambda: datetime.datetime.now(datetime.UTC)
@@ -148,6 +153,7 @@ class Message:
             attachments=tuple(a.filename for a in self.attachments),
             allowed_mentions=self.allowed_mentions,
             at=self.edited_at or self.created_at,
+            mentioned=tuple(user.id for user in self.mentions),
         )
 
     def to_json(self, *, guild_id: int | None = None) -> dict[str, Any]:

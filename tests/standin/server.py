@@ -2053,6 +2053,8 @@ class DiscordStandIn:
         return msg
 
     def _store_new(self, msg: Message) -> None:
+        if not msg.loading:
+            msg.pinged = list(msg.mentions)
         msg.channel.messages.append(msg)
         self.messages_by_id[msg.id] = msg
         self.channel_events.append(ChannelEvent("create", msg, msg.revision(), time.perf_counter()))
@@ -2132,6 +2134,8 @@ class DiscordStandIn:
         if problem is not None:
             return problem
         msg.history.append(before)
+        if was_loading:
+            msg.pinged = list(msg.mentions)
         msg.edited_at = None if was_loading else datetime.datetime.now(datetime.UTC)
         self.channel_events.append(ChannelEvent("edit", msg, msg.revision(), time.perf_counter()))
         self._message_event("MESSAGE_UPDATE", msg)

@@ -1,0 +1,411 @@
+"""A channel's game messages in the order of their changes, and the one whose buttons work.
+
+Players find a game at the bottom of its channel. Every action that changes what the channel
+shows of its game (a flip, a press, an accept, a forfeit, a finish, a challenge) takes the
+channel's *turn* before it commits anything and keeps it until its message is on Discord, so
+messages appear in the order their changes were committed and nothing shows a round after the
+message that ended the game. The newest of them is the channel's *live* message; when another
+takes its place, its buttons go grey.
+
+Discord wants a first response within 3 seconds. An action that cannot get the turn in time
+must still answer without putting a message out of order: a button press defers as an edit of
+its message (which adds nothing to the channel), a command defers privately and, once its turn
+comes, puts its public message at the bottom.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import discord
+
+from krigbot.cogs.replies import (
+    NO_MENTIONS,
+    Reply,
+    _defer_in,
+    discord_lost,
+    refuse,
+    user_lang,
+)
+from krigbot.i18n import t
+from krigbot.sessions import Refusal
+
+log = logging.getLogger(__name__)
+
+TOKEN_SECONDS = 14 * 60
+"""How long an interaction's token is used to edit its messages (Discord keeps it 15 minutes);
+such edits do not count against the channel's rate limit. Later edits use the bot's token."""
+
+RETIRING_AT_ONCE = 4
+"""How many greying edits are under way at once (they wait behind interaction answers)."""
+
+Edit = Callable[..., Awaitable[Any]]
+Deferral = Literal["", "public", "update", "aside"]
+
+
+def greyed(view: discord.ui.View) -> discord.ui.View:
+    """Return the view with every button disabled (the same buttons, so they read the same)."""
+    for item in view.children:
+        target = item.item if isinstance(item, discord.ui.DynamicItem) else item
+        if isinstance(target, discord.ui.Button | discord.ui.Select):
+            target.disabled = True
+    return view
+
+
+def has_buttons(view: discord.ui.View | None) -> bool:
+    """Tell whether a view has anything that can be pressed."""
+    if view is None:
+        return False
+    for item in view.children:
+        target = item.item if isinstance(item, discord.ui.DynamicItem) else item
+        if not getattr(target, "disabled", False):
+            return True
+    return False
+
+
+@dataclass(eq=False, slots=True)
+class Shown:
+    """A public message whose buttons work, and how to edit it once they no longer do."""
+
+    message_id: int
+    view: discord.ui.View
+    edit: Edit
+    retired: Callable[[], dict[str, Any]] | None = None
+    """What else the message must say once it is superseded (a Steal War table's countdown)."""
+
+
+def editor(
+    client: discord.Client,
+    channel_id: int,
+    message_id: int,
+    interaction: discord.Interaction[Any] | None = None,
+    *,
+    original: bool = True,
+) -> Edit:
+    """Return a function that edits a message: through its interaction's token while it lasts.
+
+    ``original`` says the message is the interaction's own (its response, or the message whose
+    button was pressed); otherwise it is one of its follow-ups.
+    """
+    made = time.monotonic()
+
+    async def edit(**changes: Any) -> None:
+        changes.setdefault("allowed_mentions", NO_MENTIONS)
+        if interaction is not None and time.monotonic() - made < TOKEN_SECONDS:
+            try:
+                if original:
+                    await interaction.edit_original_response(**changes)
+                else:
+                    await interaction.followup.edit_message(message_id, **changes)
+                return
+            except discord.HTTPException as exc:
+                # The answer was shown with the bot's token instead (Discord refused it), or
+                # the token is gone: the bot's own token can still edit the message.
+                log.info("editing message %s through its interaction failed: %s", message_id, exc)
+        channel = client.get_partial_messageable(channel_id)
+        await channel.get_partial_message(message_id).edit(**changes)
+
+    return edit
+
+
+class Tables:
+    """Every channel's turn and live message."""
+
+    def __init__(self) -> None:
+        self._turns: dict[int, asyncio.Lock] = {}
+        self._live: dict[int, Shown] = {}
+        self._asides: dict[int, list[Shown]] = {}
+        self._retiring: set[asyncio.Task[None]] = set()
+        self._editing = asyncio.Semaphore(RETIRING_AT_ONCE)
+        self._answering = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def turn(self, channel_id: int) -> asyncio.Lock:
+        """Return the lock an action holds from before its commit until its message is out."""
+        lock = self._turns.get(channel_id)
+        if lock is None:
+            lock = self._turns[channel_id] = asyncio.Lock()
+        return lock
+
+    def live(self, channel_id: int) -> Shown | None:
+        """Return the channel's live message, if this process knows one."""
+        return self._live.get(channel_id)
+
+    def show(self, channel_id: int, shown: Shown) -> None:
+        """Make a message the channel's live one; the one it replaces goes grey."""
+        previous = self._live.get(channel_id)
+        self._live[channel_id] = shown
+        if previous is not None and previous.message_id != shown.message_id:
+            self._retire(previous)
+
+    def changed(self, channel_id: int, message_id: int, view: discord.ui.View | None) -> None:
+        """Follow an edit of a message outside an answer (autoplay, a Steal War time-out)."""
+        current = self._live.get(channel_id)
+        if current is None or current.message_id != message_id:
+            return
+        if has_buttons(view):
+            assert view is not None
+            current.view = view
+        else:
+            del self._live[channel_id]
+
+    def forget(self, channel_id: int, message_id: int, *, grey: bool = False) -> None:
+        """Stop counting a message as live (its buttons were removed, or ``grey`` them now)."""
+        current = self._live.get(channel_id)
+        if current is not None and current.message_id == message_id:
+            del self._live[channel_id]
+            if grey:
+                self._retire(current)
+
+    def add_aside(self, game_id: int, shown: Shown) -> None:
+        """Keep a message of a game whose buttons work until the game ends (a finish request,
+        a forfeit's confirmation): it is greyed then, with what ``retired`` says."""
+        self._asides.setdefault(game_id, []).append(shown)
+
+    def drop_aside(self, game_id: int, message_id: int) -> Shown | None:
+        """Stop keeping a message (its buttons were answered); return it if it was kept."""
+        kept = self._asides.get(game_id, [])
+        for shown in kept:
+            if shown.message_id == message_id:
+                kept.remove(shown)
+                return shown
+        return None
+
+    def asides(self, game_id: int, kind: type[discord.ui.Item[Any]]) -> list[Shown]:
+        """Return a game's kept messages that have buttons of a kind."""
+        return [
+            shown
+            for shown in self._asides.get(game_id, [])
+            if any(isinstance(item, kind) for item in shown.view.children)
+        ]
+
+    def drop_asides(self, game_id: int, kind: type[discord.ui.Item[Any]]) -> list[Shown]:
+        """Stop keeping a game's messages that have buttons of a kind; return them."""
+        kept = self._asides.get(game_id, [])
+        dropped = [shown for shown in kept if any(isinstance(i, kind) for i in shown.view.children)]
+        self._asides[game_id] = [shown for shown in kept if shown not in dropped]
+        return dropped
+
+    def retire(self, shown: Shown, **changes: Any) -> None:
+        """Grey a message's buttons now, with other changes to it."""
+        self._retire(dataclasses.replace(shown, retired=lambda: changes))
+
+    def end_game(self, game_id: int) -> None:
+        """Grey the messages kept for a game that has ended, however it ended."""
+        for shown in self._asides.pop(game_id, []):
+            self._retire(shown)
+
+    def _retire(self, shown: Shown) -> None:
+        task = asyncio.create_task(self._grey(shown), name=f"krig-retire-{shown.message_id}")
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
+
+    async def _grey(self, shown: Shown) -> None:
+        changes: dict[str, Any] = {"view": greyed(shown.view)}
+        if shown.retired is not None:
+            changes.update(shown.retired())
+        # Answers first: a burst of flips must not wait behind the greying it causes (each new
+        # table greys one), which catches up as soon as no answer is under way.
+        await self._idle.wait()
+        async with self._editing:
+            try:
+                await shown.edit(**changes)
+            except discord.HTTPException as exc:
+                # Its buttons are checked when pressed: a press on it changes nothing.
+                log.warning("could not grey the buttons of message %s: %s", shown.message_id, exc)
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """Count an answer under way (greying waits until none is)."""
+        self._answering += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._answering -= 1
+            if not self._answering:
+                self._idle.set()
+
+    async def close(self) -> None:
+        """Let the edits under way finish (for a clean stop)."""
+        if self._retiring:
+            await asyncio.wait(set(self._retiring), timeout=5)
+
+
+async def _acquire(lock: asyncio.Lock, within: float) -> bool:
+    """Take the lock if it can be had within ``within`` seconds."""
+    if within <= 0:
+        if lock.locked():
+            return False
+        await lock.acquire()  # free: taken without waiting
+        return True
+    try:
+        await asyncio.wait_for(lock.acquire(), within)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def respond_in_turn(
+    interaction: discord.Interaction[Any],
+    tables: Tables,
+    work: Coroutine[Any, Any, Reply],
+    *,
+    update: bool = False,
+) -> None:
+    """Run ``work`` in the channel's turn and send its reply there; answer in time regardless.
+
+    Like ``respond()``, it defers when the work takes close to Discord's deadline; a reply
+    that is public and has buttons becomes the channel's live message.
+    """
+    with tables.answering():
+        await _respond_in_turn(interaction, tables, work, update=update)
+
+
+async def _respond_in_turn(
+    interaction: discord.Interaction[Any],
+    tables: Tables,
+    work: Coroutine[Any, Any, Reply],
+    *,
+    update: bool,
+) -> None:
+    assert interaction.channel_id is not None
+    channel_id = interaction.channel_id
+    turn = tables.turn(channel_id)
+    state = _Answer(interaction, update)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _defer_in(interaction)
+    if not await _acquire(turn, deadline - loop.time()):
+        # Out of turn: a public "thinking" message now would sit above messages still to come.
+        try:
+            await state.defer("update" if update else "aside")
+        except BaseException:
+            work.close()
+            raise
+        await turn.acquire()
+    try:
+        task = asyncio.ensure_future(work)
+        if not state.style:
+            done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+            if task not in done:
+                try:
+                    await state.defer("update" if update else "public")
+                except BaseException:
+                    task.cancel()
+                    raise
+        try:
+            reply = await task
+        except Exception as exc:
+            await state.failed(exc)
+            if isinstance(exc, Refusal):
+                return
+            raise
+        await state.deliver(reply, tables)
+    finally:
+        turn.release()
+
+
+class _Answer:
+    """How one interaction is being answered: deferred or not, and whether Discord forgot it."""
+
+    def __init__(self, interaction: discord.Interaction[Any], update: bool) -> None:
+        self.interaction = interaction
+        self.update = update
+        self.style: Deferral = ""
+        self.lost: discord.HTTPException | None = None
+
+    async def defer(self, style: Deferral) -> None:
+        self.style = style
+        response = self.interaction.response
+        try:
+            if style == "update":
+                await response.defer()
+            else:
+                await response.defer(thinking=True, ephemeral=style == "aside")
+        except discord.HTTPException as exc:
+            if not discord_lost(exc):
+                raise
+            # Too late to answer anyone, but the work goes on: what it commits must be seen.
+            self.lost = exc
+
+    async def failed(self, error: Exception) -> None:
+        """Answer a refusal (a private line); clear a public "thinking" message first."""
+        if self.lost is not None:
+            if isinstance(error, Refusal):
+                log.info("an interaction was refused after Discord forgot it")
+            return
+        if self.style == "public":
+            with contextlib.suppress(discord.HTTPException):
+                await self.interaction.delete_original_response()
+        if isinstance(error, Refusal):
+            await refuse(self.interaction, error.key, **error.fields)
+
+    async def deliver(self, reply: Reply, tables: Tables) -> None:
+        """Send the reply the way the interaction was (or was not) deferred."""
+        interaction = self.interaction
+        public = not reply.ephemeral and not reply.silent
+        original = self.style != "aside" or not public
+        if public and interaction.channel_id is not None:
+            reply.sent = _and_show(reply, tables, interaction, original=original)
+        if self.lost is not None:
+            if reply.durable:
+                await self._salvage(reply, self.lost)
+            return
+        try:
+            if not self.style:
+                await reply.send(interaction)
+            elif self.style == "aside" and public:
+                # The private deferral says where the answer is; the answer goes public below.
+                await interaction.edit_original_response(
+                    content=t(user_lang(interaction), "turn.below"), allowed_mentions=NO_MENTIONS
+                )
+                await reply.follow_up(interaction)
+            else:
+                await reply.follow_up(interaction)
+        except discord.HTTPException as exc:
+            if not (reply.durable and discord_lost(exc)):
+                raise
+            await self._salvage(reply, exc)
+
+    async def _salvage(self, reply: Reply, error: discord.HTTPException) -> None:
+        log.warning(
+            "Discord did not take an answer (%s %s); showing it in the channel instead",
+            error.status,
+            error.code,
+        )
+        try:
+            await reply.post(self.interaction)
+        except discord.HTTPException as again:
+            log.warning("could not show it in the channel either: %s", again)
+
+
+def _and_show(
+    reply: Reply, tables: Tables, interaction: discord.Interaction[Any], *, original: bool
+) -> Callable[[int], Awaitable[None]]:
+    """Return the reply's ``sent`` that also makes its message the channel's live one."""
+    after = reply.sent
+    view = reply.view
+    assert interaction.channel_id is not None
+    channel_id = interaction.channel_id
+
+    async def sent(message_id: int) -> None:
+        if has_buttons(view):
+            assert view is not None
+            edit = editor(
+                interaction.client, channel_id, message_id, interaction, original=original
+            )
+            tables.show(channel_id, Shown(message_id, view, edit))
+        elif reply.update:
+            tables.forget(channel_id, message_id)
+        if after is not None:
+            await after(message_id)
+
+    return sent

@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 LogFormat = Literal["text", "json"]
 LOG_FORMATS: Final[tuple[LogFormat, ...]] = ("text", "json")
@@ -40,6 +40,22 @@ def context(
     """Return the ``extra`` of a log line about a game, a server or a channel (None left out)."""
     fields = {"game_id": game_id, "guild_id": guild_id, "channel_id": channel_id}
     return {key: value for key, value in fields.items() if value is not None}
+
+
+class InGame(Protocol):
+    """Anything that belongs to one game in one channel (a stored game row)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def guild_id(self) -> int: ...
+    @property
+    def channel_id(self) -> int: ...
+
+
+def about(row: InGame) -> dict[str, int]:
+    """Return the ``extra`` of a log line about a stored game."""
+    return context(game_id=row.id, guild_id=row.guild_id, channel_id=row.channel_id)
 
 
 class Redact(logging.Filter):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from krigbot.engine import Outcome, Rules
 from krigbot.engine.game import outcome_from_dict
 from krigbot.engine.steal import new_game
+from krigbot.logs import about
 from krigbot.sessions import dealt_extra
 from krigbot.storage import ChannelBusyError, MatchStep, NextGame, StorageError
 
@@ -168,7 +169,7 @@ class MatchKeeper:
                 async with self.service.lock(row.channel_id):
                     dealt = await self.advance(row, outcome)
             except (KeyError, TypeError, ValueError, StorageError):
-                log.exception("match game %s cannot be counted", row.id)
+                log.exception("match game %s cannot be counted", row.id, extra=about(row))
                 continue
             recovered.append((row, dealt))
         return recovered

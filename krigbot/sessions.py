@@ -29,6 +29,7 @@ from .engine import (
 from .engine.events import LookChoice, TopChoice
 from .engine.game import outcome_to_dict
 from .engine.steal import StealGame, load_game, new_game
+from .logs import about, context
 from .monitoring import Metrics
 from .storage import ChannelBusyError, GameRow, PlayerResult, Storage, StorageError
 from .storage import Outcome as PlayerOutcome
@@ -432,7 +433,9 @@ class GameService:
         except Exception:
             # Whatever is wrong with one saved game, it must not block its channel (or, at
             # start-up, the whole bot): end it, so a new game can be started there.
-            log.exception("game %s in channel %s cannot be read", row.id, row.channel_id)
+            log.exception(
+                "game %s in channel %s cannot be read", row.id, row.channel_id, extra=about(row)
+            )
             await self.storage.end_game(
                 row.id, "abandoned", self.clock(), result={"error": "unreadable"}
             )
@@ -493,7 +496,9 @@ class GameService:
         except StorageError as exc:
             # The change it shows is committed; failing now would tell the players that nothing
             # changed. Only the link to the newest message is lost (its button still plays).
-            log.warning("could not remember the table message of game %s: %s", row.id, exc)
+            log.warning(
+                "could not remember the table message of game %s: %s", row.id, exc, extra=about(row)
+            )
             return row
         row = dataclasses.replace(row, table_message_id=message_id)
         running = self._running.get(row.channel_id)
@@ -542,7 +547,7 @@ class GameService:
                 )
         except StorageError as exc:
             # Expected in bad weather (locked, read-only, full): one line that says which.
-            log.error("could not save game %s: %s", row.id, exc)
+            log.error("could not save game %s: %s", row.id, exc, extra=about(row))
             raise Refusal("err.storage") from None
         if not ok:
             raise Refusal("flip.raced")
@@ -569,7 +574,7 @@ class GameService:
                 except Exception:
                     # The game is committed; what follows it (a match's next deal) is redone at
                     # start-up, so a failure here must not turn the finished game into an error.
-                    log.exception("after game %s finished", row.id)
+                    log.exception("after game %s finished", row.id, extra=about(row))
         else:
             self._running[row.channel_id] = _Running(updated, game)
         return updated
@@ -705,7 +710,12 @@ class GameService:
             await self.storage.update_extra(game_id, {ENDING: None}, now=self.clock())
         except StorageError as exc:
             # A restart shows the end once more: a repeat, never a loss.
-            log.warning("could not record that the end of game %s was shown: %s", game_id, exc)
+            log.warning(
+                "could not record that the end of game %s was shown: %s",
+                game_id,
+                exc,
+                extra=context(game_id=game_id),
+            )
 
     async def unshown_endings(self) -> list[tuple[GameRow, AnyGame]]:
         """Return the games that finished without their end being shown, and their end."""
@@ -715,7 +725,7 @@ class GameService:
             try:
                 game = load_game(row.state or {})
             except Exception:
-                log.exception("the end of game %s cannot be read", row.id)
+                log.exception("the end of game %s cannot be read", row.id, extra=about(row))
                 await self.ending_shown(row.id)
                 continue
             if game.outcome is not None:
@@ -733,7 +743,7 @@ class GameService:
                 hook(row)
             except Exception:
                 # The deal is committed; a watcher's mistake must not undo it for the players.
-                log.exception("after game %s was dealt", row.id)
+                log.exception("after game %s was dealt", row.id, extra=about(row))
 
     # ------------------------------------------------------------------ time limit
 
@@ -749,7 +759,9 @@ class GameService:
         try:
             return datetime.fromisoformat(str(dealt)) + timedelta(minutes=int(minutes))
         except (TypeError, ValueError):
-            log.warning("game %s has a damaged deal time %r; no time limit", row.id, dealt)
+            log.warning(
+                "game %s has a damaged deal time %r; no time limit", row.id, dealt, extra=about(row)
+            )
             return None
 
     def time_left(self, row: GameRow) -> tuple[datetime, timedelta] | None:

@@ -12,6 +12,7 @@ import pytest
 from krigbot import logs
 from krigbot.bot import KrigBot
 from tests.cogs.helpers import flip, start_game
+from tests.faults.test_storage_faults import read_only
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 
@@ -83,3 +84,23 @@ def test_a_traceback_is_part_of_its_json_line_and_redacted() -> None:
     assert "abc-secret_token.x" not in entry["traceback"]
     assert f"/webhooks/123/{logs.HIDDEN}" in entry["traceback"]
     assert "RuntimeError" in entry["traceback"]
+
+
+async def test_a_game_that_cannot_be_saved_is_logged_with_its_game_server_and_channel(
+    standin: DiscordStandIn, standin_world: SampleWorld, bot: KrigBot, written: io.StringIO
+) -> None:
+    world = standin_world
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    standin.fail_fast_on_bot_errors = False  # the failed save is logged as an error
+    async with read_only(bot.storage):
+        answer = await flip(standin, world.no_channel, world.alice)
+    assert answer.ephemeral  # the player is told that nothing changed
+    standin.accept_bot_errors()
+
+    entries = [json.loads(line) for line in written.getvalue().splitlines()]
+    (saved,) = [e for e in entries if e["message"].startswith("could not save game")]
+    assert (saved["game_id"], saved["guild_id"], saved["channel_id"]) == (
+        table.game_id,
+        world.no_guild.id,
+        world.no_channel.id,
+    )

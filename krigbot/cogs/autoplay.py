@@ -32,6 +32,7 @@ from krigbot.cogs.replies import NO_MENTIONS, Reply, discord_lost, public_lang, 
 from krigbot.cogs.tables import Shown, editor, greyed, respond_in_turn
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, lang_for, t
+from krigbot.logs import context
 from krigbot.render.embeds import round_embed, safe_name
 from krigbot.render.play import (
     add_note,
@@ -352,7 +353,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("autoplay of game %s failed", run.game_id)
+            log.exception(
+                "autoplay of game %s failed", run.game_id, extra=context(game_id=run.game_id)
+            )
             await self._stopped(channel_id, run, "auto.failed")
         finally:
             if self._runs.get(channel_id) is run and not run.halt.is_set():
@@ -384,20 +387,35 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             await self._stopped(channel_id, run, "auto.gone", post=True)
             return False
         except discord.Forbidden as exc:
-            log.warning("autoplay of game %s may not edit its message: %s", run.game_id, exc)
+            log.warning(
+                "autoplay of game %s may not edit its message: %s",
+                run.game_id,
+                exc,
+                extra=context(game_id=run.game_id),
+            )
             await self._stopped(channel_id, run, "auto.failed", post=True)
             return False
         except discord.HTTPException as exc:
             # Discord failed even after discord.py's retries. The rounds are saved: the next
             # edit shows the table as it then stands, and the end of the game goes out anew.
-            log.warning("autoplay of game %s could not show a step: %s", run.game_id, exc)
+            log.warning(
+                "autoplay of game %s could not show a step: %s",
+                run.game_id,
+                exc,
+                extra=context(game_id=run.game_id),
+            )
             if result.outcome is None:
                 return True
             channel = self.bot.get_partial_messageable(channel_id)
             try:
                 posted = await channel.send(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
             except discord.HTTPException as again:
-                log.warning("could not show the end of game %s either: %s", run.game_id, again)
+                log.warning(
+                    "could not show the end of game %s either: %s",
+                    run.game_id,
+                    again,
+                    extra=context(game_id=run.game_id),
+                )
                 return False
             if shown is not None:
                 await shown(posted.id)
@@ -433,7 +451,12 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 # Not known what it shows (a restart came in between): it says only why.
                 await self._edit(channel_id, run.message_id, content=text, embeds=[], view=None)
         except discord.HTTPException as exc:
-            log.warning("could not tell that autoplay of game %s stopped: %s", run.game_id, exc)
+            log.warning(
+                "could not tell that autoplay of game %s stopped: %s",
+                run.game_id,
+                exc,
+                extra=context(game_id=run.game_id),
+            )
 
     async def on_autoplay_button(
         self, interaction: discord.Interaction[Any], game_id: int, action: AutoAction

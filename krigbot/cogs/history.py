@@ -23,6 +23,7 @@ from krigbot.cogs.weblinks import web_button
 from krigbot.engine import EngineError
 from krigbot.engine.steal import load_game
 from krigbot.i18n import Lang, t
+from krigbot.logs import context
 from krigbot.render.play import history_embed, replay_embed
 from krigbot.render.replays import GameRounds, rebuild
 from krigbot.sessions import Refusal
@@ -191,7 +192,7 @@ class HistoryCog(commands.Cog, name="History"):
                 final = load_game(row.state)
                 rebuilt = await self._rounds(row)
             except EngineError:
-                log.exception("game %s cannot be replayed", game_id)
+                log.exception("game %s cannot be replayed", game_id, extra=context(game_id=game_id))
                 raise Refusal("replay.not_found", id=game_id) from None
             total = len(rebuilt.rounds)
             shown = min(max(number, 1), total)

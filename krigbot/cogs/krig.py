@@ -25,6 +25,7 @@ from krigbot.cogs.weblinks import web_button
 from krigbot.engine.rules import MAX_TIME_LIMIT, MIN_TIME_LIMIT
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, fmt_duration, lang_for, t
+from krigbot.logs import about, context
 from krigbot.matches import BEST_OF
 from krigbot.render.embeds import (
     VARIANTS,
@@ -160,7 +161,9 @@ class KrigCog(commands.Cog, name="Krig"):
                         embed=embed, view=over.view, allowed_mentions=NO_MENTIONS
                     )
                 except discord.HTTPException as exc:
-                    log.warning("could not show the end of game %s: %s", row.id, exc)
+                    log.warning(
+                        "could not show the end of game %s: %s", row.id, exc, extra=about(row)
+                    )
                     continue
                 edit = editor(self.bot, row.channel_id, message.id)
                 self.tables.show(row.channel_id, Shown(message.id, over.view, edit))
@@ -297,7 +300,9 @@ class KrigCog(commands.Cog, name="Krig"):
         except StorageError as exc:
             # The challenge is out and its buttons work; after a restart it is only
             # ended by the next /krig start instead of by its timer.
-            log.warning("could not remember the message of challenge %s: %s", row.id, exc)
+            log.warning(
+                "could not remember the message of challenge %s: %s", row.id, exc, extra=about(row)
+            )
 
     @staticmethod
     def _challenge_view(game_id: int, lang: Lang) -> discord.ui.View:
@@ -325,7 +330,12 @@ class KrigCog(commands.Cog, name="Krig"):
             row = await self.service.expire(game_id)
         except StorageError as exc:
             # A press of its buttons or the next challenge here ends it instead.
-            log.warning("could not end the expired challenge %s: %s", game_id, exc)
+            log.warning(
+                "could not end the expired challenge %s: %s",
+                game_id,
+                exc,
+                extra=context(game_id=game_id),
+            )
             return
         if row is None:
             return
@@ -336,7 +346,12 @@ class KrigCog(commands.Cog, name="Krig"):
         try:
             await message.edit(embed=embed, view=None, allowed_mentions=NO_MENTIONS)
         except discord.HTTPException as exc:
-            log.warning("could not mark challenge %s as expired: %s", game_id, exc)
+            log.warning(
+                "could not mark challenge %s as expired: %s",
+                game_id,
+                exc,
+                extra=context(game_id=game_id),
+            )
 
     def restore_timers(self, challenges: list[GameRow]) -> None:
         """Start the expiry timers of challenges that were open when the bot stopped."""
@@ -681,7 +696,12 @@ class KrigCog(commands.Cog, name="Krig"):
             try:
                 await shown.edit(embed=embed)
             except discord.HTTPException as exc:
-                log.warning("could not update the finish request of game %s: %s", row.id, exc)
+                log.warning(
+                    "could not update the finish request of game %s: %s",
+                    row.id,
+                    exc,
+                    extra=about(row),
+                )
 
     async def _counted_instead(
         self, interaction: discord.Interaction[Any], result: FlipResult, mine: Lang, public: Lang

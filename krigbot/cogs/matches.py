@@ -24,6 +24,7 @@ from krigbot.cogs.tables import Shown, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine import OPTION_KEYS, Rules
 from krigbot.i18n import Lang, lang_for, t
+from krigbot.logs import about
 from krigbot.matches import MatchInfo, first_game
 from krigbot.render.embeds import challenge_embed, names_of
 from krigbot.render.matches import match_result
@@ -230,4 +231,9 @@ class MatchCog(commands.Cog, name="Matches"):
                 self._krig().tables.show(dealt.channel_id, Shown(message.id, view, edit))
                 await self.service.show_table(dealt.channel_id, dealt.id, 0, message.id)
             except discord.HTTPException as exc:
-                log.warning("could not show match game %s in its channel: %s", finished.id, exc)
+                log.warning(
+                    "could not show match game %s in its channel: %s",
+                    finished.id,
+                    exc,
+                    extra=about(finished),
+                )

@@ -14,6 +14,7 @@ import discord
 from discord import app_commands
 
 from krigbot.i18n import Lang, lang_for, t
+from krigbot.logs import context
 from krigbot.monitoring import Metrics, Outcome
 from krigbot.render.embeds import literal
 from krigbot.sessions import Refusal
@@ -207,6 +208,7 @@ async def _salvage(
         _source(interaction),
         error.status,
         error.code,
+        extra=_where(interaction),
     )
     try:
         await reply.post(interaction)
@@ -283,7 +285,7 @@ async def respond(
     with many others, defers before its work even starts.
     """
     global _in_progress
-    wait = 0.0 if _in_progress >= BUSY else _defer_in(interaction)
+    wait = 0.0 if _in_progress >= BUSY else defer_in(interaction)
     _in_progress += 1
     try:
         await _respond(interaction, work, wait, ephemeral=ephemeral, update=update)
@@ -331,7 +333,11 @@ async def _respond(
         try:
             reply = await (task or work)
         except Refusal:
-            log.info("%s was refused after Discord forgot it", _source(interaction))
+            log.info(
+                "%s was refused after Discord forgot it",
+                _source(interaction),
+                extra=_where(interaction),
+            )
             count(interaction, "late")
             return
         if reply.durable:
@@ -353,7 +359,7 @@ async def _respond(
     await _deliver(interaction, reply, reply.follow_up)
 
 
-def _defer_in(interaction: discord.Interaction[Any]) -> float:
+def defer_in(interaction: discord.Interaction[Any]) -> float:
     """Return the seconds of work to wait for before deferring.
 
     Discord's 3 seconds run from when it created the interaction, not from when the command
@@ -386,19 +392,39 @@ async def answer_error(interaction: discord.Interaction[Any], error: Exception) 
     if isinstance(cause, StorageError):
         # Expected in bad weather (locked, read-only, full disk): one line saying which, and the
         # user is told that nothing changed. Every write is one transaction, so that is true.
-        log.error("%s: the database failed: %s", _source(interaction), cause)
+        log.error(
+            "%s: the database failed: %s",
+            _source(interaction),
+            cause,
+            extra=_where(interaction),
+        )
         await _tell(interaction, "failed", "err.storage", {})
         return
     if discord_lost(cause):
-        log.warning("%s: Discord did not take the answer: %s", _source(interaction), cause)
+        log.warning(
+            "%s: Discord did not take the answer: %s",
+            _source(interaction),
+            cause,
+            extra=_where(interaction),
+        )
         count(interaction, "late")
         return
-    log.error("error in %s", _source(interaction), exc_info=cause)
+    log.error(
+        "error in %s",
+        _source(interaction),
+        exc_info=cause,
+        extra=_where(interaction),
+    )
     try:
         await _tell(interaction, "failed", "err.unknown", {})
     except discord.HTTPException:
         log.warning("could not tell the user about the error")
         count(interaction, "failed")
+
+
+def _where(interaction: discord.Interaction[Any]) -> dict[str, int]:
+    """Return the ``extra`` of a log line about an interaction: its server and channel."""
+    return context(guild_id=interaction.guild_id, channel_id=interaction.channel_id)
 
 
 def _source(interaction: discord.Interaction[Any]) -> str:

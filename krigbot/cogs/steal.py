@@ -28,6 +28,7 @@ from krigbot.engine.cards import card_code, card_value, parse_card
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, lang_for, t
+from krigbot.logs import about, context
 from krigbot.render.embeds import names_of
 from krigbot.render.play import time_up_embed
 from krigbot.render.steal import label_name, look_text, steal_table_embed, superseded
@@ -398,7 +399,9 @@ class StealCog(commands.Cog, name="StealWar"):
             try:
                 await message.edit(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
             except discord.HTTPException as exc:
-                log.warning("could not update the table of game %s: %s", row.id, exc)
+                log.warning(
+                    "could not update the table of game %s: %s", row.id, exc, extra=about(row)
+                )
                 return False
             self._tables().changed(row.channel_id, row.table_message_id, view)
             self._shown[row.id] = version
@@ -470,12 +473,21 @@ class StealCog(commands.Cog, name="StealWar"):
         try:
             result = await self.service.time_out(channel_id, game_id)
         except (Refusal, StorageError) as exc:  # the database is unwell: nothing changed
-            log.warning("could not make the timed-out choices of game %s: %s", game_id, exc)
+            log.warning(
+                "could not make the timed-out choices of game %s: %s",
+                game_id,
+                exc,
+                extra=context(game_id=game_id),
+            )
             self._start_timer(game_id, channel_id, RETRY_SECONDS)
             return
         except Exception:
             # A mistake of ours would fail again: leave the choices to the players' presses.
-            log.exception("could not make the timed-out choices of game %s", game_id)
+            log.exception(
+                "could not make the timed-out choices of game %s",
+                game_id,
+                extra=context(game_id=game_id),
+            )
             return
         if result is None:
             return

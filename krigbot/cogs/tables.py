@@ -29,7 +29,8 @@ import discord
 from krigbot.cogs.replies import (
     NO_MENTIONS,
     Reply,
-    _defer_in,
+    count,
+    defer_in,
     discord_lost,
     refuse,
     user_lang,
@@ -282,7 +283,7 @@ async def _respond_in_turn(
     turn = tables.turn(channel_id)
     state = _Answer(interaction, update)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + _defer_in(interaction)
+    deadline = loop.time() + defer_in(interaction)
     if not await _acquire(turn, deadline - loop.time()):
         # Out of turn: a public "thinking" message now would sit above messages still to come.
         try:
@@ -341,6 +342,7 @@ class _Answer:
         if self.lost is not None:
             if isinstance(error, Refusal):
                 log.info("an interaction was refused after Discord forgot it")
+                count(self.interaction, "late")
             return
         if self.style == "public":
             with contextlib.suppress(discord.HTTPException):
@@ -358,6 +360,8 @@ class _Answer:
         if self.lost is not None:
             if reply.durable:
                 await self._salvage(reply, self.lost)
+            else:
+                count(interaction, "late")
             return
         try:
             if not self.style:
@@ -374,8 +378,11 @@ class _Answer:
             if not (reply.durable and discord_lost(exc)):
                 raise
             await self._salvage(reply, exc)
+            return
+        count(interaction, "answered")
 
     async def _salvage(self, reply: Reply, error: discord.HTTPException) -> None:
+        count(self.interaction, "late")
         log.warning(
             "Discord did not take an answer (%s %s); showing it in the channel instead",
             error.status,

@@ -25,6 +25,7 @@ from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS
 from krigbot.cogs.tables import Shown, Tables, editor
 from krigbot.i18n import lang_for, t
+from krigbot.logs import about, context
 from krigbot.render.play import time_up_embed
 from krigbot.sessions import Refusal
 from krigbot.storage import StorageError
@@ -127,12 +128,19 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         try:
             result = await self.service.end_in_time(channel_id, game_id)
         except (Refusal, StorageError) as exc:  # the database is unwell: nothing changed
-            log.warning("could not end game %s at its time limit: %s", game_id, exc)
+            log.warning(
+                "could not end game %s at its time limit: %s",
+                game_id,
+                exc,
+                extra=context(game_id=game_id),
+            )
             self._deadlines[game_id] = (self.service.clock() + RETRY, channel_id)
             self._changed.set()
             return
         except Exception:
-            log.exception("could not end game %s at its time limit", game_id)
+            log.exception(
+                "could not end game %s at its time limit", game_id, extra=context(game_id=game_id)
+            )
             return
         if result is None:
             return
@@ -156,7 +164,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
             message = await channel.send(embed=embed, view=over.view, allowed_mentions=NO_MENTIONS)
         except discord.HTTPException as exc:
             # The end stays marked as unshown: the next start of the bot shows it.
-            log.warning("could not announce the end of game %s: %s", row.id, exc)
+            log.warning("could not announce the end of game %s: %s", row.id, exc, extra=about(row))
             return
         tables = self._tables()
         table = tables.live(row.channel_id)
@@ -171,7 +179,12 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
                     content=t(lang, "time.table_over"), view=None, allowed_mentions=NO_MENTIONS
                 )
             except discord.HTTPException as exc:
-                log.warning("could not take the buttons off game %s's table: %s", row.id, exc)
+                log.warning(
+                    "could not take the buttons off game %s's table: %s",
+                    row.id,
+                    exc,
+                    extra=about(row),
+                )
         edit = editor(self.bot, row.channel_id, message.id)
         tables.show(row.channel_id, Shown(message.id, over.view, edit))
         tables.end_game(row.id)

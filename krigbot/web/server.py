@@ -28,6 +28,7 @@ from markupsafe import Markup
 
 from krigbot.engine import CardError, EngineError, parse_card
 from krigbot.i18n import LANGS, Lang, fmt_date, fmt_number, fmt_percent, supported_lang, t
+from krigbot.logs import about
 from krigbot.render.cards import card_back, card_face
 from krigbot.web.access import PERIODS, Site, WebAccess
 from krigbot.web.replay import replay_data
@@ -325,7 +326,7 @@ class WebView:
         try:
             data = await self._replay(row, lang)
         except EngineError:
-            log.exception("game %s cannot be replayed on the web", row.id)
+            log.exception("game %s cannot be replayed on the web", row.id, extra=about(row))
             raise web.HTTPNotFound from None
         when = row.finished_at or row.updated_at
         context = _base_context(request, lang) | {

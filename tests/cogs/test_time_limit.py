@@ -28,6 +28,7 @@ from tests.cogs.helpers import (
     buttons,
     challenge,
     challenge_message,
+    enabled_buttons,
     fix_seeds,
     flip,
     flip_button,
@@ -118,10 +119,11 @@ async def test_the_time_running_out_ends_the_game_by_counting_and_says_so(
     assert (row.result["reason"], row.result["winners"]) == ("time_limit", list(outcome.winners))
     record = await bot.storage.player_stats(row.guild_id, world.alice.id)
     assert (record.games, record.wins) == (1, int(outcome.winners == (0,)))
-    # The last table's Flip button is gone (it could do nothing now), and it says why.
+    # The last table's Flip button is grey (it could do nothing now), and it says why.
     old_table = answer.message
     await watcher.next("edit", predicate=lambda e: e.message is old_table, timeout=5)
-    assert not buttons(old_table)
+    assert buttons(old_table)
+    assert enabled_buttons(old_table) == []
     assert old_table.content == t("nb", "time.table_over")
     history = await command(standin, world.no_channel, world.alice, "history")
     assert t("nb", "history.reason.time_limit") in text_of(history)

@@ -20,12 +20,15 @@ import asyncio
 import contextlib
 import gc
 import os
+import socket
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import aiohttp
 
 from tests.standin import BotCrashed, Channel, DiscordStandIn, User
 
@@ -49,6 +52,13 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def free_port() -> int:
+    """Return a TCP port on loopback that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def cpu_seconds(pid: int) -> float:
@@ -97,10 +107,14 @@ def rss_kib(pid: int) -> int:
 class Bench:
     """The stand-in, its world and one bot process."""
 
-    def __init__(self, standin: DiscordStandIn, workdir: Path, images: bool) -> None:
+    def __init__(
+        self, standin: DiscordStandIn, workdir: Path, images: bool, metrics: bool = False
+    ) -> None:
         self.standin = standin
         self.workdir = workdir
         self.images = images
+        self.metrics_port = free_port() if metrics else None
+        self.scrapes = 0
         self.guild = standin.add_guild("Bench", locale="nb")
         moderators = standin.add_role(self.guild, "Moderator", ["manage_messages"])
         self.moderator = standin.add_user("mod", "Mona Mod", locale="nb")
@@ -123,6 +137,8 @@ class Bench:
         env.update(
             DISCORD_TOKEN="bench-token", KRIG_DB=str(self.workdir / "krig.db"), LOG_LEVEL="WARNING"
         )
+        if self.metrics_port is not None:
+            env["KRIG_METRICS_PORT"] = str(self.metrics_port)
         profile = (
             ["-m", "cProfile", "-o", os.environ["BOT_CPROFILE"]]
             if os.environ.get("BOT_CPROFILE")
@@ -146,6 +162,17 @@ class Bench:
         finally:
             self.standin.unwatch_task(watcher)
             watcher.cancel()
+
+    async def scrape(self) -> None:
+        """Read the bot's metrics once a second, as a (demanding) Prometheus would."""
+        assert self.metrics_port is not None
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        async with aiohttp.ClientSession() as http:
+            while True:
+                async with http.get(url) as answer:
+                    await answer.read()
+                self.scrapes += 1
+                await asyncio.sleep(1.0)
 
     async def stop_bot(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
@@ -189,11 +216,17 @@ class Bench:
 async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         async with DiscordStandIn() as standin:
-            bench = Bench(standin, Path(tmp), images=args.images == "on")
+            bench = Bench(
+                standin, Path(tmp), images=args.images == "on", metrics=args.metrics == "on"
+            )
             await bench.start_bot()
+            scraper = asyncio.create_task(bench.scrape()) if args.metrics == "on" else None
             try:
                 await measure(bench, args)
             finally:
+                if scraper is not None:
+                    scraper.cancel()
+                    print(f"metrics endpoint scraped {bench.scrapes} times, once a second")
                 await bench.stop_bot()
 
 
@@ -307,6 +340,12 @@ def main() -> None:
     parser.add_argument("--flips", type=int, default=1000, help="flips for the latency figure")
     parser.add_argument("--games", type=int, default=200, help="games (channels) flipping at once")
     parser.add_argument("--images", choices=("on", "off"), default="on", help="table pictures")
+    parser.add_argument(
+        "--metrics",
+        choices=("on", "off"),
+        default="off",
+        help="serve the metrics endpoint and scrape it once a second",
+    )
     parser.add_argument(
         "--idle-games",
         type=int,

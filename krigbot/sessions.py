@@ -529,9 +529,8 @@ class GameService:
         state = game.to_dict()
         try:
             if game.outcome is not None:
-                # Marked before the end is written, cleared once its message is out: a bot
+                # Marked in the write that ends it, cleared once its message is out: a bot
                 # stopped in between shows the end when it starts again (unshown_endings).
-                await self.storage.update_extra(row.id, {ENDING: "unshown"}, now=now)
                 ok = await self.storage.finish_game(
                     row.id,
                     expected_round=row.round,
@@ -540,6 +539,7 @@ class GameService:
                     result=outcome_to_dict(game.outcome),
                     results=player_results(row, game),
                     now=now,
+                    extra={ENDING: "unshown"},
                 )
             else:
                 ok = await self.storage.save_round(
@@ -566,6 +566,7 @@ class GameService:
                 result=outcome_to_dict(game.outcome),
                 finished_at=now,
                 state=state,
+                extra={**row.extra, ENDING: "unshown"},
             )
             self._running.pop(row.channel_id, None)
             for hook in self.on_finish:

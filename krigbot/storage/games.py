@@ -128,7 +128,7 @@ RETURNING games.id
 _FINISH: Final = """
 UPDATE games
 SET status = 'finished', state = ?, round = ?, result = ?,
-    updated_at = ?, last_activity_at = ?, finished_at = ?
+    updated_at = ?, last_activity_at = ?, finished_at = ?, extra = json_patch(extra, ?)
 WHERE id = ? AND round = ? AND status = 'running'
 """
 
@@ -302,8 +302,12 @@ class GameStore(StorageBase):
         result: JSONDict,
         results: Sequence[PlayerResult],
         now: datetime,
+        extra: JSONDict | None = None,
     ) -> bool:
-        """Finish a running game at expected_round and record each player's result."""
+        """Finish a running game at expected_round and record each player's result.
+
+        ``extra`` is merged into the game's extra in the same write (a key set to None goes).
+        """
         users = [r.user_id for r in results]
         seats = [r.seat for r in results]
         if len(set(users)) != len(users) or len(set(seats)) != len(seats):
@@ -320,6 +324,7 @@ class GameStore(StorageBase):
                     stamp,
                     stamp,
                     stamp,
+                    encode_json(extra or {}),
                     game_id,
                     expected_round,
                 ),

@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -82,6 +83,21 @@ class Shown:
     """What else the message must say once it is superseded (a Steal War table's countdown)."""
 
 
+class _Held:
+    """An interaction kept for its token's lifetime at most."""
+
+    __slots__ = ("__weakref__", "interaction")
+
+    def __init__(self, interaction: discord.Interaction[Any] | None) -> None:
+        self.interaction = interaction
+
+    @staticmethod
+    def release(ref: weakref.ref[_Held]) -> None:
+        held = ref()
+        if held is not None:
+            held.interaction = None
+
+
 def editor(
     client: discord.Client,
     channel_id: int,
@@ -96,15 +112,22 @@ def editor(
     button was pressed); otherwise it is one of its follow-ups.
     """
     made = time.monotonic()
+    held = _Held(interaction)
+    if interaction is not None:
+        # The interaction (its payload, its member, its message: about 5 KiB) is let go when
+        # its token expires, so a live table of an idle game does not keep it for hours; the
+        # timer holds the holder weakly, so a message dropped sooner frees it at once.
+        asyncio.get_running_loop().call_later(TOKEN_SECONDS, _Held.release, weakref.ref(held))
 
     async def edit(**changes: Any) -> None:
         changes.setdefault("allowed_mentions", NO_MENTIONS)
-        if interaction is not None and time.monotonic() - made < TOKEN_SECONDS:
+        through = held.interaction
+        if through is not None and time.monotonic() - made < TOKEN_SECONDS:
             try:
                 if original:
-                    await interaction.edit_original_response(**changes)
+                    await through.edit_original_response(**changes)
                 else:
-                    await interaction.followup.edit_message(message_id, **changes)
+                    await through.followup.edit_message(message_id, **changes)
                 return
             except discord.HTTPException as exc:
                 # The answer was shown with the bot's token instead (Discord refused it), or

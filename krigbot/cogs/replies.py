@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -284,17 +284,28 @@ async def respond(
     An interaction that already waited long to be read, or that comes while the bot is busy
     with many others, defers before its work even starts.
     """
-    global _in_progress
-    wait = 0.0 if _in_progress >= BUSY else defer_in(interaction)
-    _in_progress += 1
-    try:
-        await _respond(interaction, work, wait, ephemeral=ephemeral, update=update)
-    finally:
-        _in_progress -= 1
+    with in_progress() as wait:
+        await _respond(interaction, work, wait(interaction), ephemeral=ephemeral, update=update)
 
 
 _in_progress = 0
-"""Commands between the start and the end of :func:`respond`, in this process."""
+"""Commands being answered in this process (by :func:`respond` or in their channel's turn)."""
+
+
+@contextlib.contextmanager
+def in_progress() -> Iterator[Callable[[discord.Interaction[Any]], float]]:
+    """Count a command being answered; give how long its work may run before it defers.
+
+    A command that comes while ``BUSY`` others are in progress defers before its work starts:
+    behind such a backlog a timer could fire too late.
+    """
+    global _in_progress
+    busy = _in_progress >= BUSY
+    _in_progress += 1
+    try:
+        yield (lambda interaction: 0.0) if busy else defer_in
+    finally:
+        _in_progress -= 1
 
 
 async def _respond(

@@ -31,8 +31,8 @@ from krigbot.cogs.replies import (
     NO_MENTIONS,
     Reply,
     count,
-    defer_in,
     discord_lost,
+    in_progress,
     refuse,
     user_lang,
 )
@@ -290,14 +290,15 @@ async def respond_in_turn(
     Like ``respond()``, it defers when the work takes close to Discord's deadline; a reply
     that is public and has buttons becomes the channel's live message.
     """
-    with tables.answering():
-        await _respond_in_turn(interaction, tables, work, update=update)
+    with tables.answering(), in_progress() as wait:
+        await _respond_in_turn(interaction, tables, work, wait(interaction), update=update)
 
 
 async def _respond_in_turn(
     interaction: discord.Interaction[Any],
     tables: Tables,
     work: Coroutine[Any, Any, Reply],
+    wait: float,
     *,
     update: bool,
 ) -> None:
@@ -306,7 +307,7 @@ async def _respond_in_turn(
     turn = tables.turn(channel_id)
     state = _Answer(interaction, update)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + defer_in(interaction)
+    deadline = loop.time() + wait
     if not await _acquire(turn, deadline - loop.time()):
         # Out of turn: a public "thinking" message now would sit above messages still to come.
         try:
@@ -316,6 +317,14 @@ async def _respond_in_turn(
             raise
         await turn.acquire()
     try:
+        if not state.style and deadline <= loop.time():
+            # No time to wait for the work (the bot is busy, or the interaction waited long to
+            # be read): defer before it starts.
+            try:
+                await state.defer("update" if update else "public")
+            except BaseException:
+                work.close()
+                raise
         task = asyncio.ensure_future(work)
         if not state.style:
             done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))

@@ -32,10 +32,12 @@ from tests.cogs.helpers import (
     fix_seeds,
     flip,
     flip_button,
+    forged_press,
     game_id_of,
     game_row,
     press,
     public_messages,
+    settled,
     start_game,
     text_of,
     visible,
@@ -160,8 +162,12 @@ async def test_a_flip_after_the_deadline_counts_the_cards_instead_of_playing(
     assert row.result is not None
     assert row.result["reason"] == "time_limit"
     assert row.result["winners"] == list(expected.copy().end_by_counting().winners)
-    again = await press(standin, table.message, flip_button(table.message), world.alice)
+    # The old table is grey; even a forged press on it plays nothing.
+    await settled()
+    assert enabled_buttons(table.message) == []
+    again = await forged_press(standin, table.message, flip_button(table.message), world.alice)
     assert again.ephemeral
+    assert (await game_row(bot, table.game_id)).round == 2
 
 
 async def test_a_restart_keeps_the_deadline_counted_from_the_deal(

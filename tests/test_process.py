@@ -297,7 +297,7 @@ async def until(condition: Callable[[], bool], *, seconds: float, what: str) -> 
     deadline = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < deadline, f"timed out after {seconds} s waiting for {what}"
-        await asyncio.sleep(0.005)  # look again: there is no event to wait on
+        await asyncio.sleep(0.005)  # ok: a bounded poll; no event tells of another process
 
 
 class BotProcess:
@@ -534,7 +534,7 @@ import sys
 
 
 def test_that_leaves_a_process_running():
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", {marker!r}])
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", {marker!r}])  # ok
 """
 
 

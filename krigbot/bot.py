@@ -20,6 +20,7 @@ from krigbot.cogs.krig import KrigCog
 from krigbot.cogs.matches import MATCH_ITEMS, MatchCog
 from krigbot.cogs.replies import NO_MENTIONS, answer_error, refuse
 from krigbot.cogs.steal import STEAL_ITEMS, StealCog
+from krigbot.cogs.tables import Tables
 from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.config import Settings
 from krigbot.i18n import lang_for, t
@@ -125,6 +126,8 @@ class KrigBot(commands.Bot):
             metrics=self.metrics,
         )
         self.matches = MatchKeeper(self.service)
+        self.tables = Tables()
+        """Every channel's turn and live message, for every cog that shows a game."""
         self.metrics.watch_running_games(self.service.running_count)
         self.web = WebAccess(
             storage,

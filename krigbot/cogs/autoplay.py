@@ -256,7 +256,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
             return Reply(embed=embed, view=running_view(row.id, lang), sent=sent)
 
-        await respond_in_turn(interaction, self._krig().tables, work())
+        await respond_in_turn(interaction, self.bot.tables, work())
 
     def _claim(self, channel_id: int, row: GameRow) -> None:
         """Refuse a second autoplay in a channel, and hold the channel until this one starts."""
@@ -429,7 +429,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
         await message.edit(allowed_mentions=NO_MENTIONS, **changes)
         if "view" in changes:
-            self._krig().tables.changed(channel_id, message_id, changes["view"])
+            self.bot.tables.changed(channel_id, message_id, changes["view"])
 
     async def _stopped(self, channel_id: int, run: _Run, key: str, *, post: bool = False) -> None:
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
@@ -500,7 +500,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             view = view_of(FlipButton(game_id, row.round, lang))
             return Reply(embed=embed, view=view, update=True, durable=True)
 
-        await respond_in_turn(interaction, self._krig().tables, work(), update=True)
+        await respond_in_turn(interaction, self.bot.tables, work(), update=True)
 
     async def _resume(self, channel_id: int, game_id: int, name: str, lang: Lang) -> Reply:
         resumed: dict[str, Any] = {}
@@ -566,7 +566,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             view = _finish_view(row.id, lang)
 
             async def sent(message_id: int) -> None:
-                tables = self._krig().tables
+                tables = self.bot.tables
                 for older in tables.drop_asides(row.id, FinishButton):
                     tables.retire(older, embed=finish_note(row, user_id, "finish.replaced", lang))
                 edit = editor(self.bot, channel_id, message_id, interaction)
@@ -589,7 +589,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         lang = public_lang(interaction)
         user_id = interaction.user.id
         pressed = interaction.message.id if interaction.message else None
-        tables = self._krig().tables
+        tables = self.bot.tables
 
         async def work() -> Reply:
             row, game = await self._player_game(channel_id, user_id, game_id)
@@ -650,7 +650,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 sent=below,
             )
 
-        await respond_in_turn(interaction, self._krig().tables, work(), update=True)
+        await respond_in_turn(interaction, self.bot.tables, work(), update=True)
 
     async def _finished(self, result: FlipResult, lang: Lang) -> Reply:
         """Return the story of a game just played to its end, with its chart if pictures are on."""

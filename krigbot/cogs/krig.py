@@ -20,7 +20,7 @@ from krigbot.cogs.matches import Ending, begin_match, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.steal import StealCog
-from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
+from krigbot.cogs.tables import Shown, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine.rules import MAX_TIME_LIMIT, MIN_TIME_LIMIT
 from krigbot.engine.steal import StealGame
@@ -117,7 +117,7 @@ class KrigCog(commands.Cog, name="Krig"):
         self._timers: dict[int, asyncio.Task[None]] = {}
         self._tables: dict[int, int] = {}
         """Game id -> the round a table reply of this process shows, or is on its way to show."""
-        self.tables = Tables()
+        self.tables = bot.tables
         """Every channel's turn and live message (the other cogs use it too)."""
         self.service.on_finish.append(self._finished)
         self._endings: asyncio.Task[None] | None = None

@@ -196,7 +196,7 @@ class MatchCog(commands.Cog, name="Matches"):
                 sent=sent,
             )
 
-        await respond_in_turn(interaction, self._krig().tables, work())
+        await respond_in_turn(interaction, self.bot.tables, work())
 
     async def announce(self, recovered: list[tuple[GameRow, GameRow | None]]) -> None:
         """Show the matches moved on at start-up: the next table, or who won the match."""
@@ -228,7 +228,7 @@ class MatchCog(commands.Cog, name="Matches"):
                     allowed_mentions=NO_MENTIONS,
                 )
                 edit = editor(self.bot, dealt.channel_id, message.id)
-                self._krig().tables.show(dealt.channel_id, Shown(message.id, view, edit))
+                self.bot.tables.show(dealt.channel_id, Shown(message.id, view, edit))
                 await self.service.show_table(dealt.channel_id, dealt.id, 0, message.id)
             except discord.HTTPException as exc:
                 log.warning(

@@ -23,7 +23,7 @@ from discord.ext import commands
 from krigbot.cogs.buttons import FlipButton, _guarded, view_of
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
-from krigbot.cogs.tables import Tables, respond_in_turn
+from krigbot.cogs.tables import respond_in_turn
 from krigbot.engine.cards import card_code, card_value, parse_card
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.steal import StealGame
@@ -348,17 +348,11 @@ class StealCog(commands.Cog, name="StealWar"):
             return False  # the ordinary flip path refuses it properly
         return found is not None and isinstance(found[1], StealGame)
 
-    def _tables(self) -> Tables:
-        krig = self.bot.get_cog("Krig")
-        tables = getattr(krig, "tables", None)
-        assert isinstance(tables, Tables)
-        return tables
-
     def _superseded(
         self, channel_id: int, message_id: int, embed: discord.Embed, lang: Lang
     ) -> None:
         """Let a table say, once it is greyed, that it no longer counts down or waits."""
-        live = self._tables().live(channel_id)
+        live = self.bot.tables.live(channel_id)
         if live is not None and live.message_id == message_id:
             live.retired = lambda: {"embed": superseded(embed, lang)}
 
@@ -403,7 +397,7 @@ class StealCog(commands.Cog, name="StealWar"):
                     "could not update the table of game %s: %s", row.id, exc, extra=about(row)
                 )
                 return False
-            self._tables().changed(row.channel_id, row.table_message_id, view)
+            self.bot.tables.changed(row.channel_id, row.table_message_id, view)
             self._shown[row.id] = version
             return True
 
@@ -557,7 +551,7 @@ class StealCog(commands.Cog, name="StealWar"):
                 embed=embed, view=view, update=pressed is not None, durable=True, sent=sent
             )
 
-        await respond_in_turn(interaction, self._tables(), work(), update=pressed is not None)
+        await respond_in_turn(interaction, self.bot.tables, work(), update=pressed is not None)
 
     async def on_look(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Answer a Look press privately: the presser's next card and their choices."""
@@ -629,7 +623,7 @@ class StealCog(commands.Cog, name="StealWar"):
             return Reply(content="\n".join(lines), view=private, update=True)
 
         if on_table:
-            await respond_in_turn(interaction, self._tables(), work(), update=True)
+            await respond_in_turn(interaction, self.bot.tables, work(), update=True)
         else:
             await respond(interaction, work(), update=True)
 

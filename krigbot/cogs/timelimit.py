@@ -23,7 +23,7 @@ from discord.ext import commands
 
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS
-from krigbot.cogs.tables import Shown, Tables, editor
+from krigbot.cogs.tables import Shown, editor
 from krigbot.i18n import lang_for, t
 from krigbot.logs import about, context
 from krigbot.render.play import time_up_embed
@@ -112,16 +112,10 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
                 # The time left, not a wait for something: a new deadline cuts it short.
                 await asyncio.wait_for(self._changed.wait(), timeout)
 
-    def _tables(self) -> Tables:
-        krig = self.bot.get_cog("Krig")
-        tables = getattr(krig, "tables", None)
-        assert isinstance(tables, Tables)
-        return tables
-
     async def _time_up(self, game_id: int, channel_id: int) -> None:
         # The channel's turn, from before the end is committed until its message is out, so
         # nothing that raced it shows up after the end (as for every other end of a game).
-        async with self._tables().turn(channel_id):
+        async with self.bot.tables.turn(channel_id):
             await self._end_in_turn(game_id, channel_id)
 
     async def _end_in_turn(self, game_id: int, channel_id: int) -> None:
@@ -166,7 +160,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
             # The end stays marked as unshown: the next start of the bot shows it.
             log.warning("could not announce the end of game %s: %s", row.id, exc, extra=about(row))
             return
-        tables = self._tables()
+        tables = self.bot.tables
         table = tables.live(row.channel_id)
         if table is not None:
             # The old table goes grey and points to the result below.

@@ -14,7 +14,7 @@ from discord.ext import commands
 
 from krigbot.cogs.autoplay import AUTOPLAY_ITEMS, AutoplayCog
 from krigbot.cogs.buttons import DYNAMIC_ITEMS
-from krigbot.cogs.checks import malformed_command, unhandled_press
+from krigbot.cogs.checks import malformed_command, pressed_id, unhandled_press
 from krigbot.cogs.history import HISTORY_ITEMS, HistoryCog
 from krigbot.cogs.krig import KrigCog
 from krigbot.cogs.matches import MATCH_ITEMS, MatchCog
@@ -210,7 +210,7 @@ class KrigBot(commands.Bot):
         if interaction.type is discord.InteractionType.component and unhandled_press(
             interaction, self._dynamic_items
         ):
-            custom_id = str((interaction.data or {}).get("custom_id"))
+            custom_id = str(pressed_id(interaction))
             log.warning("refused a button that is not on its message: %r", custom_id[:100])
             await refuse(interaction, "err.stale_button")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import discord
 
@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 
 
 def _cog(interaction: discord.Interaction[Any]) -> KrigCog:
-    cog = interaction.client.get_cog("Krig")  # type: ignore[attr-defined]
+    cog = interaction.client.get_cog("Krig")
     assert cog is not None
-    return cog  # type: ignore[no-any-return]
+    return cast("KrigCog", cog)
 
 
 async def _guarded(interaction: discord.Interaction[Any], handler: Awaitable[None]) -> None:

@@ -42,7 +42,7 @@ def malformed_command(
     tree: app_commands.CommandTree[Any], interaction: discord.Interaction[Any]
 ) -> str | None:
     """Return what is wrong with a slash command as sent, or None if it is as declared."""
-    data: Mapping[str, Any] = interaction.data or {}  # type: ignore[assignment]
+    data: Mapping[str, Any] = interaction.data or {}
     if data.get("type", 1) != 1:
         return None  # context menus carry no options
     name = str(data.get("name"))
@@ -139,12 +139,19 @@ def unhandled_press(
     leaves anything else unanswered: a button from an older version, or one copied from another
     message by a forged press.
     """
-    custom_id = (interaction.data or {}).get("custom_id")
+    custom_id = pressed_id(interaction)
     if not isinstance(custom_id, str) or not custom_id.startswith("krig:"):
         return False
     if not any(item.__discord_ui_compiled_template__.fullmatch(custom_id) for item in items):
         return True
     return not _carried(interaction.message, custom_id)
+
+
+def pressed_id(interaction: discord.Interaction[Any]) -> str | None:
+    """Return the custom id of the component an interaction pressed, if it carries one."""
+    data: Mapping[str, Any] = interaction.data or {}
+    custom_id = data.get("custom_id")
+    return custom_id if isinstance(custom_id, str) else None
 
 
 def _carried(message: discord.Message | None, custom_id: str) -> bool:

@@ -208,11 +208,11 @@ class KrigCog(commands.Cog, name="Krig"):
         shortage=_desc("opt.shortage.desc", "What happens when someone runs out of cards in a war"),
         best_of=_desc("opt.best_of.desc", "Play a match: the first to win most of 3 or 5 games"),
     )
+    @app_commands.choices(best_of=BEST_OF_CHOICES)
     @app_commands.choices(
         variant=VARIANT_CHOICES,
         pickup=PICKUP_CHOICES,
         shortage=SHORTAGE_CHOICES,
-        best_of=BEST_OF_CHOICES,
     )
     async def start(
         self,
@@ -460,9 +460,11 @@ class KrigCog(commands.Cog, name="Krig"):
     async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
         """Return the table as it stands now, for a table message that shows an older round."""
         found = await self.service.game_in(channel_id)
-        if found is None or found[0].id != game_id or found[1] is None:
+        if found is None:
             raise Refusal("err.game_over")
         row, game = found
+        if row.id != game_id or game is None:
+            raise Refusal("err.game_over")
         embed = discord.Embed(
             title=t(lang, "table.title", round=row.round),
             description=t(lang, "table.current"),

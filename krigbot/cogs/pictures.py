@@ -13,7 +13,7 @@ import functools
 import io
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import discord
@@ -77,6 +77,7 @@ class Pictures:
         self._in_flight += 1
         started = time.perf_counter()
         try:
+            work: Awaitable[T]
             starting = self._warming is not None and not self._warming.done()
             if self._processes == 0 or starting:
                 # Until the worker is ready (a second or so after a start) pictures are drawn

@@ -114,6 +114,7 @@ class Reply:
         """Send after the interaction was deferred."""
         if self.silent:
             return
+        message: discord.Message
         if self.update:
             message = await interaction.edit_original_response(
                 content=self.content,

@@ -1,28 +1,25 @@
 """Best-of matches (RULES §11: 002's "best av 3 eller 5"): after each game, the next deal.
 
-A match is a run of games between the same players with the same rules. Each game carries its
-place in the match in ``extra["match"]``: the match id (its first game's id), ``best_of``, the
-game's number and the score before it, so a table can show the score without reading anything.
-When a match game finishes, the service's finish hook counts it and, in one transaction, either
-records the match's winners or deals the next game. A draw counts for nobody, so a match always
-ends with a winner: the first to win a majority of ``best_of``. If the bot stops between the
-finished game and that write, :meth:`MatchKeeper.recover` does it at start-up.
-
->>> match = MatchInfo(id=7, best_of=3, game=2, score=(1, 0))
->>> match.target, match.after(winners=(1,)), match.decided((2, 0))
-(2, (1, 1), (0,))
+A match is a run of games between the same players with the same rules; each game's place in it
+is a :class:`~krigbot.engine.match.MatchInfo` in its ``extra["match"]``. When a match game
+finishes, the service's finish hook counts it and, in one transaction, either records the
+match's winners or deals the next game. If the bot stops between the finished game and that
+write, :meth:`MatchKeeper.recover` does it at start-up.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from krigbot.engine import Outcome, Rules
 from krigbot.engine.game import outcome_from_dict
+
+# The match values are the engine's; they are re-exported for the code that still finds them here.
+from krigbot.engine.match import BEST_OF as BEST_OF
+from krigbot.engine.match import MatchInfo as MatchInfo
+from krigbot.engine.match import first_game as first_game
 from krigbot.engine.steal import new_game
 from krigbot.logs import about
 from krigbot.sessions import dealt_extra
@@ -33,63 +30,6 @@ if TYPE_CHECKING:
     from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
-
-BEST_OF = (3, 5)
-
-
-@dataclass(frozen=True, slots=True)
-class MatchInfo:
-    """A game's place in its match: which match, how long, which game, the score before it."""
-
-    id: int
-    best_of: int
-    game: int
-    score: tuple[int, ...]
-    """Games won per seat before this game."""
-
-    @property
-    def target(self) -> int:
-        """Return how many games win the match (a majority of ``best_of``)."""
-        return self.best_of // 2 + 1
-
-    def after(self, winners: Sequence[int]) -> tuple[int, ...]:
-        """Return the score once this game's winning seats (none for a draw) are counted."""
-        return tuple(won + (seat in winners) for seat, won in enumerate(self.score))
-
-    def decided(self, score: Sequence[int]) -> tuple[int, ...]:
-        """Return the seats that have won the match with this score (teammates together)."""
-        return tuple(seat for seat, won in enumerate(score) if won >= self.target)
-
-    def to_extra(self) -> dict[str, Any]:
-        """Return the JSON kept in the game's ``extra["match"]``."""
-        return {
-            "id": self.id,
-            "best_of": self.best_of,
-            "game": self.game,
-            "score": list(self.score),
-        }
-
-    @classmethod
-    def of(cls, extra: Mapping[str, Any]) -> MatchInfo | None:
-        """Return the match a game's ``extra`` says it belongs to, or None."""
-        data = extra.get("match")
-        if not isinstance(data, Mapping):
-            return None
-        try:
-            return cls(
-                int(data["id"]),
-                int(data["best_of"]),
-                int(data["game"]),
-                tuple(int(won) for won in data["score"]),
-            )
-        except (KeyError, TypeError, ValueError):
-            log.warning("ignoring a damaged match entry: %r", data)
-            return None
-
-
-def first_game(game_id: int, best_of: int, players: int) -> MatchInfo:
-    """Return the match a challenge with ``best_of`` starts: its id is the first game's."""
-    return MatchInfo(game_id, best_of, 1, (0,) * players)
 
 
 class MatchKeeper:

@@ -22,13 +22,19 @@ from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respon
 from krigbot.cogs.steal import StealCog
 from krigbot.cogs.tables import Shown, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
-from krigbot.engine.rules import MAX_TIME_LIMIT, MIN_TIME_LIMIT
+from krigbot.engine.match import BEST_OF
+from krigbot.engine.rules import (
+    MAX_ROUND_LIMIT,
+    MAX_TIME_LIMIT,
+    MIN_TIME_LIMIT,
+    PICKUPS,
+    PRESETS,
+    SHORTAGES,
+)
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, fmt_duration, lang_for, t
 from krigbot.logs import about, context
-from krigbot.matches import BEST_OF
 from krigbot.render.embeds import (
-    VARIANTS,
     challenge_embed,
     counts_field,
     leaderboard_embed,
@@ -56,19 +62,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_ROUND_LIMIT = 10_000
 PERIODS = {"all": None, "month": timedelta(days=30), "week": timedelta(days=7)}
 
 VARIANT_CHOICES = [
-    app_commands.Choice(name=ls(name, key=f"variant.{name}.name"), value=name) for name in VARIANTS
+    app_commands.Choice(name=ls(name, key=f"variant.{name}.name"), value=name) for name in PRESETS
 ]
 PICKUP_CHOICES = [
-    app_commands.Choice(name=ls(value, key=f"pickup.{value}"), value=value)
-    for value in ("winner_first", "table", "shuffled")
+    app_commands.Choice(name=ls(value, key=f"pickup.{value}"), value=value) for value in PICKUPS
 ]
 SHORTAGE_CHOICES = [
-    app_commands.Choice(name=ls(value, key=f"shortage.{value}"), value=value)
-    for value in ("lose", "last_card")
+    app_commands.Choice(name=ls(value, key=f"shortage.{value}"), value=value) for value in SHORTAGES
 ]
 IMAGES_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"images.{value}"), value=value)
@@ -250,7 +253,7 @@ class KrigCog(commands.Cog, name="Krig"):
             options["pickup"] = pickup
         if shortage is not None:
             options["shortage"] = shortage
-        if variant not in VARIANTS:
+        if variant not in PRESETS:
             await refuse(interaction, "err.bad_option", reason=variant)
             return
         if best_of is not None and best_of not in BEST_OF:
@@ -951,7 +954,7 @@ class KrigCog(commands.Cog, name="Krig"):
         self, interaction: discord.Interaction[Any], variant: str | None = None
     ) -> None:
         """Explain how to play, in the reader's language."""
-        if variant is not None and variant not in VARIANTS:
+        if variant is not None and variant not in PRESETS:
             await refuse(interaction, "err.bad_option", reason=variant)
             return
         embed = rules_embed(variant, user_lang(interaction))

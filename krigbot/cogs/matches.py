@@ -23,9 +23,10 @@ from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang
 from krigbot.cogs.tables import Shown, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine import OPTION_KEYS, Rules
+from krigbot.engine.match import MatchInfo, first_game
+from krigbot.fairness import fairness_command
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import about
-from krigbot.matches import MatchInfo, first_game
 from krigbot.render.embeds import challenge_embed, names_of
 from krigbot.render.matches import match_result
 from krigbot.render.play import add_game_over, dealt_embed
@@ -63,7 +64,7 @@ async def ending(
 ) -> Ending:
     """Add the match and the fairness check to a finished game's embed; return its buttons."""
     assert game.outcome is not None
-    add_game_over(embed, row, game, lang)
+    add_game_over(embed, row, game, lang, command=fairness_command(game, row.seed))
     url = None if web is None else await web.game_url(row.guild_id, row.id)
     links = () if url is None else (web_button(url, lang),)
 

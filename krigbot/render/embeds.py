@@ -33,8 +33,6 @@ UNKNOWN = "?"
 """Shown for a face-up card not yet played."""
 TEAMS = ((0, 2), (1, 3))
 """The seats of each team in a team game (RULES §9)."""
-VARIANTS = tuple(PRESETS)
-"""Every preset of the engine (RULES §11), in its order: the variant choices and the rules list."""
 
 
 _BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
@@ -595,7 +593,7 @@ def rules_embed(variant: str | None, lang: Lang) -> discord.Embed:
     else:
         embed.add_field(
             name=t(lang, "rules.variants_heading"),
-            value="\n".join(f"`{v}` — {t(lang, f'variant.{v}.name')}" for v in VARIANTS),
+            value="\n".join(f"`{v}` — {t(lang, f'variant.{v}.name')}" for v in PRESETS),
             inline=False,
         )
     embed.add_field(

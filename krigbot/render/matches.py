@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from krigbot.engine.match import MatchInfo
 from krigbot.i18n import Lang, fmt_list, t
-from krigbot.matches import MatchInfo
 
 
 def score_text(names: Sequence[str], score: Sequence[int]) -> str:

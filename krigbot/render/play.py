@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, cast
 import discord
 
 from krigbot.engine import Game, Round, Rules
+from krigbot.engine.match import MatchInfo
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, LocaleLike, fmt_date, fmt_list, t
-from krigbot.matches import MatchInfo
 from krigbot.render.embeds import (
     COLOUR_INFO,
     COLOUR_OVER,
@@ -31,7 +31,6 @@ from krigbot.render.embeds import (
 )
 from krigbot.render.matches import match_lines, match_result
 from krigbot.render.steal import choice_lines
-from krigbot.sim import play_command
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -128,40 +127,33 @@ def standing_embed(
 # ------------------------------------------------------------------- the end of a game
 
 
-def fairness_text(row: GameRow, game: Game | StealGame, lang: Lang) -> str:
+def fairness_text(row: GameRow, game: Game | StealGame, lang: Lang, command: str | None) -> str:
     """Return how anyone can check the result: the seed, the rules, and the command to run.
 
-    The command line replays the deal and plays it through; it cannot know of a forfeit or of
-    Steal War's choices, so for those games only the seed and the rules are given.
+    ``command`` is the command line that plays the same game (see :mod:`krigbot.fairness`),
+    None for a game it cannot replay: then only the seed and the rules are given.
     """
-    rules = game.rules
     lines = [
         t(lang, "fair.seed", seed=row.seed),
-        t(lang, "fair.rules", rules=" · ".join(rules_lines(rules, names_of(row), lang))),
+        t(lang, "fair.rules", rules=" · ".join(rules_lines(game.rules, names_of(row), lang))),
     ]
-    checked = _without_clock(game)
-    if isinstance(game, Game) and not game.forfeits and checked is not None:
-        lines.append(t(lang, "fair.command", command=f"`{play_command(checked, row.seed)}`"))
+    if command is not None:
+        lines.append(t(lang, "fair.command", command=f"`{command}`"))
     return "\n".join(lines)
 
 
-def _without_clock(game: Game | StealGame) -> Rules | None:
-    """Return rules the command line plays the same game by, which has no clock (RULES §7).
+def add_game_over(
+    embed: discord.Embed,
+    row: GameRow,
+    game: Game | StealGame,
+    lang: Lang,
+    *,
+    command: str | None,
+) -> None:
+    """Add what a finished game's message tells besides the result: the match, the check.
 
-    A time limit that ended the game after N rounds counted the cards as a round limit of N
-    would; one that did not end it changed nothing. None if no round was played in time.
+    ``command`` is the fairness check's command line, as :func:`fairness_text` takes it.
     """
-    rules, outcome = game.rules, game.outcome
-    if rules.time_limit is None:
-        return rules
-    rules = rules.replace(time_limit=None)
-    if outcome is None or outcome.reason != "time_limit":
-        return rules
-    return rules.replace(max_rounds=outcome.rounds) if outcome.rounds >= 1 else None
-
-
-def add_game_over(embed: discord.Embed, row: GameRow, game: Game | StealGame, lang: Lang) -> None:
-    """Add what a finished game's message tells besides the result: the match, the check."""
     assert game.outcome is not None
     match = MatchInfo.of(row.extra)
     if match is not None and len(match.score) == len(row.players):
@@ -171,7 +163,7 @@ def add_game_over(embed: discord.Embed, row: GameRow, game: Game | StealGame, la
             inline=False,
         )
     embed.add_field(
-        name=t(lang, "fair.heading"), value=fairness_text(row, game, lang), inline=False
+        name=t(lang, "fair.heading"), value=fairness_text(row, game, lang, command), inline=False
     )
 
 

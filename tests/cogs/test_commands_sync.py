@@ -8,6 +8,7 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.engine import PRESETS
+from krigbot.engine.rules import MAX_ROUND_LIMIT
 from tests.cogs.helpers import start_game
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
@@ -95,7 +96,8 @@ def test_start_takes_opponents_a_variant_a_round_limit_and_rule_overrides(
         ("shortage", STRING, False),
         ("best_of", INTEGER, False),
     ]
-    assert (start["rounds"]["min_value"], start["rounds"]["max_value"]) == (1, 10_000)
+    # The round limit Discord offers is the engine's, not a lower one of the command's own.
+    assert (start["rounds"]["min_value"], start["rounds"]["max_value"]) == (1, MAX_ROUND_LIMIT)
     assert [c["value"] for c in start["pickup"]["choices"]] == ["winner_first", "table", "shuffled"]
     assert [c["value"] for c in start["shortage"]["choices"]] == ["lose", "last_card"]
     assert [c["value"] for c in start["best_of"]["choices"]] == [3, 5]

@@ -258,9 +258,9 @@ def test_every_known_exception_still_happens() -> None:
             True,
         ),
         (
-            "krigbot/cogs/x.py",
+            "krigbot/render/x.py",
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\nelse:\n"
-            "    from krigbot.bot import KrigBot\n",
+            "    from krigbot.storage import GameRow\n",
             True,
         ),
         ("krigbot/cogs/x.py", "from krigbot.fairness import fairness_command\n", False),
@@ -279,12 +279,12 @@ def test_the_check_tells_a_forbidden_import_from_an_allowed_one(
         assert describe(probe, found[0]).startswith(f"{path}:{found[0].line}: {probe.module}")
 
 
-def modules_loaded_by(packages: Iterable[str]) -> list[str]:
-    """Return the modules a fresh interpreter loads for every module of these packages."""
+def modules_loaded_by(modules: Iterable[str]) -> list[str]:
+    """Return the modules a fresh interpreter loads to import these."""
     script = (
         "import importlib, json, sys\n"
         "before = set(sys.modules)\n"
-        f"for name in {sorted(packages)!r}:\n"
+        f"for name in {sorted(modules)!r}:\n"
         "    importlib.import_module(name)\n"
         "print(json.dumps(sorted(set(sys.modules) - before)))\n"
     )

@@ -6,8 +6,6 @@ someone else's ephemeral message), builds the interaction as Discord would and d
 to the gateway session that owns the channel's guild.
 """
 
-# The public waits take ``timeout=`` on purpose: see tests/standin/records.py.
-
 from __future__ import annotations
 
 import contextlib

@@ -164,7 +164,7 @@ class InteractionRecord:
     guild: Guild | None
     locale: str
     dispatched_at: float
-    #: The bot the interaction was sent to, which alone may answer it.
+    #: The bot the interaction was sent to: its answers are that bot's messages and webhook.
     application: Application
     guard: Guard | None = None
     #: For component interactions: the message whose component was used.

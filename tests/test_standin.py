@@ -324,6 +324,45 @@ async def test_json_content_type_and_unknown_routes(standin: DiscordStandIn) -> 
     standin.unknown_requests.clear()  # on purpose here; the fixture fails tests that hit one
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "code", "message"),
+    [
+        ("GET", "/channels/1", 10003, "Unknown Channel"),
+        ("GET", "/channels/not-an-id/messages", 10003, "Unknown Channel"),
+        ("POST", "/channels/1/typing", 10003, "Unknown Channel"),
+        ("GET", "/channels/{channel}/messages/1", 10008, "Unknown Message"),
+        ("PATCH", "/channels/{channel}/messages/1", 10008, "Unknown Message"),
+        ("DELETE", "/channels/{channel}/messages/1", 10008, "Unknown Message"),
+        ("PUT", "/channels/{channel}/messages/1/reactions/x/@me", 10008, "Unknown Message"),
+        ("GET", "/guilds/1", 10004, "Unknown Guild"),
+        ("GET", "/guilds/{guild}/members/1", 10007, "Unknown Member"),
+        ("GET", "/users/1", 10013, "Unknown User"),
+        ("GET", "/applications/1/commands", 10002, "Unknown Application"),
+        ("POST", "/interactions/1/no-such-token/callback", 10062, "Unknown interaction"),
+        ("POST", "/webhooks/{app}/no-such-token", 10015, "Unknown Webhook"),
+        ("PATCH", "/webhooks/{app}/no-such-token/messages/@original", 10015, "Unknown Webhook"),
+    ],
+)
+async def test_unknown_ids_get_discords_404(
+    standin: DiscordStandIn,
+    standin_world: SampleWorld,
+    method: str,
+    path: str,
+    code: int,
+    message: str,
+) -> None:
+    w = standin_world
+    url = standin.api_base + path.format(
+        channel=w.no_channel.id, guild=w.no_guild.id, app=standin.application_id
+    )
+    async with (
+        aiohttp.ClientSession() as session,
+        session.request(method, url, headers={"Authorization": "Bot x"}, json={}) as resp,
+    ):
+        assert resp.status == 404
+        assert await resp.json() == {"message": message, "code": code}
+
+
 # ------------------------------------------------------------------------------ slash commands
 
 

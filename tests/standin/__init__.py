@@ -7,6 +7,8 @@ Public API::
 
 from __future__ import annotations
 
+from tests.standin.apps import SyncRecord
+from tests.standin.client import NotConnectedError
 from tests.standin.commands import (
     CommandNotAvailableError,
     OptionError,
@@ -19,13 +21,8 @@ from tests.standin.gateway import GatewayEvent
 from tests.standin.harness import pointed_at, run_bot
 from tests.standin.messages import Attachment, ChannelEvent, Message, MessageRevision
 from tests.standin.records import InteractionRecord, InteractionResponse, RequestRecord
-from tests.standin.server import (
-    SITECUSTOMIZE_DIR,
-    DiscordStandIn,
-    MessageWatcher,
-    NotConnectedError,
-    SyncRecord,
-)
+from tests.standin.server import SITECUSTOMIZE_DIR, DiscordStandIn
+from tests.standin.store import MessageWatcher
 from tests.standin.world import Channel, Guild, Member, Role, User, normalize_locale
 
 __all__ = [

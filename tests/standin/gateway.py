@@ -15,6 +15,7 @@ from aiohttp import WSMsgType, web
 from tests.standin.events import EventLog
 
 if TYPE_CHECKING:
+    from tests.standin.apps import Application
     from tests.standin.server import DiscordStandIn
 
 # Opcodes
@@ -90,6 +91,8 @@ class Session:
     shard: tuple[int, int]
     intents: int
     token: str
+    #: The bot that IDENTIFYed with ``token``.
+    application: Application
     identified_at: float
     seq: int = 0
     sent: int = 0
@@ -233,7 +236,8 @@ class Gateway:
 
     async def _identify(self, conn: Connection, data: dict[str, Any]) -> None:
         standin = self.standin
-        if not standin.token_ok(data.get("token")):
+        app = standin.applications.by_token(data.get("token"))
+        if app is None:
             await conn.ws.close(code=4004, message=b"Authentication failed.")
             return
         intents = int(data.get("intents", 0))
@@ -251,6 +255,7 @@ class Gateway:
             shard=shard,
             intents=intents,
             token=str(data.get("token")),
+            application=app,
             identified_at=time.perf_counter(),
         )
         self.sessions[session.id] = session
@@ -259,13 +264,12 @@ class Gateway:
         guilds = [g for g in standin.guilds.values() if session.covers_guild(g.id)]
         ready: dict[str, Any] = {
             "v": 10,
-            "user": standin.bot_user.to_json()
-            | {"verified": True, "mfa_enabled": False, "flags": 0},
+            "user": app.bot_user.to_json() | {"verified": True, "mfa_enabled": False, "flags": 0},
             "guilds": [{"id": str(g.id), "unavailable": True} for g in guilds],
             "session_id": session.id,
             "session_type": "normal",
             "resume_gateway_url": standin.gateway_url,
-            "application": {"id": str(standin.application_id), "flags": standin.application_flags},
+            "application": {"id": str(app.id), "flags": app.flags},
             "private_channels": [],
             "relationships": [],
             "presences": [],

@@ -14,6 +14,7 @@ from tests.standin.events import EventLog, Guard
 from tests.standin.messages import EPHEMERAL, Message, MessageRevision
 
 if TYPE_CHECKING:
+    from tests.standin.apps import Application
     from tests.standin.world import Channel, Guild, User
 
 # Interaction callback types (https://discord.com/developers/docs/interactions/receiving-and-responding)
@@ -163,6 +164,8 @@ class InteractionRecord:
     guild: Guild | None
     locale: str
     dispatched_at: float
+    #: The bot the interaction was sent to: its answers are that bot's messages and webhook.
+    application: Application
     guard: Guard | None = None
     #: For component interactions: the message whose component was used.
     source_message: Message | None = None

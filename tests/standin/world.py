@@ -1,8 +1,8 @@
 """The stand-in's model of Discord's world: users, guilds, roles, members and channels.
 
-Everything here is plain data plus the JSON shapes Discord sends for it. The objects are
-created through :class:`tests.standin.server.DiscordStandIn` (``add_guild`` and friends), which
-also tells a connected bot about changes over the gateway.
+Everything here is plain data plus the JSON shapes Discord sends for it, and the :class:`World`
+that holds it by id. The objects are created through :class:`tests.standin.server.DiscordStandIn`
+(``add_guild`` and friends), which also tells a connected bot about changes over the gateway.
 """
 
 from __future__ import annotations
@@ -471,3 +471,24 @@ def overwrites_from(
             target.id, kind, permission_value(allow), permission_value(deny)
         )
     return result
+
+
+class World:
+    """Every user, guild, role and channel by id: the state the routes look things up in."""
+
+    def __init__(self) -> None:
+        self.snowflakes = SnowflakeGenerator()
+        self.users: dict[int, User] = {}
+        self.guilds: dict[int, Guild] = {}
+        self.channels: dict[int, Channel] = {}
+        self.roles: dict[int, Role] = {}
+        self._dm_channels: dict[int, Channel] = {}
+
+    def dm_channel(self, user: User) -> Channel:
+        """The DM channel between the bot and ``user`` (created on first use)."""
+        channel = self._dm_channels.get(user.id)
+        if channel is None:
+            channel = Channel(self.snowflakes.next(), f"dm-{user.name}", 1, None, recipient=user)
+            self._dm_channels[user.id] = channel
+            self.channels[channel.id] = channel
+        return channel

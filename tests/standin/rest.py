@@ -1,0 +1,309 @@
+"""How every REST request is served: auth, injected delays and faults, rate-limit headers, errors.
+
+The route modules (``tests/standin/routes/``) only say what a resource answers; everything that
+is the same for all of them lives here, above all the one lookup for ids (:func:`find`), so an
+unknown channel, message or interaction is refused with Discord's own 404 body in every route.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import json
+import logging
+import math
+import re
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from aiohttp import web
+
+from tests.standin.messages import FormErrors
+from tests.standin.records import Fault, RequestRecord
+
+if TYPE_CHECKING:
+    from tests.standin.apps import Application
+    from tests.standin.server import DiscordStandIn
+
+log = logging.getLogger("tests.standin")
+
+API_PREFIX = "/api/v10"
+STANDIN_KEY = web.AppKey("standin", "DiscordStandIn")
+RECORD_KEY = web.RequestKey("standin_record", RequestRecord)
+APPLICATION_KEY = web.RequestKey("standin_application", "Application")
+
+K = TypeVar("K")
+T = TypeVar("T")
+
+
+def json_response(
+    data: Any, status: int = 200, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    """A JSON body with ``Content-Type: application/json`` exactly."""
+    # Exactly "application/json": discord.py compares the header verbatim and treats
+    # "application/json; charset=utf-8" (aiohttp's default for json_response) as text.
+    return web.Response(
+        body=json.dumps(data).encode(),
+        status=status,
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
+
+
+def no_content() -> web.Response:
+    """A 204 with no body."""
+    # No Content-Type at all: discord.py would try to JSON-decode an empty application/json body.
+    return web.Response(status=204)
+
+
+class DiscordError(Exception):
+    """A refusal in Discord's JSON error shape; raise it from a route, the middleware answers it."""
+
+    def __init__(
+        self, status: int, code: int, message: str, errors: FormErrors | None = None
+    ) -> None:
+        super().__init__(f"{status} {code} {message}")
+        self.status, self.code, self.message, self.errors = status, code, message, errors
+
+    def response(self) -> web.Response:
+        body: dict[str, Any] = {"message": self.message, "code": self.code}
+        if self.errors:
+            body["errors"] = self.errors.tree
+        return json_response(body, self.status)
+
+
+def invalid_form(errors: FormErrors | None = None) -> DiscordError:
+    """Discord's 400 "Invalid Form Body" (50035), with the field errors if any."""
+    return DiscordError(400, 50035, "Invalid Form Body", errors)
+
+
+class Unknown(enum.Enum):
+    """Discord's 404 for an id that names nothing it may see: (JSON error code, message)."""
+
+    APPLICATION = (10002, "Unknown Application")
+    CHANNEL = (10003, "Unknown Channel")
+    GUILD = (10004, "Unknown Guild")
+    MEMBER = (10007, "Unknown Member")
+    MESSAGE = (10008, "Unknown Message")
+    USER = (10013, "Unknown User")
+    WEBHOOK = (10015, "Unknown Webhook")
+    INTERACTION = (10062, "Unknown interaction")
+
+    def error(self) -> DiscordError:
+        code, message = self.value
+        return DiscordError(404, code, message)
+
+
+def snowflake(raw: str | None) -> int | None:
+    """The id in a path segment, or None where the segment is no id at all."""
+    return int(raw) if raw is not None and raw.isdigit() else None
+
+
+def find(
+    table: Mapping[K, T],
+    key: K | None,
+    unknown: Unknown,
+    *,
+    where: Callable[[T], bool] | None = None,
+) -> T:
+    """``table[key]`` if it exists (and passes ``where``); else raise Discord's 404 ``unknown``."""
+    item = None if key is None else table.get(key)
+    if item is None or (where is not None and not where(item)):
+        raise unknown.error()
+    return item
+
+
+def path_id(request: web.Request, name: str) -> int | None:
+    """The snowflake in the path segment ``name`` (None if it is not one)."""
+    return snowflake(request.match_info.get(name))
+
+
+def standin_of(request: web.Request) -> DiscordStandIn:
+    """The stand-in serving ``request``."""
+    return request.app[STANDIN_KEY]
+
+
+def application_of(request: web.Request) -> Application:
+    """The bot whose token authorized ``request`` (routes under ``/interactions``, ``/webhooks``
+    carry no token and find theirs through the interaction)."""
+    return request[APPLICATION_KEY]
+
+
+@dataclass
+class UploadedFile:
+    """One ``files[n]`` part of a multipart request."""
+
+    index: int
+    filename: str
+    data: bytes
+    content_type: str | None
+
+
+async def read_payload(request: web.Request) -> tuple[dict[str, Any], list[UploadedFile]]:
+    """The JSON body (or multipart ``payload_json`` and ``files[n]``); recorded on the request."""
+    files: list[UploadedFile] = []
+    if request.content_type == "multipart/form-data":
+        form = await request.post()
+        payload: dict[str, Any] = {}
+        raw = form.get("payload_json")
+        if isinstance(raw, str):
+            payload = json.loads(raw)
+        for key, value in form.items():
+            match = re.fullmatch(r"files\[(\d+)\]", key)
+            if match and isinstance(value, web.FileField):
+                files.append(
+                    UploadedFile(
+                        int(match.group(1)),
+                        value.filename,
+                        value.file.read(),
+                        value.content_type,
+                    )
+                )
+    elif request.can_read_body:
+        payload = await request.json()
+    else:
+        payload = {}
+    request[RECORD_KEY].json = payload
+    return payload, files
+
+
+_DEFAULT_FAULT = {
+    400: (50035, "Invalid Form Body"),
+    401: (0, "401: Unauthorized"),
+    403: (50013, "Missing Permissions"),
+    404: (10062, "Unknown interaction"),
+    500: (0, "500: Internal Server Error"),
+    502: (0, "502: Bad Gateway"),
+    503: (0, "503: Service Unavailable"),
+    504: (0, "504: Gateway Timeout"),
+}
+
+
+@web.middleware
+async def serve(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Record the request, check its token, apply delays and faults, then run the route."""
+    standin = standin_of(request)
+    path = request.path
+    rel = path[len(API_PREFIX) :] if path.startswith(API_PREFIX + "/") else path
+    record = RequestRecord(request.method, rel, dict(request.query), time.perf_counter())
+    # Kept on the request (not "the last record") because requests run concurrently.
+    request[RECORD_KEY] = record
+    if path != "/gateway":
+        standin.requests.append(record)
+    try:
+        needs_auth = path.startswith(API_PREFIX + "/") and not rel.startswith(
+            ("/interactions/", "/webhooks/", "/gateway")
+        )
+        app = standin.applications.by_token(request.headers.get("Authorization"))
+        if needs_auth and app is None:
+            response: web.StreamResponse = DiscordError(401, 0, "401: Unauthorized").response()
+        else:
+            if app is not None:
+                request[APPLICATION_KEY] = app
+            for delay in standin.delays:
+                if delay.matches(request.method, rel):
+                    if delay.times is not None:
+                        delay.times -= 1
+                    record.delayed += delay.seconds
+                    await asyncio.sleep(delay.seconds)
+            fault = next((f for f in standin.faults if f.matches(request.method, rel)), None)
+            if fault is not None:
+                fault.times -= 1
+                fault.hits.append(record)
+                record.fault = fault
+                response = fault_response(fault)
+            else:
+                response = await handler(request)
+    except web.HTTPException:
+        raise
+    except DiscordError as refusal:
+        response = refusal.response()
+    except Exception as exc:
+        text = f"{request.method} {rel}: {exc!r}\n{traceback.format_exc()}"
+        standin.internal_errors.append(text)
+        log.error("stand-in internal error: %s", text)
+        response = DiscordError(400, 0, f"stand-in internal error: {exc!r}").response()
+    record.status = response.status
+    if path != "/gateway":
+        _ratelimit_headers(response, rel, request.method)
+    return response
+
+
+def _ratelimit_headers(response: web.StreamResponse, rel: str, method: str) -> None:
+    # Generous, realistic headers so discord.py's bucket code runs but never has to wait.
+    if response.status == 429 or "X-RateLimit-Limit" in response.headers or response.prepared:
+        return
+    route = re.sub(r"\d{15,}", "{id}", rel)
+    route = re.sub(r"/webhooks/\{id\}/[^/]+", "/webhooks/{id}/{token}", route)
+    route = re.sub(r"/interactions/\{id\}/[^/]+", "/interactions/{id}/{token}", route)
+    response.headers.update(
+        {
+            "X-RateLimit-Limit": "50",
+            "X-RateLimit-Remaining": "49",
+            "X-RateLimit-Reset": f"{time.time() + 1:.3f}",
+            "X-RateLimit-Reset-After": "1.000",
+            "X-RateLimit-Bucket": f"{abs(hash((method, route))):016x}",
+        }
+    )
+
+
+def fault_response(fault: Fault) -> web.Response:
+    """What an injected fault answers: a 429 as Discord (or Cloudflare) sends it, or an error."""
+    if fault.status == 429:
+        headers = {
+            "Retry-After": str(max(1, math.ceil(fault.retry_after))),
+            "X-RateLimit-Limit": "5",
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset": f"{time.time() + fault.retry_after:.3f}",
+            "X-RateLimit-Reset-After": f"{fault.retry_after:.3f}",
+            "X-RateLimit-Bucket": "standinfault",
+            "X-RateLimit-Scope": "global" if fault.is_global else "user",
+        }
+        if fault.is_global:
+            headers["X-RateLimit-Global"] = "true"
+        if not fault.via:
+            # What Cloudflare sends when it bans an IP: HTML, no Via header.
+            return web.Response(
+                status=429,
+                text="<html>error code: 1015</html>",
+                content_type="text/html",
+                headers=headers,
+            )
+        # The Via header is how discord.py tells Discord's 429 from a Cloudflare ban.
+        headers["Via"] = "1.1 google"
+        body = (
+            fault.body
+            if fault.body is not None
+            else {
+                "message": fault.message or "You are being rate limited.",
+                "retry_after": fault.retry_after,
+                "global": fault.is_global,
+                "code": fault.code or 0,
+            }
+        )
+        return json_response(body, 429, headers)
+    default_code, default_message = _DEFAULT_FAULT.get(fault.status, (0, f"{fault.status}: error"))
+    body = (
+        fault.body
+        if fault.body is not None
+        else {
+            "message": fault.message or default_message,
+            "code": fault.code if fault.code is not None else default_code,
+        }
+    )
+    return json_response(body, fault.status)
+
+
+async def unknown_route(request: web.Request) -> web.Response:
+    """Log and refuse a route the stand-in does not implement, so a test notices the gap."""
+    standin_of(request).unknown_requests.append(request[RECORD_KEY])
+    log.warning("stand-in: unknown route %s %s", request.method, request.path)
+    raise DiscordError(
+        404,
+        0,
+        f"404: Not Found (the stand-in does not implement {request.method} {request.path})",
+    )

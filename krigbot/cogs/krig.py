@@ -36,16 +36,14 @@ from krigbot.matches import BEST_OF
 from krigbot.render.embeds import (
     VARIANTS,
     challenge_embed,
-    counts_field,
     leaderboard_embed,
-    names_of,
-    outcome_text,
     round_embed,
     rules_embed,
     safe_name,
     stats_embed,
     status_embed,
 )
+from krigbot.render.notices import current_table_embed, forfeit_embed, late_end_embed
 from krigbot.render.play import (
     add_status_lines,
     add_time_left,
@@ -165,16 +163,7 @@ class KrigCog(commands.Cog, name="Krig"):
             return
         for row, game in endings:
             lang = lang_for(row.extra.get("lang"))
-            embed = discord.Embed(
-                title=t(lang, "end.after_restart", game=row.id),
-                description=outcome_text(row, game, lang),
-                colour=discord.Colour.dark_grey(),
-            )
-            embed.add_field(
-                name=t(lang, "table.counts_heading"),
-                value=counts_field(game, names_of(row), lang),
-                inline=False,
-            )
+            embed = late_end_embed(row, game, lang)
             async with self.tables.turn(row.channel_id):
                 over = await ending(self.service, row, game, lang, embed)
                 channel = self.bot.get_partial_messageable(row.channel_id)
@@ -472,17 +461,7 @@ class KrigCog(commands.Cog, name="Krig"):
         row, game = found
         if row.id != game_id or game is None:
             raise Refusal("err.game_over")
-        embed = discord.Embed(
-            title=t(lang, "table.title", round=row.round),
-            description=t(lang, "table.current"),
-            colour=discord.Colour.blurple(),
-        )
-        embed.add_field(
-            name=t(lang, "table.counts_heading"),
-            value=counts_field(game, names_of(row), lang),
-            inline=False,
-        )
-        embed.set_footer(text=t(lang, "table.round_footer", round=row.round, game=row.id))
+        embed = current_table_embed(row, game, lang)
         self._tables[row.id] = row.round
         view = view_of(FlipButton(row.id, row.round, lang))
 
@@ -640,21 +619,13 @@ class KrigCog(commands.Cog, name="Krig"):
             if result.outcome is not None and result.outcome.reason == "time_limit":
                 return await self._counted_instead(interaction, result, mine, public)
             row = result.row
-            names = names_of(row)
             seat = row.players.index(user_id)
-            embed = discord.Embed(
-                title=t(public, "forfeit.done", name=names[seat]), colour=discord.Colour.dark_grey()
-            )
+            ended = result.outcome is not None
+            embed = forfeit_embed(row, result.game, seat, public, over=ended)
             over: Ending | None = None
-            if result.outcome is not None:
-                # The title already says who gave up.
-                embed.description = outcome_text(row, result.game, public, reason=False)
+            if ended:
                 over = await ending(self.service, row, result.game, public, embed, self.web)
             else:
-                embed.add_field(
-                    name=t(public, "table.counts_heading"),
-                    value=counts_field(result.game, names, public),
-                )
                 await self._request_without(row, result.game)
 
             # The game goes on (three or four players): the message is its table now, at the

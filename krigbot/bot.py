@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from datetime import timedelta
 from typing import Any
 
 import discord
 from discord import app_commands
 from discord.ext import commands
+from discord.utils import MISSING
 
-from krigbot.cogs.autoplay import AUTOPLAY_ITEMS, AutoplayCog
-from krigbot.cogs.buttons import DYNAMIC_ITEMS
+from krigbot.cogs.autoplay import AutoplayCog
+from krigbot.cogs.buttons import Buttons
 from krigbot.cogs.checks import malformed_command, pressed_id, unhandled_press
-from krigbot.cogs.history import HISTORY_ITEMS, HistoryCog
+from krigbot.cogs.group import KrigGroup, is_subcommand
+from krigbot.cogs.history import HistoryCog
 from krigbot.cogs.krig import KrigCog
-from krigbot.cogs.matches import MATCH_ITEMS, MatchCog
+from krigbot.cogs.matches import MatchCog
+from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, answer_error, refuse
-from krigbot.cogs.steal import STEAL_ITEMS, StealCog
+from krigbot.cogs.steal import StealCog
 from krigbot.cogs.tables import Tables
 from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.config import Settings
@@ -78,7 +81,33 @@ def quiet_discord_logs() -> None:
 
 
 class KrigTree(app_commands.CommandTree[Any]):
-    """The command tree: refuses direct messages and turns every error into one short line."""
+    """The command tree: refuses direct messages and turns every error into one short line.
+
+    It holds the one /krig group: a cog's command declared with ``subcommand`` goes into it.
+    """
+
+    def __init__(self, client: discord.Client, **options: Any) -> None:
+        super().__init__(client, **options)
+        self.krig = KrigGroup()
+        super().add_command(self.krig)
+
+    def add_command(
+        self,
+        command: app_commands.Command[Any, ..., Any]
+        | app_commands.ContextMenu
+        | app_commands.Group,
+        /,
+        *,
+        guild: discord.abc.Snowflake | None = MISSING,
+        guilds: Sequence[discord.abc.Snowflake] = MISSING,
+        override: bool = False,
+    ) -> None:
+        """Add a command to the tree, or to /krig if it is one of its subcommands."""
+        if is_subcommand(command):
+            assert isinstance(command, app_commands.Command)
+            self.krig.add_command(command, override=override)
+            return
+        super().add_command(command, guild=guild, guilds=guilds, override=override)
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
         if interaction.guild_id is None:
@@ -128,6 +157,9 @@ class KrigBot(commands.Bot):
         self.matches = MatchKeeper(self.service)
         self.tables = Tables()
         """Every channel's turn and live message, for every cog that shows a game."""
+        self.buttons = Buttons()
+        """The handlers of the bot's buttons, which each cog registers for its own."""
+        self.pictures = Pictures(storage, processes=settings.render_processes, metrics=self.metrics)
         self.metrics.watch_running_games(self.service.running_count)
         self.web = WebAccess(
             storage,
@@ -136,30 +168,55 @@ class KrigBot(commands.Bot):
         )
         if settings.render_processes:
             warm_up_workers(settings.render_processes)
-        self._dynamic_items: list[type[discord.ui.DynamicItem[Any]]] = []
         self._background: set[asyncio.Task[None]] = set()
-
-    def add_dynamic_items(self, *items: type[discord.ui.DynamicItem[Any]]) -> None:
-        """Register buttons that work after a restart (and remember them, to know our own)."""
-        super().add_dynamic_items(*items)
-        self._dynamic_items.extend(items)
 
     async def setup_hook(self) -> None:
         await self.tree.set_translator(Translator())
-        cog = KrigCog(self)
-        await self.add_cog(cog)
-        steal = StealCog(self)
-        await self.add_cog(steal)
-        autoplay = AutoplayCog(self)
-        await self.add_cog(autoplay)
-        await self.add_cog(HistoryCog(self))
-        matches = MatchCog(self)
-        await self.add_cog(matches)
-        time_limits = TimeLimitCog(self)
-        await self.add_cog(time_limits)
-        self.add_dynamic_items(
-            *DYNAMIC_ITEMS, *STEAL_ITEMS, *AUTOPLAY_ITEMS, *HISTORY_ITEMS, *MATCH_ITEMS
+        await self.pictures.start()
+        service, storage, tables, web, buttons = (
+            self.service,
+            self.storage,
+            self.tables,
+            self.web,
+            self.buttons,
         )
+        steal = StealCog(
+            self, service=service, storage=storage, tables=tables, web=web, buttons=buttons
+        )
+        cog = KrigCog(
+            self,
+            service=service,
+            storage=storage,
+            pictures=self.pictures,
+            tables=tables,
+            web=web,
+            buttons=buttons,
+            battles=steal,
+        )
+        await self.add_cog(cog)
+        await self.add_cog(steal)
+        autoplay = AutoplayCog(
+            self,
+            service=service,
+            tables=tables,
+            web=web,
+            pictures=self.pictures,
+            buttons=buttons,
+            interval=self.settings.autoplay_seconds,
+        )
+        await self.add_cog(autoplay)
+        await self.add_cog(HistoryCog(storage=storage, web=web, buttons=buttons))
+        matches = MatchCog(
+            self,
+            service=service,
+            tables=tables,
+            buttons=buttons,
+            challenge_posted=cog.challenge_posted,
+        )
+        await self.add_cog(matches)
+        time_limits = TimeLimitCog(self, service=service, tables=tables, web=web)
+        await self.add_cog(time_limits)
+        self.add_dynamic_items(*buttons.kinds())
         challenges, broken = await self.service.restore()
         cog.restore_timers(challenges)
         steal.restore_timers()
@@ -208,7 +265,7 @@ class KrigBot(commands.Bot):
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         if interaction.type is discord.InteractionType.component and unhandled_press(
-            interaction, self._dynamic_items
+            interaction, self.buttons.kinds()
         ):
             custom_id = str(pressed_id(interaction))
             log.warning("refused a button that is not on its message: %r", custom_id[:100])

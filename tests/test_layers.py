@@ -67,16 +67,6 @@ ALLOWED: dict[str, frozenset[str]] = {
 }
 """Which other layers a layer may import (its own it always may)."""
 
-KNOWN_EXCEPTIONS = {
-    # The cogs are handed what they need in their constructors, not the whole bot.
-    ("krigbot.cogs.autoplay", "krigbot.bot"),  # removed by #15 cogs/sessions work
-    ("krigbot.cogs.history", "krigbot.bot"),  # removed by #15 cogs/sessions work
-    ("krigbot.cogs.krig", "krigbot.bot"),  # removed by #15 cogs/sessions work
-    ("krigbot.cogs.matches", "krigbot.bot"),  # removed by #15 cogs/sessions work
-    ("krigbot.cogs.steal", "krigbot.bot"),  # removed by #15 cogs/sessions work
-    ("krigbot.cogs.timelimit", "krigbot.bot"),  # removed by #15 cogs/sessions work
-}
-"""Forbidden edges that exist today, as (importing module, imported module)."""
 
 STORAGE = "krigbot.storage"
 
@@ -220,20 +210,8 @@ def test_every_module_belongs_to_a_layer() -> None:
 
 
 def test_no_module_imports_a_layer_it_may_not() -> None:
-    found = [
-        describe(source, edge)
-        for source, edge in forbidden_edges(project_sources())
-        if (source.module, edge.target) not in KNOWN_EXCEPTIONS
-    ]
+    found = [describe(source, edge) for source, edge in forbidden_edges(project_sources())]
     assert found == [], "imports against the layers:\n" + "\n".join(found)
-
-
-def test_every_known_exception_still_happens() -> None:
-    happening = {
-        (source.module, edge.target) for source, edge in forbidden_edges(project_sources())
-    }
-    gone = sorted(KNOWN_EXCEPTIONS - happening)
-    assert gone == [], f"no longer imported: delete them from KNOWN_EXCEPTIONS: {gone}"
 
 
 @pytest.mark.parametrize(

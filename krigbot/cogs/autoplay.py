@@ -18,18 +18,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import discord
+from discord import app_commands
+from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.cogs.buttons import FlipButton, _guarded, view_of
+from krigbot.cogs.buttons import NUMBER, YES_NO, Buttons, FlipButton, GameButton, one_of, view_of
+from krigbot.cogs.group import subcommand
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS, Reply, discord_lost, public_lang, respond
-from krigbot.cogs.tables import Shown, editor, greyed, respond_in_turn
+from krigbot.cogs.tables import Shown, Tables, editor, greyed, respond_in_turn
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import context
@@ -47,10 +49,10 @@ from krigbot.sessions import FlipResult, Refusal
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.bot import KrigBot
-    from krigbot.cogs.krig import KrigCog
-    from krigbot.sessions import AnyGame
+    from krigbot.cogs.pictures import Pictures
+    from krigbot.sessions import AnyGame, GameService
     from krigbot.storage import GameRow
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,9 @@ SPEEDS: dict[str, tuple[int, int]] = {
     "fastest": (20, 1),
 }
 """Per speed: rounds played per edit, and how many edit intervals each edit waits."""
+SPEED_CHOICES = [
+    app_commands.Choice(name=ls(value, key=f"speed.{value}"), value=value) for value in SPEEDS
+]
 
 CLAIM_SECONDS = 15.0
 """How long a /krig auto whose answer never reached Discord keeps others from starting one."""
@@ -72,12 +77,6 @@ AutoAction = str
 # ------------------------------------------------------------------------------ buttons
 
 
-def _cog(interaction: discord.Interaction[Any]) -> AutoplayCog:
-    cog = interaction.client.get_cog(AutoplayCog.__cog_name__)
-    assert isinstance(cog, AutoplayCog)
-    return cog
-
-
 _AUTO_STYLES = {
     "pause": ("⏸️", discord.ButtonStyle.secondary),
     "resume": ("▶️", discord.ButtonStyle.success),
@@ -85,76 +84,24 @@ _AUTO_STYLES = {
 }
 
 
-class AutoplayButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=r"krig:auto:(?P<game>\d+):(?P<action>pause|resume|stop)",
-):
+class AutoplayButton(GameButton, kind="auto", game=NUMBER, action=one_of(*_AUTO_STYLES)):
     """Pause, resume or stop autoplay (players only)."""
 
     def __init__(self, game_id: int, action: AutoAction, lang: Lang = "nb") -> None:
         emoji, style = _AUTO_STYLES[action]
-        super().__init__(
-            discord.ui.Button(
-                label=t(lang, f"auto.{action}"),
-                emoji=emoji,
-                style=style,
-                custom_id=f"krig:auto:{game_id}:{action}",
-            )
-        )
-        self.game_id = game_id
-        self.action = action
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> AutoplayButton:
-        return cls(int(match["game"]), match["action"])
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(
-            interaction,
-            _cog(interaction).on_autoplay_button(interaction, self.game_id, self.action),
-        )
+        super().__init__(game_id, action, label=t(lang, f"auto.{action}"), emoji=emoji, style=style)
 
 
-class FinishButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=r"krig:finish:(?P<game>\d+):(?P<choice>yes|no)",
-):
+class FinishButton(GameButton, kind="finish", game=NUMBER, choice=YES_NO):
     """Agree to play the game to its end at once, or keep playing (the other players)."""
 
     def __init__(self, game_id: int, agree: bool, lang: Lang = "nb") -> None:
         super().__init__(
-            discord.ui.Button(
-                label=t(lang, "finish.yes" if agree else "finish.no"),
-                style=discord.ButtonStyle.success if agree else discord.ButtonStyle.secondary,
-                custom_id=f"krig:finish:{game_id}:{'yes' if agree else 'no'}",
-            )
+            game_id,
+            agree,
+            label=t(lang, "finish.yes" if agree else "finish.no"),
+            style=discord.ButtonStyle.success if agree else discord.ButtonStyle.secondary,
         )
-        self.game_id = game_id
-        self.agree = agree
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> FinishButton:
-        return cls(int(match["game"]), match["choice"] == "yes")
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(
-            interaction, _cog(interaction).on_finish_button(interaction, self.game_id, self.agree)
-        )
-
-
-AUTOPLAY_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (AutoplayButton, FinishButton)
 
 
 def running_view(game_id: int, lang: Lang) -> discord.ui.View:
@@ -188,10 +135,26 @@ class _Run:
 class AutoplayCog(commands.Cog, name="Autoplay"):
     """/krig auto and /krig finish: the bot plays the rounds."""
 
-    def __init__(self, bot: KrigBot) -> None:
+    def __init__(
+        self,
+        bot: commands.Bot,
+        *,
+        service: GameService,
+        tables: Tables,
+        web: WebAccess,
+        pictures: Pictures,
+        buttons: Buttons,
+        interval: float,
+    ) -> None:
         self.bot = bot
-        self.service = bot.service
-        self.interval = bot.settings.autoplay_seconds
+        self.service = service
+        self.tables = tables
+        self.web = web
+        self.pictures = pictures
+        self.interval = interval
+        """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
+        buttons.handle(AutoplayButton, self.on_autoplay_button)
+        buttons.handle(FinishButton, self.on_finish_button)
         self._runs: dict[int, _Run] = {}
         """Autoplay running in this process, by channel."""
         self._claims: dict[int, float] = {}
@@ -210,9 +173,6 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         """Tell whether autoplay is playing in a channel in this process."""
         return channel_id in self._runs
 
-    def _krig(self) -> KrigCog:
-        return cast("KrigCog", self.bot.get_cog("Krig"))
-
     async def _player_game(
         self, channel_id: int, user_id: int, game_id: int | None = None
     ) -> tuple[GameRow, AnyGame]:
@@ -229,8 +189,11 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
     # ---------------------------------------------------------------------- autoplay
 
-    async def auto(self, interaction: discord.Interaction[Any], speed: str) -> None:
-        """Start autoplay in the channel: the reply is the message it plays in."""
+    @subcommand
+    @app_commands.describe(speed="How fast the rounds go")
+    @app_commands.choices(speed=SPEED_CHOICES)
+    async def auto(self, interaction: discord.Interaction[Any], speed: str = "normal") -> None:
+        """Let the bot play the rounds by itself"""
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
         lang = public_lang(interaction)
@@ -256,7 +219,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
             return Reply(embed=embed, view=running_view(row.id, lang), sent=sent)
 
-        await respond_in_turn(interaction, self.bot.tables, work())
+        await respond_in_turn(interaction, self.tables, work())
 
     def _claim(self, channel_id: int, row: GameRow) -> None:
         """Refuse a second autoplay in a channel, and hold the channel until this one starts."""
@@ -379,7 +342,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         else:
             self._embeds.pop(run.message_id, None)
             add_note(embed, t(lang, "auto.done"), lang)
-            over = await ending(self.service, row, result.game, lang, embed, self.bot.web)
+            over = await ending(self.service, row, result.game, lang, embed, self.web)
             view, shown = over.view, over.sent
         try:
             await self._edit(channel_id, run.message_id, embed=embed, view=view)
@@ -429,7 +392,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
         await message.edit(allowed_mentions=NO_MENTIONS, **changes)
         if "view" in changes:
-            self.bot.tables.changed(channel_id, message_id, changes["view"])
+            self.tables.changed(channel_id, message_id, changes["view"])
 
     async def _stopped(self, channel_id: int, run: _Run, key: str, *, post: bool = False) -> None:
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
@@ -500,7 +463,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             view = view_of(FlipButton(game_id, row.round, lang))
             return Reply(embed=embed, view=view, update=True, durable=True)
 
-        await respond_in_turn(interaction, self.bot.tables, work(), update=True)
+        await respond_in_turn(interaction, self.tables, work(), update=True)
 
     async def _resume(self, channel_id: int, game_id: int, name: str, lang: Lang) -> Reply:
         resumed: dict[str, Any] = {}
@@ -548,8 +511,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
     # ------------------------------------------------------------------------ finish
 
+    @subcommand
     async def finish(self, interaction: discord.Interaction[Any]) -> None:
-        """Ask the other players to agree to play the game to its end at once."""
+        """Play the game to its end at once (all must agree)"""
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
         lang = public_lang(interaction)
@@ -566,7 +530,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             view = _finish_view(row.id, lang)
 
             async def sent(message_id: int) -> None:
-                tables = self.bot.tables
+                tables = self.tables
                 for older in tables.drop_asides(row.id, FinishButton):
                     tables.retire(older, embed=finish_note(row, user_id, "finish.replaced", lang))
                 edit = editor(self.bot, channel_id, message_id, interaction)
@@ -589,7 +553,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         lang = public_lang(interaction)
         user_id = interaction.user.id
         pressed = interaction.message.id if interaction.message else None
-        tables = self.bot.tables
+        tables = self.tables
 
         async def work() -> Reply:
             row, game = await self._player_game(channel_id, user_id, game_id)
@@ -650,7 +614,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 sent=below,
             )
 
-        await respond_in_turn(interaction, self.bot.tables, work(), update=True)
+        await respond_in_turn(interaction, self.tables, work(), update=True)
 
     async def _finished(self, result: FlipResult, lang: Lang) -> Reply:
         """Return the story of a game just played to its end, with its chart if pictures are on."""
@@ -659,11 +623,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         # A long game takes a moment to replay; the event loop keeps serving meanwhile.
         rebuilt = await asyncio.to_thread(rebuild, row.state)
         embed = finish_embed(row, game, rebuilt, lang)
-        over = await ending(self.service, row, game, lang, embed, self.bot.web)
+        over = await ending(self.service, row, game, lang, embed, self.web)
         reply = Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
-        pictures = self._krig().pictures
-        if await pictures.enabled(row.guild_id):
-            story = await pictures.story_picture(row, game, lang)
+        if await self.pictures.enabled(row.guild_id):
+            story = await self.pictures.story_picture(row, game, lang)
             if story is not None:  # None: the drawing worker is busy; the text says it all
                 reply.more_embeds.append(story[0])
                 reply.files.append(story[1])

@@ -1,174 +1,172 @@
 """Buttons whose custom ids carry the game, so they keep working after a restart.
 
-Each is a ``DynamicItem``: discord.py matches the custom id against the template, rebuilds the
-button and calls it, whether or not this process sent the message.
+Each is a :class:`GameButton`: a ``DynamicItem`` whose template, custom id and parsing are all
+made from one list of fields, so they can never disagree. discord.py matches a pressed custom
+id against the template, rebuilds the button and calls it, whether or not this process sent the
+message; the press goes to the handler its cog registered in the bot's :class:`Buttons`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, runtime_checkable
 
 import discord
 
 from krigbot.cogs.replies import answer_error
 from krigbot.i18n import Lang, t
 
-if TYPE_CHECKING:
-    from krigbot.cogs.krig import KrigCog
+T = TypeVar("T")
+
+Handler = Callable[..., Awaitable[None]]
+"""A button's handler: called with the interaction, then the button's fields in order."""
 
 
-def _cog(interaction: discord.Interaction[Any]) -> KrigCog:
-    cog = interaction.client.get_cog("Krig")
-    assert cog is not None
-    return cast("KrigCog", cog)
+@dataclass(frozen=True, slots=True)
+class Field(Generic[T]):
+    """One part of a custom id: the text it may be, and how its value is read and written."""
+
+    pattern: str
+    read: Callable[[str], T]
+    write: Callable[[T], str] = str
 
 
-async def _guarded(interaction: discord.Interaction[Any], handler: Awaitable[None]) -> None:
-    """Run a button's handler; whatever it raises goes to the bot's one error handler."""
-    try:
-        await handler
-    except Exception as exc:
-        await answer_error(interaction, exc)
+NUMBER: Field[int] = Field(r"\d+", int)
+SEAT: Field[int] = Field(r"[0-3]", int)
+YES_NO: Field[bool] = Field(
+    "yes|no", lambda text: text == "yes", lambda yes: "yes" if yes else "no"
+)
 
 
-class AcceptButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"krig:accept:(?P<game>\d+)"
-):
+def one_of(*words: str) -> Field[str]:
+    """Return a field that is one of ``words``."""
+    return Field("|".join(words), str)
+
+
+class GameButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"krig:(?!)"):
+    """A button whose custom id is ``krig:<kind>:<field>:...``, built from its declared fields.
+
+    A subclass declares its kind and its fields in its class line, in custom id order, each by
+    the name its value has in the template (``class FlipButton(GameButton, kind="flip",
+    game=NUMBER, round=NUMBER)``). Its constructor takes the fields' values first, in that
+    order, and everything else with a default, so that a pressed id can rebuild it.
+    """
+
+    kind: ClassVar[str]
+    fields: ClassVar[dict[str, Field[Any]]]
+
+    def __init_subclass__(cls, *, kind: str, **fields: Field[Any]) -> None:
+        cls.kind = kind
+        cls.fields = fields
+        parts = "".join(f":(?P<{name}>{field.pattern})" for name, field in fields.items())
+        super().__init_subclass__(template=f"krig:{kind}{parts}")
+
+    def __init__(self, *values: Any, **button: Any) -> None:
+        written = (
+            field.write(value) for field, value in zip(self.fields.values(), values, strict=True)
+        )
+        super().__init__(
+            discord.ui.Button(custom_id=":".join(("krig", self.kind, *written)), **button)
+        )
+        self.values = values
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> Self:
+        return cls(*(field.read(match[name]) for name, field in cls.fields.items()))
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        # Whatever the handler raises goes to the bot's one error handler.
+        try:
+            await Buttons.of(interaction.client).handler(type(self))(interaction, *self.values)
+        except Exception as exc:
+            await answer_error(interaction, exc)
+
+
+class Buttons:
+    """The bot's buttons and their handlers: each cog registers those of its own buttons."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[type[GameButton], Handler] = {}
+
+    @staticmethod
+    def of(client: discord.Client) -> Buttons:
+        """Return the buttons of the bot that received a press."""
+        if not isinstance(client, ButtonOwner):
+            raise TypeError(f"{type(client).__name__} has no buttons")
+        return client.buttons
+
+    def handle(self, button: type[GameButton], handler: Handler) -> None:
+        """Send the presses of ``button`` to ``handler``; one handler per kind of button."""
+        if button in self._handlers:
+            raise ValueError(f"{button.__name__} has a handler already")
+        self._handlers[button] = handler
+
+    def handler(self, button: type[GameButton]) -> Handler:
+        """Return the handler of a kind of button."""
+        return self._handlers[button]
+
+    def kinds(self) -> tuple[type[GameButton], ...]:
+        """Return every kind of button with a handler, in the order they were registered."""
+        return tuple(self._handlers)
+
+
+@runtime_checkable
+class ButtonOwner(Protocol):
+    """A client that holds the handlers of its buttons."""
+
+    buttons: Buttons
+
+
+class AcceptButton(GameButton, kind="accept", game=NUMBER):
     """Accept a challenge (only the challenged may)."""
 
     def __init__(self, game_id: int, lang: Lang = "nb") -> None:
         super().__init__(
-            discord.ui.Button(
-                label=t(lang, "challenge.accept"),
-                style=discord.ButtonStyle.success,
-                custom_id=f"krig:accept:{game_id}",
-            )
+            game_id, label=t(lang, "challenge.accept"), style=discord.ButtonStyle.success
         )
-        self.game_id = game_id
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> AcceptButton:
-        return cls(int(match["game"]))
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(interaction, _cog(interaction).on_accept(interaction, self.game_id))
 
 
-class DeclineButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"krig:decline:(?P<game>\d+)"
-):
+class DeclineButton(GameButton, kind="decline", game=NUMBER):
     """Decline a challenge (only the challenged may)."""
 
     def __init__(self, game_id: int, lang: Lang = "nb") -> None:
         super().__init__(
-            discord.ui.Button(
-                label=t(lang, "challenge.decline"),
-                style=discord.ButtonStyle.danger,
-                custom_id=f"krig:decline:{game_id}",
-            )
+            game_id, label=t(lang, "challenge.decline"), style=discord.ButtonStyle.danger
         )
-        self.game_id = game_id
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> DeclineButton:
-        return cls(int(match["game"]))
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(interaction, _cog(interaction).on_decline(interaction, self.game_id))
 
 
-class FlipButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=r"krig:flip:(?P<game>\d+):(?P<round>\d+)",
-):
+class FlipButton(GameButton, kind="flip", game=NUMBER, round=NUMBER):
     """Play the next round; the id holds the round shown, so a stale press plays nothing."""
 
     def __init__(self, game_id: int, round_shown: int, lang: Lang = "nb") -> None:
         super().__init__(
-            discord.ui.Button(
-                label=t(lang, "table.flip"),
-                emoji="🂠",
-                style=discord.ButtonStyle.primary,
-                custom_id=f"krig:flip:{game_id}:{round_shown}",
-            )
-        )
-        self.game_id = game_id
-        self.round_shown = round_shown
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> FlipButton:
-        return cls(int(match["game"]), int(match["round"]))
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(
-            interaction,
-            _cog(interaction).on_flip_button(interaction, self.game_id, self.round_shown),
+            game_id,
+            round_shown,
+            label=t(lang, "table.flip"),
+            emoji="🂠",
+            style=discord.ButtonStyle.primary,
         )
 
 
-class ForfeitButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=r"krig:forfeit:(?P<game>\d+):(?P<user>\d+):(?P<choice>yes|no)",
-):
+class ForfeitButton(GameButton, kind="forfeit", game=NUMBER, user=NUMBER, choice=YES_NO):
     """Confirm or call off giving up (only the player who asked may)."""
 
     def __init__(self, game_id: int, user_id: int, confirm: bool, lang: Lang = "nb") -> None:
         super().__init__(
-            discord.ui.Button(
-                label=t(lang, "forfeit.yes" if confirm else "forfeit.no"),
-                style=discord.ButtonStyle.danger if confirm else discord.ButtonStyle.secondary,
-                custom_id=f"krig:forfeit:{game_id}:{user_id}:{'yes' if confirm else 'no'}",
-            )
+            game_id,
+            user_id,
+            confirm,
+            label=t(lang, "forfeit.yes" if confirm else "forfeit.no"),
+            style=discord.ButtonStyle.danger if confirm else discord.ButtonStyle.secondary,
         )
-        self.game_id = game_id
-        self.user_id = user_id
-        self.confirm = confirm
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> ForfeitButton:
-        return cls(int(match["game"]), int(match["user"]), match["choice"] == "yes")
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(
-            interaction,
-            _cog(interaction).on_forfeit_button(
-                interaction, self.game_id, self.user_id, self.confirm
-            ),
-        )
-
-
-DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
-    AcceptButton,
-    DeclineButton,
-    FlipButton,
-    ForfeitButton,
-)
 
 
 def view_of(*items: discord.ui.Item[Any]) -> discord.ui.View:

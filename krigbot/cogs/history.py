@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import discord
+from discord import app_commands
+from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.cogs.buttons import _guarded, view_of
+from krigbot.cogs.buttons import NUMBER, Buttons, GameButton, one_of, view_of
+from krigbot.cogs.group import subcommand
 from krigbot.cogs.replies import Reply, respond, user_lang
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine import EngineError
@@ -29,8 +31,8 @@ from krigbot.render.replays import GameRounds, rebuild
 from krigbot.sessions import Refusal
 
 if TYPE_CHECKING:
-    from krigbot.bot import KrigBot
-    from krigbot.storage import GameRow
+    from krigbot.storage import GameRow, Storage
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -38,43 +40,19 @@ PAGE_SIZE = 10
 KEPT_REPLAYS = 8
 
 
-def _cog(interaction: discord.Interaction[Any]) -> HistoryCog:
-    cog = interaction.client.get_cog(HistoryCog.__cog_name__)
-    assert isinstance(cog, HistoryCog)
-    return cog
-
-
 class HistoryButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=r"krig:history:(?P<user>\d+):(?P<page>\d+):(?P<way>prev|next)",
+    GameButton, kind="history", user=NUMBER, page=NUMBER, way=one_of("prev", "next")
 ):
     """Show another page of the history (user 0: everyone's games)."""
 
     def __init__(self, user_id: int, page: int, way: str, *, disabled: bool = False) -> None:
         super().__init__(
-            discord.ui.Button(
-                emoji="◀️" if way == "prev" else "▶️",
-                style=discord.ButtonStyle.secondary,
-                custom_id=f"krig:history:{user_id}:{page}:{way}",
-                disabled=disabled,
-            )
-        )
-        self.user_id = user_id
-        self.page = page
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> HistoryButton:
-        return cls(int(match["user"]), int(match["page"]), match["way"])
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(
-            interaction, _cog(interaction).show_history(interaction, self.user_id, self.page)
+            user_id,
+            page,
+            way,
+            emoji="◀️" if way == "prev" else "▶️",
+            style=discord.ButtonStyle.secondary,
+            disabled=disabled,
         )
 
 
@@ -89,8 +67,7 @@ REPLAY_MOVES = {
 
 
 class ReplayButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=r"krig:replay:(?P<game>\d+):(?P<round>\d+):(?P<move>first|prev|next|war|last)",
+    GameButton, kind="replay", game=NUMBER, round=NUMBER, move=one_of(*REPLAY_MOVES)
 ):
     """Show another round of a replay; the custom id holds the round it goes to."""
 
@@ -105,47 +82,48 @@ class ReplayButton(
     ) -> None:
         emoji, label = REPLAY_MOVES[move]
         super().__init__(
-            discord.ui.Button(
-                emoji=emoji,
-                label=None if label is None else t(lang, label),
-                style=discord.ButtonStyle.danger
-                if move == "war"
-                else discord.ButtonStyle.secondary,
-                custom_id=f"krig:replay:{game_id}:{number}:{move}",
-                disabled=disabled,
-            )
+            game_id,
+            number,
+            move,
+            emoji=emoji,
+            label=None if label is None else t(lang, label),
+            style=discord.ButtonStyle.danger if move == "war" else discord.ButtonStyle.secondary,
+            disabled=disabled,
         )
-        self.game_id = game_id
-        self.number = number
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> ReplayButton:
-        return cls(int(match["game"]), int(match["round"]), match["move"])
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(
-            interaction,
-            _cog(interaction).show_replay(interaction, self.game_id, self.number, update=True),
-        )
-
-
-HISTORY_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (HistoryButton, ReplayButton)
 
 
 class HistoryCog(commands.Cog, name="History"):
     """/krig history and /krig replay."""
 
-    def __init__(self, bot: KrigBot) -> None:
-        self.bot = bot
-        self.storage = bot.storage
+    def __init__(self, *, storage: Storage, web: WebAccess, buttons: Buttons) -> None:
+        self.storage = storage
+        self.web = web
+        buttons.handle(
+            HistoryButton, lambda pressed, user, page, _: self.show_history(pressed, user, page)
+        )
+        buttons.handle(
+            ReplayButton,
+            lambda pressed, game, number, _: self.show_replay(pressed, game, number, update=True),
+        )
         self._kept: OrderedDict[int, GameRounds] = OrderedDict()
         """The rounds of the last games replayed, by id (an ended game never changes)."""
+
+    @subcommand
+    @app_commands.describe(user=ls("Only the games of this player", key="opt.player.desc"))
+    async def history(
+        self, interaction: discord.Interaction[Any], user: discord.User | None = None
+    ) -> None:
+        """This server's recent games"""
+        await self.show_history(interaction, user.id if user else 0, 0, first=True)
+
+    @subcommand
+    @app_commands.rename(game_id="id")
+    @app_commands.describe(game_id="The game's number (see /krig history)")
+    async def replay(
+        self, interaction: discord.Interaction[Any], game_id: app_commands.Range[int, 1]
+    ) -> None:
+        """Step through an ended game round by round"""
+        await self.show_replay(interaction, game_id, 1, update=False)
 
     async def show_history(
         self, interaction: discord.Interaction[Any], user_id: int, page: int, *, first: bool = False
@@ -204,7 +182,7 @@ class HistoryCog(commands.Cog, name="History"):
                 ReplayButton(game_id, war or total, "war", lang, disabled=war is None),
                 ReplayButton(game_id, total, "last", lang, disabled=shown == total),
             )
-            url = await self.bot.web.game_url(row.guild_id, row.id)
+            url = await self.web.game_url(row.guild_id, row.id)
             if url is not None:
                 view.add_item(web_button(url, lang))
             embed = replay_embed(row, rebuilt, shown, final, lang)

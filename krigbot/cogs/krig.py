@@ -6,21 +6,27 @@ import asyncio
 import contextlib
 import logging
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.cogs.autoplay import SPEEDS, AutoplayCog, FinishButton, finish_waiting
-from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, ForfeitButton, view_of
-from krigbot.cogs.history import HistoryCog
+from krigbot.cogs.autoplay import FinishButton, finish_waiting
+from krigbot.cogs.buttons import (
+    AcceptButton,
+    Buttons,
+    DeclineButton,
+    FlipButton,
+    ForfeitButton,
+    view_of,
+)
+from krigbot.cogs.group import subcommand
 from krigbot.cogs.matches import Ending, begin_match, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
-from krigbot.cogs.steal import StealCog
-from krigbot.cogs.tables import Shown, editor, respond_in_turn
+from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine.match import BEST_OF
 from krigbot.engine.rules import (
@@ -36,16 +42,14 @@ from krigbot.i18n import Lang, fmt_duration, lang_for, t
 from krigbot.logs import about, context
 from krigbot.render.embeds import (
     challenge_embed,
-    counts_field,
     leaderboard_embed,
-    names_of,
-    outcome_text,
     round_embed,
     rules_embed,
     safe_name,
     stats_embed,
     status_embed,
 )
+from krigbot.render.notices import current_table_embed, forfeit_embed, late_end_embed
 from krigbot.render.play import (
     add_status_lines,
     add_time_left,
@@ -57,8 +61,9 @@ from krigbot.sessions import MAX_FLIPS, AnyGame, FlipResult, Player, Refusal
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.bot import KrigBot
-    from krigbot.storage import GameRow
+    from krigbot.sessions import GameService
+    from krigbot.storage import GameRow, Storage
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +87,6 @@ WEB_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"webview.{value}"), value=value)
     for value in WEB_SETTINGS
 ]
-SPEED_CHOICES = [
-    app_commands.Choice(name=ls(value, key=f"speed.{value}"), value=value) for value in SPEEDS
-]
 BEST_OF_CHOICES = [
     app_commands.Choice(name=ls(str(n), key=f"best_of.{n}"), value=n) for n in BEST_OF
 ]
@@ -93,34 +95,53 @@ PERIOD_CHOICES = [
 ]
 
 
-def _opt(name: str) -> ls:
-    return ls(name, key=f"opt.{name}.name")
+class Battles(Protocol):
+    """What plays a round of a game whose battles are made of choices (Steal War)."""
 
+    async def plays_here(self, channel_id: int) -> bool:
+        """Tell whether the channel's game is played by battles."""
+        ...
 
-def _desc(key: str, english: str) -> ls:
-    return ls(english, key=key)
+    async def flip(
+        self,
+        interaction: discord.Interaction[Any],
+        *,
+        game_id: int | None = None,
+        round_shown: int | None = None,
+    ) -> None:
+        """Begin a battle from /flip or from a Flip button."""
+        ...
 
 
 class KrigCog(commands.Cog, name="Krig"):
     """Krig in server channels: challenges, flips, results and records."""
 
-    krig = app_commands.Group(
-        name=ls("krig", key="cmd.krig.name"),
-        description=_desc("cmd.krig.desc", "Play Krig (War), the card game"),
-        guild_only=True,
-    )
-
-    def __init__(self, bot: KrigBot) -> None:
+    def __init__(
+        self,
+        bot: commands.Bot,
+        *,
+        service: GameService,
+        storage: Storage,
+        pictures: Pictures,
+        tables: Tables,
+        web: WebAccess,
+        buttons: Buttons,
+        battles: Battles,
+    ) -> None:
         self.bot = bot
-        self.service = bot.service
-        self.storage = bot.storage
-        self.pictures = Pictures(
-            bot.storage, processes=bot.settings.render_processes, metrics=bot.metrics
-        )
+        self.service = service
+        self.storage = storage
+        self.pictures = pictures
+        self.web = web
+        self.battles = battles
+        buttons.handle(AcceptButton, self.on_accept)
+        buttons.handle(DeclineButton, self.on_decline)
+        buttons.handle(FlipButton, self.on_flip_button)
+        buttons.handle(ForfeitButton, self.on_forfeit_button)
         self._timers: dict[int, asyncio.Task[None]] = {}
         self._tables: dict[int, int] = {}
         """Game id -> the round a table reply of this process shows, or is on its way to show."""
-        self.tables = bot.tables
+        self.tables = tables
         """Every channel's turn and live message (the other cogs use it too)."""
         self.service.on_finish.append(self._finished)
         self._endings: asyncio.Task[None] | None = None
@@ -129,7 +150,6 @@ class KrigCog(commands.Cog, name="Krig"):
         self.tables.end_game(row.id)
 
     async def cog_load(self) -> None:
-        await self.pictures.start()
         self._endings = asyncio.create_task(self._show_endings(), name="krig-tell-endings")
 
     async def _show_endings(self) -> None:
@@ -146,16 +166,7 @@ class KrigCog(commands.Cog, name="Krig"):
             return
         for row, game in endings:
             lang = lang_for(row.extra.get("lang"))
-            embed = discord.Embed(
-                title=t(lang, "end.after_restart", game=row.id),
-                description=outcome_text(row, game, lang),
-                colour=discord.Colour.dark_grey(),
-            )
-            embed.add_field(
-                name=t(lang, "table.counts_heading"),
-                value=counts_field(game, names_of(row), lang),
-                inline=False,
-            )
+            embed = late_end_embed(row, game, lang)
             async with self.tables.turn(row.channel_id):
                 over = await ending(self.service, row, game, lang, embed)
                 channel = self.bot.get_partial_messageable(row.channel_id)
@@ -182,34 +193,19 @@ class KrigCog(commands.Cog, name="Krig"):
 
     # ------------------------------------------------------------------ challenges
 
-    @krig.command(
-        name=ls("start", key="cmd.start.name"),
-        description=_desc("cmd.start.desc", "Challenge one to three players to a game of Krig"),
-    )
-    @app_commands.rename(
-        opponent=_opt("opponent"),
-        opponent2=_opt("opponent2"),
-        opponent3=_opt("opponent3"),
-        variant=_opt("variant"),
-        rounds=_opt("rounds"),
-        minutes=_opt("minutes"),
-        pickup=_opt("pickup"),
-        shortage=_opt("shortage"),
-        best_of=_opt("best_of"),
-    )
+    @subcommand
     @app_commands.describe(
-        opponent=_desc("opt.opponent.desc", "Who you challenge"),
-        opponent2=_desc("opt.opponent2.desc", "A second opponent (3 players)"),
-        opponent3=_desc("opt.opponent3.desc", "A third opponent (4 players, or teams)"),
-        variant=_desc("opt.variant.desc", "Which rules to play"),
-        rounds=_desc("opt.rounds.desc", "End after this many rounds; most cards wins"),
-        minutes=_desc(
-            "opt.minutes.desc",
-            "Count the cards when this many minutes have passed since the deal; most cards wins",
+        opponent="Who you challenge",
+        opponent2="A second opponent (3 players)",
+        opponent3="A third opponent (4 players, or teams)",
+        variant="Which rules to play",
+        rounds="End after this many rounds; most cards wins",
+        minutes=(
+            "Count the cards when this many minutes have passed since the deal; most cards wins"
         ),
-        pickup=_desc("opt.pickup.desc", "The order won cards go under the pile"),
-        shortage=_desc("opt.shortage.desc", "What happens when someone runs out of cards in a war"),
-        best_of=_desc("opt.best_of.desc", "Play a match: the first to win most of 3 or 5 games"),
+        pickup="The order won cards go under the pile",
+        shortage="What happens when someone runs out of cards in a war",
+        best_of="Play a match: the first to win most of 3 or 5 games",
     )
     @app_commands.choices(best_of=BEST_OF_CHOICES)
     @app_commands.choices(
@@ -230,7 +226,7 @@ class KrigCog(commands.Cog, name="Krig"):
         shortage: str | None = None,
         best_of: int | None = None,
     ) -> None:
-        """Challenge one to three players to a game of Krig."""
+        """Challenge one to three players to a game of Krig"""
         assert interaction.guild_id is not None
         assert interaction.channel_id is not None
         guild_id, channel_id = interaction.guild_id, interaction.channel_id
@@ -441,7 +437,7 @@ class KrigCog(commands.Cog, name="Krig"):
                     more.append(story[0])
                     files.append(story[1])
         if result.outcome is not None:
-            over = await ending(self.service, row, result.game, lang, embed, self.bot.web)
+            over = await ending(self.service, row, result.game, lang, embed, self.web)
             return Reply(
                 embed=embed,
                 more_embeds=more,
@@ -468,17 +464,7 @@ class KrigCog(commands.Cog, name="Krig"):
         row, game = found
         if row.id != game_id or game is None:
             raise Refusal("err.game_over")
-        embed = discord.Embed(
-            title=t(lang, "table.title", round=row.round),
-            description=t(lang, "table.current"),
-            colour=discord.Colour.blurple(),
-        )
-        embed.add_field(
-            name=t(lang, "table.counts_heading"),
-            value=counts_field(game, names_of(row), lang),
-            inline=False,
-        )
-        embed.set_footer(text=t(lang, "table.round_footer", round=row.round, game=row.id))
+        embed = current_table_embed(row, game, lang)
         self._tables[row.id] = row.round
         view = view_of(FlipButton(row.id, row.round, lang))
 
@@ -487,29 +473,20 @@ class KrigCog(commands.Cog, name="Krig"):
 
         return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
 
-    def _steal_war(self) -> StealCog | None:
-        cog = self.bot.get_cog(StealCog.__cog_name__)
-        return cog if isinstance(cog, StealCog) else None
-
-    @app_commands.command(
-        name=ls("flip", key="cmd.flip.name"),
-        description=_desc("cmd.flip.desc", "Flip the next card (play one round)"),
-    )
+    @app_commands.command()
     @app_commands.guild_only()
-    @app_commands.rename(count=_opt("count"))
-    @app_commands.describe(count=_desc("opt.count.desc", "Play several rounds at once (up to 50)"))
+    @app_commands.describe(count="Play several rounds at once (up to 50)")
     async def flip(
         self,
         interaction: discord.Interaction[Any],
         count: app_commands.Range[int, 1, MAX_FLIPS] = 1,
     ) -> None:
-        """Flip the next card (play one round)."""
+        """Flip the next card (play one round)"""
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
         lang = public_lang(interaction)
-        steal = self._steal_war()
-        if steal is not None and await steal.plays_here(channel_id):
-            await steal.flip(interaction)  # a battle of choices, one at a time
+        if await self.battles.plays_here(channel_id):
+            await self.battles.flip(interaction)  # a battle of choices, one at a time
             return
 
         async def work() -> Reply:
@@ -524,9 +501,8 @@ class KrigCog(commands.Cog, name="Krig"):
         """Handle a Flip press: plays only if the button shows the round on the table."""
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
-        steal = self._steal_war()
-        if steal is not None and await steal.plays_here(channel_id):
-            await steal.flip(interaction, game_id=game_id, round_shown=round_shown)
+        if await self.battles.plays_here(channel_id):
+            await self.battles.flip(interaction, game_id=game_id, round_shown=round_shown)
             return
         lang = public_lang(interaction)
         pressed = interaction.message.id if interaction.message else None
@@ -562,12 +538,9 @@ class KrigCog(commands.Cog, name="Krig"):
 
         await respond_in_turn(interaction, self.tables, work(), update=True)
 
-    @krig.command(
-        name=ls("status", key="cmd.status.name"),
-        description=_desc("cmd.status.desc", "Show the game in this channel"),
-    )
+    @subcommand
     async def status(self, interaction: discord.Interaction[Any]) -> None:
-        """Show the game in this channel."""
+        """Show the game in this channel"""
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
         lang = user_lang(interaction)
@@ -591,12 +564,9 @@ class KrigCog(commands.Cog, name="Krig"):
 
         await respond(interaction, work(), ephemeral=True)
 
-    @krig.command(
-        name=ls("forfeit", key="cmd.forfeit.name"),
-        description=_desc("cmd.forfeit.desc", "Give up your game"),
-    )
+    @subcommand
     async def forfeit(self, interaction: discord.Interaction[Any]) -> None:
-        """Give up your game."""
+        """Give up your game"""
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
         lang = user_lang(interaction)
@@ -652,21 +622,13 @@ class KrigCog(commands.Cog, name="Krig"):
             if result.outcome is not None and result.outcome.reason == "time_limit":
                 return await self._counted_instead(interaction, result, mine, public)
             row = result.row
-            names = names_of(row)
             seat = row.players.index(user_id)
-            embed = discord.Embed(
-                title=t(public, "forfeit.done", name=names[seat]), colour=discord.Colour.dark_grey()
-            )
+            ended = result.outcome is not None
+            embed = forfeit_embed(row, result.game, seat, public, over=ended)
             over: Ending | None = None
-            if result.outcome is not None:
-                # The title already says who gave up.
-                embed.description = outcome_text(row, result.game, public, reason=False)
-                over = await ending(self.service, row, result.game, public, embed, self.bot.web)
+            if ended:
+                over = await ending(self.service, row, result.game, public, embed, self.web)
             else:
-                embed.add_field(
-                    name=t(public, "table.counts_heading"),
-                    value=counts_field(result.game, names, public),
-                )
                 await self._request_without(row, result.game)
 
             # The game goes on (three or four players): the message is its table now, at the
@@ -714,7 +676,7 @@ class KrigCog(commands.Cog, name="Krig"):
         """Answer a forfeit that came after the deadline: the cards were counted instead."""
         row = result.row
         embed = time_up_embed(row, result.game, public)
-        over = await ending(self.service, row, result.game, public, embed, self.bot.web)
+        over = await ending(self.service, row, result.game, public, embed, self.web)
 
         async def sent(_: int) -> None:
             message = await interaction.followup.send(
@@ -727,12 +689,9 @@ class KrigCog(commands.Cog, name="Krig"):
 
         return Reply(content=t(mine, "time.forfeit_too_late"), view=None, update=True, sent=sent)
 
-    @krig.command(
-        name=ls("cancel", key="cmd.cancel.name"),
-        description=_desc("cmd.cancel.desc", "Cancel the game in this channel without a result"),
-    )
+    @subcommand
     async def cancel(self, interaction: discord.Interaction[Any]) -> None:
-        """Cancel the game in this channel without a result."""
+        """Cancel the game in this channel without a result"""
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
         lang = public_lang(interaction)
@@ -773,72 +732,13 @@ class KrigCog(commands.Cog, name="Krig"):
 
         await respond_in_turn(interaction, self.tables, work())
 
-    # --------------------------------------------------------------- hands-free play
-
-    def _autoplay(self) -> AutoplayCog:
-        cog = self.bot.get_cog(AutoplayCog.__cog_name__)
-        assert isinstance(cog, AutoplayCog)
-        return cog
-
-    def _history(self) -> HistoryCog:
-        cog = self.bot.get_cog(HistoryCog.__cog_name__)
-        assert isinstance(cog, HistoryCog)
-        return cog
-
-    @krig.command(
-        name=ls("auto", key="cmd.auto.name"),
-        description=_desc("cmd.auto.desc", "Let the bot play the rounds by itself"),
-    )
-    @app_commands.rename(speed=_opt("speed"))
-    @app_commands.describe(speed=_desc("opt.speed.desc", "How fast the rounds go"))
-    @app_commands.choices(speed=SPEED_CHOICES)
-    async def auto(self, interaction: discord.Interaction[Any], speed: str = "normal") -> None:
-        """Let the bot play the rounds by itself."""
-        await self._autoplay().auto(interaction, speed)
-
-    @krig.command(
-        name=ls("finish", key="cmd.finish.name"),
-        description=_desc("cmd.finish.desc", "Play the game to its end at once (all must agree)"),
-    )
-    async def finish(self, interaction: discord.Interaction[Any]) -> None:
-        """Play the game to its end at once (all must agree)."""
-        await self._autoplay().finish(interaction)
-
-    @krig.command(
-        name=ls("history", key="cmd.history.name"),
-        description=_desc("cmd.history.desc", "This server's recent games"),
-    )
-    @app_commands.rename(user=_opt("user"))
-    @app_commands.describe(user=_desc("opt.player.desc", "Only the games of this player"))
-    async def history(
-        self, interaction: discord.Interaction[Any], user: discord.User | None = None
-    ) -> None:
-        """Show this server's recent games."""
-        await self._history().show_history(interaction, user.id if user else 0, 0, first=True)
-
-    @krig.command(
-        name=ls("replay", key="cmd.replay.name"),
-        description=_desc("cmd.replay.desc", "Step through an ended game round by round"),
-    )
-    @app_commands.rename(game_id=_opt("id"))
-    @app_commands.describe(game_id=_desc("opt.id.desc", "The game's number (see /krig history)"))
-    async def replay(
-        self, interaction: discord.Interaction[Any], game_id: app_commands.Range[int, 1]
-    ) -> None:
-        """Step through an ended game round by round."""
-        await self._history().show_replay(interaction, game_id, 1, update=False)
-
     # ----------------------------------------------------------------------- records
 
-    @krig.command(
-        name=ls("leaderboard", key="cmd.leaderboard.name"),
-        description=_desc("cmd.leaderboard.desc", "This server's best players"),
-    )
-    @app_commands.rename(period=_opt("period"))
-    @app_commands.describe(period=_desc("opt.period.desc", "Which period"))
+    @subcommand
+    @app_commands.describe(period="Which period")
     @app_commands.choices(period=PERIOD_CHOICES)
     async def leaderboard(self, interaction: discord.Interaction[Any], period: str = "all") -> None:
-        """Show this server's best players."""
+        """This server's best players"""
         assert interaction.guild_id is not None
         guild_id = interaction.guild_id
         lang = public_lang(interaction)
@@ -852,22 +752,18 @@ class KrigCog(commands.Cog, name="Krig"):
             rows = await self.storage.leaderboard(guild_id, since=since, limit=10)
             users = [row.user_id for row in rows]
             matches = await self.storage.match_records(guild_id, users, since=since)
-            url = await self.bot.web.leaderboard_url(guild_id, period)
+            url = await self.web.leaderboard_url(guild_id, period)
             view = None if url is None else view_of(web_button(url, lang, "web.open_leaderboard"))
             return Reply(embed=leaderboard_embed(rows, period, lang, matches=matches), view=view)
 
         await respond(interaction, work())
 
-    @krig.command(
-        name=ls("stats", key="cmd.stats.name"),
-        description=_desc("cmd.stats.desc", "A player's record on this server"),
-    )
-    @app_commands.rename(user=_opt("user"))
-    @app_commands.describe(user=_desc("opt.user.desc", "Whose record (default: you)"))
+    @subcommand
+    @app_commands.describe(user="Whose record (default: you)")
     async def stats(
         self, interaction: discord.Interaction[Any], user: discord.User | None = None
     ) -> None:
-        """Show a player's record on this server."""
+        """A player's record on this server"""
         assert interaction.guild_id is not None
         guild_id = interaction.guild_id
         target = user or interaction.user
@@ -883,16 +779,10 @@ class KrigCog(commands.Cog, name="Krig"):
 
         await respond(interaction, work())
 
-    @krig.command(
-        name=ls("settings", key="cmd.settings.name"),
-        description=_desc("cmd.settings.desc", "Server settings for Krig (moderators)"),
-    )
-    @app_commands.rename(images=_opt("images"), web=_opt("web"))
+    @subcommand
     @app_commands.describe(
-        images=_desc("opt.images.desc", "Show the table and the game's story as pictures"),
-        web=_desc(
-            "opt.web.desc", "Show the server's leaderboard, players and game replays on the web"
-        ),
+        images="Show the table and the game's story as pictures",
+        web="Show the server's leaderboard, players and game replays on the web",
     )
     @app_commands.choices(images=IMAGES_CHOICES, web=WEB_CHOICES)
     async def settings(
@@ -901,7 +791,7 @@ class KrigCog(commands.Cog, name="Krig"):
         images: str | None = None,
         web: str | None = None,
     ) -> None:
-        """Change the server's settings (moderators with Manage Messages)."""
+        """Server settings for Krig (moderators)"""
         assert interaction.guild_id is not None
         guild_id = interaction.guild_id
         lang = user_lang(interaction)
@@ -929,7 +819,7 @@ class KrigCog(commands.Cog, name="Krig"):
 
     async def _web_setting(self, guild_id: int, choice: str, lang: Lang) -> str:
         """Apply a moderator's web choice and return what to tell them."""
-        access = self.bot.web
+        access = self.web
         if choice == "rotate":
             await access.rotate(guild_id)
         else:
@@ -943,17 +833,13 @@ class KrigCog(commands.Cog, name="Krig"):
             return t(lang, "settings.web_on_unlinked")
         return t(lang, "settings.web_rotated" if choice == "rotate" else "settings.web_on", url=url)
 
-    @krig.command(
-        name=ls("rules", key="cmd.rules.name"),
-        description=_desc("cmd.rules.desc", "How to play Krig and its variants"),
-    )
-    @app_commands.rename(variant=_opt("variant"))
-    @app_commands.describe(variant=_desc("opt.variant.desc", "Which rules to play"))
+    @subcommand
+    @app_commands.describe(variant="Which rules to play")
     @app_commands.choices(variant=VARIANT_CHOICES)
     async def rules(
         self, interaction: discord.Interaction[Any], variant: str | None = None
     ) -> None:
-        """Explain how to play, in the reader's language."""
+        """How to play Krig and its variants"""
         if variant is not None and variant not in PRESETS:
             await refuse(interaction, "err.bad_option", reason=variant)
             return

@@ -10,17 +10,24 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord.ext import commands
 
-from krigbot.cogs.buttons import AcceptButton, DeclineButton, FlipButton, _guarded, view_of
+from krigbot.cogs.buttons import (
+    NUMBER,
+    AcceptButton,
+    Buttons,
+    DeclineButton,
+    FlipButton,
+    GameButton,
+    view_of,
+)
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang
-from krigbot.cogs.tables import Shown, editor, respond_in_turn
+from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine import OPTION_KEYS, Rules
 from krigbot.engine.match import MatchInfo, first_game
@@ -33,8 +40,6 @@ from krigbot.render.play import add_game_over, dealt_embed
 from krigbot.sessions import ENDING, GameService, Player, Refusal
 
 if TYPE_CHECKING:
-    from krigbot.bot import KrigBot
-    from krigbot.cogs.krig import KrigCog
     from krigbot.engine import Game
     from krigbot.engine.steal import StealGame
     from krigbot.storage import GameRow
@@ -99,51 +104,36 @@ async def begin_match(service: GameService, row: GameRow, best_of: int) -> GameR
     return dataclasses.replace(row, extra=extra)
 
 
-class RematchButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"krig:rematch:(?P<game>\d+)"
-):
+class RematchButton(GameButton, kind="rematch", game=NUMBER):
     """Challenge the players of a finished game (or match) to the same again."""
 
     def __init__(self, game_id: int, lang: Lang = "nb") -> None:
         super().__init__(
-            discord.ui.Button(
-                label=t(lang, "rematch.button"),
-                emoji="🔁",
-                style=discord.ButtonStyle.success,
-                custom_id=f"krig:rematch:{game_id}",
-            )
+            game_id,
+            label=t(lang, "rematch.button"),
+            emoji="🔁",
+            style=discord.ButtonStyle.success,
         )
-        self.game_id = game_id
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> RematchButton:
-        return cls(int(match["game"]))
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        cog = interaction.client.get_cog(MatchCog.__cog_name__)
-        assert isinstance(cog, MatchCog)
-        await _guarded(interaction, cog.on_rematch(interaction, self.game_id))
-
-
-MATCH_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (RematchButton,)
 
 
 class MatchCog(commands.Cog, name="Matches"):
     """Rematches, and the matches the bot moved on while it was away."""
 
-    def __init__(self, bot: KrigBot) -> None:
+    def __init__(
+        self,
+        bot: commands.Bot,
+        *,
+        service: GameService,
+        tables: Tables,
+        buttons: Buttons,
+        challenge_posted: Callable[[GameRow, int, Lang], Awaitable[None]],
+    ) -> None:
         self.bot = bot
-        self.service = bot.service
-
-    def _krig(self) -> KrigCog:
-        # By name: krig.py imports this module, so the class is not imported here.
-        return cast("KrigCog", self.bot.get_cog("Krig"))
+        self.service = service
+        self.tables = tables
+        self.challenge_posted = challenge_posted
+        """Times a challenge out once its message is on Discord (the Krig cog's timers)."""
+        buttons.handle(RematchButton, self.on_rematch)
 
     async def on_rematch(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle a Rematch press: a new challenge, the presser first, the same rules."""
@@ -181,10 +171,9 @@ class MatchCog(commands.Cog, name="Matches"):
             match = MatchInfo.of(row.extra)
             if match is not None:
                 challenge = await begin_match(self.service, challenge, match.best_of)
-            krig = self._krig()
 
             async def sent(message_id: int) -> None:
-                await krig.challenge_posted(challenge, message_id, lang)
+                await self.challenge_posted(challenge, message_id, lang)
 
             mentioned = [row.players[s] for s in others]
             return Reply(
@@ -197,7 +186,7 @@ class MatchCog(commands.Cog, name="Matches"):
                 sent=sent,
             )
 
-        await respond_in_turn(interaction, self.bot.tables, work())
+        await respond_in_turn(interaction, self.tables, work())
 
     async def announce(self, recovered: list[tuple[GameRow, GameRow | None]]) -> None:
         """Show the matches moved on at start-up: the next table, or who won the match."""
@@ -229,7 +218,7 @@ class MatchCog(commands.Cog, name="Matches"):
                     allowed_mentions=NO_MENTIONS,
                 )
                 edit = editor(self.bot, dealt.channel_id, message.id)
-                self.bot.tables.show(dealt.channel_id, Shown(message.id, view, edit))
+                self.tables.show(dealt.channel_id, Shown(message.id, view, edit))
                 await self.service.show_table(dealt.channel_id, dealt.id, 0, message.id)
             except discord.HTTPException as exc:
                 log.warning(

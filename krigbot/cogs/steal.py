@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import discord
 from discord.ext import commands
 
-from krigbot.cogs.buttons import FlipButton, _guarded, view_of
+from krigbot.cogs.buttons import NUMBER, SEAT, Buttons, Field, FlipButton, GameButton, view_of
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
-from krigbot.cogs.tables import respond_in_turn
+from krigbot.cogs.tables import Tables, respond_in_turn
 from krigbot.engine.cards import card_code, card_value, parse_card
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.steal import StealGame
@@ -32,12 +31,12 @@ from krigbot.logs import about, context
 from krigbot.render.embeds import names_of
 from krigbot.render.play import time_up_embed
 from krigbot.render.steal import label_name, look_text, steal_table_embed, superseded
-from krigbot.sessions import Choice, ChoiceResult, Refusal
+from krigbot.sessions import Choice, ChoiceResult, GameService, Refusal
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.bot import KrigBot
-    from krigbot.storage import GameRow
+    from krigbot.storage import GameRow, Storage
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -48,127 +47,48 @@ RETRY_SECONDS = 5.0
 """How soon a time-out that could not be saved is tried again."""
 
 
-def _cog(interaction: discord.Interaction[Any]) -> StealCog:
-    cog = interaction.client.get_cog(StealCog.__cog_name__)
-    assert isinstance(cog, StealCog)
-    return cog
-
-
 # ------------------------------------------------------------------------------ buttons
 
+CARD_FIELD: Field[int] = Field(CARD, parse_card, card_code)
+SEATS: Field[tuple[int, ...]] = Field(
+    r"[0-3](?:-[0-3])*",
+    lambda text: tuple(int(seat) for seat in text.split("-")),
+    lambda seats: "-".join(str(seat) for seat in seats),
+)
 
-class LookButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"krig:look:(?P<game>\d+)"
-):
+
+class LookButton(GameButton, kind="look", game=NUMBER):
     """Show the presser their own next card, privately, with their choices."""
 
     def __init__(self, game_id: int, lang: Lang = "nb") -> None:
         super().__init__(
-            discord.ui.Button(
-                label=t(lang, "steal.look"),
-                emoji="👀",
-                style=discord.ButtonStyle.secondary,
-                custom_id=f"krig:look:{game_id}",
-                row=0,
-            )
+            game_id,
+            label=t(lang, "steal.look"),
+            emoji="👀",
+            style=discord.ButtonStyle.secondary,
+            row=0,
         )
-        self.game_id = game_id
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> LookButton:
-        return cls(int(match["game"]))
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(interaction, _cog(interaction).on_look(interaction, self.game_id))
 
 
-class StealButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=rf"krig:steal:(?P<game>\d+):(?P<seat>[0-3]):(?P<card>{CARD}):(?P<targets>[0-3](?:-[0-3])*)",
-):
+class StealButton(GameButton, kind="steal", game=NUMBER, seat=SEAT, card=CARD_FIELD, targets=SEATS):
     """Steal the loot piles of ``targets`` with the card the player looks at."""
 
     def __init__(
         self, game_id: int, seat: int, card: int, targets: Sequence[int], label: str = "-"
     ) -> None:
-        piles = "-".join(str(target) for target in targets)
         super().__init__(
-            discord.ui.Button(
-                label=label,
-                style=discord.ButtonStyle.success,
-                custom_id=f"krig:steal:{game_id}:{seat}:{card_code(card)}:{piles}",
-            )
-        )
-        self.game_id = game_id
-        self.seat = seat
-        self.card = card
-        self.targets = tuple(targets)
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> StealButton:
-        targets = [int(target) for target in match["targets"].split("-")]
-        return cls(int(match["game"]), int(match["seat"]), parse_card(match["card"]), targets)
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(
-            interaction,
-            _cog(interaction).on_choice(
-                interaction, self.game_id, "steal", self.seat, self.card, targets=self.targets
-            ),
+            game_id, seat, card, tuple(targets), label=label, style=discord.ButtonStyle.success
         )
 
 
-class PlayButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=rf"krig:play:(?P<game>\d+):(?P<seat>[0-3]):(?P<card>{CARD})",
-):
+class PlayButton(GameButton, kind="play", game=NUMBER, seat=SEAT, card=CARD_FIELD):
     """Play the card the player looks at instead of stealing with it."""
 
     def __init__(self, game_id: int, seat: int, card: int, label: str = "-") -> None:
-        super().__init__(
-            discord.ui.Button(
-                label=label,
-                style=discord.ButtonStyle.primary,
-                custom_id=f"krig:play:{game_id}:{seat}:{card_code(card)}",
-            )
-        )
-        self.game_id = game_id
-        self.seat = seat
-        self.card = card
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> PlayButton:
-        return cls(int(match["game"]), int(match["seat"]), parse_card(match["card"]))
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(
-            interaction,
-            _cog(interaction).on_choice(interaction, self.game_id, "play", self.seat, self.card),
-        )
+        super().__init__(game_id, seat, card, label=label, style=discord.ButtonStyle.primary)
 
 
-class TopButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=rf"krig:top:(?P<game>\d+):(?P<round>\d+):(?P<seat>[0-3]):(?P<card>{CARD})",
-):
+class TopButton(GameButton, kind="top", game=NUMBER, round=NUMBER, seat=SEAT, card=CARD_FIELD):
     """Put one of the cards won in a battle on top of the winner's loot pile."""
 
     def __init__(
@@ -183,51 +103,15 @@ class TopButton(
         row: int | None = None,
     ) -> None:
         super().__init__(
-            discord.ui.Button(
-                label=card_label(card, lang),
-                # The default of §10 stands out: it is what a time-out would choose.
-                style=discord.ButtonStyle.primary if default else discord.ButtonStyle.secondary,
-                custom_id=f"krig:top:{game_id}:{round_won}:{seat}:{card_code(card)}",
-                row=row,
-            )
+            game_id,
+            round_won,
+            seat,
+            card,
+            label=card_label(card, lang),
+            # The default of §10 stands out: it is what a time-out would choose.
+            style=discord.ButtonStyle.primary if default else discord.ButtonStyle.secondary,
+            row=row,
         )
-        self.game_id = game_id
-        self.round_won = round_won
-        self.seat = seat
-        self.card = card
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> TopButton:
-        return cls(
-            int(match["game"]), int(match["round"]), int(match["seat"]), parse_card(match["card"])
-        )
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(
-            interaction,
-            _cog(interaction).on_choice(
-                interaction,
-                self.game_id,
-                "top",
-                self.seat,
-                self.card,
-                expected_round=self.round_won,
-            ),
-        )
-
-
-STEAL_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
-    LookButton,
-    StealButton,
-    PlayButton,
-    TopButton,
-)
 
 
 def top_offer(choice: TopChoice, default: int) -> list[int]:
@@ -325,10 +209,38 @@ def timeout_notes(result: ChoiceResult, lang: Lang) -> list[str]:
 class StealCog(commands.Cog, name="StealWar"):
     """Steal War's choices in Discord: looks, steals, top cards and their time-outs."""
 
-    def __init__(self, bot: KrigBot) -> None:
+    def __init__(
+        self,
+        bot: commands.Bot,
+        *,
+        service: GameService,
+        storage: Storage,
+        tables: Tables,
+        web: WebAccess,
+        buttons: Buttons,
+    ) -> None:
         self.bot = bot
-        self.service = bot.service
-        self.storage = bot.storage
+        self.service = service
+        self.storage = storage
+        self.tables = tables
+        self.web = web
+        buttons.handle(LookButton, self.on_look)
+        buttons.handle(
+            StealButton,
+            lambda pressed, game, seat, card, targets: self.on_choice(
+                pressed, game, "steal", seat, card, targets=targets
+            ),
+        )
+        buttons.handle(
+            PlayButton,
+            lambda pressed, game, seat, card: self.on_choice(pressed, game, "play", seat, card),
+        )
+        buttons.handle(
+            TopButton,
+            lambda pressed, game, round_won, seat, card: self.on_choice(
+                pressed, game, "top", seat, card, expected_round=round_won
+            ),
+        )
         self._timers: dict[int, asyncio.Task[None]] = {}
         self._edits: dict[int, asyncio.Lock] = {}
         self._shown: dict[int, int] = {}
@@ -352,7 +264,7 @@ class StealCog(commands.Cog, name="StealWar"):
         self, channel_id: int, message_id: int, embed: discord.Embed, lang: Lang
     ) -> None:
         """Let a table say, once it is greyed, that it no longer counts down or waits."""
-        live = self.bot.tables.live(channel_id)
+        live = self.tables.live(channel_id)
         if live is not None and live.message_id == message_id:
             live.retired = lambda: {"embed": superseded(embed, lang)}
 
@@ -397,7 +309,7 @@ class StealCog(commands.Cog, name="StealWar"):
                     "could not update the table of game %s: %s", row.id, exc, extra=about(row)
                 )
                 return False
-            self.bot.tables.changed(row.channel_id, row.table_message_id, view)
+            self.tables.changed(row.channel_id, row.table_message_id, view)
             self._shown[row.id] = version
             return True
 
@@ -412,7 +324,7 @@ class StealCog(commands.Cog, name="StealWar"):
         self._after(result)
         sent: Callable[[int], Awaitable[None]] | None = None
         if result.outcome is not None:
-            over = await ending(self.service, result.row, result.game, lang, embed, self.bot.web)
+            over = await ending(self.service, result.row, result.game, lang, embed, self.web)
             view, sent = over.view, over.sent
         table = result.row.table_message_id
         shown = await self._edit_table(result.row, embed, view, version)
@@ -532,9 +444,7 @@ class StealCog(commands.Cog, name="StealWar"):
             embed, view = self._table(result, lang)
             after: Callable[[int], Awaitable[None]] | None = None
             if result.outcome is not None:
-                over = await ending(
-                    self.service, result.row, result.game, lang, embed, self.bot.web
-                )
+                over = await ending(self.service, result.row, result.game, lang, embed, self.web)
                 view, after = over.view, over.sent
 
             async def sent(message_id: int) -> None:
@@ -551,7 +461,7 @@ class StealCog(commands.Cog, name="StealWar"):
                 embed=embed, view=view, update=pressed is not None, durable=True, sent=sent
             )
 
-        await respond_in_turn(interaction, self.bot.tables, work(), update=pressed is not None)
+        await respond_in_turn(interaction, self.tables, work(), update=pressed is not None)
 
     async def on_look(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Answer a Look press privately: the presser's next card and their choices."""
@@ -623,7 +533,7 @@ class StealCog(commands.Cog, name="StealWar"):
             return Reply(content="\n".join(lines), view=private, update=True)
 
         if on_table:
-            await respond_in_turn(interaction, self.bot.tables, work(), update=True)
+            await respond_in_turn(interaction, self.tables, work(), update=True)
         else:
             await respond(interaction, work(), update=True)
 

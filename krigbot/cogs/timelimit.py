@@ -23,7 +23,7 @@ from discord.ext import commands
 
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS
-from krigbot.cogs.tables import Shown, editor
+from krigbot.cogs.tables import Shown, Tables, editor
 from krigbot.i18n import lang_for, t
 from krigbot.logs import about, context
 from krigbot.render.play import time_up_embed
@@ -31,9 +31,9 @@ from krigbot.sessions import Refusal
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.bot import KrigBot
-    from krigbot.sessions import AnyGame, FlipResult
+    from krigbot.sessions import AnyGame, FlipResult, GameService
     from krigbot.storage import GameRow
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +46,13 @@ RETRY = timedelta(seconds=5)
 class TimeLimitCog(commands.Cog, name="TimeLimit"):
     """Ends games by counting the cards when their time limit is up, and says so."""
 
-    def __init__(self, bot: KrigBot) -> None:
+    def __init__(
+        self, bot: commands.Bot, *, service: GameService, tables: Tables, web: WebAccess
+    ) -> None:
         self.bot = bot
-        self.service = bot.service
+        self.service = service
+        self.tables = tables
+        self.web = web
         self._deadlines: dict[int, tuple[datetime, int]] = {}
         """Game id -> (when its time is up, its channel)."""
         self._changed = asyncio.Event()
@@ -115,7 +119,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
     async def _time_up(self, game_id: int, channel_id: int) -> None:
         # The channel's turn, from before the end is committed until its message is out, so
         # nothing that raced it shows up after the end (as for every other end of a game).
-        async with self.bot.tables.turn(channel_id):
+        async with self.tables.turn(channel_id):
             await self._end_in_turn(game_id, channel_id)
 
     async def _end_in_turn(self, game_id: int, channel_id: int) -> None:
@@ -152,7 +156,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         row, game = result.row, result.game
         lang = lang_for(row.extra.get("lang"))
         embed = time_up_embed(row, game, lang)
-        over = await ending(self.service, row, game, lang, embed, self.bot.web)
+        over = await ending(self.service, row, game, lang, embed, self.web)
         channel = self.bot.get_partial_messageable(row.channel_id)
         try:
             message = await channel.send(embed=embed, view=over.view, allowed_mentions=NO_MENTIONS)
@@ -160,7 +164,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
             # The end stays marked as unshown: the next start of the bot shows it.
             log.warning("could not announce the end of game %s: %s", row.id, exc, extra=about(row))
             return
-        tables = self.bot.tables
+        tables = self.tables
         table = tables.live(row.channel_id)
         if table is not None:
             # The old table goes grey and points to the result below.

@@ -576,7 +576,7 @@ def time_left_text(deadline: datetime, left: timedelta, lang: Lang) -> str:
 
 def rules_embed(variant: str | None, lang: Lang) -> discord.Embed:
     """Return how to play, and what a variant changes."""
-    embed = discord.Embed(title=t(lang, "cmd.rules.desc"), colour=COLOUR_INFO)
+    embed = discord.Embed(title=t(lang, "rules.title"), colour=COLOUR_INFO)
     embed.description = t(lang, "rules.basic")
     if variant is not None:
         rules = Rules.preset(variant, players=4 if variant == "lag" else None)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import discord
 import pytest
+from discord import app_commands
+from discord.ext import commands
 
 from krigbot.bot import KrigBot
+from krigbot.cogs.group import SUBCOMMANDS, KrigGroup, is_subcommand, subcommand
 from krigbot.engine import PRESETS
 from krigbot.engine.rules import MAX_ROUND_LIMIT
 from tests.cogs.helpers import start_game
@@ -159,3 +163,48 @@ async def test_a_norwegian_player_can_use_the_norwegian_names(
 
     assert played.embeds[0]["title"] == "Krig — runde 3"
     assert board.embeds[0]["title"] == "Toppliste — Siste 7 dager"
+
+
+def declared_subcommands(bot: KrigBot) -> dict[str, list[str]]:
+    """Return, per cog, the /krig subcommands its class declares."""
+    return {
+        name: [command.name for command in vars(type(cog)).values() if is_subcommand(command)]
+        for name, cog in bot.cogs.items()
+    }
+
+
+def test_each_cog_adds_its_own_subcommands_to_the_one_krig_group(bot: KrigBot) -> None:
+    group = bot.tree.get_command("krig")
+    assert isinstance(group, KrigGroup)
+    declared = declared_subcommands(bot)
+
+    # Each listed subcommand is declared by exactly one cog, and none is left out.
+    assert sorted(name for names in declared.values() for name in names) == sorted(SUBCOMMANDS)
+    assert [command.name for command in group.commands] == list(SUBCOMMANDS)
+    for cog_name, names in declared.items():
+        for name in names:
+            command = group.get_command(name)
+            assert isinstance(command, app_commands.Command)
+            assert command.binding is bot.get_cog(cog_name), name
+    assert declared["Autoplay"] == ["auto", "finish"]
+    assert declared["History"] == ["history", "replay"]
+
+
+async def test_a_second_cog_cannot_declare_a_subcommand_again(bot: KrigBot) -> None:
+    class Again(commands.Cog):
+        @subcommand
+        async def status(self, interaction: discord.Interaction[Any]) -> None:
+            """Show the game in this channel"""
+
+    with pytest.raises(app_commands.CommandAlreadyRegistered):
+        await bot.add_cog(Again())
+
+
+async def test_a_subcommand_not_listed_in_the_group_is_refused(bot: KrigBot) -> None:
+    class Unlisted(commands.Cog):
+        @subcommand
+        async def shuffle(self, interaction: discord.Interaction[Any]) -> None:
+            """Shuffle the deck"""
+
+    with pytest.raises(ValueError, match="shuffle"):
+        await bot.add_cog(Unlisted())

@@ -33,7 +33,11 @@ def placeholders(text: str) -> set[str]:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_catalog_has_exactly_the_norwegian_keys(lang: Lang) -> None:
-    assert set(catalog(lang)) == set(catalog("nb"))
+    expected = set(catalog("nb"))
+    if lang == "en":
+        # The English descriptions of commands and options are the code's (docstrings, describe).
+        expected -= set(keys_like("nb", DESCRIPTION_KEYS))
+    assert set(catalog(lang)) == expected
 
 
 @pytest.mark.parametrize("lang", LANGS)

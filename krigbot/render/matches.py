@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from krigbot.i18n import Lang, fmt_list, t
-from krigbot.matches import MatchInfo
+from krigbot.sessions.matches import MatchInfo
 
 
 def score_text(names: Sequence[str], score: Sequence[int]) -> str:

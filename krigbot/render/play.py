@@ -16,7 +16,6 @@ import discord
 from krigbot.engine import Game, Round, Rules
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, LocaleLike, fmt_date, fmt_list, t
-from krigbot.matches import MatchInfo
 from krigbot.render.embeds import (
     COLOUR_INFO,
     COLOUR_OVER,
@@ -31,6 +30,7 @@ from krigbot.render.embeds import (
 )
 from krigbot.render.matches import match_lines, match_result
 from krigbot.render.steal import choice_lines
+from krigbot.sessions.matches import MatchInfo
 from krigbot.sim import play_command
 
 if TYPE_CHECKING:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import doctest
 
-import krigbot.matches
-from krigbot.matches import MatchInfo, first_game
+import krigbot.sessions.matches
+from krigbot.sessions.matches import MatchInfo, first_game
 
 
 def test_docstring_examples_hold() -> None:
-    assert doctest.testmod(krigbot.matches).failed == 0
+    assert doctest.testmod(krigbot.sessions.matches).failed == 0
 
 
 def test_a_draw_counts_for_nobody_and_the_match_goes_on() -> None:

@@ -58,6 +58,7 @@ class Deadlines:
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._firing: set[asyncio.Task[None]] = set()
+        self._closed = False
 
     def handle(self, kind: DeadlineKind, handler: Handler | None) -> None:
         """Call ``handler`` with each due deadline of ``kind`` (None: stop calling one)."""
@@ -70,7 +71,7 @@ class Deadlines:
         """Replace the game's pending deadline of the same kind with this one."""
         self._pending[deadline.game_id, deadline.kind] = deadline
         self._changed.set()
-        if self._task is None or self._task.done():
+        if not self._closed and (self._task is None or self._task.done()):
             self._task = asyncio.create_task(self._run(), name="krig-deadlines")
 
     def cancel(self, game_id: int, kind: DeadlineKind | None = None) -> None:
@@ -85,12 +86,9 @@ class Deadlines:
         """Return a game's pending deadline of ``kind``, if any."""
         return self._pending.get((game_id, kind))
 
-    def count(self, kind: DeadlineKind) -> int:
-        """Return how many deadlines of ``kind`` are pending."""
-        return sum(1 for _, each in self._pending if each == kind)
-
     async def close(self) -> None:
-        """Stop watching, and stop the handlers still running."""
+        """Stop watching for good, and stop the handlers still running."""
+        self._closed = True
         tasks = [task for task in (self._task, *self._firing) if task is not None]
         for task in tasks:
             task.cancel()

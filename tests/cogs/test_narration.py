@@ -154,12 +154,13 @@ async def test_a_team_holding_every_card_is_a_plural_subject(
 async def test_an_expired_challenge_names_the_configured_lifetime(
     standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot
 ) -> None:
+    clock = Clock()
+    quick_bot.service.clock = clock
     watcher = standin.watch(world.no_channel)
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
 
-    expired = await watcher.next(
-        "edit", predicate=lambda e: e.message is message, timeout=CHALLENGE_SECONDS + 5
-    )
+    clock.advance(seconds=CHALLENGE_SECONDS)
+    expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
     lifetime = fmt_duration(timedelta(seconds=CHALLENGE_SECONDS), "nb")
     assert lifetime == "0,5 sekunder"

@@ -285,7 +285,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 lines.append(t(lang, "game.abandoned", time=idle))
 
             async def sent(message_id: int) -> None:
-                await self.challenge_posted(row, message_id)
+                await self.service.challenge_shown(row, message_id)
 
             return Reply(
                 content="\n".join(lines),
@@ -298,10 +298,6 @@ class KrigCog(commands.Cog, name="Krig"):
             )
 
         await respond_in_turn(interaction, self.tables, work())
-
-    async def challenge_posted(self, row: GameRow, message_id: int) -> None:
-        """Time a challenge out once its message is on Discord, and remember the message."""
-        await self.service.challenge_shown(row, message_id)
 
     @staticmethod
     def _challenge_view(game_id: int, lang: Lang) -> discord.ui.View:

@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord.ext import commands
@@ -31,7 +31,6 @@ from krigbot.sessions.matches import MatchInfo, rematch
 
 if TYPE_CHECKING:
     from krigbot.bot import KrigBot
-    from krigbot.cogs.krig import KrigCog
     from krigbot.engine import Game
     from krigbot.engine.steal import StealGame
     from krigbot.storage import GameRow
@@ -129,10 +128,6 @@ class MatchCog(commands.Cog, name="Matches"):
         self.bot = bot
         self.service = bot.service
 
-    def _krig(self) -> KrigCog:
-        # By name: krig.py imports this module, so the class is not imported here.
-        return cast("KrigCog", self.bot.get_cog("Krig"))
-
     async def on_rematch(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle a Rematch press: a new challenge, the presser first, the same rules."""
         assert interaction.channel_id is not None
@@ -150,10 +145,9 @@ class MatchCog(commands.Cog, name="Matches"):
                 extra={"lang": lang},
             )
             challenge = result.row
-            krig = self._krig()
 
             async def sent(message_id: int) -> None:
-                await krig.challenge_posted(challenge, message_id)
+                await self.service.challenge_shown(challenge, message_id)
 
             mentioned = challenge.players[1:]
             return Reply(

@@ -42,8 +42,7 @@ from krigbot.render.play import (
     time_up_embed,
 )
 from krigbot.render.replays import rebuild
-from krigbot.sessions import FlipResult, Refusal, authorize
-from krigbot.sessions.handsfree import Autoplay, FinishRequest
+from krigbot.sessions import Autoplay, FinishRequest, FlipResult, Refusal, authorize
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:

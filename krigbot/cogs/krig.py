@@ -49,12 +49,12 @@ from krigbot.sessions import (
     MAX_FLIPS,
     Actor,
     AnyGame,
+    FinishRequest,
     FlipResult,
     Player,
     Refusal,
     may_moderate,
 )
-from krigbot.sessions.handsfree import FinishRequest
 from krigbot.sessions.matches import BEST_OF, begin_match
 from krigbot.storage import StorageError
 

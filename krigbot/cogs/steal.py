@@ -5,8 +5,9 @@ answered privately with their next card and, when it matches an opponent's loot 
 to steal (one pile, or every matching pile) or to play. The winner of a battle chooses the top
 of their loot pile with buttons on the table. Each move is committed before anyone sees it;
 buttons carry the choice they offer in their custom id and are checked against the engine when
-pressed, so a stale one changes nothing. The cog owns one timer per game: when the open
-choices' time is up (``Settings.choice_seconds``), the defaults of §10 are applied.
+pressed, so a stale one changes nothing. When the open choices' time is up
+(``Settings.choice_seconds``, a deadline of the session layer's scheduler), the defaults of §10
+are applied and this cog shows them.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from krigbot.engine.steal import load_game
 from krigbot.logs import about
 from krigbot.sessions.challenges import Challenges
 from krigbot.sessions.choices import RESUMED_VARIANTS, Choices
+from krigbot.sessions.handsfree import AUTOPLAY
 from krigbot.sessions.registry import ENDING
 from krigbot.sessions.results import AnyGame
 from krigbot.sessions.timelimit import DEALT_AT
@@ -17,7 +18,7 @@ from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
 
-RESUMED_EXTRA = ("autoplay", DEALT_AT)
+RESUMED_EXTRA = (AUTOPLAY, DEALT_AT)
 """Keys in a game's extra that mean it has a timer of its own (autoplay, a time limit)."""
 SHOW_ENDINGS_FOR = timedelta(days=7)
 """How long after it a restarted bot still shows the end of a game that was never shown."""

@@ -28,11 +28,11 @@ from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.config import Settings
 from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
-from krigbot.matches import MatchKeeper
 from krigbot.monitoring import Metrics
 from krigbot.monitoring.metrics import GatewayState, discord_trace
 from krigbot.render.worker import warm_up_workers
-from krigbot.sessions import GameService
+from krigbot.sessions import GameService, Seeds, random_seed
+from krigbot.sessions.matches import MatchKeeper
 from krigbot.storage import Storage, StorageError
 from krigbot.web.access import WebAccess
 
@@ -130,7 +130,9 @@ class KrigTree(app_commands.CommandTree[Any]):
 class KrigBot(commands.Bot):
     """Krigbot: slash commands only, no privileged intents."""
 
-    def __init__(self, settings: Settings, storage: Storage, **options: Any) -> None:
+    def __init__(
+        self, settings: Settings, storage: Storage, *, seeds: Seeds = random_seed, **options: Any
+    ) -> None:
         quiet_discord_logs()  # before discord.py's own __init__, which warns about voice
         self.metrics = Metrics()
         """What the bot counts; served by the monitoring endpoint when it is on."""
@@ -152,6 +154,7 @@ class KrigBot(commands.Bot):
             idle_after=timedelta(hours=settings.idle_hours),
             challenge_ttl=timedelta(seconds=settings.challenge_seconds),
             choice_ttl=timedelta(seconds=settings.choice_seconds),
+            seeds=seeds,
             metrics=self.metrics,
         )
         self.matches = MatchKeeper(self.service)
@@ -211,16 +214,12 @@ class KrigBot(commands.Bot):
             service=service,
             tables=tables,
             buttons=buttons,
-            challenge_posted=cog.challenge_posted,
         )
         await self.add_cog(matches)
         time_limits = TimeLimitCog(self, service=service, tables=tables, web=web)
         await self.add_cog(time_limits)
         self.add_dynamic_items(*buttons.kinds())
         challenges, broken = await self.service.restore()
-        cog.restore_timers(challenges)
-        steal.restore_timers()
-        time_limits.restore()
         recovered = await self.matches.recover()
         if recovered:
             self._spawn(matches.announce(recovered), "announce-matches")
@@ -278,6 +277,8 @@ class KrigBot(commands.Bot):
         waiting = self._connection._ready_task
         if waiting is not None:
             waiting.cancel()
+        # No deadline's handler may reach into a closed client.
+        await self.service.deadlines.close()
         await super().close()
 
     def _observe_write(self, seconds: float, together: int) -> None:

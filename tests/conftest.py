@@ -16,6 +16,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.config import Settings
 from krigbot.storage import Storage
+from tests.cogs.helpers import ChosenSeeds
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld, standin, standin_world
 
@@ -49,11 +50,21 @@ def make_settings(db_path: Path, **changes: object) -> Settings:
 
 
 @pytest.fixture
+def seeds() -> ChosenSeeds:
+    """Return the seeds of this test's deals: random until the test chooses them."""
+    return ChosenSeeds()
+
+
+@pytest.fixture
 async def bot(
-    standin: DiscordStandIn, standin_world: SampleWorld, storage: Storage, db_path: Path
+    standin: DiscordStandIn,
+    standin_world: SampleWorld,
+    storage: Storage,
+    db_path: Path,
+    seeds: ChosenSeeds,
 ) -> AsyncIterator[KrigBot]:
     """Return the real bot, connected to the stand-in and ready."""
-    krigbot = KrigBot(make_settings(db_path), storage, guild_ready_timeout=0.05)
+    krigbot = KrigBot(make_settings(db_path), storage, seeds=seeds, guild_ready_timeout=0.05)
     async with run_bot(krigbot, standin) as running:
         yield running
 

@@ -22,13 +22,12 @@ from typing import Any, get_args
 import pytest
 
 from krigbot.cogs.krig import PERIODS
-from krigbot.cogs.matches import begin_match
 from krigbot.engine.replay import replay
 from krigbot.engine.rules import PRESETS
 from krigbot.i18n import fmt_list, t
-from krigbot.matches import MatchInfo, MatchKeeper
 from krigbot.render.play import history_line
 from krigbot.sessions import GameService, Player, Refusal
+from krigbot.sessions.matches import MatchInfo, MatchKeeper, begin_match
 from krigbot.storage import (
     HISTORY_STATUSES,
     GameRow,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +44,7 @@ from krigbot.render.play import (
     time_up_embed,
 )
 from krigbot.render.replays import rebuild
-from krigbot.sessions import FlipResult, Refusal
+from krigbot.sessions import Autoplay, FinishRequest, FlipResult, Refusal, authorize
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
@@ -177,15 +176,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self, channel_id: int, user_id: int, game_id: int | None = None
     ) -> tuple[GameRow, AnyGame]:
         """Return the channel's running game, refusing anyone who is not playing it."""
-        found = await self.service.game_in(channel_id)
-        if found is None or (game_id is not None and found[0].id != game_id):
-            raise Refusal("err.no_game" if game_id is None else "err.game_over")
-        row, game = found
-        if user_id not in row.players:
-            raise Refusal("err.not_player")
-        if game is None:
-            raise Refusal("err.not_running")
-        return row, game
+        seated = authorize(await self.service.game_in(channel_id), user_id, game_id=game_id)
+        return seated.row, seated.game
 
     # ---------------------------------------------------------------------- autoplay
 
@@ -228,7 +220,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         if (
             channel_id in self._runs
             or (claimed is not None and now - claimed < CLAIM_SECONDS)
-            or (row.extra.get("autoplay") or {}).get("state")
+            or Autoplay.of(row.extra) is not None
         ):
             raise Refusal("auto.already")
         # No await since the checks: nothing else can claim the channel in between.
@@ -238,15 +230,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self, channel_id: int, game_id: int, message_id: int, speed: str, by: str, lang: Lang
     ) -> None:
         """Store autoplay as running in its message, make it the table, and start playing."""
-        state = {"state": "running", "message": message_id, "speed": speed, "by": by}
-
-        def change(extra: dict[str, Any]) -> dict[str, Any]:
-            if (extra.get("autoplay") or {}).get("state"):
-                raise Refusal("auto.already")
-            return {"autoplay": state}
-
         try:
-            await self.service.change_extra(channel_id, game_id, change)
+            await self.service.start_autoplay(
+                channel_id, game_id, Autoplay("running", message_id, speed, by)
+            )
         except Refusal as refusal:
             # Two /krig auto at once: the other one plays; this message says it does not.
             text = t(lang, refusal.key)
@@ -305,9 +292,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                     return
                 expected = result.row.round
                 if result.outcome is not None:
-                    await self.service.change_extra(
-                        channel_id, run.game_id, lambda _: {"autoplay": None}
-                    )
+                    await self.service.stop_autoplay(channel_id, run.game_id)
                 if not await self._show(channel_id, run, result):
                     return
                 last_edit = loop.time()
@@ -398,7 +383,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
         with contextlib.suppress(Refusal, StorageError):
             # If this cannot be saved, a restart resumes autoplay: still never silently lost.
-            await self.service.change_extra(channel_id, run.game_id, lambda _: {"autoplay": None})
+            await self.service.stop_autoplay(channel_id, run.game_id)
         text = t(run.lang, key)
         table = self._embeds.pop(run.message_id, None)
         try:
@@ -433,30 +418,21 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
         async def work() -> Reply:
             row, _ = await self._player_game(channel_id, interaction.user.id, game_id)
-            state = row.extra.get("autoplay") or {}
-            if state.get("message") != pressed:
+            state = Autoplay.of(row.extra)
+            if state is None or state.message != pressed:
                 raise Refusal("err.stale_button")
             if action == "resume":
                 return await self._resume(channel_id, game_id, name, lang)
             # The task finishes the step it is in (and shows it) before this answer goes out.
             await self._halt(channel_id, game_id)
-            wanted = "running" if action == "pause" else None
-
-            def change(extra: dict[str, Any]) -> dict[str, Any]:
-                current = extra.get("autoplay") or {}
-                if current.get("message") != pressed:
-                    raise Refusal("err.stale_button")
-                if wanted is not None and current.get("state") != wanted:
-                    raise Refusal("auto.not_running")
-                if action == "pause":
-                    return {"autoplay": {**current, "state": "paused", "by": name}}
-                return {"autoplay": None}
-
-            await self.service.change_extra(channel_id, game_id, change)
+            if action == "pause":
+                await self.service.pause_autoplay(channel_id, game_id, pressed, name)
+            else:
+                await self.service.stop_autoplay(channel_id, game_id, pressed)
             row, game = await self._player_game(channel_id, interaction.user.id, game_id)
             if action == "pause":
                 embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
-                add_note(embed, autoplay_text("paused", state.get("speed", ""), name, lang), lang)
+                add_note(embed, autoplay_text("paused", state.speed, name, lang), lang)
                 return Reply(embed=embed, view=paused_view(game_id, lang), update=True)
             embed = standing_embed(row, game, lang, t(lang, "table.current"))
             add_note(embed, t(lang, "auto.stopped", name=name), lang)
@@ -466,23 +442,14 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         await respond_in_turn(interaction, self.tables, work(), update=True)
 
     async def _resume(self, channel_id: int, game_id: int, name: str, lang: Lang) -> Reply:
-        resumed: dict[str, Any] = {}
-
-        def change(extra: dict[str, Any]) -> dict[str, Any]:
-            current = extra.get("autoplay") or {}
-            if current.get("state") != "paused":
-                raise Refusal("auto.not_paused")
-            resumed.update(current, state="running", by=name)
-            return {"autoplay": dict(resumed)}
-
-        await self.service.change_extra(channel_id, game_id, change)
+        resumed = await self.service.resume_autoplay(channel_id, game_id, name)
         found = await self.service.game_in(channel_id)
         if found is None or found[0].id != game_id:
             raise Refusal("err.game_over")
         row, game = found
         if game is None:
             raise Refusal("err.game_over")
-        speed = str(resumed.get("speed", "normal"))
+        speed = resumed.speed
         embed = standing_embed(row, game, lang, t(lang, "auto.starting"))
         add_note(embed, autoplay_text("running", speed, name, lang), lang)
 
@@ -496,15 +463,14 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         """Carry on the autoplay that was running when the bot stopped; return how many."""
         resumed = 0
         for row, game in self.service.running():
-            state = row.extra.get("autoplay") or {}
-            if state.get("state") != "running" or game.finished:
+            state = Autoplay.of(row.extra)
+            if state is None or state.state != "running" or game.finished:
                 continue
-            message = state.get("message")
-            speed = state.get("speed")
-            if not isinstance(message, int) or speed not in SPEEDS:
+            message, speed = state.message, state.speed
+            if message is None or speed not in SPEEDS:
                 continue
             lang = lang_for(row.extra.get("lang"))
-            run = _Run(row.id, message, speed, str(state.get("by", "")), lang, row.round)
+            run = _Run(row.id, message, speed, state.by, lang, row.round)
             self._start(row.channel_id, run)
             resumed += 1
         return resumed
@@ -520,13 +486,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         user_id = interaction.user.id
 
         async def work() -> Reply:
-            row, game = await self._player_game(channel_id, user_id)
-            seat = row.players.index(user_id)
-            if not game.in_game[seat]:
-                raise Refusal("err.out_of_game")
-            request = {"by": user_id, "agreed": [user_id]}
-            await self.service.change_extra(channel_id, row.id, lambda _: {"finish": request})
-            waiting = finish_waiting(row, game, request)
+            seated = authorize(await self.service.game_in(channel_id), user_id).still_in()
+            row, game = seated.row, seated.game
+            request = await self.service.ask_finish(channel_id, row.id, user_id)
+            waiting = request.waiting(row, game)
             view = _finish_view(row.id, lang)
 
             async def sent(message_id: int) -> None:
@@ -557,10 +520,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
         async def work() -> Reply:
             row, game = await self._player_game(channel_id, user_id, game_id)
-            extra = await self.service.change_extra(channel_id, game_id, _answer(user_id, agree))
-            request = extra.get("finish")
-            asker = int((row.extra.get("finish") or {}).get("by", user_id))
-            if not agree or request is None:
+            request = await self.service.answer_finish(channel_id, game_id, user_id, agree)
+            asked = FinishRequest.of(row.extra)
+            asker = user_id if asked is None else asked.by
+            if request is None:
                 if pressed is not None:
                     tables.drop_aside(game_id, pressed)
                 note = t(lang, "finish.declined", name=names_of_user(interaction))
@@ -569,18 +532,18 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                     view=None,
                     update=True,
                 )
-            waiting = finish_waiting(row, game, request)
+            waiting = request.waiting(row, game)
             if waiting:
-                embed = finish_request_embed(row, int(request["by"]), waiting, lang)
+                embed = finish_request_embed(row, request.by, waiting, lang)
                 return Reply(embed=embed, view=_finish_view(game_id, lang), update=True)
             if pressed is not None:
                 tables.drop_aside(game_id, pressed)  # it shows the end itself, or points to it
-            autoplay = row.extra.get("autoplay") or {}
+            autoplay = Autoplay.of(row.extra)
             await self._halt(channel_id, game_id)
             result = await self.service.play_on(channel_id, game_id, to_end=True)
-            if isinstance(autoplay.get("message"), int):
+            if autoplay is not None and autoplay.message is not None:
                 # Its message would otherwise offer Pause or Resume for a game that is over.
-                ended = _Run(game_id, autoplay["message"], "normal", "", lang, result.row.round)
+                ended = _Run(game_id, autoplay.message, "normal", "", lang, result.row.round)
                 await self._stopped(channel_id, ended, "auto.ended")
             story = await self._finished(result, lang)
             live = tables.live(channel_id)
@@ -665,27 +628,3 @@ def finish_note(row: GameRow, asker: int, key: str, lang: Lang) -> discord.Embed
 
 def _finish_view(game_id: int, lang: Lang) -> discord.ui.View:
     return view_of(FinishButton(game_id, True, lang), FinishButton(game_id, False, lang))
-
-
-def finish_waiting(row: GameRow, game: AnyGame, request: dict[str, Any]) -> list[int]:
-    """Return the players still in the game who have not agreed to finish it."""
-    agreed = set(request.get("agreed", ()))
-    return [
-        user for seat, user in enumerate(row.players) if game.in_game[seat] and user not in agreed
-    ]
-
-
-def _answer(user_id: int, agree: bool) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """Return the change an answer makes to the open request (checked under the lock)."""
-
-    def change(extra: dict[str, Any]) -> dict[str, Any]:
-        request = extra.get("finish")
-        if not isinstance(request, dict):
-            raise Refusal("finish.none")
-        if not agree:
-            return {"finish": None}
-        if user_id in request.get("agreed", ()):
-            raise Refusal("finish.already_agreed")
-        return {"finish": {**request, "agreed": [*request.get("agreed", ()), user_id]}}
-
-    return change

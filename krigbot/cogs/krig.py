@@ -13,7 +13,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.cogs.autoplay import FinishButton, finish_waiting
+from krigbot.cogs.autoplay import FinishButton
 from krigbot.cogs.buttons import (
     AcceptButton,
     Buttons,
@@ -23,7 +23,7 @@ from krigbot.cogs.buttons import (
     view_of,
 )
 from krigbot.cogs.group import subcommand
-from krigbot.cogs.matches import Ending, begin_match, ending
+from krigbot.cogs.matches import Ending, ending
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
@@ -37,7 +37,6 @@ from krigbot.engine.rules import (
     PRESETS,
     SHORTAGES,
 )
-from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, fmt_duration, lang_for, t
 from krigbot.logs import about, context
 from krigbot.render.embeds import (
@@ -57,11 +56,21 @@ from krigbot.render.play import (
     finish_request_embed,
     time_up_embed,
 )
-from krigbot.sessions import MAX_FLIPS, AnyGame, FlipResult, Player, Refusal
+from krigbot.sessions import (
+    MAX_FLIPS,
+    Actor,
+    AnyGame,
+    FinishRequest,
+    FlipResult,
+    Player,
+    Refusal,
+    may_moderate,
+)
+from krigbot.sessions.matches import begin_match
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.sessions import GameService
+    from krigbot.sessions import Deadline, GameService
     from krigbot.storage import GameRow, Storage
     from krigbot.web.access import WebAccess
 
@@ -138,12 +147,12 @@ class KrigCog(commands.Cog, name="Krig"):
         buttons.handle(DeclineButton, self.on_decline)
         buttons.handle(FlipButton, self.on_flip_button)
         buttons.handle(ForfeitButton, self.on_forfeit_button)
-        self._timers: dict[int, asyncio.Task[None]] = {}
         self._tables: dict[int, int] = {}
         """Game id -> the round a table reply of this process shows, or is on its way to show."""
         self.tables = tables
         """Every channel's turn and live message (the other cogs use it too)."""
         self.service.on_finish.append(self._finished)
+        self.service.deadlines.handle("challenge", self._expire)
         self._endings: asyncio.Task[None] | None = None
 
     async def _finished(self, row: GameRow, _: object) -> None:
@@ -184,9 +193,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 await over.sent(message.id)
 
     async def cog_unload(self) -> None:
-        for task in self._timers.values():
-            task.cancel()
-        self._timers.clear()
+        self.service.deadlines.handle("challenge", None)
         if self._endings is not None:
             self._endings.cancel()
         await self.tables.close()
@@ -277,7 +284,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 lines.append(t(lang, "game.abandoned", time=idle))
 
             async def sent(message_id: int) -> None:
-                await self.challenge_posted(row, message_id, lang)
+                await self.service.challenge_shown(row, message_id)
 
             return Reply(
                 content="\n".join(lines),
@@ -291,40 +298,14 @@ class KrigCog(commands.Cog, name="Krig"):
 
         await respond_in_turn(interaction, self.tables, work())
 
-    async def challenge_posted(self, row: GameRow, message_id: int, lang: Lang) -> None:
-        """Time a challenge out once its message is on Discord, and remember the message."""
-        self._schedule_expiry(row, message_id, lang, self.service.challenge_ttl)
-        try:
-            await self.storage.set_challenge_message(row.id, message_id)
-        except StorageError as exc:
-            # The challenge is out and its buttons work; after a restart it is only
-            # ended by the next /krig start instead of by its timer.
-            log.warning(
-                "could not remember the message of challenge %s: %s", row.id, exc, extra=about(row)
-            )
-
     @staticmethod
     def _challenge_view(game_id: int, lang: Lang) -> discord.ui.View:
         return view_of(AcceptButton(game_id, lang), DeclineButton(game_id, lang))
 
-    def _schedule_expiry(self, row: GameRow, message_id: int, lang: Lang, delay: timedelta) -> None:
-        self._cancel_expiry(row.id)
-        self._timers[row.id] = asyncio.create_task(
-            self._expire_later(row.id, row.channel_id, message_id, lang, delay.total_seconds()),
-            name=f"krig-expire-{row.id}",
-        )
-
-    def _cancel_expiry(self, game_id: int) -> None:
-        task = self._timers.pop(game_id, None)
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
-
-    async def _expire_later(
-        self, game_id: int, channel_id: int, message_id: int, lang: Lang, delay: float
-    ) -> None:
-        if delay > 0:
-            await asyncio.sleep(delay)  # the challenge's lifetime, not a wait for something
-        self._timers.pop(game_id, None)
+    async def _expire(self, deadline: Deadline) -> None:
+        """Show a challenge whose time ran out as expired, without its buttons."""
+        game_id, channel_id, message_id = deadline.game_id, deadline.channel_id, deadline.message_id
+        assert message_id is not None
         try:
             row = await self.service.expire(game_id)
         except StorageError as exc:
@@ -338,6 +319,7 @@ class KrigCog(commands.Cog, name="Krig"):
             return
         if row is None:
             return
+        lang = lang_for(row.extra.get("lang"))
         within = fmt_duration(self.service.challenge_ttl, lang)
         embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
         self.tables.forget(channel_id, message_id)  # its buttons go now
@@ -351,16 +333,6 @@ class KrigCog(commands.Cog, name="Krig"):
                 exc,
                 extra=context(game_id=game_id),
             )
-
-    def restore_timers(self, challenges: list[GameRow]) -> None:
-        """Start the expiry timers of challenges that were open when the bot stopped."""
-        now = self.service.clock()
-        for row in challenges:
-            if row.challenge_message_id is None:
-                continue
-            left = self.service.challenge_ttl - (now - row.created_at)
-            lang = lang_for(row.extra.get("lang"))
-            self._schedule_expiry(row, row.challenge_message_id, lang, max(left, timedelta(0)))
 
     async def on_accept(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle an Accept press."""
@@ -381,7 +353,6 @@ class KrigCog(commands.Cog, name="Krig"):
                     view=self._challenge_view(row.id, lang),
                     update=True,
                 )
-            self._cancel_expiry(row.id)
             embed = add_time_left(
                 dealt_embed(row, result.game, lang), self.service.time_left(row), lang
             )
@@ -400,7 +371,6 @@ class KrigCog(commands.Cog, name="Krig"):
             row = await self.service.decline(
                 game_id, interaction.user.id, channel_id=interaction.channel_id
             )
-            self._cancel_expiry(row.id)
             note = t(lang, "challenge.declined", name=safe_name(_display_name(interaction.user)))
             return Reply(embed=challenge_embed(row, lang, note=note), view=None, update=True)
 
@@ -520,18 +490,12 @@ class KrigCog(commands.Cog, name="Krig"):
             except Refusal as refusal:
                 if refusal.key != "flip.raced":
                     raise
-                row = await self.storage.get_game(game_id)
-                newest = row is not None and row.table_message_id == pressed
-                if row is None or round_shown >= row.round:
-                    raise Refusal("err.stale_button") from None
-                if self._tables.get(game_id) == row.round:
-                    if newest:
-                        # Two presses on the newest table: the other one played and shows it.
-                        return Reply(silent=True)
-                    raise Refusal("err.stale_button") from None
-                if newest or round_shown == row.round - 1:
-                    # Nothing of this process shows the round played last (it was played just
-                    # before a restart, its answer lost): show it here, with a working button.
+                answer = await self.service.lost_race(
+                    game_id, pressed, round_shown=round_shown, answering=self._tables.get(game_id)
+                )
+                if answer == "shown":
+                    return Reply(silent=True)
+                if answer == "current":
                     return await self._current_table(channel_id, game_id, lang)
                 raise Refusal("err.stale_button") from None
             return await self._table_reply(result, lang, update=True)
@@ -573,19 +537,8 @@ class KrigCog(commands.Cog, name="Krig"):
         user_id = interaction.user.id
 
         async def work() -> Reply:
-            found = await self.service.game_in(channel_id)
-            if found is None:
-                raise Refusal("err.no_game")
-            row, game = found
-            if user_id not in row.players:
-                raise Refusal("err.not_player")
-            if game is None:
-                raise Refusal("err.not_running")
-            if not game.can_forfeit(row.players.index(user_id)):
-                raise Refusal("err.out_of_game")
-            if isinstance(game, StealGame) and game.in_battle:
-                # Refused before the confirmation, as the service would refuse after it.
-                raise Refusal("steal.forfeit_in_battle")
+            # Refused before the confirmation, as the forfeit itself would be refused after it.
+            row = await self.service.may_forfeit(channel_id, user_id)
             view = view_of(
                 ForfeitButton(row.id, user_id, True, lang),
                 ForfeitButton(row.id, user_id, False, lang),
@@ -653,12 +606,11 @@ class KrigCog(commands.Cog, name="Krig"):
 
     async def _request_without(self, row: GameRow, game: AnyGame) -> None:
         """Let an open finish request stop waiting for a player who gave up."""
-        request = row.extra.get("finish")
-        if not isinstance(request, dict):
+        request = FinishRequest.of(row.extra)
+        if request is None:
             return
         lang = lang_for(row.extra.get("lang"))
-        waiting = finish_waiting(row, game, request)
-        embed = finish_request_embed(row, int(request["by"]), waiting, lang)
+        embed = finish_request_embed(row, request.by, request.waiting(row, game), lang)
         for shown in self.tables.asides(row.id, FinishButton):
             try:
                 await shown.edit(embed=embed)
@@ -695,11 +647,10 @@ class KrigCog(commands.Cog, name="Krig"):
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
         lang = public_lang(interaction)
-        moderator = interaction.permissions.manage_messages
+        moderator = _actor(interaction).moderator
 
         async def work() -> Reply:
             row = await self.service.cancel(channel_id, interaction.user.id, moderator=moderator)
-            self._cancel_expiry(row.id)
             name = safe_name(_display_name(interaction.user))
             # A challenge is no game yet: its challenger withdraws it, a moderator calls it off.
             withdrawn = row.status == "challenge" and interaction.user.id == row.challenger_id
@@ -795,9 +746,7 @@ class KrigCog(commands.Cog, name="Krig"):
         assert interaction.guild_id is not None
         guild_id = interaction.guild_id
         lang = user_lang(interaction)
-        if not interaction.permissions.manage_messages:
-            await refuse(interaction, "settings.denied")
-            return
+        may_moderate(_actor(interaction))
         if images is None and web is None:
             await refuse(interaction, "settings.choose")
             return
@@ -855,3 +804,8 @@ def _display_name(user: discord.abc.User) -> str:
 
 def _player(user: discord.abc.User) -> Player:
     return Player(user.id, _display_name(user), user.bot)
+
+
+def _actor(interaction: discord.Interaction[Any]) -> Actor:
+    """Return who acts, and whether Discord lets them manage messages in the channel."""
+    return Actor(interaction.user.id, interaction.permissions.manage_messages)

@@ -8,7 +8,6 @@ the same players to the same rules (and the same length of match) again.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -29,15 +28,14 @@ from krigbot.cogs.buttons import (
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
-from krigbot.engine import OPTION_KEYS, Rules
-from krigbot.engine.match import MatchInfo, first_game
 from krigbot.fairness import fairness_command
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import about
 from krigbot.render.embeds import challenge_embed, names_of
 from krigbot.render.matches import match_result
 from krigbot.render.play import add_game_over, dealt_embed
-from krigbot.sessions import ENDING, GameService, Player, Refusal
+from krigbot.sessions import ENDING, GameService, Player
+from krigbot.sessions.matches import MatchInfo, rematch
 
 if TYPE_CHECKING:
     from krigbot.engine import Game
@@ -95,15 +93,6 @@ async def ending(
     return Ending(view_of(RematchButton(row.id, lang), *links), shown)
 
 
-async def begin_match(service: GameService, row: GameRow, best_of: int) -> GameRow:
-    """Make a new challenge the first game of a best-of match (its id is the match's)."""
-    match = first_game(row.id, best_of, len(row.players))
-    extra = await service.change_extra(
-        row.channel_id, row.id, lambda _: {"match": match.to_extra()}
-    )
-    return dataclasses.replace(row, extra=extra)
-
-
 class RematchButton(GameButton, kind="rematch", game=NUMBER):
     """Challenge the players of a finished game (or match) to the same again."""
 
@@ -126,13 +115,10 @@ class MatchCog(commands.Cog, name="Matches"):
         service: GameService,
         tables: Tables,
         buttons: Buttons,
-        challenge_posted: Callable[[GameRow, int, Lang], Awaitable[None]],
     ) -> None:
         self.bot = bot
         self.service = service
         self.tables = tables
-        self.challenge_posted = challenge_posted
-        """Times a challenge out once its message is on Discord (the Krig cog's timers)."""
         buttons.handle(RematchButton, self.on_rematch)
 
     async def on_rematch(self, interaction: discord.Interaction[Any], game_id: int) -> None:
@@ -143,39 +129,20 @@ class MatchCog(commands.Cog, name="Matches"):
         user_id = interaction.user.id
 
         async def work() -> Reply:
-            row = await self.service.storage.get_game(game_id)
-            if row is None or row.guild_id != interaction.guild_id:
-                raise Refusal("err.game_over")
-            if user_id not in row.players:
-                raise Refusal("err.not_player")
-            seat = row.players.index(user_id)
-            # The presser challenges (seat 0); the seats turn round with them, so that teams
-            # (seats 0 and 2 against 1 and 3) stay the same teams.
-            count = len(row.players)
-            others = [(seat + step) % count for step in range(1, count)]
-            rules = Rules.from_dict(row.rules)
-            # Every option as it was, so the new game is played by exactly the same rules.
-            options = {
-                key: getattr(rules, key) for key in OPTION_KEYS if key not in ("variant", "players")
-            }
-            result = await self.service.challenge(
-                guild_id=row.guild_id,
+            result = await rematch(
+                self.service,
+                game_id,
+                Player(user_id, interaction.user.display_name),
+                guild_id=interaction.guild_id,
                 channel_id=channel_id,
-                challenger=Player(user_id, interaction.user.display_name),
-                opponents=[Player(row.players[s], row.names[s]) for s in others],
-                variant=rules.preset_name,
-                options=options,
                 extra={"lang": lang},
             )
             challenge = result.row
-            match = MatchInfo.of(row.extra)
-            if match is not None:
-                challenge = await begin_match(self.service, challenge, match.best_of)
 
             async def sent(message_id: int) -> None:
-                await self.challenge_posted(challenge, message_id, lang)
+                await self.service.challenge_shown(challenge, message_id)
 
-            mentioned = [row.players[s] for s in others]
+            mentioned = challenge.players[1:]
             return Reply(
                 content=" ".join(f"<@{user}>" for user in mentioned),
                 embed=challenge_embed(challenge, lang),

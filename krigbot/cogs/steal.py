@@ -5,8 +5,9 @@ answered privately with their next card and, when it matches an opponent's loot 
 to steal (one pile, or every matching pile) or to play. The winner of a battle chooses the top
 of their loot pile with buttons on the table. Each move is committed before anyone sees it;
 buttons carry the choice they offer in their custom id and are checked against the engine when
-pressed, so a stale one changes nothing. The cog owns one timer per game: when the open
-choices' time is up (``Settings.choice_seconds``), the defaults of §10 are applied.
+pressed, so a stale one changes nothing. When the open choices' time is up
+(``Settings.choice_seconds``, a deadline of the session layer's scheduler), the defaults of §10
+are applied and this cog shows them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -35,6 +37,7 @@ from krigbot.sessions import Choice, ChoiceResult, GameService, Refusal
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
+    from krigbot.sessions import Deadline
     from krigbot.storage import GameRow, Storage
     from krigbot.web.access import WebAccess
 
@@ -241,16 +244,14 @@ class StealCog(commands.Cog, name="StealWar"):
                 pressed, game, "top", seat, card, expected_round=round_won
             ),
         )
-        self._timers: dict[int, asyncio.Task[None]] = {}
+        self.service.deadlines.handle("choice", self._time_out)
         self._edits: dict[int, asyncio.Lock] = {}
         self._shown: dict[int, int] = {}
         """Per game, the number of moves the table message shows (edits may finish out of
         order; an older state never replaces a newer one)."""
 
     async def cog_unload(self) -> None:
-        for task in self._timers.values():
-            task.cancel()
-        self._timers.clear()
+        self.service.deadlines.handle("choice", None)
 
     async def plays_here(self, channel_id: int) -> bool:
         """Tell whether the channel's game is a running Steal War game."""
@@ -345,7 +346,7 @@ class StealCog(commands.Cog, name="StealWar"):
 
     def _after(self, result: ChoiceResult) -> None:
         """Start the time-out of the choices now open (none once the game is over)."""
-        self.schedule(result.row, result.game)
+        self.service.watch_choices(result.row, result.game)
 
     def _forget(self, game_id: int) -> None:
         self._edits.pop(game_id, None)
@@ -353,29 +354,9 @@ class StealCog(commands.Cog, name="StealWar"):
 
     # --------------------------------------------------------------------------- timers
 
-    def schedule(self, row: GameRow, game: StealGame) -> None:
-        """Make the game's open choices by default when their time is up."""
-        self._cancel(row.id)
-        if game.finished or not game.pending():
-            return
-        left = self.service.choice_deadline(row) - self.service.clock()
-        self._start_timer(row.id, row.channel_id, max(left.total_seconds(), 0.0))
-
-    def _start_timer(self, game_id: int, channel_id: int, delay: float) -> None:
-        self._timers[game_id] = asyncio.create_task(
-            self._time_out_later(game_id, channel_id, delay), name=f"krig-choice-{game_id}"
-        )
-
-    def _cancel(self, game_id: int) -> None:
-        task = self._timers.pop(game_id, None)
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
-
-    async def _time_out_later(self, game_id: int, channel_id: int, delay: float) -> None:
-        await asyncio.sleep(delay)  # the players' time to choose, not a wait for something
-        if self._timers.get(game_id) is asyncio.current_task():
-            # From here on it is a move like a press: it must not be cancelled halfway.
-            del self._timers[game_id]
+    async def _time_out(self, deadline: Deadline) -> None:
+        """Make the open choices by default now that their time is up, and show them."""
+        game_id, channel_id = deadline.game_id, deadline.channel_id
         try:
             result = await self.service.time_out(channel_id, game_id)
         except (Refusal, StorageError) as exc:  # the database is unwell: nothing changed
@@ -385,7 +366,8 @@ class StealCog(commands.Cog, name="StealWar"):
                 exc,
                 extra=context(game_id=game_id),
             )
-            self._start_timer(game_id, channel_id, RETRY_SECONDS)
+            retry = self.service.clock() + timedelta(seconds=RETRY_SECONDS)
+            self.service.deadlines.set(deadline.moved(retry))
             return
         except Exception:
             # A mistake of ours would fail again: leave the choices to the players' presses.
@@ -402,12 +384,6 @@ class StealCog(commands.Cog, name="StealWar"):
             await self._show(result, lang, timeout_notes(result, lang))
         else:
             self._after(result)
-
-    def restore_timers(self) -> None:
-        """Start the time-outs of choices that were open when the bot stopped."""
-        for row, game in self.service.running():
-            if isinstance(game, StealGame):
-                self.schedule(row, game)
 
     # ------------------------------------------------------------------------- handlers
 
@@ -436,9 +412,7 @@ class StealCog(commands.Cog, name="StealWar"):
             except Refusal as refusal:
                 if refusal.key != "flip.raced" or game_id is None:
                     raise
-                row = await self.storage.get_game(game_id)
-                if row is not None and row.table_message_id == pressed:
-                    # Two presses on the newest table: the other one played; this one shows it.
+                if await self.service.lost_race(game_id, pressed) == "shown":
                     return Reply(silent=True)
                 raise Refusal("err.stale_button") from None
             embed, view = self._table(result, lang)

@@ -9,7 +9,7 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.storage import Storage
-from tests.cogs.helpers import Clock
+from tests.cogs.helpers import ChosenSeeds, Clock
 from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
@@ -43,12 +43,17 @@ def errors_expected(standin: DiscordStandIn) -> None:
 
 @pytest.fixture
 async def quick_bot(
-    standin: DiscordStandIn, standin_world: SampleWorld, storage: Storage, db_path: Path
+    standin: DiscordStandIn,
+    standin_world: SampleWorld,
+    storage: Storage,
+    db_path: Path,
+    seeds: ChosenSeeds,
 ) -> AsyncIterator[KrigBot]:
     """Return the real bot whose challenges expire after ``CHALLENGE_SECONDS``."""
     krigbot = KrigBot(
         make_settings(db_path, challenge_seconds=CHALLENGE_SECONDS),
         storage,
+        seeds=seeds,
         guild_ready_timeout=0.05,
     )
     async with run_bot(krigbot, standin) as running:

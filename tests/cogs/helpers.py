@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
-from krigbot import sessions
 from krigbot.engine import Game, Round, Rules
+from krigbot.sessions import random_seed
 from tests.standin.messages import walk_components
 
 if TYPE_CHECKING:
@@ -95,10 +92,24 @@ async def settled() -> None:
         assert not pending, f"the bot is still busy with {len(pending)} tasks"
 
 
-def fix_seeds(monkeypatch: pytest.MonkeyPatch, *seeds: int) -> None:
-    """Deal the next games from ``seeds`` (in order), so a test knows every card in advance."""
-    queue = list(seeds)
-    monkeypatch.setattr(sessions, "secrets", types.SimpleNamespace(randbits=lambda _: queue.pop(0)))
+class ChosenSeeds:
+    """The seeds of a test's deals, injected as the game service's seed source (as the clock is).
+
+    Random until the test chooses them; then every deal takes the next chosen seed, in order,
+    challenges and the next games of matches alike, so a test knows every card in advance.
+    """
+
+    def __init__(self) -> None:
+        self._chosen: list[int] | None = None
+
+    def __call__(self) -> int:
+        if self._chosen is None:
+            return random_seed()
+        return self._chosen.pop(0)
+
+    def fix(self, *seeds: int) -> None:
+        """Deal the next games from ``seeds`` (in order)."""
+        self._chosen = [*(self._chosen or ()), *seeds]
 
 
 def replay(rules: Rules, seed: int, rounds: int) -> tuple[Game, list[Round]]:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import types
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
-from krigbot import matches, sessions
 from krigbot.bot import KrigBot
+from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import Storage
 from tests.cogs.helpers import text_of
 from tests.conftest import make_settings
@@ -31,23 +28,17 @@ AUTO_SECONDS = 0.1
 """The autoplay interval of the test bots: short, but long enough to measure the spacing."""
 
 
-def fix_all_seeds(monkeypatch: pytest.MonkeyPatch, *seeds: int) -> None:
-    """Deal the next games, challenges and the next games of matches alike, from ``seeds``."""
-    queue = list(seeds)
-    fake = types.SimpleNamespace(randbits=lambda _: queue.pop(0))
-    monkeypatch.setattr(sessions, "secrets", fake)
-    monkeypatch.setattr(matches, "secrets", fake)
-
-
 @contextlib.asynccontextmanager
 async def running_bot(
-    standin: DiscordStandIn, db_path: Path, **settings: Any
+    standin: DiscordStandIn, db_path: Path, seeds: Seeds = random_seed, **settings: Any
 ) -> AsyncIterator[KrigBot]:
     """Run a bot on the database file as one process would; a second one is a restart."""
     settings.setdefault("autoplay_seconds", AUTO_SECONDS)
     storage = await Storage.open(db_path)
     try:
-        bot = KrigBot(make_settings(db_path, **settings), storage, guild_ready_timeout=0.05)
+        bot = KrigBot(
+            make_settings(db_path, **settings), storage, seeds=seeds, guild_ready_timeout=0.05
+        )
         async with run_bot(bot, standin) as running:
             yield running
     finally:

@@ -12,6 +12,7 @@ from krigbot.i18n import t
 from krigbot.storage import Storage
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
+    ChosenSeeds,
     buttons,
     flip,
     game_row,
@@ -19,7 +20,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of, fix_all_seeds, running_bot
+from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of, running_bot
 from tests.standin import DiscordStandIn, Message, RequestRecord
 from tests.standin.fixtures import SampleWorld
 
@@ -56,11 +57,11 @@ def round_shown(text: str) -> int:
 
 
 async def test_autoplay_plays_to_the_end_in_one_message_at_most_one_edit_per_interval(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, SHORT_SEED)
+    seeds.fix(SHORT_SEED)
     expected = finished_game(SHORT_SEED)
-    async with running_bot(standin, db_path) as bot:
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
 
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="fast")
@@ -95,11 +96,11 @@ async def test_autoplay_plays_to_the_end_in_one_message_at_most_one_edit_per_int
 
 
 async def test_autoplay_waits_out_rate_limits_and_keeps_its_spacing(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, SHORT_SEED)
+    seeds.fix(SHORT_SEED)
     expected = finished_game(SHORT_SEED)
-    async with running_bot(standin, db_path) as bot:
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="fast")
         message = answer.message
@@ -127,10 +128,10 @@ async def test_autoplay_waits_out_rate_limits_and_keeps_its_spacing(
 
 
 async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, LONG_SEED)
-    async with running_bot(standin, db_path) as bot:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         answer = await command(standin, world.no_channel, world.alice, "auto")
         message = answer.message
@@ -178,10 +179,10 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
 
 
 async def test_a_flip_by_hand_stops_autoplay(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, LONG_SEED)
-    async with running_bot(standin, db_path) as bot:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         answer = await command(standin, world.no_channel, world.alice, "auto")
         message = answer.message
@@ -204,10 +205,10 @@ async def test_a_flip_by_hand_stops_autoplay(
 
 
 async def test_autoplay_is_refused_to_onlookers_and_when_it_already_runs(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, LONG_SEED)
-    async with running_bot(standin, db_path):
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
 
         onlooker = await command(standin, world.no_channel, world.carol, "auto")
@@ -224,10 +225,10 @@ async def test_autoplay_is_refused_to_onlookers_and_when_it_already_runs(
 
 
 async def test_autoplay_carries_on_after_a_restart(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, LONG_SEED)
-    async with running_bot(standin, db_path):
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
         message = answer.message
@@ -236,7 +237,7 @@ async def test_autoplay_carries_on_after_a_restart(
     before = await stored_round(db_path, table.game_id)
     events = len(standin.channel_events)
 
-    async with running_bot(standin, db_path) as restarted:
+    async with running_bot(standin, db_path, seeds) as restarted:
         resumed = await edit_of(
             standin,
             message,
@@ -253,10 +254,10 @@ async def test_autoplay_carries_on_after_a_restart(
 
 
 async def test_autoplay_whose_message_is_gone_after_a_restart_stops_and_says_so(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, LONG_SEED)
-    async with running_bot(standin, db_path):
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
         message = answer.message
@@ -266,7 +267,7 @@ async def test_autoplay_whose_message_is_gone_after_a_restart_stops_and_says_so(
     standin.fail_next("PATCH", rf"^/channels/\d+/messages/{message.id}$", status=404, code=10008)
     watcher = standin.watch(world.no_channel)
 
-    async with running_bot(standin, db_path) as restarted:
+    async with running_bot(standin, db_path, seeds) as restarted:
         told = await watcher.next("create")
 
         assert told.message.content == t("nb", "auto.gone")
@@ -277,14 +278,10 @@ async def test_autoplay_whose_message_is_gone_after_a_restart_stops_and_says_so(
 
 @pytest.mark.parametrize("ending", ["cancel", "finish"])
 async def test_autoplay_stops_when_the_game_is_cancelled_or_played_out(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    db_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    ending: str,
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, ending: str, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, LONG_SEED)
-    async with running_bot(standin, db_path) as bot:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
         message = answer.message

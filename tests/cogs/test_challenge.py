@@ -14,12 +14,12 @@ from tests.cogs.helpers import (
     PRIMARY,
     SUCCESS,
     UPDATE_MESSAGE,
+    ChosenSeeds,
     Clock,
     buttons,
     challenge,
     challenge_message,
     enabled_buttons,
-    fix_seeds,
     flip,
     flip_button,
     game_id_of,
@@ -60,14 +60,14 @@ async def test_challenge_states_the_rules_in_force(
 
 
 async def test_classic_for_three_states_and_plays_the_wide_war(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     # RULES §8: seed 2 opens with three tied; the first war step is 1 down and 1 up.
     rules = Rules.preset("klassisk", players=3)
     expected = Game.new(rules, 2)
     first = expected.play_round()
     assert [len(down) for down in first.war_steps[0].face_down] == [1, 1, 1]
-    fix_seeds(monkeypatch, 2)
+    seeds.fix(2)
 
     table = await start_game(
         standin, world.no_channel, world.alice, world.bob, world.carol, variant="klassisk"
@@ -227,19 +227,18 @@ async def test_a_press_that_crossed_a_decline_is_refused(
 
 
 async def test_an_unanswered_challenge_expires_and_says_so(
-    standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, clock: Clock
 ) -> None:
     watcher = standin.watch(world.no_channel)
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
     game_id = game_id_of(message)
 
-    expired = await watcher.next(
-        "edit", predicate=lambda e: e.message is message, timeout=CHALLENGE_SECONDS + 5
-    )
+    clock.advance(minutes=5)  # the challenge's lifetime, on the service's clock
+    expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
     assert "Utfordringen gikk ut" in text_of(expired.revision)
     assert buttons(expired.revision) == {}
-    assert (await game_row(quick_bot, game_id)).status == "expired"
+    assert (await game_row(bot, game_id)).status == "expired"
 
 
 async def test_a_press_after_the_deadline_is_refused_and_the_challenge_shown_expired(

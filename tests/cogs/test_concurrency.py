@@ -6,14 +6,12 @@ import asyncio
 import re
 from collections.abc import Callable
 
-import pytest
-
 from krigbot.bot import KrigBot
 from tests.cogs.helpers import (
     DEFERRED_UPDATE,
     UPDATE_MESSAGE,
+    ChosenSeeds,
     enabled_buttons,
-    fix_seeds,
     flip,
     flip_button,
     forged_press,
@@ -195,9 +193,9 @@ async def check_the_live_table_is_at_the_bottom(
 
 
 async def test_racing_flips_and_presses_leave_the_one_working_table_at_the_bottom(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_seeds(monkeypatch, LONG_SEED)
+    seeds.fix(LONG_SEED)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
 
     records = await race(standin, world, 30, held=0.15, hold=lambda n: n % 4 == 0)
@@ -207,9 +205,9 @@ async def test_racing_flips_and_presses_leave_the_one_working_table_at_the_botto
 
 
 async def test_flips_that_wait_past_the_deadline_for_their_turn_still_come_in_order(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_seeds(monkeypatch, LONG_SEED)
+    seeds.fix(LONG_SEED)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
 
     # The first replies held up 0.3 s each: the flips at the back of the queue wait past
@@ -242,9 +240,9 @@ def check_nothing_comes_after_the_end(standin: DiscordStandIn, channel: Channel)
 
 
 async def test_a_round_that_races_a_forfeit_comes_before_the_end_and_claims_nothing_of_it(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_seeds(monkeypatch, LONG_SEED)
+    seeds.fix(LONG_SEED)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     await flip(standin, world.no_channel, world.bob, count=3)
     asked = await (
@@ -269,9 +267,9 @@ async def test_a_round_that_races_a_forfeit_comes_before_the_end_and_claims_noth
 
 
 async def test_a_round_that_races_an_agreed_finish_comes_before_the_end(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_seeds(monkeypatch, LONG_SEED)
+    seeds.fix(LONG_SEED)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     await flip(standin, world.no_channel, world.bob, count=3)
     request = (

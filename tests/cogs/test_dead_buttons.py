@@ -7,6 +7,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from tests.cogs.helpers import (
+    ChosenSeeds,
     challenge_message,
     enabled_buttons,
     flip,
@@ -100,10 +101,10 @@ async def test_a_rematch_button_goes_grey_once_a_new_game_is_challenged(
 
 
 async def test_a_steal_war_table_played_out_by_finish_stops_waiting_and_counting_down(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_ONE
-    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    table, players = await start_steal_war(standin, world, seeds, plan)
     await play_to_choice(standin, table, plan, players)
     waiting = t("nb", "steal.waiting", names="")[:8]
     assert waiting in text_of(table)  # a battle waits for a choice, with its countdown
@@ -127,10 +128,10 @@ def yes_id(message: Message) -> str:
 
 
 async def test_a_steal_war_table_a_newer_battle_replaced_keeps_its_own_battle(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_ONE
-    _, players = await start_steal_war(standin, world, monkeypatch, plan)
+    _, players = await start_steal_war(standin, world, seeds, plan)
     first = (await flip(standin, world.no_channel, players[0])).message
     assert first is not None
     for card in plan.tops[:1]:

@@ -16,12 +16,13 @@ from krigbot.bot import KrigBot
 from krigbot.cogs.krig import KrigCog
 from krigbot.engine import Game, Rules
 from krigbot.i18n import card_label
+from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import DatabaseLockedError, Storage
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
+    ChosenSeeds,
     buttons,
     challenge_message,
-    fix_seeds,
     flip,
     flip_button,
     game_id_of,
@@ -40,12 +41,14 @@ SEED = 20_251_129
 
 @contextlib.asynccontextmanager
 async def running_bot(
-    standin: DiscordStandIn, db_path: Path, **settings: Any
+    standin: DiscordStandIn, db_path: Path, seeds: Seeds = random_seed, **settings: Any
 ) -> AsyncIterator[KrigBot]:
     """Run a fresh bot process's worth of objects on the database file, as a restart would."""
     storage = await Storage.open(db_path)
     try:
-        bot = KrigBot(make_settings(db_path, **settings), storage, guild_ready_timeout=0.05)
+        bot = KrigBot(
+            make_settings(db_path, **settings), storage, seeds=seeds, guild_ready_timeout=0.05
+        )
         async with run_bot(bot, standin) as running:
             yield running
     finally:
@@ -61,18 +64,18 @@ async def test_a_restarted_bot_continues_the_game_with_the_same_future(
     standin: DiscordStandIn,
     world: SampleWorld,
     db_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     opponents: int,
     rounds_before: int,
+    seeds: ChosenSeeds,
 ) -> None:
     players = [world.alice, world.bob, world.carol][: opponents + 1]
-    fix_seeds(monkeypatch, SEED)
-    async with running_bot(standin, db_path):
+    seeds.fix(SEED)
+    async with running_bot(standin, db_path, seeds):
         table = await start_game(standin, world.no_channel, *players)
         newest = (await flip(standin, world.no_channel, world.alice, count=rounds_before)).message
         assert newest is not None
 
-    async with running_bot(standin, db_path) as restarted:
+    async with running_bot(standin, db_path, seeds) as restarted:
         # The Flip button of the newest table message, sent by the bot before it stopped.
         answer = await press(standin, newest, flip_button(newest), world.bob)
 
@@ -190,8 +193,9 @@ async def test_a_round_that_cannot_be_saved_is_never_shown_and_is_dealt_again(
     bot: KrigBot,
     monkeypatch: pytest.MonkeyPatch,
     errors_expected: None,
+    seeds: ChosenSeeds,
 ) -> None:
-    fix_seeds(monkeypatch, SEED)
+    seeds.fix(SEED)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
 
     async def locked(self: Storage, *args: Any, **kwargs: Any) -> bool:
@@ -247,10 +251,14 @@ ALICE_WINS = 132
 
 
 async def test_an_end_committed_but_never_shown_is_shown_by_the_restarted_bot(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    seeds: ChosenSeeds,
 ) -> None:
-    fix_seeds(monkeypatch, ALICE_WINS)
-    async with running_bot(standin, db_path) as first:
+    seeds.fix(ALICE_WINS)
+    async with running_bot(standin, db_path, seeds) as first:
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         await flip(standin, world.no_channel, world.alice, count=33)
         committed = asyncio.Event()
@@ -267,7 +275,7 @@ async def test_an_end_committed_but_never_shown_is_shown_by_the_restarted_bot(
     before = len(standin.messages(world.no_channel))
     watcher = standin.watch(world.no_channel)
 
-    async with running_bot(standin, db_path) as restarted:
+    async with running_bot(standin, db_path, seeds) as restarted:
         told = await watcher.next("create", timeout=5)
         await settled()
 
@@ -279,6 +287,6 @@ async def test_an_end_committed_but_never_shown_is_shown_by_the_restarted_bot(
         assert told.message.pinged == []
         assert (await game_row(restarted, table.game_id)).extra.get("ending") is None
 
-    async with running_bot(standin, db_path):
+    async with running_bot(standin, db_path, seeds):
         await settled()
     assert len(standin.messages(world.no_channel)) == before + 1  # shown once, not again

@@ -15,6 +15,7 @@ from krigbot.i18n import t
 from krigbot.render.replays import rebuild
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
+    ChosenSeeds,
     buttons,
     flip,
     game_row,
@@ -22,7 +23,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, fix_all_seeds, running_bot
+from tests.cogs.play_helpers import command, running_bot
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 
@@ -44,16 +45,16 @@ async def test_the_game_is_played_to_its_end_once_every_other_player_agrees(
     standin: DiscordStandIn,
     world: SampleWorld,
     db_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    seeds: ChosenSeeds,
 ) -> None:
-    fix_all_seeds(monkeypatch, LONG_SEED)
+    seeds.fix(LONG_SEED)
     expected = Game.new(Rules.preset("standard"), LONG_SEED)
     outcome = run_to_end(expected)
     story = rebuild(expected.to_dict())
     big = story.biggest_war
     assert big is not None
-    async with running_bot(standin, db_path) as bot:
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         await flip(standin, world.no_channel, world.alice, count=10)
 
@@ -107,10 +108,10 @@ async def test_the_game_is_played_to_its_end_once_every_other_player_agrees(
 
 
 async def test_without_every_agreement_nothing_is_played(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, LONG_SEED)
-    async with running_bot(standin, db_path) as bot:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(standin, world.no_channel, world.alice, world.bob, world.carol)
         asked = await command(standin, world.no_channel, world.alice, "finish")
         assert asked.message is not None
@@ -141,10 +142,10 @@ async def test_without_every_agreement_nothing_is_played(
 
 
 async def test_an_eternal_deal_is_explained_as_a_draw(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, ETERNAL_SEED)
-    async with running_bot(standin, db_path) as bot:
+    seeds.fix(ETERNAL_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(standin, world.no_channel, world.alice, world.bob, pickup="table")
         asked = await command(standin, world.no_channel, world.bob, "finish")
         assert asked.message is not None

@@ -10,10 +10,10 @@ from krigbot.i18n import card_label, fmt_list, t
 from tests.cogs.helpers import (
     PRIMARY,
     UPDATE_MESSAGE,
+    ChosenSeeds,
     buttons,
     challenge_message,
     find_seed,
-    fix_seeds,
     flip,
     flip_button,
     game_row,
@@ -41,9 +41,9 @@ def battle_lines(played: Round) -> list[str]:
 
 
 async def test_flip_plays_one_round_and_shows_cards_winner_counts_and_round(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_seeds(monkeypatch, PLAIN_SEED)
+    seeds.fix(PLAIN_SEED)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     game, (played,) = replay(STANDARD, PLAIN_SEED, 1)
 
@@ -71,9 +71,9 @@ async def test_flip_plays_one_round_and_shows_cards_winner_counts_and_round(
 
 
 async def test_a_war_shows_every_war_step_and_the_whole_pot_taken(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_seeds(monkeypatch, DOUBLE_WAR_SEED)
+    seeds.fix(DOUBLE_WAR_SEED)
     await start_game(standin, world.no_channel, world.alice, world.bob)
     _, (played,) = replay(STANDARD, DOUBLE_WAR_SEED, 1)
 
@@ -94,9 +94,9 @@ async def test_a_war_shows_every_war_step_and_the_whole_pot_taken(
 
 
 async def test_flip_count_plays_several_rounds_with_a_summary(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_seeds(monkeypatch, DOUBLE_WAR_SEED)
+    seeds.fix(DOUBLE_WAR_SEED)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     game, played = replay(STANDARD, DOUBLE_WAR_SEED, 12)
     wars = sum(1 for r in played if r.is_war)
@@ -115,9 +115,9 @@ async def test_flip_count_plays_several_rounds_with_a_summary(
 
 
 async def test_the_last_round_shows_the_result_reason_rounds_wars_and_biggest_pot(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_seeds(monkeypatch, DOUBLE_WAR_SEED)
+    seeds.fix(DOUBLE_WAR_SEED)
     table = await start_game(standin, world.no_channel, world.alice, world.bob, rounds=5)
     game, _ = replay(STANDARD.replace(max_rounds=5), DOUBLE_WAR_SEED, 5)
     outcome = game.outcome
@@ -143,9 +143,9 @@ async def test_the_last_round_shows_the_result_reason_rounds_wars_and_biggest_po
 
 
 async def test_the_flip_button_plays_the_next_round_on_the_table_message(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_seeds(monkeypatch, PLAIN_SEED)
+    seeds.fix(PLAIN_SEED)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     _, (played,) = replay(STANDARD, PLAIN_SEED, 1)
 
@@ -245,11 +245,11 @@ async def test_the_flip_button_of_a_finished_game_plays_nothing(
 
 
 async def test_a_three_player_round_names_everyone_in_the_war(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     rules = Rules.preset("standard", players=3)
     seed = find_seed(rules, lambda played: played.is_war and len(played.war_steps[0].fighters) == 3)
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     await start_game(standin, world.no_channel, world.alice, world.bob, world.carol)
 
     answer = await flip(standin, world.no_channel, world.carol)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import fmt_list, t
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
+    ChosenSeeds,
     buttons,
     flip,
     game_row,
@@ -17,7 +16,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, fix_all_seeds, running_bot
+from tests.cogs.play_helpers import command, running_bot
 from tests.standin import DiscordStandIn, InteractionResponse
 from tests.standin.fixtures import SampleWorld
 
@@ -34,12 +33,12 @@ def replay_buttons(answer: InteractionResponse) -> dict[str, str]:
 
 
 async def test_replay_pages_show_exactly_the_rounds_that_were_played(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, SHORT_SEED)
+    seeds.fix(SHORT_SEED)
     expected = Game.new(STANDARD, SHORT_SEED)
     run_to_end(expected)
-    async with running_bot(standin, db_path) as bot:
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         played = []
         for _ in range(29):
@@ -76,16 +75,16 @@ async def test_replay_pages_show_exactly_the_rounds_that_were_played(
 
 
 async def test_replay_jumps_to_the_next_war(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, SHORT_SEED)
+    seeds.fix(SHORT_SEED)
     game = Game.new(STANDARD, SHORT_SEED)
     wars = []
     while game.outcome is None:
         played = game.play_round()
         if played.is_war:
             wars.append(played.number)
-    async with running_bot(standin, db_path):
+    async with running_bot(standin, db_path, seeds):
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         await flip(standin, world.no_channel, world.alice, count=30)
         page = await command(standin, world.no_channel, world.bob, "replay", id=table.game_id)
@@ -117,10 +116,10 @@ async def test_replay_is_refused_for_unknown_and_running_games(
 
 
 async def test_history_lists_ended_games_newest_first_with_result_reason_and_length(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, SHORT_SEED, OTHER_SEED, 5)
-    async with running_bot(standin, db_path):
+    seeds.fix(SHORT_SEED, OTHER_SEED, 5)
+    async with running_bot(standin, db_path, seeds):
         first = await start_game(standin, world.no_channel, world.alice, world.bob)
         await flip(standin, world.no_channel, world.alice, count=30)
         second = await start_game(standin, world.no_channel, world.carol, world.alice)
@@ -185,7 +184,7 @@ async def test_history_pages_with_buttons(
 
 
 async def test_history_names_who_drew_when_only_some_of_three_players_did(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
     rules = Rules.preset("standard", players=3, max_rounds=5)
     seed = next(
@@ -194,9 +193,9 @@ async def test_history_names_who_drew_when_only_some_of_three_players_did(
         if len((outcome := run_to_end(Game.new(rules, seed))).drawn) == 2 and not outcome.winners
     )
     expected = run_to_end(Game.new(rules, seed))
-    fix_all_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     players = (world.alice, world.bob, world.carol)
-    async with running_bot(standin, db_path) as bot:
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(standin, world.no_channel, *players, rounds=5)
         await flip(standin, world.no_channel, world.alice, count=5)
         assert (await game_row(bot, table.game_id)).status == "finished"

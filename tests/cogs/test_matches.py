@@ -8,9 +8,10 @@ import pytest
 
 from krigbot.engine import Rules
 from krigbot.i18n import t
-from krigbot.matches import MatchKeeper
+from krigbot.sessions.matches import MatchKeeper
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
+    ChosenSeeds,
     buttons,
     challenge_message,
     flip,
@@ -21,7 +22,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, fix_all_seeds, running_bot
+from tests.cogs.play_helpers import command, running_bot
 from tests.standin import DiscordStandIn, InteractionResponse
 from tests.standin.fixtures import SampleWorld
 
@@ -40,10 +41,10 @@ def match_field(answer: InteractionResponse) -> str:
 
 
 async def test_a_best_of_three_match_from_the_challenge_to_the_winner(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, ALICE_WINS, BOB_WINS, ALICE_AGAIN, NEXT_CHALLENGE)
-    async with running_bot(standin, db_path) as bot:
+    seeds.fix(ALICE_WINS, BOB_WINS, ALICE_AGAIN, NEXT_CHALLENGE)
+    async with running_bot(standin, db_path, seeds) as bot:
         message = await challenge_message(
             standin, world.no_channel, world.alice, world.bob, best_of=3, rounds=500
         )
@@ -119,10 +120,10 @@ async def test_a_best_of_three_match_from_the_challenge_to_the_winner(
 
 
 async def test_a_rematch_of_a_single_game_has_the_same_rules_and_starts_when_accepted(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, BOB_WINS, NEXT_CHALLENGE)  # 32 rounds with these rules
-    async with running_bot(standin, db_path) as bot:
+    seeds.fix(BOB_WINS, NEXT_CHALLENGE)  # 32 rounds with these rules
+    async with running_bot(standin, db_path, seeds) as bot:
         table = await start_game(
             standin, world.no_channel, world.alice, world.bob, pickup="table", shortage="last_card"
         )
@@ -152,15 +153,16 @@ async def test_a_match_game_that_finished_just_before_a_stop_is_counted_at_start
     db_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     errors_expected: None,
+    seeds: ChosenSeeds,
 ) -> None:
-    fix_all_seeds(monkeypatch, ALICE_WINS, BOB_WINS)
+    seeds.fix(ALICE_WINS, BOB_WINS)
 
     async def crash(self: MatchKeeper, *_: object) -> None:
         raise OSError("the process died here")
 
     with monkeypatch.context() as patched:
         patched.setattr(MatchKeeper, "advance", crash)
-        async with running_bot(standin, db_path):
+        async with running_bot(standin, db_path, seeds):
             standin.fail_fast_on_bot_errors = False  # the crash is logged; the test claims it
             message = await challenge_message(
                 standin, world.no_channel, world.alice, world.bob, best_of=3
@@ -175,7 +177,7 @@ async def test_a_match_game_that_finished_just_before_a_stop_is_counted_at_start
             await settled()  # its end was shown: the restarted bot need not show it again
     watcher = standin.watch(world.no_channel)
 
-    async with running_bot(standin, db_path) as restarted:
+    async with running_bot(standin, db_path, seeds) as restarted:
         told = await watcher.next("create")
 
         assert told.message.content == t("nb", "match.dealt_after_restart", game=first)

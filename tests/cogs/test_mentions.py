@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.cogs.helpers import (
+    ChosenSeeds,
     challenge_message,
     flip,
     flip_button,
@@ -16,7 +15,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, fix_all_seeds, running_bot
+from tests.cogs.play_helpers import command, running_bot
 from tests.standin import DiscordStandIn, Message
 from tests.standin.fixtures import SampleWorld
 
@@ -25,12 +24,12 @@ ALICE_WINS = 132
 
 
 async def test_over_a_whole_game_with_every_kind_of_message_only_challenges_ping(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, 7, 8, ALICE_WINS, 9)
+    seeds.fix(7, 8, ALICE_WINS, 9)
     channel = world.no_channel
     alice, bob, carol = world.alice, world.bob, world.carol
-    async with running_bot(standin, db_path):
+    async with running_bot(standin, db_path, seeds):
         # A game of three: accepted, flipped by command and by button, autoplay started and
         # stopped, a finish request, a forfeit, and the finish agreed: the game is over.
         table = await start_game(standin, channel, alice, bob, carol)

@@ -5,16 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
-
 from krigbot.bot import KrigBot
 from krigbot.engine import Round, Rules
 from krigbot.i18n import card_label, fmt_duration, t
 from tests.cogs.conftest import CHALLENGE_SECONDS
 from tests.cogs.helpers import (
+    ChosenSeeds,
     Clock,
     challenge_message,
-    fix_seeds,
     flip,
     game_id_of,
     replay,
@@ -38,11 +36,11 @@ def step_heading(number: int) -> str:
 
 
 async def test_a_short_fighter_under_lose_places_their_cards_down_and_the_other_nothing(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     # Five down: round 4 ties twice; Alice has 4 cards left for a step that needs 6.
     seed, rounds = 8133, 4
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     await start_game(standin, world.no_channel, world.alice, world.bob, variant="fem")
     _, played = replay(Rules.preset("fem"), seed, rounds)
     step = played[-1].war_steps[1]
@@ -61,11 +59,11 @@ async def test_a_short_fighter_under_lose_places_their_cards_down_and_the_other_
 
 
 async def test_a_short_fighter_under_last_card_is_told_with_the_cards_they_placed(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     # Classic: in round 12 Bob has 2 cards for a step of 3 down and 1 up.
     seed, rounds = 4511, 12
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     await start_game(standin, world.no_channel, world.alice, world.bob, variant="klassisk")
     _, played = replay(Rules.preset("klassisk"), seed, rounds)
     (step,) = played[-1].war_steps
@@ -88,13 +86,13 @@ def three_player_round() -> tuple[int, Round]:
 
 
 async def test_with_three_players_a_fighter_with_no_cards_keeps_their_standing_card(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     seed, played = three_player_round()
     third, fourth = played.war_steps[2], played.war_steps[3]
     assert len(third.face_down[1]) == 2  # Carol runs short
     assert fourth.face_up[1] is None  # and has nothing left to turn
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     await start_game(
         standin, world.no_channel, world.alice, world.bob, world.carol, variant="klassisk"
     )
@@ -117,10 +115,10 @@ async def test_with_three_players_a_fighter_with_no_cards_keeps_their_standing_c
 
 
 async def test_a_draw_gets_no_trophy(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     seed = 4  # two rounds, one each: 26–26 at the round limit
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     await start_game(standin, world.no_channel, world.alice, world.bob, rounds=2)
 
     answer = await flip(standin, world.no_channel, world.alice, count=2)
@@ -131,7 +129,7 @@ async def test_a_draw_gets_no_trophy(
 
 
 async def test_a_team_holding_every_card_is_a_plural_subject(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     guild = standin.add_guild("War club", locale="en-US", owner=world.owner)
     channel = standin.add_channel(guild, "war")
@@ -139,7 +137,7 @@ async def test_a_team_holding_every_card_is_a_plural_subject(
     for user in (world.alice, world.bob, world.carol, dave):
         standin.add_member(guild, user)
     seed = 2532  # Alice and Carol take every card in round 13, both still holding some
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     await start_game(standin, channel, world.alice, world.bob, world.carol, dave, variant="lag")
 
     answer = await flip(standin, channel, world.alice, count=13)
@@ -156,12 +154,13 @@ async def test_a_team_holding_every_card_is_a_plural_subject(
 async def test_an_expired_challenge_names_the_configured_lifetime(
     standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot
 ) -> None:
+    clock = Clock()
+    quick_bot.service.clock = clock
     watcher = standin.watch(world.no_channel)
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
 
-    expired = await watcher.next(
-        "edit", predicate=lambda e: e.message is message, timeout=CHALLENGE_SECONDS + 5
-    )
+    clock.advance(seconds=CHALLENGE_SECONDS)
+    expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
     lifetime = fmt_duration(timedelta(seconds=CHALLENGE_SECONDS), "nb")
     assert lifetime == "0,5 sekunder"
@@ -260,9 +259,9 @@ async def test_steal_wars_rules_tell_of_loot_piles_stealing_and_the_top_card(
 
 
 async def test_history_tells_a_quick_game_by_the_tricks_it_was_played_to(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_seeds(monkeypatch, 5)
+    seeds.fix(5)
     await start_game(standin, world.no_channel, world.alice, world.bob, variant="hurtig")
     while "🏆" not in text_of(await flip(standin, world.no_channel, world.alice, count=50)):
         pass

@@ -13,8 +13,8 @@ from krigbot.engine import PRESETS, Rules
 from krigbot.i18n import t
 from krigbot.storage import PlayerResult, Storage
 from tests.cogs.helpers import (
+    ChosenSeeds,
     find_seed,
-    fix_seeds,
     flip,
     start_game,
     text_of,
@@ -94,11 +94,11 @@ async def test_an_empty_leaderboard_says_no_game_has_finished(
 
 
 async def test_a_game_played_to_the_end_puts_its_winner_on_top(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     rules = Rules.preset("standard", max_rounds=1)
     seed = find_seed(rules, lambda played: played.winner == 1)  # bob takes the only round
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     await start_game(standin, world.no_channel, world.alice, world.bob, rounds=1)
     finished = await flip(standin, world.no_channel, world.alice)
     assert "🏆 **Bob** vinner!" in text_of(finished)

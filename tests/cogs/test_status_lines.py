@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
-from tests.cogs.helpers import press, settled, start_game, text_of
-from tests.cogs.play_helpers import command, edit_of, fix_all_seeds, running_bot
+from tests.cogs.helpers import ChosenSeeds, press, settled, start_game, text_of
+from tests.cogs.play_helpers import command, edit_of, running_bot
 from tests.cogs.test_steal_war import STEAL_ONE, play_to_choice, start_steal_war
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
@@ -19,10 +17,10 @@ LONG_SEED = 17
 
 
 async def test_status_in_a_steal_war_battle_shows_its_round_and_whom_it_waits_for(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_ONE
-    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    table, players = await start_steal_war(standin, world, seeds, plan)
     await play_to_choice(standin, table, plan, players)
     title = text_of(table).splitlines()[0]  # "Krig — runde N", the battle under way
 
@@ -36,10 +34,10 @@ async def test_status_in_a_steal_war_battle_shows_its_round_and_whom_it_waits_fo
 
 
 async def test_status_says_whether_the_bot_plays_and_what_a_finish_waits_for(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, LONG_SEED)
-    async with running_bot(standin, db_path):
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         auto = (await command(standin, world.no_channel, world.alice, "auto", speed="slow")).message
         assert auto is not None

@@ -20,15 +20,16 @@ from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import card_label, fmt_list, t
 from krigbot.render.steal import in_war, look_text, steal_table_embed
+from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import GameRow, Storage
 from tests.cogs.helpers import (
     PRIMARY,
     SUCCESS,
     UPDATE_MESSAGE,
+    ChosenSeeds,
     buttons,
     challenge,
     embed_text,
-    fix_seeds,
     flip,
     flip_button,
     game_row,
@@ -189,14 +190,11 @@ async def look(standin: DiscordStandIn, table: Message, user: User) -> Interacti
 
 
 async def start_steal_war(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    monkeypatch: pytest.MonkeyPatch,
-    plan: Plan,
+    standin: DiscordStandIn, world: SampleWorld, seeds: ChosenSeeds, plan: Plan
 ) -> tuple[Message, list[User]]:
     """Deal the plan's game between Alice, Bob (and Carol); return the table and the players."""
     players = [world.alice, world.bob, world.carol][: plan.rules.players]
-    fix_seeds(monkeypatch, plan.seed)
+    seeds.fix(plan.seed)
     table = await start_game(standin, world.no_channel, *players, variant="stjel")
     return table.message, players
 
@@ -218,12 +216,14 @@ def code(plan: Plan) -> str:
 
 @contextlib.asynccontextmanager
 async def running_bot(
-    standin: DiscordStandIn, db_path: Path, **settings: Any
+    standin: DiscordStandIn, db_path: Path, seeds: Seeds = random_seed, **settings: Any
 ) -> AsyncIterator[KrigBot]:
     """Run a fresh bot process's worth of objects on the database file, as a restart would."""
     storage = await Storage.open(db_path)
     try:
-        bot = KrigBot(make_settings(db_path, **settings), storage, guild_ready_timeout=0.05)
+        bot = KrigBot(
+            make_settings(db_path, **settings), storage, seeds=seeds, guild_ready_timeout=0.05
+        )
         async with run_bot(bot, standin) as running:
             yield running
     finally:
@@ -239,10 +239,10 @@ def shown_in(table: Message, text: str) -> Callable[[ChannelEvent], bool]:
 
 
 async def test_a_matching_card_is_shown_privately_and_steals_the_pile(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_ONE
-    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    table, players = await start_steal_war(standin, world, seeds, plan)
     await play_to_choice(standin, table, plan, players)
     thief, victim = plan.choice.seat, plan.choice.can_steal[0]
     card = card_label(plan.choice.card, "nb")
@@ -280,10 +280,10 @@ async def test_a_matching_card_is_shown_privately_and_steals_the_pile(
 
 
 async def test_one_card_steals_two_matching_piles_at_once(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_TWO
-    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    table, players = await start_steal_war(standin, world, seeds, plan)
     await play_to_choice(standin, table, plan, players)
     thief = plan.choice.seat
     victims = list(plan.choice.can_steal)
@@ -326,10 +326,10 @@ async def test_one_card_steals_two_matching_piles_at_once(
 
 
 async def test_the_winner_chooses_the_top_of_their_loot_pile_and_only_they_may(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_ONE
-    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    table, players = await start_steal_war(standin, world, seeds, plan)
     expected = StealGame.new(TWO, plan.seed)
     assert expected.begin_battle() is not None
     (top,) = expected.pending()
@@ -370,10 +370,10 @@ async def test_the_winner_chooses_the_top_of_their_loot_pile_and_only_they_may(
 
 
 async def test_looking_and_stale_choices_are_refused_to_the_wrong_people(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_ONE
-    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    table, players = await start_steal_war(standin, world, seeds, plan)
     await play_to_choice(standin, table, plan, players)
     thief = players[plan.choice.seat]
 
@@ -400,16 +400,14 @@ async def test_looking_and_stale_choices_are_refused_to_the_wrong_people(
 
 
 async def test_a_choice_not_made_in_time_is_made_by_default(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    storage: Storage,
-    db_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    standin: DiscordStandIn, world: SampleWorld, storage: Storage, db_path: Path, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_BY_DEFAULT
     players = [world.alice, world.bob]
-    fix_seeds(monkeypatch, plan.seed)
-    bot = KrigBot(make_settings(db_path, choice_seconds=QUICK), storage, guild_ready_timeout=0.05)
+    seeds.fix(plan.seed)
+    bot = KrigBot(
+        make_settings(db_path, choice_seconds=QUICK), storage, seeds=seeds, guild_ready_timeout=0.05
+    )
     async with run_bot(bot, standin):
         started = await start_game(standin, world.no_channel, *players, variant="stjel")
         table = started.message
@@ -435,15 +433,15 @@ async def test_a_choice_not_made_in_time_is_made_by_default(
 
 
 async def test_a_restart_during_a_choice_keeps_the_choice_and_its_buttons(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_ONE
-    async with running_bot(standin, db_path):
-        table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    async with running_bot(standin, db_path, seeds):
+        table, players = await start_steal_war(standin, world, seeds, plan)
         await play_to_choice(standin, table, plan, players)
     thief, victim = plan.choice.seat, plan.choice.can_steal[0]
 
-    async with running_bot(standin, db_path) as restarted:
+    async with running_bot(standin, db_path, seeds) as restarted:
         answer = await look(standin, table, players[thief])
         assert answer.message is not None
         steal_id = f"krig:steal:{table_id(table)}:{thief}:{code(plan)}:{victim}"
@@ -459,16 +457,16 @@ async def test_a_restart_during_a_choice_keeps_the_choice_and_its_buttons(
 
 
 async def test_a_choice_open_at_a_restart_still_times_out(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_ONE
-    async with running_bot(standin, db_path):
-        table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    async with running_bot(standin, db_path, seeds):
+        table, players = await start_steal_war(standin, world, seeds, plan)
         await play_to_choice(standin, table, plan, players)
     watcher = standin.watch(world.no_channel)
     thief = names(plan)[plan.choice.seat]
 
-    async with running_bot(standin, db_path, choice_seconds=QUICK):
+    async with running_bot(standin, db_path, seeds, choice_seconds=QUICK):
         timed_out = await watcher.next(
             "edit", predicate=shown_in(table, f"⏱️ Tiden gikk ut for {thief}: standardvalget")
         )
@@ -515,10 +513,10 @@ async def test_a_challenge_to_steal_war_refuses_an_option_it_fixes_and_names_it(
 
 
 async def test_nobody_can_give_up_in_the_middle_of_a_battle(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_ONE
-    table, players = await start_steal_war(standin, world, monkeypatch, plan)
+    table, players = await start_steal_war(standin, world, seeds, plan)
     await play_to_choice(standin, table, plan, players)
 
     answer = await (
@@ -533,13 +531,13 @@ async def test_nobody_can_give_up_in_the_middle_of_a_battle(
 
 
 async def test_a_steal_war_game_ends_with_its_result_and_no_choices_left(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     rules = Rules.preset("stjel", players=2, max_rounds=1)
     expected = StealGame.new(rules, STEAL_ONE.seed)
     played = expected.play_round()
     assert played.winner is not None
-    fix_seeds(monkeypatch, STEAL_ONE.seed)
+    seeds.fix(STEAL_ONE.seed)
     started = await start_game(
         standin, world.no_channel, world.alice, world.bob, variant="stjel", rounds=1
     )

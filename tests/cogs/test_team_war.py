@@ -10,8 +10,8 @@ from krigbot.engine.steal import load_game
 from krigbot.i18n import t
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
+    ChosenSeeds,
     challenge_message,
-    fix_seeds,
     flip,
     game_id_of,
     game_row,
@@ -45,11 +45,11 @@ def add_dave(standin: DiscordStandIn, world: SampleWorld) -> User:
 
 
 async def test_a_team_game_from_challenge_to_result_credits_both_partners(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     dave = add_dave(standin, world)
     seed, expected = team_seed(Rules.preset("lag", players=4, max_rounds=ROUNDS), (1, 3))
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     alice, bob, carol = world.alice, world.bob, world.carol
 
     message = await challenge_message(
@@ -138,13 +138,13 @@ def team_draw_seed(rules: Rules) -> tuple[int, int]:
 
 
 async def test_a_team_draw_is_a_draw_for_all_four_on_the_leaderboard_and_in_stats(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     dave = add_dave(standin, world)
     # A deterministic pickup lets a team game repeat forever: a draw (RULES §7), here with a
     # member of a team out of cards since earlier rounds, who shares the team's draw (§9).
     seed, flipper = team_draw_seed(Rules.preset("lag", players=4, pickup="table"))
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     alice, bob, carol = world.alice, world.bob, world.carol
     players = (alice, bob, carol, dave)
     message = await challenge_message(
@@ -222,14 +222,14 @@ async def test_a_member_who_forfeits_gives_up_for_the_team_and_the_other_team_wi
 
 
 async def test_a_member_already_out_may_still_give_up_for_the_team(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     seed, rounds = 227, 7  # Bob has no cards left after round 7; Dave plays on for them
     expected = Game.new(Rules.preset("lag"), seed)
     for _ in range(rounds):
         expected.play_round()
     assert (expected.outcome, expected.in_game) == (None, [True, False, True, True])
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     dave = add_dave(standin, world)
     table = await start_game(
         standin, world.no_channel, world.alice, world.bob, world.carol, dave, variant="lag"

@@ -17,19 +17,19 @@ import discord
 import pytest
 
 from krigbot.bot import KrigBot
-from krigbot.cogs import timelimit
 from krigbot.engine import Game, Rules
 from krigbot.engine.rules import MAX_TIME_LIMIT
 from krigbot.i18n import t
+from krigbot.sessions import deadlines
 from krigbot.sim import main as sim_main
 from krigbot.storage import Storage
 from tests.cogs.helpers import (
+    ChosenSeeds,
     Clock,
     buttons,
     challenge,
     challenge_message,
     enabled_buttons,
-    fix_seeds,
     flip,
     flip_button,
     forged_press,
@@ -67,7 +67,7 @@ def seed_with_a_leader(rounds: int) -> tuple[int, Game]:
 @pytest.fixture
 def quick_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Let the deadline scheduler look at the (test's) clock every few milliseconds."""
-    monkeypatch.setattr(timelimit, "TICK_SECONDS", 0.02)
+    monkeypatch.setattr(deadlines, "TICK_SECONDS", 0.02)
 
 
 def time_up(event: ChannelEvent) -> bool:
@@ -92,13 +92,13 @@ async def test_the_time_running_out_ends_the_game_by_counting_and_says_so(
     world: SampleWorld,
     bot: KrigBot,
     clock: Clock,
-    monkeypatch: pytest.MonkeyPatch,
     quick_ticks: None,
     capsys: pytest.CaptureFixture[str],
+    seeds: ChosenSeeds,
 ) -> None:
     seed, expected = seed_with_a_leader(3)
     outcome = expected.copy().end_by_counting()
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     table = await start_game(standin, world.no_channel, world.alice, world.bob, minutes=5)
     answer = await flip(standin, world.no_channel, world.alice, count=3)
     assert answer.message is not None
@@ -143,11 +143,12 @@ async def test_a_flip_after_the_deadline_counts_the_cards_instead_of_playing(
     bot: KrigBot,
     clock: Clock,
     monkeypatch: pytest.MonkeyPatch,
+    seeds: ChosenSeeds,
 ) -> None:
     # The scheduler sleeps on: the flip comes in after the deadline, before the timer fires.
-    monkeypatch.setattr(timelimit, "TICK_SECONDS", 3600.0)
+    monkeypatch.setattr(deadlines, "TICK_SECONDS", 3600.0)
     seed, expected = seed_with_a_leader(2)
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     table = await start_game(standin, world.no_channel, world.alice, world.bob, minutes=1)
     await flip(standin, world.no_channel, world.bob, count=2)
 
@@ -238,12 +239,14 @@ async def test_a_steal_war_battle_under_way_is_played_out_before_the_cards_are_c
     world: SampleWorld,
     bot: KrigBot,
     clock: Clock,
-    monkeypatch: pytest.MonkeyPatch,
     quick_ticks: None,
+    seeds: ChosenSeeds,
 ) -> None:
     plan = STEAL_ONE
     players = [world.alice, world.bob]
-    fix_seeds(monkeypatch, plan.seed)
+    seeds.fix(plan.seed)
+    # The battle's choices are still open when the time limit is up (the clock moves for both).
+    bot.service.choice_ttl = timedelta(minutes=5)
     started = await start_game(standin, world.no_channel, *players, variant="stjel", minutes=3)
     table = started.message
     await play_to_choice(standin, table, plan, players)
@@ -342,14 +345,15 @@ async def test_autoplay_stops_when_the_time_is_up_and_the_cards_are_counted(
     world: SampleWorld,
     db_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    seeds: ChosenSeeds,
 ) -> None:
     # The timer sleeps on: autoplay's own next step finds the time is up.
-    monkeypatch.setattr(timelimit, "TICK_SECONDS", 3600.0)
-    fix_seeds(monkeypatch, LONG_SEED)
+    monkeypatch.setattr(deadlines, "TICK_SECONDS", 3600.0)
+    seeds.fix(LONG_SEED)
     clock = Clock()
     storage = await Storage.open(db_path)
     settings = make_settings(db_path, autoplay_seconds=AUTO_SECONDS)
-    bot = KrigBot(settings, storage, guild_ready_timeout=0.05)
+    bot = KrigBot(settings, storage, seeds=seeds, guild_ready_timeout=0.05)
     bot.service.clock = clock
     try:
         async with run_bot(bot, standin):
@@ -391,10 +395,11 @@ async def test_a_forfeit_after_the_deadline_counts_the_cards_instead(
     bot: KrigBot,
     clock: Clock,
     monkeypatch: pytest.MonkeyPatch,
+    seeds: ChosenSeeds,
 ) -> None:
-    monkeypatch.setattr(timelimit, "TICK_SECONDS", 3600.0)  # the timer sleeps on
+    monkeypatch.setattr(deadlines, "TICK_SECONDS", 3600.0)  # the timer sleeps on
     seed, expected = seed_with_a_leader(2)
-    fix_seeds(monkeypatch, seed)
+    seeds.fix(seed)
     table = await start_game(standin, world.no_channel, world.alice, world.bob, minutes=1)
     await flip(standin, world.no_channel, world.alice, count=2)
     rec = await standin.slash("krig forfeit", user=world.alice, channel=world.no_channel)
@@ -423,7 +428,7 @@ async def test_a_steal_war_flip_after_the_deadline_begins_no_battle(
     clock: Clock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(timelimit, "TICK_SECONDS", 3600.0)  # the timer sleeps on
+    monkeypatch.setattr(deadlines, "TICK_SECONDS", 3600.0)  # the timer sleeps on
     started = await start_game(
         standin, world.no_channel, world.alice, world.bob, variant="stjel", minutes=2
     )

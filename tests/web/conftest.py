@@ -12,6 +12,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.storage import Storage
 from krigbot.web.server import WebView
+from tests.cogs.helpers import ChosenSeeds
 from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
@@ -35,7 +36,11 @@ def world(standin_world: SampleWorld) -> SampleWorld:
 
 @pytest.fixture
 async def web(
-    standin: DiscordStandIn, standin_world: SampleWorld, storage: Storage, db_path: Path
+    standin: DiscordStandIn,
+    standin_world: SampleWorld,
+    storage: Storage,
+    db_path: Path,
+    seeds: ChosenSeeds,
 ) -> AsyncIterator[Web]:
     """Return the bot, with its web view serving on a free port of 127.0.0.1."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -43,7 +48,7 @@ async def web(
     port = sock.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     settings = make_settings(db_path, web_port=port, web_url=base, web_secret=SECRET)
-    bot = KrigBot(settings, storage, guild_ready_timeout=0.05)
+    bot = KrigBot(settings, storage, seeds=seeds, guild_ready_timeout=0.05)
     view = WebView(storage, bot.web, clock=lambda: bot.service.clock())
     await view.start("127.0.0.1", sock=sock)
     try:

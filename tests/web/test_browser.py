@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import pytest
 from playwright.async_api import Locator, Page, expect
 
 from krigbot.engine import Game, Rules, format_cards
 from krigbot.i18n import fmt_percent, t
-from tests.cogs.helpers import Clock, flip, start_game
-from tests.cogs.play_helpers import command, fix_all_seeds
+from tests.cogs.helpers import ChosenSeeds, Clock, flip, start_game
+from tests.cogs.play_helpers import command
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.web.browser import DESKTOP, PHONE, Watched, chromium, open_page, screenshot
@@ -49,11 +48,11 @@ async def board_rows(page: Page) -> list[list[str]]:
 
 
 async def test_the_leaderboard_shows_exactly_the_servers_results(
-    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
     clock = Clock()
     web.bot.service.clock = clock
-    fix_all_seeds(monkeypatch, BOB_WINS, ALICE_WINS, BOB_WINS, BOB_WINS)
+    seeds.fix(BOB_WINS, ALICE_WINS, BOB_WINS, BOB_WINS)
     await web_on(standin, world, web.bot)
     games = [
         await play(standin, world.no_channel, world.alice, world.bob),
@@ -127,9 +126,9 @@ async def test_the_leaderboard_shows_exactly_the_servers_results(
 
 
 async def test_a_replay_played_to_the_end_shows_the_games_rounds_and_counts(
-    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, BOB_WINS)
+    seeds.fix(BOB_WINS)
     await web_on(standin, world, web.bot)
     game = await play(standin, world.no_channel, world.alice, world.bob)
     # What the channel saw: the game-over message carries the link to the replay.
@@ -192,9 +191,9 @@ async def test_a_replay_played_to_the_end_shows_the_games_rounds_and_counts(
 
 
 async def test_pages_of_a_server_without_the_web_view_are_not_found(
-    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, BOB_WINS, ALICE_WINS, BOB_WINS)
+    seeds.fix(BOB_WINS, ALICE_WINS, BOB_WINS)
     await web_on(standin, world, web.bot)
     games = [
         await play(standin, world.no_channel, world.alice, world.bob),
@@ -241,9 +240,9 @@ def clean_404s(watched: Watched, origin: str) -> None:
 
 
 async def test_a_tampered_or_rotated_link_is_not_found(
-    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, BOB_WINS, BOB_WINS)
+    seeds.fix(BOB_WINS, BOB_WINS)
     await web_on(standin, world, web.bot)
     game = await play(standin, world.no_channel, world.alice, world.bob)
     elsewhere = await play(standin, world.sv_channel, world.alice, world.bob)
@@ -279,13 +278,9 @@ async def test_a_tampered_or_rotated_link_is_not_found(
 
 
 async def test_pages_look_right_on_a_phone_and_a_desktop(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    web: Web,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    standin: DiscordStandIn, world: SampleWorld, web: Web, tmp_path: Path, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, BOB_WINS, ALICE_WINS)
+    seeds.fix(BOB_WINS, ALICE_WINS)
     mallory = standin.add_user("mallory", "<img src=/x onerror=alert(1)></script>", locale="en-US")
     standin.add_member(world.no_guild, mallory)
     await web_on(standin, world, web.bot)
@@ -322,16 +317,12 @@ async def test_pages_look_right_on_a_phone_and_a_desktop(
 
 
 async def test_a_team_game_replays_with_four_seats_in_team_colours(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    web: Web,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    standin: DiscordStandIn, world: SampleWorld, web: Web, tmp_path: Path, seeds: ChosenSeeds
 ) -> None:
     dave = standin.add_user("dave", "Dave", locale="da")
     standin.add_member(world.no_guild, dave)
     rounds = 40
-    fix_all_seeds(monkeypatch, 7)
+    seeds.fix(7)
     await web_on(standin, world, web.bot)
     players = (world.alice, world.bob, world.carol, dave)
     table = await start_game(standin, world.no_channel, *players, variant="lag", rounds=rounds)

@@ -17,7 +17,7 @@ from krigbot.render.cards import card_face
 from krigbot.storage import Storage, StorageError
 from krigbot.web.access import WebAccess
 from krigbot.web.server import CARD_HEIGHT, CONTENT_SECURITY_POLICY
-from tests.cogs.play_helpers import fix_all_seeds
+from tests.cogs.helpers import ChosenSeeds
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.web.conftest import SECRET, Web
@@ -75,9 +75,9 @@ async def test_a_server_without_the_web_view_has_no_links(storage: Storage) -> N
 
 
 async def test_every_answer_carries_the_security_headers(
-    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, BOB_WINS)
+    seeds.fix(BOB_WINS)
     board = await web_on(standin, world, web.bot)
     game = await play(standin, world.no_channel, world.alice, world.bob)
     (url,) = links(game.over).values()
@@ -107,9 +107,9 @@ async def test_every_answer_carries_the_security_headers(
 
 
 async def test_unknown_and_malformed_addresses_are_not_found(
-    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, BOB_WINS)
+    seeds.fix(BOB_WINS)
     board = await web_on(standin, world, web.bot)
     game = await play(standin, world.no_channel, world.alice, world.bob)
     (url,) = links(game.over).values()

@@ -7,7 +7,8 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.web.access import KEY_SETTING, SETTING
-from tests.cogs.play_helpers import command, fix_all_seeds
+from tests.cogs.helpers import ChosenSeeds
+from tests.cogs.play_helpers import command
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.web.conftest import Web
@@ -103,9 +104,9 @@ async def test_pictures_and_the_web_view_change_together(
 
 
 async def test_on_a_bot_without_a_web_view_it_is_on_but_has_no_links(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, BOB_WINS)
+    seeds.fix(BOB_WINS)
     private, text = await settings(standin, world, "en-US", web="on")
     assert private
     assert text == t("en", "settings.web_on_unlinked")
@@ -116,9 +117,9 @@ async def test_on_a_bot_without_a_web_view_it_is_on_but_has_no_links(
 
 
 async def test_the_game_over_replay_and_leaderboard_link_to_the_web_where_it_is_on(
-    standin: DiscordStandIn, world: SampleWorld, web: Web, monkeypatch: pytest.MonkeyPatch
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    fix_all_seeds(monkeypatch, BOB_WINS, BOB_WINS)
+    seeds.fix(BOB_WINS, BOB_WINS)
     await web_on(standin, world, web.bot)
     game = await play(standin, world.no_channel, world.alice, world.bob)
     url = await web.bot.web.game_url(world.no_guild.id, game.game_id)

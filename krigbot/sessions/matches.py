@@ -9,11 +9,11 @@ write, :meth:`MatchKeeper.recover` does it at start-up.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import secrets
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from krigbot.engine import Outcome, Rules
+from krigbot.engine import OPTION_KEYS, Outcome, Rules
 from krigbot.engine.game import outcome_from_dict
 
 # The match values are the engine's; they are re-exported for the code that still finds them here.
@@ -22,14 +22,62 @@ from krigbot.engine.match import MatchInfo as MatchInfo
 from krigbot.engine.match import first_game as first_game
 from krigbot.engine.steal import new_game
 from krigbot.logs import about
-from krigbot.sessions import dealt_extra
+from krigbot.sessions.authority import seat_of
+from krigbot.sessions.results import ChallengeResult, Player, Refusal
+from krigbot.sessions.timelimit import dealt_extra
 from krigbot.storage import ChannelBusyError, MatchStep, NextGame, StorageError
 
 if TYPE_CHECKING:
-    from krigbot.sessions import AnyGame, GameService
+    from krigbot.sessions.results import AnyGame
+    from krigbot.sessions.service import GameService
     from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
+
+
+async def begin_match(service: GameService, row: GameRow, best_of: int) -> GameRow:
+    """Make a new challenge the first game of a best-of match (its id is the match's)."""
+    match = first_game(row.id, best_of, len(row.players))
+    extra = await service.change_extra(
+        row.channel_id, row.id, lambda _: {"match": match.to_extra()}
+    )
+    return dataclasses.replace(row, extra=extra)
+
+
+async def rematch(
+    service: GameService,
+    game_id: int,
+    presser: Player,
+    *,
+    guild_id: int | None,
+    channel_id: int,
+    extra: dict[str, Any] | None = None,
+) -> ChallengeResult:
+    """Challenge the players of a finished game (or match) to the same again, the presser first."""
+    row = await service.storage.get_game(game_id)
+    if row is None or row.guild_id != guild_id:
+        raise Refusal("err.game_over")
+    seat = seat_of(row, presser.user_id)
+    # The presser challenges (seat 0); the seats turn round with them, so that teams
+    # (seats 0 and 2 against 1 and 3) stay the same teams.
+    count = len(row.players)
+    others = [(seat + step) % count for step in range(1, count)]
+    rules = Rules.from_dict(row.rules)
+    # Every option as it was, so the new game is played by exactly the same rules.
+    options = {key: getattr(rules, key) for key in OPTION_KEYS if key not in ("variant", "players")}
+    result = await service.challenge(
+        guild_id=row.guild_id,
+        channel_id=channel_id,
+        challenger=presser,
+        opponents=[Player(row.players[s], row.names[s]) for s in others],
+        variant=rules.preset_name,
+        options=options,
+        extra=extra,
+    )
+    match = MatchInfo.of(row.extra)
+    if match is None:
+        return result
+    return dataclasses.replace(result, row=await begin_match(service, result.row, match.best_of))
 
 
 class MatchKeeper:
@@ -71,7 +119,7 @@ class MatchKeeper:
             )
             return None
         rules = Rules.from_dict(row.rules)
-        seed = secrets.randbits(63)
+        seed = self.service.seeds()
         game = new_game(rules, seed=seed)
         extra = {key: value for key, value in row.extra.items() if key == "lang"}
         extra["match"] = MatchInfo(match.id, match.best_of, match.game + 1, score).to_extra()

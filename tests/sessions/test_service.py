@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from krigbot.engine import Game, Rules
-from krigbot.sessions import GameService, Player, Refusal
+from krigbot.sessions import DeadlineKind, GameService, Player, Refusal
 from krigbot.storage import GameRow, PartnerRecord, Storage
 from tests.cogs.helpers import Clock
 from tests.engine.deals import deal
@@ -170,3 +170,79 @@ async def test_a_team_draw_is_a_draw_for_both_members_of_both_teams(storage: Sto
     (history,) = await storage.recent_games(GUILD)
     assert history.result is not None
     assert history.result["winners"] == []
+
+
+async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
+    storage: Storage,
+) -> None:
+    clock = Clock()
+    first = GameService(storage, clock=clock)
+    try:
+        open_ = await first.challenge(
+            guild_id=GUILD,
+            channel_id=100,
+            challenger=ALICE,
+            opponents=[BOB],
+            variant="standard",
+            options={},
+        )
+        await first.challenge_shown(open_.row, message_id=555)
+        timed = await first.challenge(
+            guild_id=GUILD,
+            channel_id=200,
+            challenger=ALICE,
+            opponents=[BOB],
+            variant="standard",
+            options={"time_limit": 3},
+        )
+        await first.challenge_shown(timed.row, message_id=556)
+        await first.accept(timed.row.id, BOB.user_id)
+        stolen = await first.challenge(
+            guild_id=GUILD,
+            channel_id=300,
+            challenger=ALICE,
+            opponents=[BOB],
+            variant="stjel",
+            options={},
+        )
+        await first.accept(stolen.row.id, BOB.user_id)
+        battle = await first.begin_battle(300, ALICE.user_id)
+        first.watch_choices(battle.row, battle.game)
+
+        expiry = first.deadlines.pending(open_.row.id, "challenge")
+        assert expiry is not None
+        assert (expiry.at, expiry.message_id) == (open_.row.created_at + first.challenge_ttl, 555)
+        assert first.deadlines.pending(timed.row.id, "challenge") is None  # accepted
+        limit = first.deadlines.pending(timed.row.id, "time_limit")
+        assert limit is not None
+        assert limit.at == first.deadline(await first_row(storage, timed.row.id))
+        choice = first.deadlines.pending(stolen.row.id, "choice")
+        assert choice is not None
+        assert choice.at == first.choice_deadline(battle.row)
+
+        restarted = GameService(storage, clock=clock)
+        try:
+            await restarted.restore()
+            kept: list[tuple[int, DeadlineKind]] = [
+                (open_.row.id, "challenge"),
+                (timed.row.id, "time_limit"),
+                (stolen.row.id, "choice"),
+            ]
+            for game_id, kind in kept:
+                assert restarted.deadlines.pending(game_id, kind) == first.deadlines.pending(
+                    game_id, kind
+                )
+
+            await restarted.cancel(200, ALICE.user_id, moderator=True)
+            assert restarted.deadlines.pending(timed.row.id, "time_limit") is None
+        finally:
+            await restarted.deadlines.close()
+    finally:
+        await first.deadlines.close()
+
+
+async def first_row(storage: Storage, game_id: int) -> GameRow:
+    """Return a game as stored."""
+    row = await storage.get_game(game_id)
+    assert row is not None
+    return row

@@ -1,0 +1,73 @@
+"""Who may act on a game now: its players while it runs, moderators where Discord says so.
+
+The one place that answers it. The edge passes in what only it knows (whether the user may
+manage messages in the channel) as an :class:`Actor`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from krigbot.sessions.results import AnyGame, Refusal
+from krigbot.storage import GameRow
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Someone who wants to act on a game, and what Discord lets them do in its channel."""
+
+    user_id: int
+    moderator: bool = False
+    """They may manage messages in the channel (Discord's permission, checked by the edge)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """A running game a player may act on, and their seat in it."""
+
+    row: GameRow
+    game: AnyGame
+    seat: int
+
+    def still_in(self) -> Seated:
+        """Refuse a player who is out of the game (three or four players); return self."""
+        if not self.game.in_game[self.seat]:
+            raise Refusal("err.out_of_game")
+        return self
+
+
+def seat_of(row: GameRow, user_id: int) -> int:
+    """Return a player's seat in a game, refusing anyone who is not playing it."""
+    if user_id not in row.players:
+        raise Refusal("err.not_player")
+    return row.players.index(user_id)
+
+
+def authorize(
+    found: tuple[GameRow, AnyGame | None] | None, user_id: int, *, game_id: int | None = None
+) -> Seated:
+    """Return the channel's running game if this player may act on it now, or refuse.
+
+    ``found`` is the channel's game (see ``game_in``); ``game_id`` the game a button was for,
+    None for a command, which acts on whatever game the channel has.
+    """
+    if found is None or (game_id is not None and found[0].id != game_id):
+        raise Refusal("err.no_game" if game_id is None else "err.game_over")
+    row, game = found
+    seat = seat_of(row, user_id)
+    if game is None:
+        raise Refusal("err.not_running")
+    return Seated(row, game, seat)
+
+
+def may_cancel(row: GameRow, actor: Actor) -> None:
+    """Refuse to cancel a game unless a moderator asks, or its challenger before it is dealt."""
+    early = row.status == "challenge" and actor.user_id == row.challenger_id
+    if not (actor.moderator or early):
+        raise Refusal("err.cancel_denied")
+
+
+def may_moderate(actor: Actor) -> None:
+    """Refuse a server setting to anyone who may not manage messages."""
+    if not actor.moderator:
+        raise Refusal("settings.denied")

@@ -1,0 +1,212 @@
+"""Challenges: made in a channel, accepted or declined by the challenged, expired in time."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from krigbot.engine import FixedOptionError, Rules, RulesError
+from krigbot.engine.steal import new_game
+from krigbot.logs import about
+from krigbot.sessions.deadlines import Deadline
+from krigbot.sessions.results import AcceptResult, ChallengeResult, Player, Refusal
+from krigbot.sessions.timelimit import TimeLimits, dealt_extra
+from krigbot.storage import ChannelBusyError, GameRow, StorageError
+
+log = logging.getLogger(__name__)
+
+
+class Challenges(TimeLimits):
+    """Make, answer and expire the challenges of every channel."""
+
+    idle_after: timedelta
+    challenge_ttl: timedelta
+
+    async def challenge(
+        self,
+        *,
+        guild_id: int,
+        channel_id: int,
+        challenger: Player,
+        opponents: Sequence[Player],
+        variant: str,
+        options: dict[str, Any],
+        extra: dict[str, Any] | None = None,
+    ) -> ChallengeResult:
+        """Create a challenge in a channel, refusing what cannot be played.
+
+        ``extra`` is stored with the game in the same write (the language of its messages).
+        """
+        seen: set[int] = {challenger.user_id}
+        for opponent in opponents:
+            if opponent.user_id == challenger.user_id:
+                raise Refusal("err.self")
+            if opponent.bot:
+                raise Refusal("err.bot")
+            if opponent.user_id in seen:
+                raise Refusal("err.duplicate", name=opponent.name)
+            seen.add(opponent.user_id)
+        players = [challenger, *opponents]
+        rules = self._rules(variant, len(players), options)
+        async with self.lock(channel_id):
+            replaced = await self._clear_stale(channel_id)
+            now = self.clock()
+            try:
+                row = await self.storage.create_game(
+                    guild_id=guild_id,
+                    channel_id=channel_id,
+                    challenger_id=challenger.user_id,
+                    players=[p.user_id for p in players],
+                    names=[p.name for p in players],
+                    variant=rules.preset_name,
+                    rules=rules.to_dict(),
+                    seed=self.seeds(),
+                    now=now,
+                    extra=extra,
+                )
+            except ChannelBusyError as exc:
+                existing = await self.storage.get_game(exc.game_id)
+                raise Refusal("err.busy", game=existing) from None
+        return ChallengeResult(row, replaced)
+
+    @staticmethod
+    def _rules(variant: str, players: int, options: dict[str, Any]) -> Rules:
+        base = Rules.preset(variant)
+        if base.teams and players != 4:
+            raise Refusal("err.players", variant=variant, n=4)
+        try:
+            return Rules.preset(variant, players=players, **options)
+        except FixedOptionError as exc:
+            raise Refusal(f"err.fixed.{exc.option}", variant=exc.variant) from None
+        except RulesError as exc:
+            raise Refusal("err.bad_option", reason=str(exc)) from None
+
+    async def challenge_shown(self, row: GameRow, message_id: int) -> None:
+        """Time a challenge out once its message is out, and remember the message."""
+        self.watch_challenge(row, message_id)
+        try:
+            await self.storage.set_challenge_message(row.id, message_id)
+        except StorageError as exc:
+            # The challenge is out and its buttons work; after a restart it is only
+            # ended by the next /krig start instead of by its deadline.
+            log.warning(
+                "could not remember the message of challenge %s: %s", row.id, exc, extra=about(row)
+            )
+
+    def watch_challenge(self, row: GameRow, message_id: int) -> None:
+        """Set the expiry of a challenge shown in ``message_id``."""
+        at = row.created_at + self.challenge_ttl
+        self.deadlines.set(Deadline("challenge", row.id, row.channel_id, at, message_id))
+
+    async def _clear_stale(self, channel_id: int) -> GameRow | None:
+        """End a channel's expired challenge or idle game; refuse if a live one is there."""
+        row = await self.storage.active_game(channel_id)
+        if row is None:
+            return None
+        now = self.clock()
+        if row.status == "challenge" and now - row.created_at >= self.challenge_ttl:
+            await self.storage.end_game(row.id, "expired", now)
+            return None
+        if row.status == "running" and now - row.last_activity_at >= self.idle_after:
+            await self.storage.end_game(row.id, "abandoned", now)
+            self._forget(channel_id)
+            self.deadlines.cancel(row.id)
+            self._count_abandoned(row)
+            return row
+        raise Refusal("err.busy", game=row)
+
+    async def _open_challenge(self, game_id: int) -> GameRow:
+        row = await self.storage.get_game(game_id)
+        if row is not None and row.status == "cancelled":
+            raise Refusal("err.challenge_withdrawn")
+        if row is None or row.status != "challenge":
+            raise Refusal("err.challenge_over")
+        if self.clock() - row.created_at >= self.challenge_ttl:
+            await self.storage.end_game(row.id, "expired", self.clock())
+            raise Refusal("err.challenge_over")
+        return row
+
+    async def accept(
+        self,
+        game_id: int,
+        user_id: int,
+        *,
+        table_message_id: int | None = None,
+        channel_id: int | None = None,
+    ) -> AcceptResult:
+        """Record an accept; deal the cards when everyone has accepted.
+
+        ``table_message_id`` is the message that will show the dealt table (the challenge's own).
+        ``channel_id`` is where the button was pressed: a challenge is answered in its channel.
+        """
+        row = await self.storage.get_game(game_id)
+        if row is None:
+            raise Refusal("err.challenge_over")
+        if channel_id is not None and row.channel_id != channel_id:
+            raise Refusal("err.elsewhere")
+        async with self.lock(row.channel_id):
+            row = await self._open_challenge(game_id)
+            if user_id not in row.players or user_id == row.challenger_id:
+                raise Refusal("err.not_challenged")
+            everyone = set(row.accepted) == set(row.players)
+            if user_id in row.accepted and not everyone:
+                raise Refusal("challenge.already_accepted")
+            # Everyone has accepted already only if dealing failed after the last accept was
+            # saved (the database refused the write): then this press deals.
+            updated = row if everyone else await self.storage.accept(game_id, user_id, self.clock())
+            if updated is None:
+                raise Refusal("err.challenge_over")
+            if set(updated.accepted) != set(updated.players):
+                return AcceptResult(updated)
+            game = new_game(Rules.from_dict(updated.rules), seed=updated.seed)
+            now = self.clock()
+            started = await self.storage.start_game(
+                game_id, state=game.to_dict(), now=now, extra=dealt_extra(game.rules, now)
+            )
+            if started is None:
+                raise Refusal("err.challenge_over")
+            self.deadlines.cancel(game_id, "challenge")
+            self._dealt(started)
+            if table_message_id is not None:
+                started = await self._set_table(started, table_message_id)
+            self._hold(started, game)
+            if self.metrics is not None:
+                self.metrics.games_started.labels(started.variant).inc()
+            return AcceptResult(started, game)
+
+    async def decline(
+        self, game_id: int, user_id: int, *, channel_id: int | None = None
+    ) -> GameRow:
+        """Let a challenged player turn the challenge down (in its channel)."""
+        row = await self.storage.get_game(game_id)
+        if row is None:
+            raise Refusal("err.challenge_over")
+        if channel_id is not None and row.channel_id != channel_id:
+            raise Refusal("err.elsewhere")
+        async with self.lock(row.channel_id):
+            row = await self._open_challenge(game_id)
+            if user_id not in row.players or user_id == row.challenger_id:
+                raise Refusal("err.not_challenged")
+            if not await self.storage.end_game(game_id, "declined", self.clock()):
+                raise Refusal("err.challenge_over")
+            self.deadlines.cancel(game_id, "challenge")
+            return row
+
+    async def expire(self, game_id: int) -> GameRow | None:
+        """End a challenge whose time ran out; return it unless it was answered or withdrawn.
+
+        A challenge already ended as expired (by a press or a new challenge that came after its
+        time) is returned too: its message still shows the buttons and must say it expired.
+        """
+        row = await self.storage.get_game(game_id)
+        if row is None or row.status not in ("challenge", "expired"):
+            return None
+        if row.status == "expired":
+            return row
+        async with self.lock(row.channel_id):
+            ok = await self.storage.end_game(
+                game_id, "expired", self.clock(), expected_statuses=("challenge",)
+            )
+        return row if ok else None

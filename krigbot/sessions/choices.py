@@ -1,0 +1,183 @@
+"""Steal War moves (RULES §10): battles, steals, plays, top cards and their time-outs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+from krigbot.engine import Round
+from krigbot.engine.events import LookChoice, TopChoice
+from krigbot.engine.steal import StealGame
+from krigbot.sessions.authority import authorize
+from krigbot.sessions.deadlines import Deadline
+from krigbot.sessions.play import Play
+from krigbot.sessions.results import AnyGame, Choice, ChoiceResult, Refusal
+from krigbot.storage import GameRow
+
+RESUMED_VARIANTS = ("stjel",)
+"""Variants whose running games have timers of their own (Steal War's choices)."""
+
+
+def _open_choice(game: StealGame, seat: int) -> LookChoice | TopChoice | None:
+    """Return the choice a seat has to make now, if any."""
+    return next((choice for choice in game.pending() if choice.seat == seat), None)
+
+
+class Choices(Play):
+    """Make the moves of Steal War games, by the players or, when time is up, by default."""
+
+    choice_ttl: timedelta
+
+    def choice_deadline(self, row: GameRow) -> datetime:
+        """Return when the open Steal War choices of a game are made by default (RULES §10)."""
+        # Every move is committed, and a commit stamps last_activity_at: the choices open now
+        # have been open since then, and the stamp survives a restart.
+        return row.last_activity_at + self.choice_ttl
+
+    def watch_choices(self, row: GameRow, game: AnyGame, at: datetime | None = None) -> None:
+        """Set the time-out of a game's open choices (by default, when they are due); or drop it."""
+        if not isinstance(game, StealGame) or game.finished or not game.pending():
+            self.deadlines.cancel(row.id, "choice")
+            return
+        at = self.choice_deadline(row) if at is None else at
+        self.deadlines.set(Deadline("choice", row.id, row.channel_id, at))
+
+    async def begin_battle(
+        self,
+        channel_id: int,
+        user_id: int,
+        *,
+        game_id: int | None = None,
+        expected_round: int | None = None,
+        table_message_id: int | None = None,
+    ) -> ChoiceResult:
+        """Start a Steal War battle for a player (what a flip is in Steal War).
+
+        Refused while a battle's choices or the last winner's top card are still open, so
+        nobody is hurried past a choice that is theirs to make.
+        """
+        async with self.lock(channel_id):
+            row, game, _ = await self._steal_turn(channel_id, user_id, game_id)
+            if expected_round is not None and expected_round != row.round:
+                raise Refusal("flip.raced")
+            if not game.in_battle and self._time_is_up(row, game):
+                # No new battle once the time is up: _steal_commit counts the cards instead.
+                return await self._steal_commit(row, game, lambda: None)
+            pending = game.pending()
+            if pending and isinstance(pending[0], TopChoice):
+                raise Refusal("steal.top_pending", name=row.names[pending[0].seat])
+            if pending:
+                raise Refusal("steal.in_battle")
+            return await self._steal_commit(
+                row, game, game.begin_battle, table_message_id=table_message_id
+            )
+
+    async def steal_seat(
+        self, channel_id: int, user_id: int, game_id: int
+    ) -> tuple[GameRow, StealGame, int]:
+        """Return a player's Steal War game and seat, to show them their own card."""
+        async with self.lock(channel_id):
+            return await self._steal_turn(channel_id, user_id, game_id)
+
+    async def choose(
+        self,
+        channel_id: int,
+        user_id: int,
+        game_id: int,
+        choice: Choice,
+        *,
+        seat: int,
+        card: int,
+        targets: Sequence[int] = (),
+        expected_round: int | None = None,
+    ) -> ChoiceResult:
+        """Make a player's Steal War choice: steal ``targets`` or play ``card``, or put it on top.
+
+        A button states the choice it offered; one that is no longer open is refused.
+        """
+        async with self.lock(channel_id):
+            row, game, mine = await self._steal_turn(channel_id, user_id, game_id)
+            if mine != seat:
+                raise Refusal("steal.not_yours", name=row.names[seat])
+            if expected_round is not None and expected_round != row.round:
+                raise Refusal("steal.stale")
+            open_now = _open_choice(game, seat)
+            if choice == "top":
+                if not isinstance(open_now, TopChoice) or card not in open_now.cards:
+                    raise Refusal("steal.stale")
+                return await self._steal_commit(row, game, lambda: game.put_on_top(seat, card))
+            if not isinstance(open_now, LookChoice) or open_now.card != card:
+                raise Refusal("steal.stale")
+            if choice == "play":
+                return await self._steal_commit(row, game, lambda: game.play(seat))
+            if not targets or not set(targets) <= set(open_now.can_steal):
+                raise Refusal("steal.stale")
+            return await self._steal_commit(row, game, lambda: game.steal(seat, targets))
+
+    async def time_out(self, channel_id: int, game_id: int) -> ChoiceResult | None:
+        """Make the open choices of a game by default once their time is up (RULES §10).
+
+        Only the choices open at the deadline are made: a choice they lead to (the next card
+        after a steal, a war's face-up card, the winner's top card) gets its own time. Returns
+        None when the game has no open choice; ``timed_out`` is empty when it is not yet time.
+        """
+        async with self.lock(channel_id):
+            found = await self.game_in(channel_id)
+            if found is None:
+                return None
+            row, game = found
+            if row.id != game_id or not isinstance(game, StealGame) or game.finished:
+                return None
+            due = game.pending()
+            if not due:
+                return None
+            if self.clock() < self.choice_deadline(row):
+                return ChoiceResult(row, game)
+
+            def defaults() -> Round | None:
+                for choice in due:
+                    if isinstance(choice, TopChoice):
+                        return game.apply_defaults()
+                    # An earlier default may have taken a pile this card matched.
+                    still = _open_choice(game, choice.seat)
+                    if isinstance(still, LookChoice) and still.card == choice.card:
+                        played = game.steal(choice.seat, still.can_steal)
+                        if played is not None:
+                            return played
+                return None
+
+            return await self._steal_commit(row, game, defaults, timed_out=due)
+
+    async def _steal_turn(
+        self, channel_id: int, user_id: int, game_id: int | None
+    ) -> tuple[GameRow, StealGame, int]:
+        """Return the channel's Steal War game and the player's seat, or refuse."""
+        seated = authorize(await self.game_in(channel_id), user_id, game_id=game_id)
+        if not isinstance(seated.game, StealGame):
+            raise Refusal("err.stale_button")
+        seated.still_in()
+        return seated.row, seated.game, seated.seat
+
+    async def _steal_commit(
+        self,
+        row: GameRow,
+        game: StealGame,
+        move: Callable[[], Round | None],
+        *,
+        table_message_id: int | None = None,
+        timed_out: tuple[LookChoice | TopChoice, ...] = (),
+    ) -> ChoiceResult:
+        """Make a checked move and commit it; on any failure forget the game in memory."""
+        try:
+            played = move()
+            if not game.in_battle and self._time_is_up(row, game):
+                # RULES §7: the game ends after the round being played, here the battle.
+                game.end_by_counting()
+            row = await self._commit(row, game)
+            if table_message_id is not None and game.outcome is None:
+                row = await self._set_table(row, table_message_id)
+        except BaseException:
+            # The engine object ran ahead of what was saved: forget it, reload next time.
+            self._forget(row.channel_id)
+            raise
+        return ChoiceResult(row, game, played, timed_out)

@@ -1,0 +1,172 @@
+"""Hands-free play as the game keeps it: autoplay's state and an open request to finish at once.
+
+Both live in the game's ``extra`` (``extra["autoplay"]``, ``extra["finish"]``), so a restarted
+bot carries on; the JSON is the same as it always was, so existing databases keep working.
+Every change is made here, checked under the channel's lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from krigbot.sessions.registry import Registry
+from krigbot.sessions.results import AnyGame, Refusal
+from krigbot.storage import GameRow
+
+AUTOPLAY = "autoplay"
+FINISH = "finish"
+
+AutoplayState = Literal["running", "paused"]
+
+
+@dataclass(frozen=True, slots=True)
+class Autoplay:
+    """Autoplay in a game: running or paused, in which message, how fast, started by whom."""
+
+    state: AutoplayState
+    message: int | None
+    """The message it plays in (None if what is stored is damaged: it cannot be resumed)."""
+    speed: str = "normal"
+    by: str = ""
+    """The display name of who started, paused or resumed it last."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON kept in the game's ``extra["autoplay"]``."""
+        return {"state": self.state, "message": self.message, "speed": self.speed, "by": self.by}
+
+    @classmethod
+    def of(cls, extra: Mapping[str, Any]) -> Autoplay | None:
+        """Return the autoplay a game's ``extra`` records, or None if there is none."""
+        data = extra.get(AUTOPLAY)
+        if not isinstance(data, Mapping) or data.get("state") not in ("running", "paused"):
+            return None
+        message = data.get("message")
+        return cls(
+            data["state"],
+            message if isinstance(message, int) else None,
+            str(data.get("speed", "normal")),
+            str(data.get("by", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FinishRequest:
+    """A request to play the game to its end at once: who asked, and who has agreed."""
+
+    by: int
+    agreed: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON kept in the game's ``extra["finish"]``."""
+        return {"by": self.by, "agreed": list(self.agreed)}
+
+    @classmethod
+    def of(cls, extra: Mapping[str, Any]) -> FinishRequest | None:
+        """Return the open request a game's ``extra`` records, or None."""
+        data = extra.get(FINISH)
+        if not isinstance(data, Mapping) or "by" not in data:
+            return None
+        return cls(int(data["by"]), tuple(int(user) for user in data.get("agreed", ())))
+
+    def waiting(self, row: GameRow, game: AnyGame) -> list[int]:
+        """Return the players still in the game who have not agreed yet."""
+        return [
+            user
+            for seat, user in enumerate(row.players)
+            if game.in_game[seat] and user not in self.agreed
+        ]
+
+
+class HandsFree(Registry):
+    """Change a game's autoplay and finish request, each under the channel's lock."""
+
+    async def start_autoplay(self, channel_id: int, game_id: int, autoplay: Autoplay) -> None:
+        """Record autoplay as started; refuse if it already plays (or is paused) in the game."""
+
+        def change(extra: dict[str, Any]) -> dict[str, Any]:
+            if Autoplay.of(extra) is not None:
+                raise Refusal("auto.already")
+            return {AUTOPLAY: autoplay.to_dict()}
+
+        await self.change_extra(channel_id, game_id, change)
+
+    async def pause_autoplay(
+        self, channel_id: int, game_id: int, message_id: int | None, by: str
+    ) -> Autoplay:
+        """Record autoplay as paused from its message; refuse unless it runs there."""
+        paused: list[Autoplay] = []
+
+        def change(extra: dict[str, Any]) -> dict[str, Any]:
+            current = _shown_in(extra, message_id)
+            if current.state != "running":
+                raise Refusal("auto.not_running")
+            paused.append(dataclasses.replace(current, state="paused", by=by))
+            return {AUTOPLAY: paused[0].to_dict()}
+
+        await self.change_extra(channel_id, game_id, change)
+        return paused[0]
+
+    async def resume_autoplay(self, channel_id: int, game_id: int, by: str) -> Autoplay:
+        """Record paused autoplay as running again; refuse unless it is paused."""
+        resumed: list[Autoplay] = []
+
+        def change(extra: dict[str, Any]) -> dict[str, Any]:
+            current = Autoplay.of(extra)
+            if current is None or current.state != "paused":
+                raise Refusal("auto.not_paused")
+            resumed.append(dataclasses.replace(current, state="running", by=by))
+            return {AUTOPLAY: resumed[0].to_dict()}
+
+        await self.change_extra(channel_id, game_id, change)
+        return resumed[0]
+
+    async def stop_autoplay(
+        self, channel_id: int, game_id: int, message_id: int | None = None
+    ) -> None:
+        """Forget a game's autoplay; from its message's Stop button (``message_id``) only there."""
+
+        def change(extra: dict[str, Any]) -> dict[str, Any]:
+            if message_id is not None:
+                _shown_in(extra, message_id)
+            return {AUTOPLAY: None}
+
+        await self.change_extra(channel_id, game_id, change)
+
+    async def ask_finish(self, channel_id: int, game_id: int, user_id: int) -> FinishRequest:
+        """Open a request to finish the game at once (it replaces an older one)."""
+        request = FinishRequest(user_id, (user_id,))
+        await self.change_extra(channel_id, game_id, lambda _: {FINISH: request.to_dict()})
+        return request
+
+    async def answer_finish(
+        self, channel_id: int, game_id: int, user_id: int, agree: bool
+    ) -> FinishRequest | None:
+        """Count an answer to the open request; return it, or None once it is refused."""
+        answered: list[FinishRequest | None] = []
+
+        def change(extra: dict[str, Any]) -> dict[str, Any]:
+            request = FinishRequest.of(extra)
+            if request is None:
+                raise Refusal("finish.none")
+            if not agree:
+                answered.append(None)
+                return {FINISH: None}
+            if user_id in request.agreed:
+                raise Refusal("finish.already_agreed")
+            agreed = dataclasses.replace(request, agreed=(*request.agreed, user_id))
+            answered.append(agreed)
+            return {FINISH: agreed.to_dict()}
+
+        await self.change_extra(channel_id, game_id, change)
+        return answered[0]
+
+
+def _shown_in(extra: Mapping[str, Any], message_id: int | None) -> Autoplay:
+    """Return the game's autoplay if it is the one in ``message_id``; refuse a stale button."""
+    current = Autoplay.of(extra)
+    if current is None or current.message != message_id:
+        raise Refusal("err.stale_button")
+    return current

@@ -1,0 +1,204 @@
+"""Playing a running game: flips, forfeits, a cancel, and rounds the bot plays by itself."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal
+
+from krigbot.engine import EngineError, Game, run_to_end
+from krigbot.engine.steal import StealGame
+from krigbot.sessions.authority import Actor, authorize, may_cancel
+from krigbot.sessions.results import AnyGame, FlipResult, Refusal
+from krigbot.sessions.timelimit import TimeLimits
+from krigbot.storage import GameRow
+
+MAX_FLIPS = 50
+
+RaceAnswer = Literal["shown", "stale", "current"]
+"""What a press beaten by another gets: nothing (the winner's answer shows the round), a
+refusal (its button is old), or the table as it stands now (nothing here shows it)."""
+
+
+def _play(row: GameRow, game: AnyGame, count: int) -> FlipResult:
+    """Play up to ``count`` rounds (the game is running) and say what they held."""
+    start, wars = game.round, game.war_rounds
+    if isinstance(game, Game):
+        last = game.play_rounds(count)
+    else:
+        last = game.play_round()
+        while game.round - start < count and game.outcome is None:
+            last = game.play_round()
+    return FlipResult(row, game, last, game.round - start, game.war_rounds - wars)
+
+
+class Play(TimeLimits):
+    """Play the rounds of a channel's game, for a player or for the game itself."""
+
+    async def flip(
+        self,
+        channel_id: int,
+        user_id: int,
+        count: int = 1,
+        *,
+        game_id: int | None = None,
+        expected_round: int | None = None,
+        table_message_id: int | None = None,
+    ) -> FlipResult:
+        """Play up to ``count`` rounds for a player; commit them before returning.
+
+        A button passes the game and the round it showed: a press that is no longer for the
+        round on the table raises ``Refusal("flip.raced")`` and plays nothing. It also passes
+        its message, which will show the new round: recorded here, before any other flip.
+        """
+        if not 1 <= count <= MAX_FLIPS:
+            raise Refusal("err.count_range")
+        async with self.lock(channel_id):
+            seated = authorize(await self.game_in(channel_id), user_id, game_id=game_id)
+            row, game = seated.row, seated.game
+            if expected_round is not None and expected_round != row.round:
+                raise Refusal("flip.raced")
+            seated.still_in()
+            if self._time_is_up(row, game):
+                # The timer has not ended it yet: no round after the time is up (RULES §7).
+                return await self._end_by_time(row, game)
+            try:
+                result = _play(row, game, count)
+                row = await self._commit(row, game)
+                if table_message_id is not None and game.outcome is None:
+                    row = await self._set_table(row, table_message_id)
+            except BaseException:
+                # The engine object ran ahead of what was saved: forget it, reload next time.
+                self._forget(channel_id)
+                raise
+            return dataclasses.replace(result, row=row)
+
+    async def lost_race(
+        self,
+        game_id: int,
+        pressed: int | None,
+        *,
+        round_shown: int | None = None,
+        answering: int | None = None,
+    ) -> RaceAnswer:
+        """Decide what a Flip press gets that another press beat (``flip.raced``).
+
+        ``pressed`` is its message; ``round_shown`` the round its button was for (None for a
+        Steal War battle, whose table is always its newest message); ``answering`` the round
+        a table reply of this process shows, or is on its way to show.
+        """
+        row = await self.storage.get_game(game_id)
+        newest = row is not None and row.table_message_id == pressed
+        if round_shown is None:
+            # Two presses on the newest table: the other one played; its answer shows it.
+            return "shown" if newest else "stale"
+        if row is None or round_shown >= row.round:
+            return "stale"
+        if answering == row.round:
+            return "shown" if newest else "stale"
+        if newest or round_shown == row.round - 1:
+            # Nothing of this process shows the round played last (it was played just
+            # before a restart, its answer lost): show it, with a working button.
+            return "current"
+        return "stale"
+
+    async def may_forfeit(
+        self, channel_id: int, user_id: int, game_id: int | None = None
+    ) -> GameRow:
+        """Refuse a forfeit this player may not make now; return their game."""
+        return self._forfeiting(await self.game_in(channel_id), user_id, game_id)[0]
+
+    @staticmethod
+    def _forfeiting(
+        found: tuple[GameRow, AnyGame | None] | None, user_id: int, game_id: int | None
+    ) -> tuple[GameRow, AnyGame, int]:
+        seated = authorize(found, user_id, game_id=game_id)
+        # RULES §9: a team member who is out may still give up for the team.
+        if not seated.game.can_forfeit(seated.seat):
+            raise Refusal("err.out_of_game")
+        if isinstance(seated.game, StealGame) and seated.game.in_battle:
+            # RULES §10 has no rule for leaving in the middle of a battle's choices.
+            raise Refusal("steal.forfeit_in_battle")
+        return seated.row, seated.game, seated.seat
+
+    async def forfeit(
+        self, channel_id: int, user_id: int, game_id: int | None = None
+    ) -> FlipResult:
+        """Let a player give up; commit the game's new state."""
+        async with self.lock(channel_id):
+            row, game, seat = self._forfeiting(await self.game_in(channel_id), user_id, game_id)
+            if self._time_is_up(row, game):
+                # The time ran out first (RULES §7 lists it before a forfeit): count the cards.
+                return await self._end_by_time(row, game)
+            try:
+                game.forfeit(seat)
+                row = await self._commit(row, game)
+            except EngineError as exc:
+                self._forget(channel_id)
+                raise Refusal("err.bad_option", reason=str(exc)) from None
+            except BaseException:
+                self._forget(channel_id)
+                raise
+            return FlipResult(row, game)
+
+    async def cancel(self, channel_id: int, user_id: int, *, moderator: bool) -> GameRow:
+        """End the channel's game with no result (a moderator, or the challenger early)."""
+        async with self.lock(channel_id):
+            row = await self.storage.active_game(channel_id)
+            if row is None:
+                raise Refusal("err.no_game")
+            may_cancel(row, Actor(user_id, moderator))
+            self._forget(channel_id)
+            if not await self.storage.end_game(row.id, "cancelled", self.clock()):
+                raise Refusal("err.no_game")
+            self.deadlines.cancel(row.id)
+            if row.status == "running":
+                self._count_abandoned(row)
+            return row
+
+    async def play_on(
+        self,
+        channel_id: int,
+        game_id: int,
+        *,
+        expected_round: int | None = None,
+        count: int = 1,
+        to_end: bool = False,
+    ) -> FlipResult:
+        """Play rounds for the game itself (autoplay, finish now); commit them before returning.
+
+        No player is asked: the caller checked who may. ``expected_round`` refuses with
+        ``flip.raced`` if a round was played meanwhile (by hand). Steal War choices are made by
+        default (RULES §10). ``to_end`` plays the rest at once and returns no rounds.
+        """
+        async with self.lock(channel_id):
+            found = await self.game_in(channel_id)
+            if found is None or found[0].id != game_id:
+                raise Refusal("err.game_over")
+            row, game = found
+            if game is None:
+                raise Refusal("err.not_running")
+            if expected_round is not None and expected_round != row.round:
+                raise Refusal("flip.raced")
+            late = self._time_is_up(row, game)
+            if late and not (isinstance(game, StealGame) and game.in_battle):
+                return await self._end_by_time(row, game)
+            try:
+                if late:
+                    # A Steal War battle under way when the time ran out: play it out by the
+                    # defaults, then count (RULES §7: after the round being played).
+                    result = _play(row, game, 1)
+                    if game.outcome is None:
+                        game.end_by_counting()
+                elif not to_end:
+                    result = _play(row, game, count)
+                else:
+                    result = FlipResult(row, game)
+                    if isinstance(game, Game):
+                        run_to_end(game)
+                    else:
+                        game.play_to_end()
+                row = await self._commit(row, game)
+            except BaseException:
+                self._forget(channel_id)
+                raise
+            return dataclasses.replace(result, row=row)

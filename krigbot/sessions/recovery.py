@@ -1,0 +1,109 @@
+"""Start-up: the games with deadlines read again, ends never shown, saved games that are broken."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from krigbot.engine.steal import load_game
+from krigbot.logs import about
+from krigbot.sessions.challenges import Challenges
+from krigbot.sessions.choices import RESUMED_VARIANTS, Choices
+from krigbot.sessions.handsfree import AUTOPLAY
+from krigbot.sessions.registry import ENDING
+from krigbot.sessions.results import AnyGame
+from krigbot.sessions.timelimit import DEALT_AT
+from krigbot.storage import GameRow
+
+log = logging.getLogger(__name__)
+
+RESUMED_EXTRA = (AUTOPLAY, DEALT_AT)
+"""Keys in a game's extra that mean it has a timer of its own (autoplay, a time limit)."""
+SHOW_ENDINGS_FOR = timedelta(days=7)
+"""How long after it a restarted bot still shows the end of a game that was never shown."""
+
+
+def _readable(row: GameRow) -> bool:
+    """Tell whether a game's saved state can be read."""
+    try:
+        load_game(row.state or {})
+    except Exception:
+        return False
+    return True
+
+
+class Recovery(Challenges, Choices):
+    """Pick up after a restart what the bot was doing when it stopped."""
+
+    async def restore(self) -> tuple[list[GameRow], list[GameRow]]:
+        """Load the games with deadlines and set those; return (open challenges, unreadable ended).
+
+        Those are open challenges (their expiry), Steal War games (the time-outs of their
+        choices), games with a time limit and games under autoplay. Every other running game
+        is read when it is first used, so a restart is ready at once however many games are
+        running (reading 10,000 saved states takes seconds); :meth:`find_unreadable` checks
+        them in the background.
+        """
+        challenges: list[GameRow] = []
+        broken: list[GameRow] = []
+        resumed = await self.storage.games_to_resume(
+            variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA
+        )
+        for row in resumed:
+            if row.status == "challenge":
+                challenges.append(row)
+                if row.challenge_message_id is not None:
+                    self.watch_challenge(row, row.challenge_message_id)
+                continue
+            game = await self._read(row)
+            if game is None:
+                broken.append(row)
+                continue
+            self._hold(row, game)
+            if not game.finished:
+                # Those whose time ran out while the bot was down are due at once.
+                self.watch_time_limit(row)
+                self.watch_choices(row, game)
+        return challenges, broken
+
+    async def find_unreadable(self, *, page: int = 200) -> list[GameRow]:
+        """Check every running game's saved state; end and return those that cannot be read.
+
+        For the background after a restart: it lets the event loop run between games, skips
+        games in memory (they were read), and reads a game again under its channel's lock
+        before ending it, so a game played meanwhile is never touched.
+        """
+        broken: list[GameRow] = []
+        after = 0
+        while rows := await self.storage.active_games_after(after, page):
+            after = rows[-1].id
+            for row in rows:
+                await asyncio.sleep(0)  # interactions first: this is a background chore
+                if row.status != "running" or row.channel_id in self._running:
+                    continue
+                if _readable(row):
+                    continue
+                async with self.lock(row.channel_id):
+                    fresh = await self.storage.get_game(row.id)
+                    if row.channel_id in self._running or fresh is None:
+                        continue
+                    if fresh.status == "running" and not _readable(fresh):
+                        await self._read(fresh)  # ends it, and logs why
+                        broken.append(fresh)
+        return broken
+
+    async def unshown_endings(self) -> list[tuple[GameRow, AnyGame]]:
+        """Return the games that finished without their end being shown, and their end."""
+        since = self.clock() - SHOW_ENDINGS_FOR
+        found: list[tuple[GameRow, AnyGame]] = []
+        for row in await self.storage.finished_unshown(ENDING, since=since):
+            try:
+                game = load_game(row.state or {})
+            except Exception:
+                log.exception("the end of game %s cannot be read", row.id, extra=about(row))
+                await self.ending_shown(row.id)
+                continue
+            if game.outcome is not None:
+                found.append((row, game))
+        return found

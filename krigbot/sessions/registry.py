@@ -1,0 +1,282 @@
+"""The running games of every channel: their locks, the cache, reading and committing them.
+
+Every change to a running game goes through here under the channel's lock and updates the
+cache after it is committed, so a flip reads nothing from the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from krigbot.engine import EngineError
+from krigbot.engine.game import outcome_to_dict
+from krigbot.engine.steal import load_game
+from krigbot.logs import about, context
+from krigbot.monitoring import Metrics
+from krigbot.sessions.deadlines import Deadlines
+from krigbot.sessions.results import AnyGame, Refusal, player_results
+from krigbot.storage import GameRow, Storage, StorageError
+
+log = logging.getLogger(__name__)
+
+ENDING = "ending"
+"""Key in a finished game's extra while the message that shows its end is not yet out."""
+
+Seeds = Callable[[], int]
+"""Where new deals come from: each call returns the seed of the next one."""
+
+
+def random_seed() -> int:
+    """Return a fresh seed that nobody can guess (every real deal comes from here)."""
+    return secrets.randbits(63)
+
+
+@dataclass(slots=True)
+class _Running:
+    row: GameRow
+    game: AnyGame
+
+
+def lean(row: GameRow) -> GameRow:
+    """Return the row without its saved state, which the engine game in memory replaces."""
+    return dataclasses.replace(row, state=None)
+
+
+class Registry:
+    """Hold the running games in memory, read them when first used, commit their changes."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        clock: Callable[[], datetime],
+        seeds: Seeds = random_seed,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.storage = storage
+        self.clock = clock
+        self.seeds = seeds
+        """The seed of each new deal (a test injects its own, as it does the clock)."""
+        self.metrics = metrics
+        self.deadlines = Deadlines(lambda: self.clock())
+        """Every game's pending deadlines, on this service's clock (read at each look)."""
+        self._locks: dict[int, asyncio.Lock] = {}
+        self._running: dict[int, _Running] = {}
+        """Running games by channel: the stored row and the engine game behind it.
+
+        Cached rows drop the saved state (the engine game is the state) to keep memory small.
+        """
+        self.on_finish: list[Callable[[GameRow, AnyGame], Awaitable[None]]] = []
+        """Called with a game just finished, under its channel's lock (a match deals the next)."""
+        self.on_deal: list[Callable[[GameRow], None]] = []
+        """Called with a game just dealt (a challenge accepted, a match's next game)."""
+
+    def _count_abandoned(self, row: GameRow) -> None:
+        if self.metrics is not None:
+            self.metrics.games_abandoned.labels(row.variant).inc()
+
+    def running_count(self) -> int:
+        """Return how many running games this service holds."""
+        return len(self._running)
+
+    def running(self) -> list[tuple[GameRow, AnyGame]]:
+        """Return the running games in memory, with their rows."""
+        return [(entry.row, entry.game) for entry in self._running.values()]
+
+    def lock(self, channel_id: int) -> asyncio.Lock:
+        """Return the lock that serialises changes to the game of a channel."""
+        lock = self._locks.get(channel_id)
+        if lock is None:
+            lock = self._locks[channel_id] = asyncio.Lock()
+        return lock
+
+    async def game_in(self, channel_id: int) -> tuple[GameRow, AnyGame | None] | None:
+        """Return the channel's active game row and, once dealt, its engine game."""
+        running = self._running.get(channel_id)
+        if running is not None:
+            return running.row, running.game
+        row = await self.storage.active_game(channel_id)
+        if row is None:
+            return None
+        if row.status != "running":
+            return row, None
+        game = await self._read(row)
+        if game is None:
+            raise Refusal("err.unreadable")
+        self._running[channel_id] = _Running(lean(row), game)
+        return row, game
+
+    async def _read(self, row: GameRow) -> AnyGame | None:
+        """Rebuild a game from its saved state; end it without a result if that cannot be read."""
+        try:
+            if row.state is None:
+                raise EngineError("no saved state")
+            return load_game(row.state)
+        except Exception:
+            # Whatever is wrong with one saved game, it must not block its channel (or, at
+            # start-up, the whole bot): end it, so a new game can be started there.
+            log.exception(
+                "game %s in channel %s cannot be read", row.id, row.channel_id, extra=about(row)
+            )
+            await self.storage.end_game(
+                row.id, "abandoned", self.clock(), result={"error": "unreadable"}
+            )
+            self._count_abandoned(row)
+            return None
+
+    def _hold(self, row: GameRow, game: AnyGame) -> None:
+        self._running[row.channel_id] = _Running(lean(row), game)
+
+    def _forget(self, channel_id: int) -> None:
+        """Drop a channel's game from memory (it ran ahead of what was saved, or it ended)."""
+        self._running.pop(channel_id, None)
+
+    async def _set_table(self, row: GameRow, message_id: int) -> GameRow:
+        try:
+            await self.storage.set_table_message(row.id, message_id)
+        except StorageError as exc:
+            # The change it shows is committed; failing now would tell the players that nothing
+            # changed. Only the link to the newest message is lost (its button still plays).
+            log.warning(
+                "could not remember the table message of game %s: %s", row.id, exc, extra=about(row)
+            )
+            return row
+        row = dataclasses.replace(row, table_message_id=message_id)
+        running = self._running.get(row.channel_id)
+        if running is not None and running.row.id == row.id:
+            running.row = row
+        return row
+
+    async def show_table(
+        self, channel_id: int, game_id: int, round_shown: int, message_id: int
+    ) -> None:
+        """Remember a new message showing the table, unless it already shows an old round.
+
+        Replies to flips racing each other reach Discord in any order; the newest table is the
+        one showing the current round, whichever of them arrived last.
+        """
+        async with self.lock(channel_id):
+            running = self._running.get(channel_id)
+            if (
+                running is not None
+                and running.row.id == game_id
+                and running.row.round == round_shown
+            ):
+                await self._set_table(running.row, message_id)
+
+    async def _commit(self, row: GameRow, game: AnyGame) -> GameRow:
+        """Save the game's new state in one transaction; refuse if another writer won."""
+        now = self.clock()
+        state = game.to_dict()
+        try:
+            if game.outcome is not None:
+                # Marked in the write that ends it, cleared once its message is out: a bot
+                # stopped in between shows the end when it starts again (unshown_endings).
+                ok = await self.storage.finish_game(
+                    row.id,
+                    expected_round=row.round,
+                    state=state,
+                    round=game.round,
+                    result=outcome_to_dict(game.outcome),
+                    results=player_results(row, game),
+                    now=now,
+                    extra={ENDING: "unshown"},
+                )
+            else:
+                ok = await self.storage.save_round(
+                    row.id, expected_round=row.round, state=state, round=game.round, now=now
+                )
+        except StorageError as exc:
+            # Expected in bad weather (locked, read-only, full): one line that says which.
+            log.error("could not save game %s: %s", row.id, exc, extra=about(row))
+            raise Refusal("err.storage") from None
+        if not ok:
+            raise Refusal("flip.raced")
+        if self.metrics is not None:
+            self.metrics.rounds.inc(game.round - row.round)
+            if game.outcome is not None:
+                self.metrics.games_finished.labels(row.variant, game.outcome.reason).inc()
+        # What the database now holds, without reading it back.
+        updated = dataclasses.replace(
+            row, round=game.round, state=None, updated_at=now, last_activity_at=now
+        )
+        if game.outcome is not None:
+            updated = dataclasses.replace(
+                updated,
+                status="finished",
+                result=outcome_to_dict(game.outcome),
+                finished_at=now,
+                state=state,
+                extra={**row.extra, ENDING: "unshown"},
+            )
+            self._running.pop(row.channel_id, None)
+            # However the game ended, nothing is left for its deadlines to do.
+            self.deadlines.cancel(row.id)
+            for hook in self.on_finish:
+                try:
+                    await hook(updated, game)
+                except Exception:
+                    # The game is committed; what follows it (a match's next deal) is redone at
+                    # start-up, so a failure here must not turn the finished game into an error.
+                    log.exception("after game %s finished", row.id, extra=about(row))
+        else:
+            self._running[row.channel_id] = _Running(updated, game)
+        return updated
+
+    async def change_extra(
+        self, channel_id: int, game_id: int, change: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Change a game's ``extra`` under its channel's lock and return it as stored.
+
+        ``change`` gets a copy of the current extra and returns the keys to set (it may raise a
+        Refusal); the running game's cached row follows, so readers of the cache agree.
+        """
+        async with self.lock(channel_id):
+            running = self._running.get(channel_id)
+            if running is not None and running.row.id == game_id:
+                current: GameRow | None = running.row
+            else:
+                current = await self.storage.get_game(game_id)
+            if current is None:
+                raise Refusal("err.game_over")
+            merged = await self.storage.update_extra(
+                game_id, change(dict(current.extra)), now=self.clock()
+            )
+            if merged is None:
+                raise Refusal("err.game_over")
+            if running is not None and running.row.id == game_id:
+                running.row = dataclasses.replace(running.row, extra=merged)
+            return merged
+
+    async def ending_shown(self, game_id: int) -> None:
+        """Record that the message showing a game's end is out (see :data:`ENDING`)."""
+        try:
+            await self.storage.update_extra(game_id, {ENDING: None}, now=self.clock())
+        except StorageError as exc:
+            # A restart shows the end once more: a repeat, never a loss.
+            log.warning(
+                "could not record that the end of game %s was shown: %s",
+                game_id,
+                exc,
+                extra=context(game_id=game_id),
+            )
+
+    def adopt(self, row: GameRow, game: AnyGame) -> None:
+        """Hold a game dealt outside a challenge (a match's next game) as its channel's game."""
+        self._running[row.channel_id] = _Running(lean(row), game)
+        self._dealt(row)
+
+    def _dealt(self, row: GameRow) -> None:
+        for hook in self.on_deal:
+            try:
+                hook(row)
+            except Exception:
+                # The deal is committed; a watcher's mistake must not undo it for the players.
+                log.exception("after game %s was dealt", row.id, extra=about(row))

@@ -1,0 +1,128 @@
+"""What the session layer answers: refusals, the people in a challenge, the results of moves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from krigbot.engine import Game, Outcome, Round
+from krigbot.engine.events import LookChoice, TopChoice
+from krigbot.engine.steal import StealGame
+from krigbot.storage import GameRow, PlayerResult
+from krigbot.storage import Outcome as PlayerOutcome
+
+AnyGame = Game | StealGame
+Choice = Literal["steal", "play", "top"]
+
+
+class Refusal(Exception):
+    """An expected refusal, shown to the user as one translated line."""
+
+    def __init__(self, key: str, **fields: Any) -> None:
+        super().__init__(key)
+        self.key = key
+        self.fields = fields
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    """Someone named in a challenge."""
+
+    user_id: int
+    name: str
+    bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeResult:
+    """A new challenge, and the idle game it replaced, if any."""
+
+    row: GameRow
+    replaced: GameRow | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptResult:
+    """The challenge after an accept; ``game`` is set when everyone has accepted."""
+
+    row: GameRow
+    game: AnyGame | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FlipResult:
+    """What one flip played, and the game after it."""
+
+    row: GameRow
+    game: AnyGame
+    last: Round | None = None
+    """The last round played, in full (None if no round was played)."""
+    played: int = 0
+    """How many rounds were played."""
+    wars: int = 0
+    """How many of them began a war."""
+    outcome: Outcome | None = None
+    """How the game ended, if this change ended it (taken when it was made: the engine game
+    is the channel's and moves on with the next change)."""
+
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", self.game.outcome)
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceResult:
+    """A Steal War game after a move: the battle the move decided, and the choices timed out."""
+
+    row: GameRow
+    game: StealGame
+    played: Round | None = None
+    timed_out: tuple[LookChoice | TopChoice, ...] = ()
+    """The choices the time-out made by default (RULES §10), as they stood."""
+    outcome: Outcome | None = None
+    """How the game ended, if this move ended it (taken when it was made)."""
+
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", self.game.outcome)
+
+
+def utcnow() -> datetime:
+    """Return the current time, timezone-aware."""
+    return datetime.now(UTC)
+
+
+def player_results(row: GameRow, game: AnyGame) -> list[PlayerResult]:
+    """Return each player's result of a finished game for the leaderboard.
+
+    In a team game the result is the team's (RULES §9): both members win if either is among the
+    winners, else both draw if either is among the drawn, else both lose. Taken from the team
+    rather than seat by seat, so it holds however the engine lists the members of a team.
+    """
+    outcome = game.outcome
+    assert outcome is not None
+    teams = game.rules.teams
+    results = []
+    for seat, user_id in enumerate(row.players):
+        # Seats 0 and 2 against 1 and 3 (RULES §9).
+        seats = (seat % 2, seat % 2 + 2) if teams else (seat,)
+        result: PlayerOutcome
+        if any(s in outcome.winners for s in seats):
+            result = "win"
+        elif any(s in outcome.drawn for s in seats):
+            result = "draw"
+        else:
+            result = "loss"
+        results.append(
+            PlayerResult(
+                user_id=user_id,
+                seat=seat,
+                outcome=result,
+                rounds=outcome.rounds,
+                wars_won=game.wars_won[seat],
+                biggest_pot=game.biggest_pot[seat],
+                team=seat % 2 if teams else None,
+            )
+        )
+    return results

@@ -1,0 +1,96 @@
+"""The time limit (RULES §7 ``time_limit``): counted from the deal, ended by counting the cards."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from krigbot.engine import Rules
+from krigbot.engine.steal import StealGame
+from krigbot.logs import about
+from krigbot.sessions.deadlines import Deadline
+from krigbot.sessions.registry import Registry
+from krigbot.sessions.results import AnyGame, FlipResult, Refusal
+from krigbot.storage import GameRow
+
+log = logging.getLogger(__name__)
+
+DEALT_AT = "dealt_at"
+"""The key in a game's extra for the time of its deal, kept for games with a time limit."""
+
+
+def dealt_extra(rules: Rules, now: datetime) -> dict[str, Any] | None:
+    """Return what a game's extra keeps of its deal: its time, where a time limit counts it."""
+    return None if rules.time_limit is None else {DEALT_AT: now.astimezone(UTC).isoformat()}
+
+
+class TimeLimits(Registry):
+    """Know each game's deadline, and end by counting the games whose time is up."""
+
+    def deadline(self, row: GameRow) -> datetime | None:
+        """Return when a game's time limit ends it (RULES §7), or None if it has none.
+
+        Counted from the deal, which is stored with the game, so a restart keeps it.
+        """
+        minutes = row.rules.get("time_limit")
+        dealt = row.extra.get(DEALT_AT)
+        if minutes is None or dealt is None:
+            return None
+        try:
+            return datetime.fromisoformat(str(dealt)) + timedelta(minutes=int(minutes))
+        except (TypeError, ValueError):
+            log.warning(
+                "game %s has a damaged deal time %r; no time limit", row.id, dealt, extra=about(row)
+            )
+            return None
+
+    def time_left(self, row: GameRow) -> tuple[datetime, timedelta] | None:
+        """Return a game's deadline and the time left until it, or None without a time limit."""
+        deadline = self.deadline(row)
+        return None if deadline is None else (deadline, deadline - self.clock())
+
+    def watch_time_limit(self, row: GameRow, at: datetime | None = None) -> None:
+        """Set the deadline of a running game's time limit (by default, when it is up)."""
+        at = self.deadline(row) if at is None else at
+        if at is not None:
+            self.deadlines.set(Deadline("time_limit", row.id, row.channel_id, at))
+
+    def _dealt(self, row: GameRow) -> None:
+        self.watch_time_limit(row)
+        super()._dealt(row)
+
+    def _time_is_up(self, row: GameRow, game: AnyGame) -> bool:
+        deadline = self.deadline(row)
+        return deadline is not None and game.outcome is None and self.clock() >= deadline
+
+    async def _end_by_time(self, row: GameRow, game: AnyGame) -> FlipResult:
+        """End a game by counting because its time is up, and commit it with its results."""
+        try:
+            game.end_by_counting()
+            row = await self._commit(row, game)
+        except BaseException:
+            self._forget(row.channel_id)
+            raise
+        return FlipResult(row, game)
+
+    async def end_in_time(self, channel_id: int, game_id: int) -> FlipResult | None:
+        """End a game by counting once its time limit is up (the deadline's handler).
+
+        Returns None if the game is no longer running. A result without an outcome means not
+        yet: the time is not up by the clock, or a Steal War battle is still being played (its
+        last move ends the game, RULES §7: after the round being played).
+        """
+        async with self.lock(channel_id):
+            try:
+                found = await self.game_in(channel_id)
+            except Refusal:
+                return None  # unreadable: ended and told by the reading
+            if found is None or found[0].id != game_id:
+                return None
+            row, game = found
+            if game is None or game.finished:
+                return None
+            if not self._time_is_up(row, game) or (isinstance(game, StealGame) and game.in_battle):
+                return FlipResult(row, game)
+            return await self._end_by_time(row, game)

@@ -1,0 +1,1 @@
+"""Tests of the session layer (krigbot.sessions): running games without Discord."""

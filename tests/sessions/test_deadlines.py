@@ -1,0 +1,110 @@
+"""The one deadline scheduler: due on the injected clock, one per game and kind, cancellable."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+
+from krigbot.sessions import deadlines
+from krigbot.sessions.deadlines import Deadline, Deadlines
+from tests.cogs.helpers import Clock
+
+WITHIN = 5.0
+"""Seconds a due deadline may take to reach its handler before a test fails."""
+
+
+@pytest.fixture(autouse=True)
+def quick_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the scheduler look at the test's clock every few milliseconds."""
+    monkeypatch.setattr(deadlines, "TICK_SECONDS", 0.01)
+
+
+async def test_a_deadline_is_due_when_the_clock_says_so_not_before() -> None:
+    clock = Clock()
+    scheduler = Deadlines(clock)
+    fired: asyncio.Queue[Deadline] = asyncio.Queue()
+    scheduler.handle("challenge", fired.put)
+    expiry = Deadline("challenge", 1, 10, clock.now + timedelta(minutes=5), message_id=99)
+    try:
+        scheduler.set(expiry)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(fired.get(), 0.1)
+
+        clock.advance(minutes=5)
+
+        assert await asyncio.wait_for(fired.get(), WITHIN) == expiry
+        assert scheduler.pending(1, "challenge") is None
+    finally:
+        await scheduler.close()
+
+
+async def test_a_new_deadline_replaces_the_games_pending_one_of_the_same_kind() -> None:
+    clock = Clock()
+    scheduler = Deadlines(clock)
+    fired: asyncio.Queue[Deadline] = asyncio.Queue()
+    scheduler.handle("choice", fired.put)
+    scheduler.handle("time_limit", fired.put)
+    later = Deadline("choice", 1, 10, clock.now + timedelta(seconds=60))
+    limit = Deadline("time_limit", 1, 10, clock.now + timedelta(minutes=10))
+    try:
+        scheduler.set(Deadline("choice", 1, 10, clock.now + timedelta(seconds=1)))
+        scheduler.set(later)
+        scheduler.set(limit)
+        clock.advance(seconds=30)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(fired.get(), 0.1)
+
+        clock.advance(seconds=30)
+
+        assert await asyncio.wait_for(fired.get(), WITHIN) == later
+        assert scheduler.pending(1, "time_limit") == limit
+    finally:
+        await scheduler.close()
+
+
+async def test_a_cancelled_game_has_no_deadline_left_to_fire() -> None:
+    clock = Clock()
+    scheduler = Deadlines(clock)
+    fired: asyncio.Queue[Deadline] = asyncio.Queue()
+    scheduler.handle("challenge", fired.put)
+    scheduler.handle("time_limit", fired.put)
+    kept = Deadline("challenge", 2, 20, clock.now + timedelta(minutes=1), message_id=5)
+    try:
+        scheduler.set(Deadline("challenge", 1, 10, clock.now + timedelta(minutes=1), 4))
+        scheduler.set(Deadline("time_limit", 1, 10, clock.now + timedelta(minutes=1)))
+        scheduler.set(kept)
+
+        scheduler.cancel(1)
+        clock.advance(minutes=1)
+
+        assert await asyncio.wait_for(fired.get(), WITHIN) == kept
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(fired.get(), 0.1)
+    finally:
+        await scheduler.close()
+
+
+async def test_a_failing_handler_is_logged_and_the_scheduler_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    scheduler = Deadlines(clock)
+    fired: asyncio.Queue[Deadline] = asyncio.Queue()
+
+    async def broken(_: Deadline) -> None:
+        raise RuntimeError("a mistake of ours")
+
+    scheduler.handle("choice", broken)
+    scheduler.handle("time_limit", fired.put)
+    try:
+        scheduler.set(Deadline("choice", 1, 10, clock.now))
+        after = Deadline("time_limit", 2, 10, clock.now + timedelta(seconds=1))
+        scheduler.set(after)
+        clock.advance(seconds=1)
+
+        assert await asyncio.wait_for(fired.get(), WITHIN) == after
+        assert "the choice deadline of game 1 failed" in caplog.text
+    finally:
+        await scheduler.close()

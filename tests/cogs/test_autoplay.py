@@ -51,7 +51,7 @@ async def stored_round(db_path: Path, game_id: int) -> int:
 
 
 def round_shown(text: str) -> int:
-    """Return the round a Norwegian table shows ("Krig — runde 12")."""
+    """Return the round a Norwegian table shows (t("nb", "table.title", round=12))."""
     return int(text.split("Krig — runde ", 1)[1].split()[0])
 
 
@@ -78,7 +78,7 @@ async def test_autoplay_plays_to_the_end_in_one_message_at_most_one_edit_per_int
         over = await edit_of(standin, message, lambda text: "🏁" in text)
 
         shown = text_of(over.revision)
-        assert "Krig — runde 30" in shown
+        assert t("nb", "table.title", round=30) in shown
         assert "🏆 **Alice** vinner!" in shown
         assert f"Frø (seed): {SHORT_SEED}" in shown  # anyone can check the result
         assert f"`python -m krigbot.sim play --seed {SHORT_SEED} --variant standard`" in shown
@@ -123,7 +123,7 @@ async def test_autoplay_waits_out_rate_limits_and_keeps_its_spacing(
             assert after.at - before.at >= wait, (before, after)
         row = await game_row(bot, table.game_id)
         assert row.state == expected.to_dict()
-        assert "Krig — runde 30" in text_of(message)
+        assert t("nb", "table.title", round=30) in text_of(message)
 
 
 async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused(
@@ -135,7 +135,7 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         answer = await command(standin, world.no_channel, world.alice, "auto")
         message = answer.message
         assert message is not None
-        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
         pause = f"krig:auto:{table.game_id}:pause"
 
         refused = await press(standin, message, pause, world.carol)
@@ -186,7 +186,7 @@ async def test_a_flip_by_hand_stops_autoplay(
         answer = await command(standin, world.no_channel, world.alice, "auto")
         message = answer.message
         assert message is not None
-        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
 
         by_hand = await flip(standin, world.no_channel, world.bob)
         stopped = await edit_of(standin, message, lambda text: "noen snudde selv" in text)
@@ -232,7 +232,7 @@ async def test_autoplay_carries_on_after_a_restart(
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
         message = answer.message
         assert message is not None
-        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
     before = await stored_round(db_path, table.game_id)
     events = len(standin.channel_events)
 
@@ -261,7 +261,7 @@ async def test_autoplay_whose_message_is_gone_after_a_restart_stops_and_says_so(
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
         message = answer.message
         assert message is not None
-        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
     # What Discord answers once someone deleted the message while the bot was away.
     standin.fail_next("PATCH", rf"^/channels/\d+/messages/{message.id}$", status=404, code=10008)
     watcher = standin.watch(world.no_channel)
@@ -289,7 +289,7 @@ async def test_autoplay_stops_when_the_game_is_cancelled_or_played_out(
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
         message = answer.message
         assert message is not None
-        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
 
         if ending == "cancel":
             await command(standin, world.no_channel, world.moderator, "cancel")

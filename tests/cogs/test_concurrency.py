@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from krigbot.bot import KrigBot
+from krigbot.i18n import t
 from tests.cogs.helpers import (
     DEFERRED_UPDATE,
     UPDATE_MESSAGE,
@@ -38,7 +39,7 @@ async def test_two_players_flipping_at_once_play_two_rounds_each_shown_once(
     answers = await asyncio.gather(first.response(), second.response())
 
     titles = sorted(answer.embeds[0]["title"] for answer in answers)
-    assert titles == ["Krig — runde 1", "Krig — runde 2"]
+    assert titles == [t("nb", "table.title", round=1), t("nb", "table.title", round=2)]
     assert not any(answer.ephemeral for answer in answers)
     assert (await game_row(bot, table.game_id)).round == 2
     assert len(public_messages(standin, world.no_channel)) == 3  # the table and two rounds
@@ -58,9 +59,9 @@ async def test_two_presses_of_one_flip_button_play_exactly_one_round(
     assert sorted(answer.type for answer in answers) == [DEFERRED_UPDATE, UPDATE_MESSAGE]
     assert not any(answer.ephemeral for answer in answers)
     assert (await game_row(bot, table.game_id)).round == 1
-    assert "Krig — runde 1" in text_of(table.message)
+    assert t("nb", "table.title", round=1) in text_of(table.message)
     assert flip_button(table.message).endswith(":1")
-    played = [rev for rev in table.message.history if "Krig — runde 1" in text_of(rev)]
+    played = [rev for rev in table.message.history if t("nb", "table.title", round=1) in text_of(rev)]
     assert played == []  # round 1 was drawn once: the current revision, never before
     assert len(public_messages(standin, world.no_channel)) == 1
     assert standin.messages(world.no_channel) == [table.message]  # no refusal either
@@ -95,7 +96,7 @@ async def test_the_newest_table_message_keeps_working_after_a_flip(
     answer = await press(standin, newest, flip_button(newest), world.alice)
 
     assert answer.type == UPDATE_MESSAGE
-    assert "Krig — runde 2" in text_of(newest)
+    assert t("nb", "table.title", round=2) in text_of(newest)
     assert (await game_row(bot, table.game_id)).round == 2
 
 
@@ -113,8 +114,8 @@ async def test_a_reply_that_lands_late_does_not_become_the_newest_table(
     older = (await first.response()).message
     assert older is not None
     assert newer is not None
-    assert older.embeds[0]["title"] == "Krig — runde 1"
-    assert newer.embeds[0]["title"] == "Krig — runde 2"
+    assert older.embeds[0]["title"] == t("nb", "table.title", round=1)
+    assert newer.embeds[0]["title"] == t("nb", "table.title", round=2)
 
     await settled()
     assert enabled_buttons(older) == []

@@ -15,7 +15,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.cogs.krig import KrigCog
 from krigbot.engine import Game, Rules
-from krigbot.i18n import card_label
+from krigbot.i18n import card_label, t
 from krigbot.storage import DatabaseLockedError, Storage
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
@@ -101,7 +101,7 @@ async def test_an_open_challenge_survives_a_restart_and_can_be_accepted(
         answer = await press(standin, message, f"krig:accept:{game_id_of(message)}", world.bob)
 
         assert answer.type == UPDATE_MESSAGE
-        assert "Krig — runde 0" in text_of(message)
+        assert t("nb", "table.title", round=0) in text_of(message)
         assert flip_button(message) == f"krig:flip:{game_id_of(message)}:0"
 
 
@@ -205,11 +205,11 @@ async def test_a_round_that_cannot_be_saved_is_never_shown_and_is_dealt_again(
     assert "database is locked" in logged.getMessage()  # one line that says why
     assert failed.ephemeral
     assert failed.content.startswith("Spillet kunne ikke lagres akkurat nå")
-    assert "Krig — runde 1" not in text_of(table.message)
+    assert t("nb", "table.title", round=1) not in text_of(table.message)
     expected = Game.new(Rules.preset("standard"), SEED)
     first_round = expected.play_round()
     played = await flip(standin, world.no_channel, world.alice)
-    assert played.embeds[0]["title"] == "Krig — runde 1"
+    assert played.embeds[0]["title"] == t("nb", "table.title", round=1)
     for _, card in first_round.battle:
         assert card_label(card, "nb") in played.embeds[0]["description"]
     row = await bot.storage.get_game(table.game_id)
@@ -236,10 +236,10 @@ async def test_flips_in_two_channels_do_not_wait_for_each_other(
         patch.setattr(Storage, "save_round", save_round)
         stuck = await standin.slash("flip", user=world.alice, channel=world.no_channel)
         free = await flip(standin, world.sv_channel, world.bob)
-        assert free.embeds[0]["title"] == "Krig — omgång 1"
+        assert free.embeds[0]["title"] == t("sv", "table.title", round=1)
         assert stuck.callbacks.items == []  # still saving in the other channel
         hold.set()
-        assert (await stuck.response()).embeds[0]["title"] == "Krig — runde 1"
+        assert (await stuck.response()).embeds[0]["title"] == t("nb", "table.title", round=1)
 
 
 ALICE_WINS = 132

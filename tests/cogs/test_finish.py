@@ -137,7 +137,7 @@ async def test_without_every_agreement_nothing_is_played(
         assert (row.status, row.round) == ("running", 0)
         assert not row.extra.get("finish")
         answer = await flip(standin, world.no_channel, world.alice)
-        assert "Krig — runde 1" in text_of(answer)
+        assert t("nb", "table.title", round=1) in text_of(answer)
 
 
 async def test_an_eternal_deal_is_explained_as_a_draw(

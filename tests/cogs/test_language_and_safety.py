@@ -12,6 +12,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.cogs import replies
 from krigbot.engine import Rules
+from krigbot.i18n import t
 from krigbot.sessions import GameService
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
@@ -62,7 +63,7 @@ async def test_a_swedish_player_in_a_norwegian_server_reads_public_norwegian_and
     await press(standin, message, f"krig:accept:{game_id_of(message)}", world.alice)
     played = await flip(standin, world.no_channel, world.bob)
     assert not played.ephemeral
-    assert played.embeds[0]["title"] == "Krig — runde 1"
+    assert played.embeds[0]["title"] == t("nb", "table.title", round=1)
 
 
 @pytest.mark.parametrize("locale", list(NO_GAME))
@@ -384,7 +385,7 @@ async def test_an_unexpected_error_in_a_button_is_logged_and_the_user_told_brief
     assert answer.ephemeral
     assert answer.content == "Something went wrong. Try again in a moment."
     assert_logged_once_with_traceback(standin)
-    assert "Krig — runde 0" in text_of(table.message)
+    assert t("nb", "table.title", round=0) in text_of(table.message)
 
 
 async def test_an_error_after_deferring_leaves_no_public_trace_and_one_private_line(

@@ -74,7 +74,7 @@ async def test_a_best_of_three_match_from_the_challenge_to_the_winner(
         assert one.message is not None
         opened = await press(standin, one.message, next_flip, world.bob)
         assert opened.type == UPDATE_MESSAGE
-        assert "Krig — runde 1" in text_of(opened)
+        assert t("nb", "table.title", round=1) in text_of(opened)
         assert "Best av 3 · spill 2 · Alice 1 · Bob 0" in match_field(opened)
         two = await flip(standin, world.no_channel, world.bob, count=50)
 
@@ -136,7 +136,7 @@ async def test_a_rematch_of_a_single_game_has_the_same_rules_and_starts_when_acc
         accepted = await press(standin, rematch.message, f"krig:accept:{new}", world.bob)
 
         assert accepted.type == UPDATE_MESSAGE
-        assert "Krig — runde 0" in text_of(accepted)
+        assert t("nb", "table.title", round=0) in text_of(accepted)
         old, row = await game_row(bot, table.game_id), await game_row(bot, new)
         assert (row.status, row.players, row.rules) == ("running", old.players, old.rules)
         assert Rules.from_dict(row.rules) == Rules.preset(

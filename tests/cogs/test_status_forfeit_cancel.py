@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from krigbot.bot import KrigBot
 from krigbot.engine.steal import load_game
+from krigbot.i18n import t
 from tests.cogs.helpers import (
     DANGER,
     SECONDARY,
@@ -193,7 +194,7 @@ async def test_a_player_who_forfeits_a_three_player_game_is_out_and_the_rest_pla
     assert out.ephemeral
     assert out.content == "You are out of this game — watch the others finish it."
     played = await press(standin, announced.message, flip_button(announced.message), world.alice)
-    assert played.embeds[0]["title"] == "Krig — runde 1"
+    assert played.embeds[0]["title"] == t("nb", "table.title", round=1)
 
 
 # ------------------------------------------------------------------------------ cancel

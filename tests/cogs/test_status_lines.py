@@ -43,7 +43,7 @@ async def test_status_says_whether_the_bot_plays_and_what_a_finish_waits_for(
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         auto = (await command(standin, world.no_channel, world.alice, "auto", speed="slow")).message
         assert auto is not None
-        await edit_of(standin, auto, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, auto, lambda text: t("nb", "table.title", round=1) in text)
         running = t("nb", "auto.running", speed=t("nb", "speed.slow"), name="Alice")
 
         playing = await command(standin, world.no_channel, world.alice, "status")

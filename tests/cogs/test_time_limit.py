@@ -357,7 +357,7 @@ async def test_autoplay_stops_when_the_time_is_up_and_the_cards_are_counted(
             answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
             message = answer.message
             assert message is not None
-            await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+            await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
             start = len(standin.channel_events.items)
 
             clock.advance(minutes=2)

@@ -214,7 +214,7 @@ async def test_every_change_is_refused_clearly_and_nothing_changes_until_it_clea
         cause = record.exc_info[1] if record.exc_info else None
         assert logged in record.getMessage() + str(cause), record.getMessage()
     # The weather cleared: everything carries on from where it was.
-    assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == "Krig — runde 2"
+    assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == t("nb", "table.title", round=2)
     dealt = await press(
         standin, open_challenge, f"krig:accept:{game_id_of(open_challenge)}", world.carol
     )
@@ -246,7 +246,7 @@ async def test_a_locked_database_is_still_answered_within_discords_three_seconds
     (record,) = standin.accept_bot_errors()
     assert record.exc_info is None  # one line that says why, no traceback
     assert "locked" in record.getMessage()
-    assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == "Krig — runde 1"
+    assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == t("nb", "table.title", round=1)
 
 
 # --------------------------------------------------------------------------- disk full
@@ -344,7 +344,7 @@ async def test_a_deal_that_could_not_be_saved_is_dealt_by_the_next_press(
 
     assert refused(first, "sv")
     assert second.type == UPDATE_MESSAGE  # not "you have already accepted", forever
-    assert "Krig — runde 0" in text_of(message)
+    assert t("nb", "table.title", round=0) in text_of(message)
     assert check_database(Path(bot.storage.path))[game_id_of(message)].status == "running"
     (logged,) = standin.accept_bot_errors()
     assert "is full" in logged.getMessage()
@@ -364,8 +364,8 @@ async def test_a_round_is_shown_even_if_its_message_cannot_be_remembered(
     typed = await flip(standin, world.no_channel, world.alice)
 
     assert pressed.type == UPDATE_MESSAGE
-    assert "Krig — runde 1" in text_of(table.message)
-    assert typed.embeds[0]["title"] == "Krig — runde 2"  # not "nothing changed"
+    assert t("nb", "table.title", round=1) in text_of(table.message)
+    assert typed.embeds[0]["title"] == t("nb", "table.title", round=2)  # not "nothing changed"
     assert check_database(Path(bot.storage.path))[table.game_id].round == 2
 
 

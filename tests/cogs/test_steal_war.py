@@ -490,8 +490,8 @@ async def test_a_choice_open_at_a_restart_still_times_out(
 @pytest.mark.parametrize(
     ("user", "option", "value", "named"),
     [
-        ("alice", "shortage", "last_card", "kortmangel"),  # Alice reads Norwegian
-        ("bob", "pickup", "shuffled", "ordning"),  # Bob reads Swedish
+        ("alice", "shortage", "last_card", t("nb", "opt.shortage.name")),  # Alice reads Norwegian
+        ("bob", "pickup", "shuffled", t("sv", "opt.pickup.name")),  # Bob reads Swedish
         ("carol", "shortage", "lose", None),  # the value Steal War plays by: accepted
     ],
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from tests.cogs.helpers import (
 from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of, fix_all_seeds, running_bot
 from tests.standin import DiscordStandIn, Message, RequestRecord
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 STANDARD = Rules.preset("standard")
 SHORT_SEED = 1230
@@ -50,9 +52,14 @@ async def stored_round(db_path: Path, game_id: int) -> int:
     return row.round
 
 
+TITLE = pattern("nb", "table.title", round=re.compile(r"\d+"))
+
+
 def round_shown(text: str) -> int:
     """Return the round a Norwegian table shows (t("nb", "table.title", round=12))."""
-    return int(text.split("Krig — runde ", 1)[1].split()[0])
+    title = TITLE.search(text)
+    assert title is not None
+    return int(title["round"])
 
 
 async def test_autoplay_plays_to_the_end_in_one_message_at_most_one_edit_per_interval(
@@ -68,19 +75,18 @@ async def test_autoplay_plays_to_the_end_in_one_message_at_most_one_edit_per_int
         assert not answer.ephemeral
         message = answer.message
         assert message is not None
-        assert "Boten spiller (Fort (5 runder per oppdatering)), startet av Alice" in text_of(
-            answer
-        )
+        running = t("nb", "auto.running", speed=t("nb", "speed.fast"), name="Alice")
+        assert running in text_of(answer)
         assert list(buttons(answer)) == [
             f"krig:auto:{table.game_id}:pause",
             f"krig:auto:{table.game_id}:stop",
         ]
-        over = await edit_of(standin, message, lambda text: "🏁" in text)
+        over = await edit_of(standin, message, lambda text: t("nb", "auto.done") in text)
 
         shown = text_of(over.revision)
         assert t("nb", "table.title", round=30) in shown
-        assert "🏆 **Alice** vinner!" in shown
-        assert f"Frø (seed): {SHORT_SEED}" in shown  # anyone can check the result
+        assert "🏆 " + t("nb", "over.winner", name="**Alice**") in shown
+        assert t("nb", "fair.seed", seed=SHORT_SEED) in shown  # anyone can check the result
         assert f"`python -m krigbot.sim play --seed {SHORT_SEED} --variant standard`" in shown
         assert list(buttons(over.revision)) == [f"krig:rematch:{table.game_id}"]
         row = await game_row(bot, table.game_id)
@@ -112,7 +118,7 @@ async def test_autoplay_waits_out_rate_limits_and_keeps_its_spacing(
             retry_after=RETRY_AFTER,
         )
 
-        await edit_of(standin, message, lambda text: "🏁" in text)
+        await edit_of(standin, message, lambda text: t("nb", "auto.done") in text)
 
         assert len(fault.hits) == 2
         edits = edits_of(standin, message)
@@ -144,7 +150,7 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         assert refused.ephemeral
         assert refused.content == t("en", "err.not_player")
         assert paused.type == UPDATE_MESSAGE
-        assert "⏸️ Satt på pause av Bob." in text_of(paused)
+        assert t("nb", "auto.paused", name="Bob") in text_of(paused)
         assert list(buttons(paused)) == [
             f"krig:auto:{table.game_id}:resume",
             f"krig:auto:{table.game_id}:stop",
@@ -154,7 +160,9 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         assert not autoplay.playing(world.no_channel.id)  # type: ignore[attr-defined]
         row = await game_row(bot, table.game_id)
         assert row.extra["autoplay"]["state"] == "paused"
-        assert f"Krig — runde {row.round}" in text_of(paused)  # every round played is shown
+        assert t("nb", "table.title", round=row.round) in text_of(
+            paused
+        )  # every round played is shown
         paused_at = row.round
 
         resumed = await press(standin, message, f"krig:auto:{table.game_id}:resume", world.alice)
@@ -162,7 +170,7 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         await edit_of(
             standin,
             message,
-            lambda text: "Krig — runde" in text and round_shown(text) > paused_at,
+            lambda text: TITLE.search(text) is not None and round_shown(text) > paused_at,
         )
         stopped = await press(standin, message, f"krig:auto:{table.game_id}:stop", world.bob)
 
@@ -174,7 +182,7 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         assert list(buttons(stopped)) == [f"krig:flip:{table.game_id}:{row.round}"]
         by_hand = await press(standin, message, f"krig:flip:{table.game_id}:{row.round}", world.bob)
         assert by_hand.type == UPDATE_MESSAGE
-        assert f"Krig — runde {row.round + 1}" in text_of(by_hand)
+        assert t("nb", "table.title", round=row.round + 1) in text_of(by_hand)
 
 
 async def test_a_flip_by_hand_stops_autoplay(
@@ -189,14 +197,14 @@ async def test_a_flip_by_hand_stops_autoplay(
         await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
 
         by_hand = await flip(standin, world.no_channel, world.bob)
-        stopped = await edit_of(standin, message, lambda text: "noen snudde selv" in text)
+        stopped = await edit_of(standin, message, lambda text: t("nb", "auto.hand_flip") in text)
 
         assert not by_hand.ephemeral
         shown = text_of(stopped.revision)
         assert t("nb", "auto.hand_flip") in shown
         # It says only that it stopped: not also that the bot plays.
         assert t("nb", "auto.running", speed=t("nb", "speed.normal"), name="Alice") not in shown
-        assert "Krig — runde" in shown  # the table it showed is still there
+        assert TITLE.search(shown)  # the table it showed is still there
         assert buttons(stopped.revision) == {}
         row = await game_row(bot, table.game_id)
         assert row.status == "running"
@@ -240,11 +248,13 @@ async def test_autoplay_carries_on_after_a_restart(
         resumed = await edit_of(
             standin,
             message,
-            lambda text: "Krig — runde" in text and round_shown(text) > before,
+            lambda text: TITLE.search(text) is not None and round_shown(text) > before,
             start=events,
         )
 
-        assert "Boten spiller (Sakte), startet av Alice" in text_of(resumed.revision)
+        assert t("nb", "auto.running", speed=t("nb", "speed.slow"), name="Alice") in text_of(
+            resumed.revision
+        )
         row = await game_row(restarted, table.game_id)
         assert row.round > before
         assert row.extra["autoplay"]["state"] == "running"
@@ -297,7 +307,7 @@ async def test_autoplay_stops_when_the_game_is_cancelled_or_played_out(
             asked = await command(standin, world.no_channel, world.bob, "finish")
             assert asked.message is not None
             await press(standin, asked.message, f"krig:finish:{table.game_id}:yes", world.alice)
-        stopped = await edit_of(standin, message, lambda text: "spillet ble avsluttet" in text)
+        stopped = await edit_of(standin, message, lambda text: t("nb", "auto.ended") in text)
 
         shown = text_of(stopped.revision)
         assert t("nb", "auto.ended") in shown

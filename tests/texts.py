@@ -1,10 +1,10 @@
-"""Find a catalog message in what the bot shows, whatever the catalog's current wording."""
+"""The bot's messages built from the catalog, so tests hold whatever the current wording."""
 
 from __future__ import annotations
 
 import re
 
-from krigbot.i18n import LocaleLike, t
+from krigbot.i18n import Lang, LocaleLike, fmt_percent, t
 
 
 def pattern(
@@ -34,3 +34,14 @@ def pattern(
         inner = given.pattern if isinstance(given, re.Pattern) else r"[^\n]+?"
         regex = regex.replace(re.escape(f"\x00{name}\x00"), f"(?P<{name}>{inner})", 1)
     return re.compile(regex)
+
+
+def board_line(
+    lang: Lang, rank: int, user: int, wins: int, games: int, draws: int, medal: str = ""
+) -> str:
+    """Return a leaderboard line as the bot writes it in ``lang``."""
+    rate = fmt_percent(wins / games, lang)
+    row = t(
+        lang, "lb.row", rank=rank, name=f"<@{user}>", wins=wins, games=games, rate=rate, draws=draws
+    )
+    return f"{medal} {row}" if medal else row

@@ -10,7 +10,7 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.engine import PRESETS, Rules
-from krigbot.i18n import Lang, fmt_percent, t
+from krigbot.i18n import t
 from krigbot.storage import PlayerResult, Storage
 from tests.cogs.helpers import (
     find_seed,
@@ -21,6 +21,7 @@ from tests.cogs.helpers import (
 )
 from tests.standin import Channel, DiscordStandIn, InteractionResponse, User
 from tests.standin.fixtures import SampleWorld
+from tests.texts import board_line
 
 _channels = itertools.count(1)
 
@@ -77,17 +78,6 @@ async def ask(
 
 def board_lines(answer: InteractionResponse) -> list[str]:
     return answer.embeds[0]["description"].splitlines()
-
-
-def board_line(
-    lang: Lang, rank: int, user: int, wins: int, games: int, draws: int, medal: str = ""
-) -> str:
-    """Return a leaderboard line as the bot writes it in ``lang``."""
-    rate = fmt_percent(wins / games, lang)
-    row = t(
-        lang, "lb.row", rank=rank, name=f"<@{user}>", wins=wins, games=games, rate=rate, draws=draws
-    )
-    return f"{medal} {row}" if medal else row
 
 
 # ------------------------------------------------------------------------- leaderboard

@@ -34,6 +34,7 @@ from tests.cogs.helpers import (
 from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 SEED = 20_251_129
 
@@ -84,7 +85,7 @@ async def test_a_restarted_bot_continues_the_game_with_the_same_future(
             expected.play_round()
         next_round = expected.play_round()
         shown = text_of(newest)
-        assert f"Krig — runde {rounds_before + 1}" in shown
+        assert t("nb", "table.title", round=rounds_before + 1) in shown
         for _, card in next_round.battle:
             assert card_label(card, "nb") in shown
         assert row.round == rounds_before + 1
@@ -116,7 +117,7 @@ async def test_an_open_challenge_still_expires_after_a_restart(
     async with running_bot(standin, db_path, challenge_seconds=1.0) as restarted:
         expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
-        assert "Utfordringen gikk ut" in text_of(expired.revision)
+        assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
         row = await restarted.storage.get_game(game_id)
         assert row is not None
         assert row.status == "expired"
@@ -144,7 +145,7 @@ async def test_a_game_whose_save_cannot_be_read_is_ended_at_start_up_and_the_cha
         told = await watcher.next("create", timeout=5)
         (logged,) = standin.accept_bot_errors()  # the damaged game, with its traceback
 
-        assert told.revision.content.startswith("Det lagrede spillet i denne kanalen kunne ikke")
+        assert told.revision.content == t("nb", "err.unreadable")
         assert told.message.mentions == []
         assert logged.exc_info is not None
         ended = await restarted.storage.get_game(table.game_id)
@@ -204,7 +205,7 @@ async def test_a_round_that_cannot_be_saved_is_never_shown_and_is_dealt_again(
 
     assert "database is locked" in logged.getMessage()  # one line that says why
     assert failed.ephemeral
-    assert failed.content.startswith("Spillet kunne ikke lagres akkurat nå")
+    assert failed.content == t("nb", "err.storage")
     assert t("nb", "table.title", round=1) not in text_of(table.message)
     expected = Game.new(Rules.preset("standard"), SEED)
     first_round = expected.play_round()
@@ -272,9 +273,9 @@ async def test_an_end_committed_but_never_shown_is_shown_by_the_restarted_bot(
         await settled()
 
         shown = text_of(told.revision)
-        assert f"Spill #{table.game_id} ble avsluttet like før boten startet på nytt" in shown
-        assert "🏆 **Alice** vinner!" in shown
-        assert f"Frø (seed): {ALICE_WINS}" in shown
+        assert t("nb", "end.after_restart", game=table.game_id) in shown
+        assert "🏆 " + t("nb", "over.winner", name="**Alice**") in shown
+        assert t("nb", "fair.seed", seed=ALICE_WINS) in shown
         assert list(buttons(told.message)) == [f"krig:rematch:{table.game_id}"]
         assert told.message.pinged == []
         assert (await game_row(restarted, table.game_id)).extra.get("ending") is None

@@ -174,7 +174,7 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         )
         stopped = await press(standin, message, f"krig:auto:{table.game_id}:stop", world.bob)
 
-        assert "⏹️ Bob stoppet autospill." in text_of(stopped)
+        assert t("nb", "auto.stopped", name="Bob") in text_of(stopped)
         row = await game_row(bot, table.game_id)
         assert row.status == "running"
         assert not row.extra.get("autoplay")

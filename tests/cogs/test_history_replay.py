@@ -191,7 +191,7 @@ async def test_history_pages_with_buttons(
 
         shown = [line.split("`")[1] for line in second.embeds[0]["description"].splitlines()]
         assert shown == [f"#{game}" for game in reversed(ids[:3])]
-        assert second.embeds[0]["footer"]["text"] == "Sida 2"
+        assert second.embeds[0]["footer"]["text"] == t("sv", "history.page", page=2)
         assert buttons(second)[list(buttons(second))[1]].get("disabled")  # no third page
 
 

@@ -126,9 +126,11 @@ async def test_a_confirmed_forfeit_ends_a_two_player_game_and_the_other_wins(
     assert buttons(confirm) == {}
     announced = await watcher.next("create", predicate=lambda e: not e.message.ephemeral)
     shown = text_of(announced.revision)  # everyone's message, in the server's Norwegian
-    assert "Bob ga opp." in shown
+    assert t("nb", "forfeit.done", name="Bob") in shown
     assert "🏆 " + t("nb", "over.winner", name="**Alice**") in shown
-    assert shown.count("Bob ga opp") == 1  # the title says it; the result does not repeat it
+    assert (
+        shown.count(t("nb", "over.reason.forfeit", name="Bob")) == 1
+    )  # the title says it; the result does not repeat it
     assert announced.message.mentions == []
     row = await game_row(bot, table.game_id)
     assert row.status == "finished"
@@ -183,7 +185,7 @@ async def test_a_player_who_forfeits_a_three_player_game_is_out_and_the_rest_pla
 
     announced = await watcher.next("create", predicate=lambda e: not e.message.ephemeral)
     shown = text_of(announced.revision)
-    assert "Carol ga opp." in shown
+    assert t("nb", "forfeit.done", name="Carol") in shown
     assert "Alice: **" in shown  # the counts of those still playing
     assert (await game_row(bot, table.game_id)).status == "running"
     # It is the table now, at the bottom: its Flip button is the one that works.
@@ -232,9 +234,11 @@ async def test_the_challenger_can_withdraw_a_challenge_before_everyone_accepted(
 
     answer = await command(standin, world, "cancel", world.alice)
 
-    assert answer.content == "Alice trakk utfordringen tilbake."  # no game was dealt to cancel
+    assert answer.content == t(
+        "nb", "cancel.withdrawn", name="Alice"
+    )  # no game was dealt to cancel
     withdrawn = await watcher.next("edit", predicate=lambda e: e.message is message)
-    assert "Utfordringen ble trukket tilbake." in text_of(withdrawn.revision)
+    assert t("nb", "challenge.cancelled") in text_of(withdrawn.revision)
     assert buttons(withdrawn.revision) == {}
     assert (await game_row(bot, game_id)).status == "cancelled"
 

@@ -35,6 +35,7 @@ from tests.cogs.helpers import (
 from tests.conftest import make_settings
 from tests.standin import ChannelEvent, DiscordStandIn, RequestRecord, run_bot
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 RETRY_AFTER = 0.5
 """Seconds a 429 asks the bot to wait."""
@@ -54,7 +55,7 @@ def showing_round(number: int) -> Any:
     """Return a predicate for a channel event whose message shows round ``number``."""
 
     def shows(event: ChannelEvent) -> bool:
-        return f"Krig — runde {number}" in text_of(event.revision)
+        return t("nb", "table.title", round=number) in text_of(event.revision)
 
     return shows
 
@@ -117,7 +118,7 @@ async def test_a_rate_limited_channel_edit_waits_as_told_and_is_delivered(
 
     expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
-    assert "Utfordringen gikk ut" in text_of(expired.revision)
+    assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
     edits = standin.requests_matching("PATCH", rf"^/channels/\d+/messages/{message.id}$")
     assert [r.status for r in edits] == [429, 200]
     assert retried_after(edits)[0] >= RETRY_AFTER
@@ -140,7 +141,7 @@ async def test_a_burst_of_flips_in_one_channel_keeps_to_every_limit_it_is_given(
     # privately, then showed their round in turn).
     tables = public_messages(standin, world.no_channel)[1:]
     assert [table.embeds[0]["title"] for table in tables] == [
-        f"Krig — runde {n}" for n in range(1, 11)
+        t("nb", "table.title", round=n) for n in range(1, 11)
     ]
     assert all(rec.rejected == [] for rec in records)
     for rec in records:
@@ -202,8 +203,12 @@ async def test_a_flip_whose_reply_discord_loses_is_shown_in_the_channel_and_play
     status_answer = await (
         await standin.slash("krig status", user=world.alice, channel=world.no_channel)
     ).response()
-    assert "Runde 2" in text_of(status_answer)
-    rounds_shown = [m for m in public_messages(standin, world.no_channel) if "runde" in text_of(m)]
+    assert t("nb", "status.round", round=2) in text_of(status_answer)
+    rounds_shown = [
+        m
+        for m in public_messages(standin, world.no_channel)
+        if pattern("nb", "table.title").search(text_of(m))
+    ]
     assert len(rounds_shown) == 2  # the dealt table and the one posted: round 1 shown once
     assert (await game_row(bot, table.game_id)).round == 2
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import doctest
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -235,7 +234,3 @@ def test_dates_follow_the_readers_full_locale_and_english_for_the_rest(
 ) -> None:
     # 23:30 in UTC: the date shown is the UTC one whatever the reader's language.
     assert fmt_date(datetime.datetime(2026, 12, 1, 23, 30, tzinfo=datetime.UTC), locale) == date
-
-
-def test_module_examples_hold() -> None:
-    assert doctest.testmod(krigbot.i18n).failed == 0

@@ -266,7 +266,7 @@ async def test_a_round_that_races_a_forfeit_comes_before_the_end_and_claims_noth
     await settled()
 
     end = check_nothing_comes_after_the_end(standin, world.no_channel)
-    assert t("nb", "over.reason.forfeit", name="Alice") in text_of(end)
+    assert t("nb", "forfeit.done", name="Alice") in text_of(end)
     row = await game_row(bot, table.game_id)
     assert (row.status, row.round) == ("finished", 4)
     assert round_of(public_messages(standin, world.no_channel)[-2]) == 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,9 @@ async def test_status_in_a_steal_war_battle_shows_its_round_and_whom_it_waits_fo
     status = await command(standin, world.no_channel, players[0], "status")
 
     shown = text_of(status)
-    battle = title.rsplit(" ", 1)[1]
+    shown_title = pattern("nb", "table.title", round=re.compile(r"\d+")).fullmatch(title)
+    assert shown_title is not None
+    battle = shown_title["round"]
     assert t("nb", "status.round", round=battle) in shown
     chooser = players[plan.choice.seat].display_name
     assert t("nb", "steal.waiting", names=f"**{chooser}**") in shown

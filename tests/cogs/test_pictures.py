@@ -30,7 +30,7 @@ async def test_a_round_message_carries_the_table_as_a_picture(
     assert png_size(data) == (800, 450)
     assert answer.embeds[0]["image"]["url"] == "attachment://round.png"
     # The compact text line stays, for notifications and screen readers.
-    assert "snur" in answer.embeds[0]["description"]
+    assert pattern("nb", "table.battle").search(answer.embeds[0]["description"])
 
 
 async def test_a_flip_button_replaces_the_picture_instead_of_adding_one(

@@ -281,8 +281,8 @@ async def test_minutes_outside_the_engine_s_range_are_refused(
     )
     minutes = next(option for option in start["options"] if option["name"] == "minutes")
     assert (minutes["min_value"], minutes["max_value"]) == (1, MAX_TIME_LIMIT)
-    assert minutes["name_localizations"]["no"] == "minutter"
-    assert minutes["name_localizations"]["sv-SE"] == "minuter"
+    assert minutes["name_localizations"]["no"] == t("nb", "opt.minutes.name")
+    assert minutes["name_localizations"]["sv-SE"] == t("sv", "opt.minutes.name")
     assert minutes["description_localizations"]["da"] == t("da", "opt.minutes.desc")
 
     for wrong in (0, MAX_TIME_LIMIT + 1):

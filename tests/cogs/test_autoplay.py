@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from tests.cogs.helpers import (
 from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of, running_bot
 from tests.standin import DiscordStandIn, Message, RequestRecord
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 STANDARD = Rules.preset("standard")
 SHORT_SEED = 1230
@@ -51,9 +53,14 @@ async def stored_round(db_path: Path, game_id: int) -> int:
     return row.round
 
 
+TITLE = pattern("nb", "table.title", round=re.compile(r"\d+"))
+
+
 def round_shown(text: str) -> int:
-    """Return the round a Norwegian table shows ("Krig — runde 12")."""
-    return int(text.split("Krig — runde ", 1)[1].split()[0])
+    """Return the round a Norwegian table shows (t("nb", "table.title", round=12))."""
+    title = TITLE.search(text)
+    assert title is not None
+    return int(title["round"])
 
 
 async def test_autoplay_plays_to_the_end_in_one_message_at_most_one_edit_per_interval(
@@ -69,19 +76,18 @@ async def test_autoplay_plays_to_the_end_in_one_message_at_most_one_edit_per_int
         assert not answer.ephemeral
         message = answer.message
         assert message is not None
-        assert "Boten spiller (Fort (5 runder per oppdatering)), startet av Alice" in text_of(
-            answer
-        )
+        running = t("nb", "auto.running", speed=t("nb", "speed.fast"), name="Alice")
+        assert running in text_of(answer)
         assert list(buttons(answer)) == [
             f"krig:auto:{table.game_id}:pause",
             f"krig:auto:{table.game_id}:stop",
         ]
-        over = await edit_of(standin, message, lambda text: "🏁" in text)
+        over = await edit_of(standin, message, lambda text: t("nb", "auto.done") in text)
 
         shown = text_of(over.revision)
-        assert "Krig — runde 30" in shown
-        assert "🏆 **Alice** vinner!" in shown
-        assert f"Frø (seed): {SHORT_SEED}" in shown  # anyone can check the result
+        assert t("nb", "table.title", round=30) in shown
+        assert "🏆 " + t("nb", "over.winner", name="**Alice**") in shown
+        assert t("nb", "fair.seed", seed=SHORT_SEED) in shown  # anyone can check the result
         assert f"`python -m krigbot.sim play --seed {SHORT_SEED} --variant standard`" in shown
         assert list(buttons(over.revision)) == [f"krig:rematch:{table.game_id}"]
         row = await game_row(bot, table.game_id)
@@ -113,7 +119,7 @@ async def test_autoplay_waits_out_rate_limits_and_keeps_its_spacing(
             retry_after=RETRY_AFTER,
         )
 
-        await edit_of(standin, message, lambda text: "🏁" in text)
+        await edit_of(standin, message, lambda text: t("nb", "auto.done") in text)
 
         assert len(fault.hits) == 2
         edits = edits_of(standin, message)
@@ -124,7 +130,7 @@ async def test_autoplay_waits_out_rate_limits_and_keeps_its_spacing(
             assert after.at - before.at >= wait, (before, after)
         row = await game_row(bot, table.game_id)
         assert row.state == expected.to_dict()
-        assert "Krig — runde 30" in text_of(message)
+        assert t("nb", "table.title", round=30) in text_of(message)
 
 
 async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused(
@@ -136,7 +142,7 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         answer = await command(standin, world.no_channel, world.alice, "auto")
         message = answer.message
         assert message is not None
-        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
         pause = f"krig:auto:{table.game_id}:pause"
 
         refused = await press(standin, message, pause, world.carol)
@@ -145,7 +151,7 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         assert refused.ephemeral
         assert refused.content == t("en", "err.not_player")
         assert paused.type == UPDATE_MESSAGE
-        assert "⏸️ Satt på pause av Bob." in text_of(paused)
+        assert t("nb", "auto.paused", name="Bob") in text_of(paused)
         assert list(buttons(paused)) == [
             f"krig:auto:{table.game_id}:resume",
             f"krig:auto:{table.game_id}:stop",
@@ -155,7 +161,9 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         assert not autoplay.playing(world.no_channel.id)  # type: ignore[attr-defined]
         row = await game_row(bot, table.game_id)
         assert row.extra["autoplay"]["state"] == "paused"
-        assert f"Krig — runde {row.round}" in text_of(paused)  # every round played is shown
+        assert t("nb", "table.title", round=row.round) in text_of(
+            paused
+        )  # every round played is shown
         paused_at = row.round
 
         resumed = await press(standin, message, f"krig:auto:{table.game_id}:resume", world.alice)
@@ -163,11 +171,11 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         await edit_of(
             standin,
             message,
-            lambda text: "Krig — runde" in text and round_shown(text) > paused_at,
+            lambda text: TITLE.search(text) is not None and round_shown(text) > paused_at,
         )
         stopped = await press(standin, message, f"krig:auto:{table.game_id}:stop", world.bob)
 
-        assert "⏹️ Bob stoppet autospill." in text_of(stopped)
+        assert t("nb", "auto.stopped", name="Bob") in text_of(stopped)
         row = await game_row(bot, table.game_id)
         assert row.status == "running"
         assert not row.extra.get("autoplay")
@@ -175,7 +183,7 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         assert list(buttons(stopped)) == [f"krig:flip:{table.game_id}:{row.round}"]
         by_hand = await press(standin, message, f"krig:flip:{table.game_id}:{row.round}", world.bob)
         assert by_hand.type == UPDATE_MESSAGE
-        assert f"Krig — runde {row.round + 1}" in text_of(by_hand)
+        assert t("nb", "table.title", round=row.round + 1) in text_of(by_hand)
 
 
 async def test_a_flip_by_hand_stops_autoplay(
@@ -187,17 +195,17 @@ async def test_a_flip_by_hand_stops_autoplay(
         answer = await command(standin, world.no_channel, world.alice, "auto")
         message = answer.message
         assert message is not None
-        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
 
         by_hand = await flip(standin, world.no_channel, world.bob)
-        stopped = await edit_of(standin, message, lambda text: "noen snudde selv" in text)
+        stopped = await edit_of(standin, message, lambda text: t("nb", "auto.hand_flip") in text)
 
         assert not by_hand.ephemeral
         shown = text_of(stopped.revision)
         assert t("nb", "auto.hand_flip") in shown
         # It says only that it stopped: not also that the bot plays.
         assert t("nb", "auto.running", speed=t("nb", "speed.normal"), name="Alice") not in shown
-        assert "Krig — runde" in shown  # the table it showed is still there
+        assert TITLE.search(shown)  # the table it showed is still there
         assert buttons(stopped.revision) == {}
         row = await game_row(bot, table.game_id)
         assert row.status == "running"
@@ -233,7 +241,7 @@ async def test_autoplay_carries_on_after_a_restart(
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
         message = answer.message
         assert message is not None
-        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
     before = await stored_round(db_path, table.game_id)
     events = len(standin.channel_events)
 
@@ -241,11 +249,13 @@ async def test_autoplay_carries_on_after_a_restart(
         resumed = await edit_of(
             standin,
             message,
-            lambda text: "Krig — runde" in text and round_shown(text) > before,
+            lambda text: TITLE.search(text) is not None and round_shown(text) > before,
             start=events,
         )
 
-        assert "Boten spiller (Sakte), startet av Alice" in text_of(resumed.revision)
+        assert t("nb", "auto.running", speed=t("nb", "speed.slow"), name="Alice") in text_of(
+            resumed.revision
+        )
         row = await game_row(restarted, table.game_id)
         assert row.round > before
         assert row.extra["autoplay"]["state"] == "running"
@@ -262,7 +272,7 @@ async def test_autoplay_whose_message_is_gone_after_a_restart_stops_and_says_so(
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
         message = answer.message
         assert message is not None
-        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
     # What Discord answers once someone deleted the message while the bot was away.
     standin.fail_next("PATCH", rf"^/channels/\d+/messages/{message.id}$", status=404, code=10008)
     watcher = standin.watch(world.no_channel)
@@ -286,7 +296,7 @@ async def test_autoplay_stops_when_the_game_is_cancelled_or_played_out(
         answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
         message = answer.message
         assert message is not None
-        await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
 
         if ending == "cancel":
             await command(standin, world.no_channel, world.moderator, "cancel")
@@ -294,7 +304,7 @@ async def test_autoplay_stops_when_the_game_is_cancelled_or_played_out(
             asked = await command(standin, world.no_channel, world.bob, "finish")
             assert asked.message is not None
             await press(standin, asked.message, f"krig:finish:{table.game_id}:yes", world.alice)
-        stopped = await edit_of(standin, message, lambda text: "spillet ble avsluttet" in text)
+        stopped = await edit_of(standin, message, lambda text: t("nb", "auto.ended") in text)
 
         shown = text_of(stopped.revision)
         assert t("nb", "auto.ended") in shown

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
+import re
+
 import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules
 from krigbot.engine.steal import load_game
-from krigbot.i18n import t
+from krigbot.i18n import fmt_duration, fmt_list, t
 from tests.cogs.conftest import CHALLENGE_SECONDS
 from tests.cogs.helpers import (
     DANGER,
@@ -32,6 +35,7 @@ from tests.cogs.helpers import (
 )
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 MESSAGE_COMPONENT = 3
 
@@ -51,10 +55,10 @@ async def test_challenge_states_the_rules_in_force(
     )
 
     shown = text_of(message)
-    assert "Alice utfordrer Bob til Krig!" in shown
-    assert "Klassisk (3 ned, siste kort opp)" in shown
-    assert "3 kort ned ved krig" in shown
-    assert "Går du tom for kort i en krig, taper du" in shown  # shortage overridden
+    assert t("nb", "challenge.body", challenger="Alice", players="Bob") in shown
+    assert t("nb", "variant.klassisk.name") in shown
+    assert t("nb", "rule.face_down", count=3, n=3) in shown
+    assert t("nb", "rule.shortage.lose") in shown  # shortage overridden
     assert t("nb", "rule.pickup.table") in shown
     assert t("nb", "rule.max_rounds", count=200, n=200) in shown
 
@@ -114,9 +118,9 @@ async def test_challenge_has_a_green_accept_and_a_red_decline_button(
     shown = buttons(message)
     assert set(shown) == {f"krig:accept:{game_id}", f"krig:decline:{game_id}"}
     assert shown[f"krig:accept:{game_id}"]["style"] == SUCCESS
-    assert shown[f"krig:accept:{game_id}"]["label"] == "Jeg er med"
+    assert shown[f"krig:accept:{game_id}"]["label"] == t("nb", "challenge.accept")
     assert shown[f"krig:decline:{game_id}"]["style"] == DANGER
-    assert shown[f"krig:decline:{game_id}"]["label"] == "Nei takk"
+    assert shown[f"krig:decline:{game_id}"]["label"] == t("nb", "challenge.decline")
 
 
 async def test_the_game_is_dealt_when_everyone_has_accepted(
@@ -129,20 +133,20 @@ async def test_the_game_is_dealt_when_everyone_has_accepted(
 
     first = await press(standin, message, f"krig:accept:{game_id}", world.bob)
     assert first.type == UPDATE_MESSAGE
-    assert "Venter på: Carol" in text_of(message)
+    assert t("nb", "challenge.waiting", players="Carol") in text_of(message)
     assert (await game_row(bot, game_id)).status == "challenge"
 
     await press(standin, message, f"krig:accept:{game_id}", world.carol)
 
     shown = text_of(message)
-    assert "Krig — runde 0" in shown
+    assert t("nb", "table.title", round=0) in shown
     # Three players: 52 cards, one set aside, 17 each.
     for name in ("Alice", "Bob", "Carol"):
         assert f"{name}: **17**" in shown
     flip_id = flip_button(message)
     assert flip_id == f"krig:flip:{game_id}:0"
     assert buttons(message)[flip_id]["style"] == PRIMARY
-    assert buttons(message)[flip_id]["label"] == "Snu"
+    assert buttons(message)[flip_id]["label"] == t("nb", "table.flip")
     assert message.mentions == []  # the table pings nobody
     assert (await game_row(bot, game_id)).status == "running"
 
@@ -163,7 +167,7 @@ async def test_only_the_challenged_can_answer_a_challenge(
         assert answer.ephemeral
         assert answer.content == t(user.locale, "err.not_challenged")
 
-    assert answer.content == "Denne utfordringen er ikke til deg."  # alice reads Norwegian
+    assert answer.content == t("nb", "err.not_challenged")  # alice reads Norwegian
     assert text_of(message) == before
     assert len(buttons(message)) == 2
     assert (await game_row(bot, game_id)).status == "challenge"
@@ -178,7 +182,7 @@ async def test_declining_ends_the_challenge_and_removes_the_buttons(
     answer = await press(standin, message, f"krig:decline:{game_id}", world.bob)
 
     assert answer.type == UPDATE_MESSAGE
-    assert "Bob takket nei. Det blir ikke noe spill denne gangen." in text_of(message)
+    assert t("nb", "challenge.declined", name="Bob") in text_of(message)
     assert buttons(message) == {}
     assert (await game_row(bot, game_id)).status == "declined"
 
@@ -195,7 +199,7 @@ async def test_an_accepted_player_pressing_accept_again_is_told_to_wait(
     again = await press(standin, message, f"krig:accept:{game_id}", world.bob)
 
     assert again.ephemeral
-    assert again.content == "Du har redan tackat ja — väntar på de andra."
+    assert again.content == t("sv", "challenge.already_accepted")
     assert (await game_row(bot, game_id)).status == "challenge"
 
 
@@ -221,7 +225,7 @@ async def test_a_press_that_crossed_a_decline_is_refused(
     answer = await crossed.response()
 
     assert answer.ephemeral
-    assert answer.content == "This challenge has already been answered or has expired."
+    assert answer.content == t("en", "err.challenge_over")
     assert (await game_row(bot, game_id)).status == "declined"
     assert buttons(message) == {}
 
@@ -236,7 +240,7 @@ async def test_an_unanswered_challenge_expires_and_says_so(
     clock.advance(minutes=5)  # the challenge's lifetime, on the service's clock
     expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
-    assert "Utfordringen gikk ut" in text_of(expired.revision)
+    assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
     assert buttons(expired.revision) == {}
     assert (await game_row(bot, game_id)).status == "expired"
 
@@ -254,12 +258,12 @@ async def test_a_press_after_the_deadline_is_refused_and_the_challenge_shown_exp
     answer = await press(standin, message, f"krig:accept:{game_id}", world.bob)
 
     assert answer.ephemeral
-    assert answer.content == "Den här utmaningen är redan besvarad eller har gått ut."
+    assert answer.content == t("sv", "err.challenge_over")
     assert (await game_row(quick_bot, game_id)).status == "expired"
     expired = await watcher.next(
         "edit", predicate=lambda e: e.message is message, timeout=CHALLENGE_SECONDS + 5
     )
-    assert "Utfordringen gikk ut" in text_of(expired.revision)
+    assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
     assert buttons(expired.revision) == {}
 
 
@@ -270,13 +274,13 @@ async def test_a_challenge_can_be_accepted_until_five_minutes_have_passed(
     clock.advance(minutes=5)
     refused = await press(standin, late, f"krig:accept:{game_id_of(late)}", world.bob)
     assert refused.ephemeral
-    assert refused.content == "Den här utmaningen är redan besvarad eller har gått ut."
+    assert refused.content == t("sv", "err.challenge_over")
 
     in_time = await challenge_message(standin, world.no_channel, world.alice, world.bob)
     clock.advance(minutes=4, seconds=59)
     accepted = await press(standin, in_time, f"krig:accept:{game_id_of(in_time)}", world.bob)
     assert accepted.type == UPDATE_MESSAGE
-    assert "Krig — runde 0" in text_of(in_time)
+    assert t("nb", "table.title", round=0) in text_of(in_time)
 
 
 @pytest.mark.parametrize("who", ["yourself", "a bot", "the same person twice"])
@@ -291,9 +295,9 @@ async def test_an_impossible_challenge_is_refused_privately(
         "the same person twice": (world.bob, world.bob),
     }[who]
     expected = {
-        "yourself": "Du kan ikke utfordre deg selv.",
-        "a bot": "Boter kan ikke spille Krig.",
-        "the same person twice": "Du har valgt Bob to ganger.",
+        "yourself": t("nb", "err.self"),
+        "a bot": t("nb", "err.bot"),
+        "the same person twice": t("nb", "err.duplicate", name="Bob"),
     }[who]
 
     answer = await (await challenge(standin, world.no_channel, world.alice, *opponents)).response()
@@ -315,7 +319,7 @@ async def test_a_second_challenge_in_a_busy_channel_links_to_the_game_there(
     link = (
         f"https://discord.com/channels/{world.no_guild.id}/{world.no_channel.id}/{table.message.id}"
     )
-    assert answer.content == f"There is already a game in this channel: {link}"
+    assert answer.content == t("en", "err.busy", link=link)
     assert len(public_messages(standin, world.no_channel)) == 1
     assert await bot.storage.game_count() == 1
 
@@ -328,7 +332,8 @@ async def test_a_pending_challenge_also_keeps_the_channel_busy(
     answer = await (await challenge(standin, world.no_channel, world.carol, world.bob)).response()
 
     assert answer.ephemeral
-    assert answer.content.endswith(f"/{world.no_channel.id}/{message.id}")
+    link = re.compile(rf"\S+/{world.no_channel.id}/{message.id}")
+    assert pattern("en", "err.busy", link=link).fullmatch(answer.content)
 
 
 async def test_another_channel_is_free_while_one_is_busy(
@@ -338,7 +343,7 @@ async def test_another_channel_is_free_while_one_is_busy(
 
     message = await challenge_message(standin, world.sv_channel, world.alice, world.bob)
 
-    assert "Alice utmanar Bob till Krig!" in text_of(message)
+    assert t("sv", "challenge.body", challenger="Alice", players="Bob") in text_of(message)
 
 
 async def test_teams_need_exactly_four_players(
@@ -349,19 +354,24 @@ async def test_teams_need_exactly_four_players(
     ).response()
 
     assert answer.ephemeral
-    assert answer.content == "Lag (2 mot 2) trenger 4 spillere."
+    assert answer.content == t("nb", "err.players", variant=t("nb", "variant.lag.name"), n=4)
     assert await bot.storage.game_count() == 0
     in_english = await (
         await challenge(standin, world.no_channel, world.carol, world.bob, variant="lag")
     ).response()
-    assert in_english.content == "Teams (2 against 2) needs 4 players."
+    assert in_english.content == t("en", "err.players", variant=t("en", "variant.lag.name"), n=4)
 
     dave = standin.add_user("dave", "Dave", locale="da")
     standin.add_member(world.no_guild, dave)
     message = await challenge_message(
         standin, world.no_channel, world.alice, world.bob, world.carol, dave, variant="lag"
     )
-    assert "Lag: Alice og Carol mot Bob og Dave" in text_of(message)
+    assert t(
+        "nb",
+        "rule.teams",
+        team1=fmt_list(["Alice", "Carol"], "nb"),
+        team2=fmt_list(["Bob", "Dave"], "nb"),
+    ) in text_of(message)
 
 
 async def test_a_new_challenge_replaces_a_game_idle_for_24_hours(
@@ -373,9 +383,8 @@ async def test_a_new_challenge_replaces_a_game_idle_for_24_hours(
 
     message = await challenge_message(standin, world.no_channel, world.carol, world.bob)
 
-    assert (
-        "Det gamle spillet her hadde stått stille i 24 timer og ble avsluttet." in message.content
-    )
+    idle = fmt_duration(datetime.timedelta(hours=24), "nb")
+    assert t("nb", "game.abandoned", time=idle) in message.content
     abandoned = await game_row(bot, old.game_id)
     assert abandoned.status == "abandoned"
     assert abandoned.result is None
@@ -396,5 +405,5 @@ async def test_a_game_idle_for_less_than_24_hours_still_holds_the_channel(
     answer = await (await challenge(standin, world.no_channel, world.carol, world.bob)).response()
 
     assert answer.ephemeral
-    assert "There is already a game in this channel" in answer.content
+    assert pattern("en", "err.busy").match(answer.content)
     assert (await game_row(bot, old.game_id)).status == "running"

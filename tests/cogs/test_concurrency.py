@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 
 from krigbot.bot import KrigBot
+from krigbot.i18n import t
 from tests.cogs.helpers import (
     DEFERRED_UPDATE,
     UPDATE_MESSAGE,
@@ -24,6 +25,7 @@ from tests.cogs.helpers import (
 )
 from tests.standin import Channel, DiscordStandIn, InteractionRecord, Message
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 
 async def test_two_players_flipping_at_once_play_two_rounds_each_shown_once(
@@ -36,7 +38,7 @@ async def test_two_players_flipping_at_once_play_two_rounds_each_shown_once(
     answers = await asyncio.gather(first.response(), second.response())
 
     titles = sorted(answer.embeds[0]["title"] for answer in answers)
-    assert titles == ["Krig — runde 1", "Krig — runde 2"]
+    assert titles == [t("nb", "table.title", round=1), t("nb", "table.title", round=2)]
     assert not any(answer.ephemeral for answer in answers)
     assert (await game_row(bot, table.game_id)).round == 2
     assert len(public_messages(standin, world.no_channel)) == 3  # the table and two rounds
@@ -56,9 +58,11 @@ async def test_two_presses_of_one_flip_button_play_exactly_one_round(
     assert sorted(answer.type for answer in answers) == [DEFERRED_UPDATE, UPDATE_MESSAGE]
     assert not any(answer.ephemeral for answer in answers)
     assert (await game_row(bot, table.game_id)).round == 1
-    assert "Krig — runde 1" in text_of(table.message)
+    assert t("nb", "table.title", round=1) in text_of(table.message)
     assert flip_button(table.message).endswith(":1")
-    played = [rev for rev in table.message.history if "Krig — runde 1" in text_of(rev)]
+    played = [
+        rev for rev in table.message.history if t("nb", "table.title", round=1) in text_of(rev)
+    ]
     assert played == []  # round 1 was drawn once: the current revision, never before
     assert len(public_messages(standin, world.no_channel)) == 1
     assert standin.messages(world.no_channel) == [table.message]  # no refusal either
@@ -77,7 +81,7 @@ async def test_a_press_on_an_older_table_after_a_flip_is_refused_and_plays_nothi
     answer = await forged_press(standin, table.message, flip_button(table.message), world.alice)
 
     assert answer.ephemeral
-    assert answer.content == "Den knappen hører til en eldre melding — bruk den nyeste."
+    assert answer.content == t("nb", "err.stale_button")
     assert text_of(table.message) == before
     assert (await game_row(bot, table.game_id)).round == 1
     assert len(public_messages(standin, world.no_channel)) == 2
@@ -93,7 +97,7 @@ async def test_the_newest_table_message_keeps_working_after_a_flip(
     answer = await press(standin, newest, flip_button(newest), world.alice)
 
     assert answer.type == UPDATE_MESSAGE
-    assert "Krig — runde 2" in text_of(newest)
+    assert t("nb", "table.title", round=2) in text_of(newest)
     assert (await game_row(bot, table.game_id)).round == 2
 
 
@@ -111,8 +115,8 @@ async def test_a_reply_that_lands_late_does_not_become_the_newest_table(
     older = (await first.response()).message
     assert older is not None
     assert newer is not None
-    assert older.embeds[0]["title"] == "Krig — runde 1"
-    assert newer.embeds[0]["title"] == "Krig — runde 2"
+    assert older.embeds[0]["title"] == t("nb", "table.title", round=1)
+    assert newer.embeds[0]["title"] == t("nb", "table.title", round=2)
 
     await settled()
     assert enabled_buttons(older) == []
@@ -120,7 +124,7 @@ async def test_a_reply_that_lands_late_does_not_become_the_newest_table(
     played = await press(standin, newer, flip_button(newer), world.bob)
 
     assert refused.ephemeral
-    assert refused.content == "Den knappen hører til en eldre melding — bruk den nyeste."
+    assert refused.content == t("nb", "err.stale_button")
     assert played.type == UPDATE_MESSAGE
     assert (await game_row(bot, table.game_id)).round == 3
 
@@ -129,7 +133,7 @@ async def test_a_reply_that_lands_late_does_not_become_the_newest_table(
 
 LONG_SEED = 17
 """Standard: 117 rounds, long enough for every race below."""
-_ROUND = re.compile(r"Krig — runde (\d+)")
+_ROUND = pattern("nb", "table.title", round=re.compile(r"\d+"))
 
 
 def round_of(message: Message) -> int:
@@ -234,7 +238,7 @@ def check_nothing_comes_after_the_end(standin: DiscordStandIn, channel: Channel)
     assert "🏆" in text_of(last)
     for earlier in shown[:-1]:
         assert "🏆" not in text_of(earlier)
-        assert "Frø (seed)" not in text_of(earlier)
+        assert not pattern("nb", "fair.seed").search(text_of(earlier))
         assert enabled_buttons(earlier) == []
     return last
 
@@ -260,7 +264,7 @@ async def test_a_round_that_races_a_forfeit_comes_before_the_end_and_claims_noth
     await settled()
 
     end = check_nothing_comes_after_the_end(standin, world.no_channel)
-    assert "Alice ga opp" in text_of(end)
+    assert t("nb", "forfeit.done", name="Alice") in text_of(end)
     row = await game_row(bot, table.game_id)
     assert (row.status, row.round) == ("finished", 4)
     assert round_of(public_messages(standin, world.no_channel)[-2]) == 4
@@ -287,7 +291,7 @@ async def test_a_round_that_races_an_agreed_finish_comes_before_the_end(
     await settled()
 
     end = check_nothing_comes_after_the_end(standin, world.no_channel)
-    assert f"Spill #{table.game_id} er spilt ferdig" in text_of(end)
-    assert "spillet er spilt ferdig, og slutten står nederst i kanalen" in text_of(request)
+    assert t("nb", "finish.done", game=table.game_id) in text_of(end)
+    assert t("nb", "finish.agreed") in text_of(request)
     assert enabled_buttons(request) == []
     assert (await game_row(bot, table.game_id)).status == "finished"

@@ -10,6 +10,7 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.cogs.replies import BUSY
+from krigbot.i18n import t
 from krigbot.storage import Storage
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
@@ -51,7 +52,7 @@ async def test_a_slow_flip_command_is_deferred_in_time_and_the_round_follows(
     assert first.latency < DISCORD_DEADLINE
     assert not first.ephemeral  # the round will be public, so the "thinking" message is too
     delivered = await rec.followup(timeout=SLOW_SAVE + 2)
-    assert "Krig — runde 1" in text_of(delivered)
+    assert t("nb", "table.title", round=1) in text_of(delivered)
     assert not delivered.ephemeral
     assert rec.rejected == []
     assert (await game_row(bot, table.game_id)).round == 1
@@ -68,8 +69,8 @@ async def test_a_slow_flip_button_is_deferred_in_time_and_the_table_edited_after
     assert first.type == DEFERRED_UPDATE
     assert first.latency < DISCORD_DEADLINE
     edited = await rec.original_edit(timeout=SLOW_SAVE + 2)
-    assert "Krig — runde 1" in text_of(edited)
-    assert "Krig — runde 1" in text_of(table.message)
+    assert t("nb", "table.title", round=1) in text_of(edited)
+    assert t("nb", "table.title", round=1) in text_of(table.message)
     assert flip_button(table.message).endswith(":1")
     assert rec.rejected == []
 
@@ -106,7 +107,7 @@ async def test_commands_that_come_while_the_bot_is_busy_defer_before_their_work_
     firsts = [await rec.response(timeout=10) for rec in records]
 
     for rec in records:
-        assert "Krig — runde 1" in text_of(await rec.followup(timeout=SLOW_SAVE * 3))
+        assert t("nb", "table.title", round=1) in text_of(await rec.followup(timeout=SLOW_SAVE * 3))
         assert rec.rejected == []
         assert rec.latency is not None
         assert rec.latency < DISCORD_DEADLINE

@@ -15,7 +15,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.cogs.krig import KrigCog
 from krigbot.engine import Game, Rules
-from krigbot.i18n import card_label
+from krigbot.i18n import card_label, t
 from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import DatabaseLockedError, Storage
 from tests.cogs.helpers import (
@@ -35,6 +35,7 @@ from tests.cogs.helpers import (
 from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 SEED = 20_251_129
 
@@ -87,7 +88,7 @@ async def test_a_restarted_bot_continues_the_game_with_the_same_future(
             expected.play_round()
         next_round = expected.play_round()
         shown = text_of(newest)
-        assert f"Krig — runde {rounds_before + 1}" in shown
+        assert t("nb", "table.title", round=rounds_before + 1) in shown
         for _, card in next_round.battle:
             assert card_label(card, "nb") in shown
         assert row.round == rounds_before + 1
@@ -104,7 +105,7 @@ async def test_an_open_challenge_survives_a_restart_and_can_be_accepted(
         answer = await press(standin, message, f"krig:accept:{game_id_of(message)}", world.bob)
 
         assert answer.type == UPDATE_MESSAGE
-        assert "Krig — runde 0" in text_of(message)
+        assert t("nb", "table.title", round=0) in text_of(message)
         assert flip_button(message) == f"krig:flip:{game_id_of(message)}:0"
 
 
@@ -119,7 +120,7 @@ async def test_an_open_challenge_still_expires_after_a_restart(
     async with running_bot(standin, db_path, challenge_seconds=1.0) as restarted:
         expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
-        assert "Utfordringen gikk ut" in text_of(expired.revision)
+        assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
         row = await restarted.storage.get_game(game_id)
         assert row is not None
         assert row.status == "expired"
@@ -147,7 +148,7 @@ async def test_a_game_whose_save_cannot_be_read_is_ended_at_start_up_and_the_cha
         told = await watcher.next("create", timeout=5)
         (logged,) = standin.accept_bot_errors()  # the damaged game, with its traceback
 
-        assert told.revision.content.startswith("Det lagrede spillet i denne kanalen kunne ikke")
+        assert told.revision.content == t("nb", "err.unreadable")
         assert told.message.mentions == []
         assert logged.exc_info is not None
         ended = await restarted.storage.get_game(table.game_id)
@@ -208,12 +209,12 @@ async def test_a_round_that_cannot_be_saved_is_never_shown_and_is_dealt_again(
 
     assert "database is locked" in logged.getMessage()  # one line that says why
     assert failed.ephemeral
-    assert failed.content.startswith("Spillet kunne ikke lagres akkurat nå")
-    assert "Krig — runde 1" not in text_of(table.message)
+    assert failed.content == t("nb", "err.storage")
+    assert t("nb", "table.title", round=1) not in text_of(table.message)
     expected = Game.new(Rules.preset("standard"), SEED)
     first_round = expected.play_round()
     played = await flip(standin, world.no_channel, world.alice)
-    assert played.embeds[0]["title"] == "Krig — runde 1"
+    assert played.embeds[0]["title"] == t("nb", "table.title", round=1)
     for _, card in first_round.battle:
         assert card_label(card, "nb") in played.embeds[0]["description"]
     row = await bot.storage.get_game(table.game_id)
@@ -240,10 +241,10 @@ async def test_flips_in_two_channels_do_not_wait_for_each_other(
         patch.setattr(Storage, "save_round", save_round)
         stuck = await standin.slash("flip", user=world.alice, channel=world.no_channel)
         free = await flip(standin, world.sv_channel, world.bob)
-        assert free.embeds[0]["title"] == "Krig — omgång 1"
+        assert free.embeds[0]["title"] == t("sv", "table.title", round=1)
         assert stuck.callbacks.items == []  # still saving in the other channel
         hold.set()
-        assert (await stuck.response()).embeds[0]["title"] == "Krig — runde 1"
+        assert (await stuck.response()).embeds[0]["title"] == t("nb", "table.title", round=1)
 
 
 ALICE_WINS = 132
@@ -280,9 +281,9 @@ async def test_an_end_committed_but_never_shown_is_shown_by_the_restarted_bot(
         await settled()
 
         shown = text_of(told.revision)
-        assert f"Spill #{table.game_id} ble avsluttet like før boten startet på nytt" in shown
-        assert "🏆 **Alice** vinner!" in shown
-        assert f"Frø (seed): {ALICE_WINS}" in shown
+        assert t("nb", "end.after_restart", game=table.game_id) in shown
+        assert "🏆 " + t("nb", "over.winner", name="**Alice**") in shown
+        assert t("nb", "fair.seed", seed=ALICE_WINS) in shown
         assert list(buttons(told.message)) == [f"krig:rematch:{table.game_id}"]
         assert told.message.pinged == []
         assert (await game_row(restarted, table.game_id)).extra.get("ending") is None

@@ -26,6 +26,7 @@ from tests.cogs.helpers import (
 from tests.cogs.play_helpers import command, running_bot
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 LONG_SEED = 17
 """Standard: 117 rounds, Bob (seat 1) wins, ten wars."""
@@ -64,8 +65,8 @@ async def test_the_game_is_played_to_its_end_once_every_other_player_agrees(
         assert not asked.content  # the one who has to agree is named, not pinged
         assert asked.message is not None
         assert asked.message.pinged == []
-        assert "Alice vil spille resten av spillet med én gang." in text_of(asked)
-        assert "Venter på: Bob" in text_of(asked)
+        assert t("nb", "finish.ask", name="Alice") in text_of(asked)
+        assert t("nb", "challenge.waiting", players="Bob") in text_of(asked)
         assert list(buttons(asked)) == [yes(table.game_id), no(table.game_id)]
         assert asked.message is not None
         assert (await game_row(bot, table.game_id)).round == 10  # nothing played yet
@@ -74,18 +75,25 @@ async def test_the_game_is_played_to_its_end_once_every_other_player_agrees(
 
         assert done.type == UPDATE_MESSAGE
         shown = text_of(done)
-        assert f"Spill #{table.game_id} er spilt ferdig" in shown
-        assert "🏆 **Bob** vinner!" in shown
+        assert t("nb", "finish.done", game=table.game_id) in shown
+        assert "🏆 " + t("nb", "over.winner", name="**Bob**") in shown
+        wars, changes = len(story.story.wars), story.story.lead_changes
+        assert t("nb", "summary.rounds", rounds=outcome.rounds, wars=wars, changes=changes) in shown
         assert (
-            f"Runder: {outcome.rounds} · kriger: {len(story.story.wars)} · "
-            f"ledelsesskifter: {story.story.lead_changes}" in shown
+            t(
+                "nb",
+                "summary.biggest_war",
+                count=big.steps,
+                round=big.round,
+                steps=big.steps,
+                name=["Alice", "Bob"][big.winner or 0],
+                cards=big.cards,
+            )
+            in shown
         )
-        assert (
-            f"Største krig: runde {big.round}, {big.steps} krigstrinn, "
-            f"{['Alice', 'Bob'][big.winner or 0]} tok {big.cards} kort" in shown
-        )
-        assert shown.count("Runder: ") == 1  # the summary's figures, not the result's again
-        assert f"Frø (seed): {LONG_SEED}" in shown
+        # The summary's figures, not the result's again.
+        assert pattern("nb", "over.stats").search(shown) is None
+        assert t("nb", "fair.seed", seed=LONG_SEED) in shown
         assert list(buttons(done)) == [f"krig:rematch:{table.game_id}"]
         assert "story.png" in {name for name, _ in done.files}  # the chart: pictures are on
         row = await game_row(bot, table.game_id)
@@ -126,19 +134,19 @@ async def test_without_every_agreement_nothing_is_played(
         assert onlooker.ephemeral
         assert onlooker.content == t("nb", "err.not_player")
         assert one.type == UPDATE_MESSAGE
-        assert "Venter på: Carol" in text_of(one)
+        assert t("nb", "challenge.waiting", players="Carol") in text_of(one)
         assert (await game_row(bot, table.game_id)).round == 0
 
         declined = await press(standin, message, no(table.game_id), world.carol)
 
         assert declined.type == UPDATE_MESSAGE
-        assert "Carol vil spille videre. Spillet fortsetter." in text_of(declined)
+        assert t("nb", "finish.declined", name="Carol") in text_of(declined)
         assert buttons(declined) == {}
         row = await game_row(bot, table.game_id)
         assert (row.status, row.round) == ("running", 0)
         assert not row.extra.get("finish")
         answer = await flip(standin, world.no_channel, world.alice)
-        assert "Krig — runde 1" in text_of(answer)
+        assert t("nb", "table.title", round=1) in text_of(answer)
 
 
 async def test_an_eternal_deal_is_explained_as_a_draw(
@@ -153,11 +161,8 @@ async def test_an_eternal_deal_is_explained_as_a_draw(
         done = await press(standin, asked.message, yes(table.game_id), world.alice)
 
         shown = text_of(done)
-        assert "Uavgjort!" in shown
-        assert (
-            "Fra runde 94 kommer kortene tilbake i samme rekkefølge hver 52. runde: "
-            "spillet kunne aldri ta slutt, så det er uavgjort." in shown
-        )
+        assert t("nb", "over.draw") in shown
+        assert t("nb", "summary.eternal", count=52, n=52, start=94) in shown
         assert t("nb", "over.reason.eternal_cycle", count=52, n=52) not in shown  # told once
         assert "🏆" not in shown
         assert "--set pickup=table" in shown

@@ -25,6 +25,7 @@ from tests.cogs.helpers import (
 )
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 STANDARD = Rules.preset("standard")
 PLAIN_SEED = find_seed(STANDARD, lambda played: not played.is_war)
@@ -51,17 +52,17 @@ async def test_flip_plays_one_round_and_shows_cards_winner_counts_and_round(
 
     assert not answer.ephemeral
     (embed,) = answer.embeds
-    assert embed["title"] == "Krig — runde 1"
+    assert embed["title"] == t("nb", "table.title", round=1)
     for line in battle_lines(played):
         assert line in embed["description"]
     winner = NAMES[played.winner]  # type: ignore[index]
-    assert f"➜ **{winner}** tar 2 kort" in embed["description"]
+    assert "➜ " + t("nb", "table.takes", count=2, name=f"**{winner}**", n=2) in embed["description"]
     counts = embed["fields"][0]
-    assert counts["name"] == "Kort"
+    assert counts["name"] == t("nb", "table.counts_heading")
     for seat, name in enumerate(NAMES):
         assert f"{name}: **{game.counts[seat]}** " in counts["value"]
     assert counts["value"].count("▰") + counts["value"].count("▱") == 20  # one bar each
-    assert embed["footer"]["text"] == f"Runde 1 · spill #{table.game_id}"
+    assert embed["footer"]["text"] == t("nb", "table.round_footer", round=1, game=table.game_id)
     assert flip_button(answer) == f"krig:flip:{table.game_id}:1"
     assert buttons(answer)[flip_button(answer)]["style"] == PRIMARY
     assert answer.allowed_mentions == {"parse": []}
@@ -82,14 +83,19 @@ async def test_a_war_shows_every_war_step_and_the_whole_pot_taken(
     description = answer.embeds[0]["description"]
     for line in battle_lines(played):
         assert line in description
-    assert "⚔️ Krig! Alice og Bob" in description
+    assert "⚔️ " + t("nb", "table.war", names=fmt_list(NAMES, "nb")) in description
     for number, step in enumerate(played.war_steps, start=1):
         ups = " – ".join(
             f"{NAMES[seat]} {card_label(card, 'nb')}"
             for seat, card in zip(step.fighters, step.compared, strict=True)
         )
-        assert f"Krigstrinn {number}: 1 kort med baksiden opp hver, så åpent: {ups}" in description
-    assert f"➜ **{NAMES[played.winner]}** tar {played.taken} kort" in description  # type: ignore[index]
+        step_line = t("nb", "table.war_step", count=1, n=number, down=1, cards=ups)
+        assert step_line in description
+    winner = NAMES[played.winner]  # type: ignore[index]
+    assert (
+        "➜ " + t("nb", "table.takes", count=played.taken, name=f"**{winner}**", n=played.taken)
+        in description
+    )
     assert played.taken >= 10  # 2 battle cards + 2 war steps of 2 down and up each
 
 
@@ -104,8 +110,10 @@ async def test_flip_count_plays_several_rounds_with_a_summary(
     answer = await flip(standin, world.no_channel, world.alice, count=12)
 
     embed = answer.embeds[0]
-    assert embed["title"] == "Krig — runde 12"
-    assert embed["description"].startswith(f"12 runder spilt · kriger: {wars}\n")
+    assert embed["title"] == t("nb", "table.title", round=12)
+    assert embed["description"].startswith(
+        t("nb", "table.summary", count=12, n=12, wars=wars) + "\n"
+    )
     for line in battle_lines(played[-1]):
         assert line in embed["description"]
     assert flip_button(answer) == f"krig:flip:{table.game_id}:12"
@@ -126,16 +134,18 @@ async def test_the_last_round_shows_the_result_reason_rounds_wars_and_biggest_po
     answer = await flip(standin, world.no_channel, world.alice, count=50)
 
     embed = answer.embeds[0]
-    assert embed["title"] == "Krig — runde 5"
-    assert embed["description"].startswith("5 runder spilt")
-    result = next(f for f in embed["fields"] if f["name"] == "Spillet er slutt")
+    assert embed["title"] == t("nb", "table.title", round=5)
+    assert pattern("nb", "table.summary", count=5, n=5).match(embed["description"])
+    result = next(f for f in embed["fields"] if f["name"] == t("nb", "over.title"))
     if outcome.winner is None:
-        assert "Uavgjort!" in result["value"]
+        assert t("nb", "over.draw") in result["value"]
     else:
-        assert f"🏆 **{NAMES[outcome.winner]}** vinner!" in result["value"]
-    assert "rundegrensen ble nådd (5 runder)" in result["value"]
+        assert (
+            "🏆 " + t("nb", "over.winner", name=f"**{NAMES[outcome.winner]}**") in result["value"]
+        )
+    assert t("nb", "over.reason.round_limit", count=5, n=5) in result["value"]
     pot = max(game.biggest_pot)
-    assert f"Runder: 5 · kriger: {game.war_rounds} · største pott: {pot} kort" in result["value"]
+    assert t("nb", "over.stats", rounds=5, wars=game.war_rounds, pot=pot) in result["value"]
     assert list(buttons(answer)) == [f"krig:rematch:{table.game_id}"]  # no Flip: a rematch
     row = await game_row(bot, table.game_id)
     assert row.status == "finished"
@@ -153,7 +163,7 @@ async def test_the_flip_button_plays_the_next_round_on_the_table_message(
 
     assert answer.type == UPDATE_MESSAGE
     shown = text_of(table.message)
-    assert "Krig — runde 1" in shown
+    assert t("nb", "table.title", round=1) in shown
     for line in battle_lines(played):
         assert line in shown
     assert flip_button(table.message) == f"krig:flip:{table.game_id}:1"
@@ -168,7 +178,7 @@ async def test_pressing_flip_again_plays_the_round_after(
 
     for expected in (1, 2, 3):
         await press(standin, table.message, flip_button(table.message), world.alice)
-        assert f"Krig — runde {expected}" in text_of(table.message)
+        assert t("nb", "table.title", round=expected) in text_of(table.message)
 
     assert (await game_row(bot, table.game_id)).round == 3
 
@@ -184,7 +194,7 @@ async def test_someone_who_is_not_playing_cannot_flip(
 
     for answer in (by_command, by_button):
         assert answer.ephemeral
-        assert answer.content == "Only the players of this game can do that."
+        assert answer.content == t("en", "err.not_player")
     assert text_of(table.message) == before
     assert len(public_messages(standin, world.no_channel)) == 1
     assert (await game_row(bot, table.game_id)).round == 0
@@ -196,7 +206,7 @@ async def test_flip_where_there_is_no_game_says_so(
     answer = await flip(standin, world.no_channel, world.alice)
 
     assert answer.ephemeral
-    assert answer.content == "Det er ikke noe spill i denne kanalen."
+    assert answer.content == t("nb", "err.no_game")
 
 
 async def test_flip_before_everyone_has_accepted_plays_nothing(
@@ -207,7 +217,7 @@ async def test_flip_before_everyone_has_accepted_plays_nothing(
     answer = await flip(standin, world.no_channel, world.bob)
 
     assert answer.ephemeral
-    assert answer.content == "Partiet har inte börjat än."
+    assert answer.content == t("sv", "err.not_running")
 
 
 async def test_a_forged_count_above_fifty_plays_nothing(
@@ -227,7 +237,7 @@ async def test_a_forged_count_above_fifty_plays_nothing(
     answer = await rec.response()
 
     assert answer.ephemeral
-    assert answer.content == "Velg mellom 1 og 50 runder."
+    assert answer.content == t("nb", "err.count_range")
     assert (await game_row(bot, table.game_id)).round == 0
 
 
@@ -240,7 +250,7 @@ async def test_the_flip_button_of_a_finished_game_plays_nothing(
     answer = await press(standin, table.message, flip_button(table.message), world.alice)
 
     assert answer.ephemeral
-    assert answer.content == "Det spillet er slutt."
+    assert answer.content == t("nb", "err.game_over")
     assert (await game_row(bot, table.game_id)).round == 2
 
 
@@ -255,7 +265,9 @@ async def test_a_three_player_round_names_everyone_in_the_war(
     answer = await flip(standin, world.no_channel, world.carol)
 
     description = answer.embeds[0]["description"]
-    assert "⚔️ Krig! " + fmt_list(["Alice", "Bob", "Carol"], "nb") in description
+    assert (
+        "⚔️ " + t("nb", "table.war", names=fmt_list(["Alice", "Bob", "Carol"], "nb")) in description
+    )
     counts = answer.embeds[0]["fields"][0]["value"]
     assert [line.split(":")[0] for line in counts.splitlines()] == ["Alice", "Bob", "Carol"]
 
@@ -271,7 +283,7 @@ async def test_every_variant_can_be_challenged_and_played(
 
     table = await start_game(standin, world.no_channel, world.alice, *opponents, variant=variant)
     assert name in text_of(table.message.history[0])  # the challenge, before it was accepted
-    assert "Krig — runde 0" in text_of(table.message)
+    assert t("nb", "table.title", round=0) in text_of(table.message)
     answer = await flip(standin, world.no_channel, world.alice, count=50)
 
     # The stand-in refuses what Discord would (embed limits...), so a reply here is a valid one.
@@ -280,10 +292,10 @@ async def test_every_variant_can_be_challenged_and_played(
     embed, *story = answer.embeds
     # A game that ended within the 50 rounds also shows its story (pictures are on).
     assert len(story) == (1 if row.status == "finished" else 0)
-    assert embed["title"].startswith("Krig — runde ")
+    assert pattern("nb", "table.title").fullmatch(embed["title"])
     assert all(f"{p}: **" in text_of(answer) for p in ("Alice", "Bob"))
     assert row.variant == variant
     if variant == "poeng":
-        assert any(f["name"] == "Poeng" for f in embed["fields"])
+        assert any(f["name"] == t("nb", "table.points") for f in embed["fields"])
     if Rules.preset(variant).target_tricks is not None:  # hurtig, best3, best5
-        assert any(f["name"] == "Stikk" for f in embed["fields"])
+        assert any(f["name"] == t("nb", "table.tricks") for f in embed["fields"])

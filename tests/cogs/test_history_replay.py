@@ -44,7 +44,7 @@ async def test_replay_pages_show_exactly_the_rounds_that_were_played(
         for _ in range(29):
             played.append(await flip(standin, world.no_channel, world.alice))
         last = await flip(standin, world.no_channel, world.bob)
-        assert "Spillet er slutt" in text_of(last)
+        assert t("nb", "over.title") in text_of(last)
         played.append(last)
         assert (await game_row(bot, table.game_id)).status == "finished"
 
@@ -54,8 +54,12 @@ async def test_replay_pages_show_exactly_the_rounds_that_were_played(
         shown = []
         for number in range(1, 31):
             (embed,) = page.embeds
-            assert embed["title"] == f"Spill #{table.game_id} — runde {number} av 30"
-            assert embed["footer"]["text"] == f"Reprise · frø {SHORT_SEED} · Standard (1 kort ned)"
+            assert embed["title"] == t(
+                "nb", "replay.title", game=table.game_id, round=number, rounds=30
+            )
+            assert embed["footer"]["text"] == t(
+                "nb", "replay.footer", seed=SHORT_SEED, variant=t("nb", "variant.standard.name")
+            )
             shown.append(embed)
             if number < 30:
                 assert page.message is not None
@@ -66,8 +70,8 @@ async def test_replay_pages_show_exactly_the_rounds_that_were_played(
             assert replayed["description"] == table_embed["description"]
             assert replayed["fields"][0] == table_embed["fields"][0]  # the counts after it
         result = shown[-1]["fields"][-1]
-        assert result["name"] == "Spillet er slutt"
-        assert "🏆 **Bob** vinner!" in result["value"]
+        assert result["name"] == t("nb", "over.title")
+        assert "🏆 " + t("nb", "over.winner", name="**Bob**") in result["value"]
         moves = replay_buttons(page)
         assert set(moves) == {"first", "prev", "next", "war", "last"}
         disabled = {move for move, cid in moves.items() if buttons(page)[cid].get("disabled")}
@@ -92,7 +96,9 @@ async def test_replay_jumps_to_the_next_war(
         for war in [number for number in wars if number > 1]:  # the replay opens at round 1
             assert page.message is not None
             page = await press(standin, page.message, replay_buttons(page)["war"], world.bob)
-            assert page.embeds[0]["title"] == f"Parti #{table.game_id} — omgång {war} av 30"
+            assert page.embeds[0]["title"] == t(
+                "sv", "replay.title", game=table.game_id, round=war, rounds=30
+            )
             assert "⚔️" in page.embeds[0]["description"]
 
         war_button = buttons(page)[replay_buttons(page)["war"]]
@@ -132,19 +138,24 @@ async def test_history_lists_ended_games_newest_first_with_result_reason_and_len
 
         assert everyone.ephemeral
         (embed,) = everyone.embeds
-        assert embed["title"] == "Siste spill"
+        assert embed["title"] == t("nb", "history.title")
         lines = embed["description"].splitlines()
         assert [line.split("`")[1] for line in lines] == [
             f"#{third.game_id}",
             f"#{second.game_id}",
             f"#{first.game_id}",
         ]
-        assert "Bob – Carol · Avbrutt · 0 runder" in lines[0]
-        assert "Carol – Alice · 🏆 Carol · alle kortene · 30 runder" in lines[1]
-        assert "Alice – Bob · 🏆 Bob · alle kortene · 30 runder" in lines[2]
-        assert embed["footer"]["text"] == "Side 1"
+        all_cards, thirty = (
+            t("nb", "history.reason.all_cards"),
+            t("nb", "unit.rounds", count=30, n=30),
+        )
+        no_rounds = t("nb", "unit.rounds", count=0, n=0)
+        assert f"Bob – Carol · {t('nb', 'history.cancelled')} · {no_rounds}" in lines[0]
+        assert f"Carol – Alice · 🏆 Carol · {all_cards} · {thirty}" in lines[1]
+        assert f"Alice – Bob · 🏆 Bob · {all_cards} · {thirty}" in lines[2]
+        assert embed["footer"]["text"] == t("nb", "history.page", page=1)
         carol_lines = carols.embeds[0]["description"].splitlines()
-        assert carol_lines[0] == f"Spill med <@{world.carol.id}>"
+        assert carol_lines[0] == t("nb", "history.of", name=f"<@{world.carol.id}>")
         assert [line.split("`")[1] for line in carol_lines[1:]] == [
             f"#{third.game_id}",
             f"#{second.game_id}",
@@ -179,7 +190,7 @@ async def test_history_pages_with_buttons(
 
         shown = [line.split("`")[1] for line in second.embeds[0]["description"].splitlines()]
         assert shown == [f"#{game}" for game in reversed(ids[:3])]
-        assert second.embeds[0]["footer"]["text"] == "Sida 2"
+        assert second.embeds[0]["footer"]["text"] == t("sv", "history.page", page=2)
         assert buttons(second)[list(buttons(second))[1]].get("disabled")  # no third page
 
 

@@ -25,6 +25,7 @@ from tests.cogs.helpers import (
 from tests.cogs.play_helpers import command, running_bot
 from tests.standin import DiscordStandIn, InteractionResponse
 from tests.standin.fixtures import SampleWorld
+from tests.texts import board_line
 
 ALICE_WINS = 132
 """Standard: 34 rounds, Alice (seat 0) takes every card."""
@@ -36,7 +37,7 @@ NEXT_CHALLENGE = 5
 
 
 def match_field(answer: InteractionResponse) -> str:
-    (field,) = [f for f in answer.embeds[0]["fields"] if f["name"] == "Match"]
+    (field,) = [f for f in answer.embeds[0]["fields"] if f["name"] == t("nb", "match.heading")]
     return str(field["value"])
 
 
@@ -48,16 +49,20 @@ async def test_a_best_of_three_match_from_the_challenge_to_the_winner(
         message = await challenge_message(
             standin, world.no_channel, world.alice, world.bob, best_of=3, rounds=500
         )
-        assert "Best av 3: den første som vinner 2 spill, vinner matchen" in text_of(message)
+        assert t("nb", "match.rule", best_of=3, target=2) in text_of(message)
         first = game_id_of(message)
         dealt = await press(standin, message, f"krig:accept:{first}", world.bob)
-        assert "Best av 3 · spill 1 · Alice 0 · Bob 0" in match_field(dealt)
+        assert t("nb", "match.line", best_of=3, game=1, score="Alice 0 · Bob 0") in match_field(
+            dealt
+        )
 
         one = await flip(standin, world.no_channel, world.alice, count=50)
 
-        assert "🏆 **Alice** vinner!" in text_of(one)
-        assert "Best av 3, etter spill 1: Alice 1 · Bob 0" in match_field(one)
-        assert "Spill 2 er delt ut — trykk Snu for å spille det." in match_field(one)
+        assert "🏆 " + t("nb", "over.winner", name="**Alice**") in text_of(one)
+        assert t("nb", "match.score", best_of=3, game=1, score="Alice 1 · Bob 0") in match_field(
+            one
+        )
+        assert t("nb", "match.next", game=2) in match_field(one)
         (next_flip,) = buttons(one)
         second = int(next_flip.split(":")[2])
         assert next_flip == f"krig:flip:{second}:0"
@@ -75,17 +80,23 @@ async def test_a_best_of_three_match_from_the_challenge_to_the_winner(
         assert one.message is not None
         opened = await press(standin, one.message, next_flip, world.bob)
         assert opened.type == UPDATE_MESSAGE
-        assert "Krig — runde 1" in text_of(opened)
-        assert "Best av 3 · spill 2 · Alice 1 · Bob 0" in match_field(opened)
+        assert t("nb", "table.title", round=1) in text_of(opened)
+        assert t("nb", "match.line", best_of=3, game=2, score="Alice 1 · Bob 0") in match_field(
+            opened
+        )
         two = await flip(standin, world.no_channel, world.bob, count=50)
 
-        assert "🏆 **Bob** vinner!" in text_of(two)
-        assert "Best av 3, etter spill 2: Alice 1 · Bob 1" in match_field(two)
+        assert "🏆 " + t("nb", "over.winner", name="**Bob**") in text_of(two)
+        assert t("nb", "match.score", best_of=3, game=2, score="Alice 1 · Bob 1") in match_field(
+            two
+        )
         (third_flip,) = buttons(two)
         three = await flip(standin, world.no_channel, world.alice, count=50)
 
-        assert "Best av 3, etter spill 3: Alice 2 · Bob 1" in match_field(three)
-        assert "🏆 **Alice** vinner matchen!" in match_field(three)
+        assert t("nb", "match.score", best_of=3, game=3, score="Alice 2 · Bob 1") in match_field(
+            three
+        )
+        assert "🏆 " + t("nb", "match.winner", name="**Alice**") in match_field(three)
         third = int(third_flip.split(":")[2])
         assert list(buttons(three)) == [f"krig:rematch:{third}"]
         assert await bot.service.game_in(world.no_channel.id) is None  # the match is over
@@ -94,11 +105,16 @@ async def test_a_best_of_three_match_from_the_challenge_to_the_winner(
         stats = await command(standin, world.no_channel, world.alice, "stats")
 
         lines = board.embeds[0]["description"].splitlines()
-        assert "vant 2 av 3" in lines[0]
-        assert lines[0].endswith("matcher vunnet: 1 av 1")
-        assert lines[1].endswith("matcher vunnet: 0 av 1")
+        assert lines[0].startswith(
+            board_line("nb", 1, world.alice.id, wins=2, games=3, draws=0, medal="🥇")
+        )
+        assert lines[0].endswith(t("nb", "lb.matches", wins=1, matches=1))
+        assert lines[1].endswith(t("nb", "lb.matches", wins=0, matches=1))
         fields = {f["name"]: f["value"] for f in stats.embeds[0]["fields"]}
-        assert (fields["Seire"], fields["Matcher vunnet"]) == ("2", "1 av 1")
+        assert (fields[t("nb", "stats.wins")], fields[t("nb", "stats.matches")]) == (
+            "2",
+            t("nb", "stats.matches_value", wins=1, matches=1),
+        )
 
         assert three.message is not None
         onlooker = await press(standin, three.message, f"krig:rematch:{third}", world.carol)
@@ -108,7 +124,7 @@ async def test_a_best_of_three_match_from_the_challenge_to_the_winner(
         assert onlooker.content == t("en", "err.not_player")
         assert not rematch.ephemeral
         assert rematch.content == f"<@{world.alice.id}>"
-        assert "Best av 3" in text_of(rematch)
+        assert t("nb", "match.rule", best_of=3, target=2) in text_of(rematch)
         new = game_id_of(rematch)
         row = await game_row(bot, new)
         assert (row.status, row.players, row.rules) == (
@@ -128,7 +144,7 @@ async def test_a_rematch_of_a_single_game_has_the_same_rules_and_starts_when_acc
             standin, world.no_channel, world.alice, world.bob, pickup="table", shortage="last_card"
         )
         over = await flip(standin, world.no_channel, world.alice, count=50)
-        assert "Spillet er slutt" in text_of(over)
+        assert t("nb", "over.title") in text_of(over)
         assert over.message is not None
 
         rematch = await press(standin, over.message, f"krig:rematch:{table.game_id}", world.alice)
@@ -137,7 +153,7 @@ async def test_a_rematch_of_a_single_game_has_the_same_rules_and_starts_when_acc
         accepted = await press(standin, rematch.message, f"krig:accept:{new}", world.bob)
 
         assert accepted.type == UPDATE_MESSAGE
-        assert "Krig — runde 0" in text_of(accepted)
+        assert t("nb", "table.title", round=0) in text_of(accepted)
         old, row = await game_row(bot, table.game_id), await game_row(bot, new)
         assert (row.status, row.players, row.rules) == ("running", old.players, old.rules)
         assert Rules.from_dict(row.rules) == Rules.preset(
@@ -170,7 +186,7 @@ async def test_a_match_game_that_finished_just_before_a_stop_is_counted_at_start
             first = game_id_of(message)
             await press(standin, message, f"krig:accept:{first}", world.bob)
             one = await flip(standin, world.no_channel, world.alice, count=50)
-            assert "🏆 **Alice** vinner!" in text_of(one)
+            assert "🏆 " + t("nb", "over.winner", name="**Alice**") in text_of(one)
             assert buttons(one) == {}  # no next game yet, and no rematch in a match
             (logged,) = standin.accept_bot_errors()
             assert "after game" in logged.getMessage()
@@ -190,6 +206,8 @@ async def test_a_match_game_that_finished_just_before_a_stop_is_counted_at_start
         assert next_flip == f"krig:flip:{second}:0"
         # It is the channel's live table: the next table greys its button.
         opened = await flip(standin, world.no_channel, world.bob)
-        assert "Best av 3 · spill 2 · Alice 1 · Bob 0" in match_field(opened)
+        assert t("nb", "match.line", best_of=3, game=2, score="Alice 1 · Bob 0") in match_field(
+            opened
+        )
         await settled()
         assert [b for b in buttons(told.message).values() if not b.get("disabled")] == []

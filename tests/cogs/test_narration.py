@@ -22,6 +22,7 @@ from tests.cogs.helpers import (
 from tests.cogs.play_helpers import command, running_bot
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 NAMES = ("Alice", "Bob", "Carol")
 
@@ -77,7 +78,8 @@ async def test_a_short_fighter_under_last_card_is_told_with_the_cards_they_place
         fighter_line("placed", count=3, name="Alice", n=3, card=alice_up),
         fighter_line("last_card", count=1, name="Bob", n=1, card=bob_up),
     ]
-    assert not any("3 kort med baksiden opp hver" in line for line in lines)
+    three_down = pattern("nb", "table.war_step", count=3, down=3)
+    assert not any(three_down.search(line) for line in lines)
 
 
 def three_player_round() -> tuple[int, Round]:
@@ -144,6 +146,7 @@ async def test_a_team_holding_every_card_is_a_plural_subject(
 
     shown = text_of(answer)
     assert t("en", "over.reason.all_cards", count=2, name="Alice and Carol") in shown
+    # Exact English on purpose: the plural form must read "have", which no key can show.
     assert "Alice and Carol have all the cards" in shown
     assert "Alice and Carol has" not in shown
 
@@ -163,9 +166,9 @@ async def test_an_expired_challenge_names_the_configured_lifetime(
     expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
     lifetime = fmt_duration(timedelta(seconds=CHALLENGE_SECONDS), "nb")
-    assert lifetime == "0,5 sekunder"
+    assert lifetime == "0,5 sekunder"  # exact on purpose: the configured half second, as read
     assert t("nb", "challenge.expired", time=lifetime) in text_of(expired.revision)
-    assert "5 minutter" not in text_of(expired.revision)
+    assert t("nb", "unit.minutes", count=5, n=5) not in text_of(expired.revision)
 
 
 async def test_a_game_idle_for_an_hour_and_a_half_is_said_to_be_so(
@@ -180,9 +183,8 @@ async def test_a_game_idle_for_an_hour_and_a_half_is_said_to_be_so(
 
         message = await challenge_message(standin, world.no_channel, world.carol, world.bob)
 
-    assert "Det gamle spillet her hadde stått stille i 1,5 timer og ble avsluttet." in (
-        message.content or ""
-    )
+    idle = fmt_duration(timedelta(hours=1.5), "nb")
+    assert t("nb", "game.abandoned", time=idle) in (message.content or "")
 
 
 # ------------------------------------------------------------------ a withdrawn challenge

@@ -7,9 +7,11 @@ import io
 from PIL import Image
 
 from krigbot.bot import KrigBot
+from krigbot.i18n import t
 from tests.cogs.helpers import flip, flip_button, press, start_game
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -28,7 +30,7 @@ async def test_a_round_message_carries_the_table_as_a_picture(
     assert png_size(data) == (800, 450)
     assert answer.embeds[0]["image"]["url"] == "attachment://round.png"
     # The compact text line stays, for notifications and screen readers.
-    assert "snur" in answer.embeds[0]["description"]
+    assert pattern("nb", "table.battle").search(answer.embeds[0]["description"])
 
 
 async def test_a_flip_button_replaces_the_picture_instead_of_adding_one(
@@ -56,9 +58,10 @@ async def test_the_last_round_shows_the_game_s_story_as_a_chart(
     assert set(files) == {"round.png", "story.png"}
     assert png_size(files["story.png"]) == (800, 400)
     story = answer.embeds[1]
-    assert story["title"] == "Spillets gang"
+    assert story["title"] == t("nb", "chart.title")
     assert story["image"]["url"] == "attachment://story.png"
-    assert "Ledelsen skiftet" in story["description"]
+    forms = (pattern("nb", "chart.lead_changes", count=n) for n in (1, 2))  # .one and .other
+    assert any(form.search(story["description"]) for form in forms)
 
 
 async def test_status_shows_the_story_so_far(
@@ -71,7 +74,7 @@ async def test_status_shows_the_story_so_far(
     status = await record.response()
     assert status.ephemeral
     assert [name for name, _ in status.files] == ["story.png"]
-    assert status.embeds[1]["title"] == "The game's story"  # Carol reads English
+    assert status.embeds[1]["title"] == t("en", "chart.title")  # Carol reads English
 
 
 async def test_a_moderator_turns_pictures_off_and_on_for_the_server(

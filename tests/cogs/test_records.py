@@ -21,8 +21,8 @@ from tests.cogs.helpers import (
 )
 from tests.standin import Channel, DiscordStandIn, InteractionResponse, User
 from tests.standin.fixtures import SampleWorld
+from tests.texts import board_line
 
-NBSP = "\xa0"
 _channels = itertools.count(1)
 
 
@@ -89,8 +89,8 @@ async def test_an_empty_leaderboard_says_no_game_has_finished(
     answer = await ask(standin, world.no_channel, world.alice, "leaderboard")
 
     assert not answer.ephemeral
-    assert answer.embeds[0]["title"] == "Toppliste — Gjennom tidene"
-    assert answer.embeds[0]["description"] == "Ingen ferdige spill på denne serveren ennå."
+    assert answer.embeds[0]["title"] == t("nb", "lb.title", period=t("nb", "period.all"))
+    assert answer.embeds[0]["description"] == t("nb", "lb.empty")
 
 
 async def test_a_game_played_to_the_end_puts_its_winner_on_top(
@@ -101,13 +101,13 @@ async def test_a_game_played_to_the_end_puts_its_winner_on_top(
     seeds.fix(seed)
     await start_game(standin, world.no_channel, world.alice, world.bob, rounds=1)
     finished = await flip(standin, world.no_channel, world.alice)
-    assert "🏆 **Bob** vinner!" in text_of(finished)
+    assert "🏆 " + t("nb", "over.winner", name="**Bob**") in text_of(finished)
 
     answer = await ask(standin, world.no_channel, world.carol, "leaderboard")
 
     assert board_lines(answer) == [
-        f"🥇 1. <@{world.bob.id}> — vant 1 av 1 (100{NBSP}%) · uavgjort: 0",
-        f"🥈 2. <@{world.alice.id}> — vant 0 av 1 (0{NBSP}%) · uavgjort: 0",
+        board_line("nb", 1, world.bob.id, wins=1, games=1, draws=0, medal="🥇"),
+        board_line("nb", 2, world.alice.id, wins=0, games=1, draws=0, medal="🥈"),
     ]
     assert answer.allowed_mentions == {"parse": []}
 
@@ -126,24 +126,23 @@ async def test_the_leaderboard_shows_the_top_ten_by_wins_with_games_draws_and_wi
 
     lines = board_lines(answer)
     assert len(lines) == 10
-    assert lines[0] == f"🥇 1. <@1001> — vant 12 av 13 (92{NBSP}%) · uavgjort: 1"
-    assert lines[1] == f"🥈 2. <@1002> — vant 11 av 11 (100{NBSP}%) · uavgjort: 0"
-    assert lines[2].startswith("🥉 3. <@1003> — vant 10 av 10")
-    assert lines[9] == f"10. <@1010> — vant 3 av 3 (100{NBSP}%) · uavgjort: 0"
+    assert lines[0] == board_line("nb", 1, 1001, wins=12, games=13, draws=1, medal="🥇")
+    assert lines[1] == board_line("nb", 2, 1002, wins=11, games=11, draws=0, medal="🥈")
+    assert lines[2] == board_line("nb", 3, 1003, wins=10, games=10, draws=0, medal="🥉")
+    assert lines[9] == board_line("nb", 10, 1010, wins=3, games=3, draws=0)
     assert "<@9999>" not in answer.embeds[0]["description"]  # many games, no wins: 11th or lower
     assert "<@1011>" not in answer.embeds[0]["description"]
 
 
 @pytest.mark.parametrize(
-    ("period", "title", "wins"),
-    [("all", "Gjennom tidene", 3), ("month", "Siste 30 dager", 2), ("week", "Siste 7 dager", 1)],
+    ("period", "wins"),
+    [("all", 3), ("month", 2), ("week", 1)],
 )
 async def test_the_leaderboard_period_counts_only_games_finished_within_it(
     standin: DiscordStandIn,
     world: SampleWorld,
     bot: KrigBot,
     period: str,
-    title: str,
     wins: int,
 ) -> None:
     alice, bob = world.alice.id, world.bob.id
@@ -154,10 +153,8 @@ async def test_the_leaderboard_period_counts_only_games_finished_within_it(
 
     answer = await ask(standin, world.no_channel, world.alice, "leaderboard", period=period)
 
-    assert answer.embeds[0]["title"] == f"Toppliste — {title}"
-    assert board_lines(answer)[0] == (
-        f"🥇 1. <@{alice}> — vant {wins} av {wins} (100{NBSP}%) · uavgjort: 0"
-    )
+    assert answer.embeds[0]["title"] == t("nb", "lb.title", period=t("nb", f"period.{period}"))
+    assert board_lines(answer)[0] == board_line("nb", 1, alice, wins, wins, draws=0, medal="🥇")
 
 
 async def test_each_server_has_its_own_leaderboard(
@@ -175,9 +172,9 @@ async def test_each_server_has_its_own_leaderboard(
 
     assert f"<@{world.alice.id}>" in board_lines(norwegian)[0]
     assert f"<@{world.carol.id}>" not in text_of(norwegian)
-    assert swedish.embeds[0]["title"] == "Topplista — Genom tiderna"
-    assert board_lines(swedish)[0] == (
-        f"🥇 1. <@{world.carol.id}> — vann 1 av 1 (100{NBSP}%) · oavgjort: 0"
+    assert swedish.embeds[0]["title"] == t("sv", "lb.title", period=t("sv", "period.all"))
+    assert board_lines(swedish)[0] == board_line(
+        "sv", 1, world.carol.id, wins=1, games=1, draws=0, medal="🥇"
     )
     assert f"<@{world.alice.id}>" not in text_of(swedish)
 
@@ -217,16 +214,16 @@ async def test_stats_show_a_players_whole_record_on_this_server(
     answer = await ask(standin, world.no_channel, world.carol, "stats", user=world.alice)
 
     assert not answer.ephemeral
-    assert answer.embeds[0]["title"] == "Resultater i Krig for Alice"
+    assert answer.embeds[0]["title"] == t("nb", "stats.title", name="Alice")
     assert fields(answer) == {
-        "Spill": "4",
-        "Seire": "2",
-        "Uavgjort": "1",
-        "Tap": "1",
-        "Vunne kriger": "11",
-        "Største pott vunnet": "22 kort",
-        "Lengste spill": "300 runder",
-        "Vanligste motstander": t(
+        t("nb", "stats.games"): "4",
+        t("nb", "stats.wins"): "2",
+        t("nb", "stats.draws"): "1",
+        t("nb", "stats.losses"): "1",
+        t("nb", "stats.wars_won"): "11",
+        t("nb", "stats.biggest_pot"): t("nb", "unit.cards", count=22, n=22),
+        t("nb", "stats.longest"): t("nb", "unit.rounds", count=300, n=300),
+        t("nb", "stats.opponent"): t(
             "nb",
             "stats.head_to_head",
             count=3,
@@ -249,9 +246,9 @@ async def test_stats_without_a_user_show_the_askers_own_record(
 
     answer = await ask(standin, world.sv_channel, world.bob, "stats")
 
-    assert answer.embeds[0]["title"] == "Resultat i Krig för Bob"
-    assert fields(answer)["Förluster"] == "1"
-    assert fields(answer)["Vanligaste motståndare"] == t(
+    assert answer.embeds[0]["title"] == t("sv", "stats.title", name="Bob")
+    assert fields(answer)[t("sv", "stats.losses")] == "1"
+    assert fields(answer)[t("sv", "stats.opponent")] == t(
         "sv",
         "stats.head_to_head",
         count=1,
@@ -292,9 +289,12 @@ async def test_head_to_head_in_three_player_games_mirrors_between_the_two_player
             neither=4,
         )
 
-    assert alices["Vanligste motstander"] == record(bob, "Alice", won=1, lost=0)
-    assert bobs["Vanligste motstander"] == record(alice, "Bob", won=0, lost=1)
-    assert (alices["Seire"], alices["Tap"], bobs["Seire"], bobs["Tap"]) == ("1", "2", "0", "3")
+    opponent, wins, losses = (
+        t("nb", key) for key in ("stats.opponent", "stats.wins", "stats.losses")
+    )
+    assert alices[opponent] == record(bob, "Alice", won=1, lost=0)
+    assert bobs[opponent] == record(alice, "Bob", won=0, lost=1)
+    assert (alices[wins], alices[losses], bobs[wins], bobs[losses]) == ("1", "2", "0", "3")
 
 
 async def test_stats_of_someone_who_has_not_played_say_so(
@@ -302,9 +302,7 @@ async def test_stats_of_someone_who_has_not_played_say_so(
 ) -> None:
     answer = await ask(standin, world.no_channel, world.alice, "stats", user=world.carol)
 
-    assert answer.embeds[0]["description"] == (
-        "Carol har ikke spilt ferdig noe spill på denne serveren ennå."
-    )
+    assert answer.embeds[0]["description"] == t("nb", "stats.none", name="Carol")
 
 
 # ------------------------------------------------------------------------------- rules
@@ -317,14 +315,17 @@ async def test_rules_are_shown_to_the_reader_in_their_own_language(
 
     assert answer.ephemeral
     embed = answer.embeds[0]
-    assert embed["title"] == "Så spelar du Krig och varianterna"
+    assert embed["title"] == t("sv", "cmd.rules.desc")
     assert embed["description"] == t("sv", "rules.basic")
     variants, time_limit = embed["fields"]
-    assert (time_limit["name"], time_limit["value"]) == ("Tidsgräns", t("sv", "rules.time_limit"))
-    assert variants["name"] == "Varianter"
-    assert "`lag` — Lag (2 mot 2)" in variants["value"]
+    assert (time_limit["name"], time_limit["value"]) == (
+        t("sv", "status.time_heading"),
+        t("sv", "rules.time_limit"),
+    )
+    assert variants["name"] == t("sv", "rules.variants_heading")
+    assert f"`lag` — {t('sv', 'variant.lag.name')}" in variants["value"]
     assert len(variants["value"].splitlines()) == len(PRESETS)
-    assert "`best3` — Bäst av 3 omgångar" in variants["value"]
+    assert f"`best3` — {t('sv', 'variant.best3.name')}" in variants["value"]
 
 
 async def test_rules_of_a_variant_explain_it_and_list_its_rules(
@@ -333,13 +334,13 @@ async def test_rules_of_a_variant_explain_it_and_list_its_rules(
     answer = await ask(standin, world.no_channel, world.carol, "rules", variant="klassisk")
 
     embed = answer.embeds[0]
-    assert embed["title"] == "How to play Krig and its variants"
+    assert embed["title"] == t("en", "cmd.rules.desc")
     shown = fields(answer)
-    assert shown["Classic (3 down, last card up)"].startswith("**Classic:** in a war")
-    assert shown["Rules"].splitlines() == [
-        "3 cards down in a war",
-        "Too few cards in a war: your last card fights",
-        "Won cards go under the pile, the winner's own first",
+    assert shown[t("en", "variant.klassisk.name")] == t("en", "rules.variant.klassisk")
+    assert shown[t("en", "challenge.rules_heading")].splitlines() == [
+        t("en", "rule.face_down", count=3, n=3),
+        t("en", "rule.shortage.last_card"),
+        t("en", "rule.pickup.winner_first"),
     ]
 
 
@@ -348,5 +349,4 @@ async def test_rules_of_the_team_variant_say_four_players_play_two_against_two(
 ) -> None:
     answer = await ask(standin, world.no_channel, world.alice, "rules", variant="lag")
 
-    assert "Lag (2 mot 2)" in fields(answer)
-    assert fields(answer)["Lag (2 mot 2)"].startswith("**Lag:** Fire spillere, to mot to")
+    assert fields(answer)[t("nb", "variant.lag.name")] == t("nb", "rules.variant.lag")

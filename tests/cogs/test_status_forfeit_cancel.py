@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from krigbot.bot import KrigBot
 from krigbot.engine.steal import load_game
+from krigbot.i18n import t
 from tests.cogs.helpers import (
     DANGER,
     SECONDARY,
@@ -47,7 +48,7 @@ async def test_status_where_there_is_no_game_says_so_to_the_asker(
     answer = await command(standin, world, "status", world.bob)
 
     assert answer.ephemeral
-    assert answer.content == "Det finns inget parti i den här kanalen. Starta ett med /krig start."
+    assert answer.content == t("sv", "status.none")
 
 
 async def test_status_of_a_challenge_says_it_waits_for_answers(
@@ -59,8 +60,8 @@ async def test_status_of_a_challenge_says_it_waits_for_answers(
 
     assert answer.ephemeral
     shown = text_of(answer)
-    assert "Venter på at alle skal svare ja." in shown
-    assert "5 kort ned ved krig" in shown
+    assert t("nb", "status.challenge") in shown
+    assert t("nb", "rule.face_down", count=5, n=5) in shown
 
 
 async def test_status_of_a_running_game_shows_round_counts_and_rules_in_the_askers_language(
@@ -74,12 +75,12 @@ async def test_status_of_a_running_game_shows_round_counts_and_rules_in_the_aske
 
     assert answer.ephemeral
     shown = text_of(answer)
-    assert "Game in this channel" in shown
-    assert "Round 3" in shown
+    assert t("en", "status.title") in shown
+    assert t("en", "status.round", round=3) in shown
     assert f"Alice: **{counts[0]}**" in shown
     assert f"Bob: **{counts[1]}**" in shown
-    assert "1 card down in a war" in shown
-    assert f"Game #{table.game_id}" in shown
+    assert t("en", "rule.face_down", count=1, n=1) in shown
+    assert t("en", "game.id", game=table.game_id) in shown
 
 
 # ----------------------------------------------------------------------------- forfeit
@@ -101,11 +102,11 @@ async def test_forfeit_asks_for_confirmation_and_changes_nothing_yet(
     answer, _ = await ask_to_forfeit(standin, world, world.alice)
 
     assert answer.ephemeral
-    assert answer.content == "Vil du virkelig gi opp?"
+    assert answer.content == t("nb", "forfeit.confirm")
     yes, no = forfeit_ids(table.game_id, world.alice)
     shown = buttons(answer)
-    assert (shown[yes]["label"], shown[yes]["style"]) == ("Gi opp", DANGER)
-    assert (shown[no]["label"], shown[no]["style"]) == ("Spill videre", SECONDARY)
+    assert (shown[yes]["label"], shown[yes]["style"]) == (t("nb", "forfeit.yes"), DANGER)
+    assert (shown[no]["label"], shown[no]["style"]) == (t("nb", "forfeit.no"), SECONDARY)
     assert (await game_row(bot, table.game_id)).status == "running"
     assert len(public_messages(standin, world.no_channel)) == 1
 
@@ -121,13 +122,15 @@ async def test_a_confirmed_forfeit_ends_a_two_player_game_and_the_other_wins(
     answer = await press(standin, confirm, forfeit_ids(table.game_id, world.bob)[0], world.bob)
 
     assert answer.type == UPDATE_MESSAGE
-    assert confirm.content == "Du gav upp."  # Bob's own message, in Swedish
+    assert confirm.content == t("sv", "forfeit.confirmed")  # Bob's own message, in Swedish
     assert buttons(confirm) == {}
     announced = await watcher.next("create", predicate=lambda e: not e.message.ephemeral)
     shown = text_of(announced.revision)  # everyone's message, in the server's Norwegian
-    assert "Bob ga opp." in shown
-    assert "🏆 **Alice** vinner!" in shown
-    assert shown.count("Bob ga opp") == 1  # the title says it; the result does not repeat it
+    assert t("nb", "forfeit.done", name="Bob") in shown
+    assert "🏆 " + t("nb", "over.winner", name="**Alice**") in shown
+    # The title says it; the result does not repeat it.
+    result = shown.replace(t("nb", "forfeit.done", name="Bob"), "", 1)
+    assert t("nb", "over.reason.forfeit", name="Bob") not in result
     assert announced.message.mentions == []
     row = await game_row(bot, table.game_id)
     assert row.status == "finished"
@@ -143,7 +146,7 @@ async def test_keep_playing_leaves_the_game_running(
 
     await press(standin, confirm, forfeit_ids(table.game_id, world.alice)[1], world.alice)
 
-    assert confirm.content == "Bra — spillet fortsetter."
+    assert confirm.content == t("nb", "forfeit.kept")
     assert buttons(confirm) == {}
     assert (await game_row(bot, table.game_id)).status == "running"
     assert len(public_messages(standin, world.no_channel)) == 1
@@ -157,7 +160,7 @@ async def test_someone_not_playing_cannot_forfeit(
     answer = await command(standin, world, "forfeit", world.carol)
 
     assert answer.ephemeral
-    assert answer.content == "Only the players of this game can do that."
+    assert answer.content == t("en", "err.not_player")
     assert buttons(answer) == {}
     assert (await game_row(bot, table.game_id)).status == "running"
 
@@ -168,7 +171,7 @@ async def test_forfeit_where_there_is_no_game_says_so(
     answer = await command(standin, world, "forfeit", world.alice)
 
     assert answer.ephemeral
-    assert answer.content == "Det er ikke noe spill i denne kanalen."
+    assert answer.content == t("nb", "err.no_game")
 
 
 async def test_a_player_who_forfeits_a_three_player_game_is_out_and_the_rest_play_on(
@@ -182,7 +185,7 @@ async def test_a_player_who_forfeits_a_three_player_game_is_out_and_the_rest_pla
 
     announced = await watcher.next("create", predicate=lambda e: not e.message.ephemeral)
     shown = text_of(announced.revision)
-    assert "Carol ga opp." in shown
+    assert t("nb", "forfeit.done", name="Carol") in shown
     assert "Alice: **" in shown  # the counts of those still playing
     assert (await game_row(bot, table.game_id)).status == "running"
     # It is the table now, at the bottom: its Flip button is the one that works.
@@ -191,9 +194,9 @@ async def test_a_player_who_forfeits_a_three_player_game_is_out_and_the_rest_pla
     assert enabled_buttons(table.message) == []
     out = await flip(standin, world.no_channel, world.carol)
     assert out.ephemeral
-    assert out.content == "You are out of this game — watch the others finish it."
+    assert out.content == t("en", "err.out_of_game")
     played = await press(standin, announced.message, flip_button(announced.message), world.alice)
-    assert played.embeds[0]["title"] == "Krig — runde 1"
+    assert played.embeds[0]["title"] == t("nb", "table.title", round=1)
 
 
 # ------------------------------------------------------------------------------ cancel
@@ -209,7 +212,7 @@ async def test_a_moderator_can_cancel_a_running_game_which_then_counts_for_nobod
     answer = await command(standin, world, "cancel", world.moderator)
 
     assert not answer.ephemeral
-    assert answer.content == "Mona Mod avbrøt spillet. Det teller ikke for noen."
+    assert answer.content == t("nb", "cancel.done", name="Mona Mod")
     row = await game_row(bot, table.game_id)
     assert (row.status, row.result) == ("cancelled", None)
     assert await bot.storage.leaderboard(world.no_guild.id) == []
@@ -231,9 +234,11 @@ async def test_the_challenger_can_withdraw_a_challenge_before_everyone_accepted(
 
     answer = await command(standin, world, "cancel", world.alice)
 
-    assert answer.content == "Alice trakk utfordringen tilbake."  # no game was dealt to cancel
+    assert answer.content == t(
+        "nb", "cancel.withdrawn", name="Alice"
+    )  # no game was dealt to cancel
     withdrawn = await watcher.next("edit", predicate=lambda e: e.message is message)
-    assert "Utfordringen ble trukket tilbake." in text_of(withdrawn.revision)
+    assert t("nb", "challenge.cancelled") in text_of(withdrawn.revision)
     assert buttons(withdrawn.revision) == {}
     assert (await game_row(bot, game_id)).status == "cancelled"
 
@@ -246,7 +251,7 @@ async def test_the_challenger_cannot_cancel_once_everyone_accepted(
     answer = await command(standin, world, "cancel", world.alice)
 
     assert answer.ephemeral
-    assert answer.content.startswith("Bare en moderator (Administrer meldinger)")
+    assert answer.content == t("nb", "err.cancel_denied")
     assert (await game_row(bot, table.game_id)).status == "running"
 
 
@@ -258,7 +263,7 @@ async def test_a_challenged_player_cannot_cancel(
     answer = await command(standin, world, "cancel", world.bob)
 
     assert answer.ephemeral
-    assert answer.content.startswith("Bara en moderator (Hantera meddelanden)")
+    assert answer.content == t("sv", "err.cancel_denied")
     assert (await game_row(bot, game_id_of(message))).status == "challenge"
     assert len(buttons(message)) == 2
 
@@ -269,4 +274,4 @@ async def test_cancel_where_there_is_no_game_says_so(
     answer = await command(standin, world, "cancel", world.moderator)
 
     assert answer.ephemeral
-    assert answer.content == "Det er ikke noe spill i denne kanalen."
+    assert answer.content == t("nb", "err.no_game")

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from krigbot.bot import KrigBot
-from krigbot.i18n import t
+from krigbot.i18n import fmt_list, t
 from tests.cogs.helpers import ChosenSeeds, press, settled, start_game, text_of
 from tests.cogs.play_helpers import command, edit_of, running_bot
 from tests.cogs.test_steal_war import STEAL_ONE, play_to_choice, start_steal_war
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 LONG_SEED = 17
 """Standard: 117 rounds."""
@@ -27,7 +29,9 @@ async def test_status_in_a_steal_war_battle_shows_its_round_and_whom_it_waits_fo
     status = await command(standin, world.no_channel, players[0], "status")
 
     shown = text_of(status)
-    battle = title.rsplit(" ", 1)[1]
+    shown_title = pattern("nb", "table.title", round=re.compile(r"\d+")).fullmatch(title)
+    assert shown_title is not None
+    battle = shown_title["round"]
     assert t("nb", "status.round", round=battle) in shown
     chooser = players[plan.choice.seat].display_name
     assert t("nb", "steal.waiting", names=f"**{chooser}**") in shown
@@ -41,7 +45,7 @@ async def test_status_says_whether_the_bot_plays_and_what_a_finish_waits_for(
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         auto = (await command(standin, world.no_channel, world.alice, "auto", speed="slow")).message
         assert auto is not None
-        await edit_of(standin, auto, lambda text: "Krig — runde 1" in text)
+        await edit_of(standin, auto, lambda text: t("nb", "table.title", round=1) in text)
         running = t("nb", "auto.running", speed=t("nb", "speed.slow"), name="Alice")
 
         playing = await command(standin, world.no_channel, world.alice, "status")
@@ -53,7 +57,7 @@ async def test_status_says_whether_the_bot_plays_and_what_a_finish_waits_for(
         stopped = await command(standin, world.no_channel, world.alice, "status")
 
     assert running in text_of(playing)
-    assert "Krig — runde" in text_of(stop)
+    assert pattern("nb", "table.title").search(text_of(stop))
     assert running not in text_of(stopped)
     assert t("nb", "finish.waiting", players="Bob") in text_of(stopped)
 
@@ -64,7 +68,7 @@ async def test_a_finish_request_stops_waiting_for_a_player_who_gives_up(
     table = await start_game(standin, world.no_channel, world.alice, world.bob, world.carol)
     request = (await command(standin, world.no_channel, world.alice, "finish")).message
     assert request is not None
-    assert t("nb", "finish.waiting", players="Bob og Carol") in text_of(request)
+    assert t("nb", "finish.waiting", players=fmt_list(["Bob", "Carol"], "nb")) in text_of(request)
     confirm = (await command(standin, world.no_channel, world.carol, "forfeit")).message
     assert confirm is not None
 

@@ -7,7 +7,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.engine.steal import load_game
-from krigbot.i18n import t
+from krigbot.i18n import fmt_list, t
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
@@ -21,6 +21,7 @@ from tests.cogs.helpers import (
 )
 from tests.standin import DiscordStandIn, User
 from tests.standin.fixtures import SampleWorld
+from tests.texts import board_line
 
 ROUNDS = 10
 NBSP = "\xa0"
@@ -55,29 +56,32 @@ async def test_a_team_game_from_challenge_to_result_credits_both_partners(
     message = await challenge_message(
         standin, world.no_channel, alice, bob, carol, dave, variant="lag", rounds=ROUNDS
     )
-    assert "Lag: Alice og Carol mot Bob og Dave" in text_of(message)
+    team1, team2 = fmt_list(["Alice", "Carol"], "nb"), fmt_list(["Bob", "Dave"], "nb")
+    assert t("nb", "rule.teams", team1=team1, team2=team2) in text_of(message)
     game_id = game_id_of(message)
     for player in (bob, carol, dave):
         answer = await press(standin, message, f"krig:accept:{game_id}", player)
         assert answer.type == UPDATE_MESSAGE
     dealt = message.embeds[0]["fields"][0]["value"].splitlines()
-    assert [line.split(":")[0] for line in dealt] == [
-        "**Lag 1 (Alice og Carol)",
+    assert dealt[0] == "**" + t("nb", "table.team_total", team=1, names=team1, n=26) + "**"
+    assert dealt[3] == "**" + t("nb", "table.team_total", team=2, names=team2, n=26) + "**"
+    assert [line.split(":")[0] for line in dealt[1:3] + dealt[4:]] == [
         "Alice",
         "Carol",
-        "**Lag 2 (Bob og Dave)",
         "Bob",
         "Dave",
     ]
-    assert dealt[0] == "**Lag 1 (Alice og Carol): 26**"
 
     finished = await flip(standin, world.no_channel, alice, count=ROUNDS)
 
     shown = text_of(finished)
-    assert "🏆 Lag 2 vinner: **Bob** og **Dave**!" in shown
-    assert f"rundegrensen ble nådd ({ROUNDS} runder)" in shown
+    assert (
+        "🏆 " + t("nb", "team.winners", team=2, names=fmt_list(["**Bob**", "**Dave**"], "nb"))
+        in shown
+    )
+    assert t("nb", "over.reason.round_limit", count=ROUNDS, n=ROUNDS) in shown
     team_two = expected.counts[1] + expected.counts[3]
-    assert f"**Lag 2 (Bob og Dave): {team_two}**" in shown
+    assert "**" + t("nb", "table.team_total", team=2, names=team2, n=team_two) + "**" in shown
     for seat, name in enumerate(("Alice", "Bob", "Carol", "Dave")):
         assert f"{name}: **{expected.counts[seat]}**" in shown
     row = await game_row(bot, game_id)
@@ -88,10 +92,10 @@ async def test_a_team_game_from_challenge_to_result_credits_both_partners(
     ).response()
     lines = board.embeds[0]["description"].splitlines()
     assert lines == [
-        f"🥇 1. <@{bob.id}> — vant 1 av 1 (100{NBSP}%) · uavgjort: 0",
-        f"🥈 2. <@{dave.id}> — vant 1 av 1 (100{NBSP}%) · uavgjort: 0",
-        f"🥉 3. <@{alice.id}> — vant 0 av 1 (0{NBSP}%) · uavgjort: 0",
-        f"4. <@{carol.id}> — vant 0 av 1 (0{NBSP}%) · uavgjort: 0",
+        board_line("nb", 1, bob.id, wins=1, games=1, draws=0, medal="🥇"),
+        board_line("nb", 2, dave.id, wins=1, games=1, draws=0, medal="🥈"),
+        board_line("nb", 3, alice.id, wins=0, games=1, draws=0, medal="🥉"),
+        board_line("nb", 4, carol.id, wins=0, games=1, draws=0),
     ]
 
     stats = await (
@@ -100,8 +104,8 @@ async def test_a_team_game_from_challenge_to_result_credits_both_partners(
         )
     ).response()
     fields = {field["name"]: field["value"] for field in stats.embeds[0]["fields"]}
-    assert fields["Seire"] == "1"
-    assert fields["Vanligste lagkamerat"] == t(
+    assert fields[t("nb", "stats.wins")] == "1"
+    assert fields[t("nb", "stats.partner")] == t(
         "nb",
         "stats.partner_line",
         count=1,
@@ -111,7 +115,7 @@ async def test_a_team_game_from_challenge_to_result_credits_both_partners(
         draws=0,
         losses=0,
     )
-    assert fields["Vanligste motstander"] == t(
+    assert fields[t("nb", "stats.opponent")] == t(
         "nb",
         "stats.head_to_head",
         count=1,
@@ -176,7 +180,8 @@ async def test_a_team_draw_is_a_draw_for_all_four_on_the_leaderboard_and_in_stat
             )
         ).response()
         fields = {field["name"]: field["value"] for field in stats.embeds[0]["fields"]}
-        assert (fields["Seire"], fields["Uavgjort"], fields["Tap"]) == ("0", "1", "0"), player
+        shown = tuple(fields[t("nb", f"stats.{key}")] for key in ("wins", "draws", "losses"))
+        assert shown == ("0", "1", "0"), player
 
 
 async def forfeit(standin: DiscordStandIn, world: SampleWorld, game_id: int, user: User) -> str:
@@ -205,11 +210,11 @@ async def test_a_member_who_forfeits_gives_up_for_the_team_and_the_other_team_wi
     shown = await forfeit(standin, world, table.game_id, user)
 
     winners = (
-        "Lag 2 vinner: **Bob** og **Dave**"
+        t("nb", "team.winners", team=2, names=fmt_list(["**Bob**", "**Dave**"], "nb"))
         if quitter == "carol"
-        else ("Lag 1 vinner: **Alice** og **Carol**")
+        else t("nb", "team.winners", team=1, names=fmt_list(["**Alice**", "**Carol**"], "nb"))
     )
-    assert f"🏆 {winners}!" in shown
+    assert f"🏆 {winners}" in shown
     row = await game_row(bot, table.game_id)
     assert row.status == "finished"
     assert row.state is not None
@@ -238,5 +243,8 @@ async def test_a_member_already_out_may_still_give_up_for_the_team(
 
     shown = await forfeit(standin, world, table.game_id, world.bob)
 
-    assert "🏆 Lag 1 vinner: **Alice** og **Carol**!" in shown
+    assert (
+        "🏆 " + t("nb", "team.winners", team=1, names=fmt_list(["**Alice**", "**Carol**"], "nb"))
+        in shown
+    )
     assert (await game_row(bot, table.game_id)).status == "finished"

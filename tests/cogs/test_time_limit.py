@@ -284,8 +284,8 @@ async def test_minutes_outside_the_engine_s_range_are_refused(
     )
     minutes = next(option for option in start["options"] if option["name"] == "minutes")
     assert (minutes["min_value"], minutes["max_value"]) == (1, MAX_TIME_LIMIT)
-    assert minutes["name_localizations"]["no"] == "minutter"
-    assert minutes["name_localizations"]["sv-SE"] == "minuter"
+    assert minutes["name_localizations"]["no"] == t("nb", "opt.minutes.name")
+    assert minutes["name_localizations"]["sv-SE"] == t("sv", "opt.minutes.name")
     assert minutes["description_localizations"]["da"] == t("da", "opt.minutes.desc")
 
     for wrong in (0, MAX_TIME_LIMIT + 1):
@@ -361,7 +361,7 @@ async def test_autoplay_stops_when_the_time_is_up_and_the_cards_are_counted(
             answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
             message = answer.message
             assert message is not None
-            await edit_of(standin, message, lambda text: "Krig — runde 1" in text)
+            await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
             start = len(standin.channel_events.items)
 
             clock.advance(minutes=2)

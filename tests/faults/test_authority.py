@@ -86,7 +86,7 @@ async def test_a_button_copied_to_another_channel_or_server_changes_nothing(
     assert answers[2].content == t("nb", "err.game_over")
     assert answers[3].content == t("sv", "err.game_over")
     assert snapshot(Path(bot.storage.path)) == before
-    assert "Krig — runde 0" in text_of(table.message)
+    assert t("nb", "table.title", round=0) in text_of(table.message)
     assert accept in challenge.custom_ids()
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from krigbot.bot import KrigBot
+from krigbot.i18n import t
 from krigbot.storage import Storage
 from tests.cogs.helpers import (
     challenge_message,
@@ -122,9 +123,9 @@ async def test_every_command_answers_or_defers_in_time_while_every_write_takes_2
 
     assert_answered_in_time(records)
     assert any(rec.callbacks.items[0].deferred for rec in records)  # the disk was slow indeed
-    assert "Krig — runde 1" in shown[0]
-    assert "Krig — runde 1" in shown[1]
-    assert "Krig — runde 0" in shown[5]
+    assert t("nb", "table.title", round=1) in shown[0]
+    assert t("nb", "table.title", round=1) in shown[1]
+    assert t("nb", "table.title", round=0) in shown[5]
     games = check_database(Path(bot.storage.path))
     assert games[given_up.game_id].status == "finished"
     assert games[game_id_of(open_challenge)].status == "running"

@@ -17,6 +17,7 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.cogs import replies
+from krigbot.i18n import t
 from krigbot.storage import Storage
 from tests.cogs.helpers import (
     DEFERRED_UPDATE,
@@ -34,6 +35,7 @@ from tests.cogs.helpers import (
 from tests.conftest import make_settings
 from tests.standin import ChannelEvent, DiscordStandIn, RequestRecord, run_bot
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 RETRY_AFTER = 0.5
 """Seconds a 429 asks the bot to wait."""
@@ -53,7 +55,7 @@ def showing_round(number: int) -> Any:
     """Return a predicate for a channel event whose message shows round ``number``."""
 
     def shows(event: ChannelEvent) -> bool:
-        return f"Krig — runde {number}" in text_of(event.revision)
+        return t("nb", "table.title", round=number) in text_of(event.revision)
 
     return shows
 
@@ -70,7 +72,7 @@ async def test_a_rate_limited_reply_waits_as_told_and_is_delivered(
     rec = await standin.slash("flip", user=world.alice, channel=world.no_channel)
     answer = await rec.response()
 
-    assert answer.embeds[0]["title"] == "Krig — runde 1"
+    assert answer.embeds[0]["title"] == t("nb", "table.title", round=1)
     sent = standin.requests_matching("POST", f"/interactions/{rec.id}/")
     assert [r.status for r in sent] == [429, 200]
     assert retried_after(sent)[0] >= RETRY_AFTER
@@ -99,7 +101,7 @@ async def test_a_rate_limited_edit_after_a_deferral_waits_as_told_and_is_deliver
     saving.set()
     edited = await rec.original_edit(timeout=5)
 
-    assert "Krig — runde 1" in text_of(edited)
+    assert t("nb", "table.title", round=1) in text_of(edited)
     edits = standin.requests_matching("PATCH", f"/webhooks/.*/{rec.token}/messages/@original$")
     assert [r.status for r in edits] == [429, 200]
     assert retried_after(edits)[0] >= RETRY_AFTER
@@ -116,7 +118,7 @@ async def test_a_rate_limited_channel_edit_waits_as_told_and_is_delivered(
 
     expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
-    assert "Utfordringen gikk ut" in text_of(expired.revision)
+    assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
     edits = standin.requests_matching("PATCH", rf"^/channels/\d+/messages/{message.id}$")
     assert [r.status for r in edits] == [429, 200]
     assert retried_after(edits)[0] >= RETRY_AFTER
@@ -139,7 +141,7 @@ async def test_a_burst_of_flips_in_one_channel_keeps_to_every_limit_it_is_given(
     # privately, then showed their round in turn).
     tables = public_messages(standin, world.no_channel)[1:]
     assert [table.embeds[0]["title"] for table in tables] == [
-        f"Krig — runde {n}" for n in range(1, 11)
+        t("nb", "table.title", round=n) for n in range(1, 11)
     ]
     assert all(rec.rejected == [] for rec in records)
     for rec in records:
@@ -168,12 +170,12 @@ async def test_a_server_error_on_a_reply_is_retried_and_the_round_played_once(
 
     answer = await flip(standin, world.no_channel, world.alice)
 
-    assert answer.embeds[0]["title"] == "Krig — runde 1"
+    assert answer.embeds[0]["title"] == t("nb", "table.title", round=1)
     assert answer.latency < DISCORD_DEADLINE  # discord.py retried after 1 s
     assert (await game_row(bot, table.game_id)).round == 1
     assert len(public_messages(standin, world.no_channel)) == 2
     second = await flip(standin, world.no_channel, world.bob)
-    assert second.embeds[0]["title"] == "Krig — runde 2"
+    assert second.embeds[0]["title"] == t("nb", "table.title", round=2)
 
 
 async def test_a_flip_whose_reply_discord_loses_is_shown_in_the_channel_and_played_once(
@@ -197,12 +199,16 @@ async def test_a_flip_whose_reply_discord_loses_is_shown_in_the_channel_and_play
     assert flip_button(shown.message) == f"krig:flip:{table.game_id}:1"
     pressed = await press(standin, shown.message, flip_button(shown.message), world.bob)
     assert pressed.type == UPDATE_MESSAGE
-    assert "Krig — runde 2" in text_of(shown.message)
+    assert t("nb", "table.title", round=2) in text_of(shown.message)
     status_answer = await (
         await standin.slash("krig status", user=world.alice, channel=world.no_channel)
     ).response()
-    assert "Runde 2" in text_of(status_answer)
-    rounds_shown = [m for m in public_messages(standin, world.no_channel) if "runde" in text_of(m)]
+    assert t("nb", "status.round", round=2) in text_of(status_answer)
+    rounds_shown = [
+        m
+        for m in public_messages(standin, world.no_channel)
+        if pattern("nb", "table.title").search(text_of(m))
+    ]
     assert len(rounds_shown) == 2  # the dealt table and the one posted: round 1 shown once
     assert (await game_row(bot, table.game_id)).round == 2
 
@@ -222,7 +228,7 @@ async def test_a_button_flip_whose_reply_discord_loses_updates_the_table_in_the_
     assert flip_button(table.message) == f"krig:flip:{table.game_id}:1"
     again = await press(standin, table.message, flip_button(table.message), world.alice)
     assert again.type == UPDATE_MESSAGE
-    assert "Krig — runde 2" in text_of(table.message)
+    assert t("nb", "table.title", round=2) in text_of(table.message)
     assert (await game_row(bot, table.game_id)).round == 2
 
 
@@ -277,7 +283,7 @@ async def test_a_dropped_gateway_resumes_and_the_game_carries_on(
     during = await standin.slash("flip", user=world.bob, channel=world.no_channel)
     await resumed.next(lambda event: event.kind == "resumed", timeout=10)
 
-    assert (await during.response()).embeds[0]["title"] == "Krig — runde 2"
+    assert (await during.response()).embeds[0]["title"] == t("nb", "table.title", round=2)
     newest = (await during.response()).message
     assert newest is not None
     pressed = await press(standin, newest, flip_button(newest), world.alice)
@@ -297,7 +303,7 @@ async def test_a_reconnect_request_resumes_and_the_game_carries_on(
     pressed = await press(standin, table.message, flip_button(table.message), world.bob)
     assert pressed.type == UPDATE_MESSAGE
     assert (await flip(standin, world.no_channel, world.alice)).embeds[0]["title"] == (
-        "Krig — runde 2"
+        t("nb", "table.title", round=2)
     )
 
 
@@ -313,7 +319,7 @@ async def test_an_invalidated_session_identifies_again_and_the_games_carry_on(
     await standin.wait_for_ready(after=after)
 
     assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == (
-        "Krig — runde 2"
+        t("nb", "table.title", round=2)
     )
     pressed = await press(standin, second.message, flip_button(second.message), world.carol)
     assert pressed.type == UPDATE_MESSAGE

@@ -56,6 +56,7 @@ from tests.faults.consistency import check_database
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
 from tests.standin.messages import EPHEMERAL
+from tests.texts import pattern
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_BUSY_MS = 300
@@ -201,7 +202,7 @@ async def test_every_change_is_refused_clearly_and_nothing_changes_until_it_clea
         status = await (
             await standin.slash("krig status", user=world.alice, channel=world.no_channel)
         ).response()
-        assert "Runde 1" in text_of(status)
+        assert t("nb", "status.round", round=1) in text_of(status)
         board = await (
             await standin.slash("krig leaderboard", user=world.bob, channel=world.no_channel)
         ).response()
@@ -214,7 +215,9 @@ async def test_every_change_is_refused_clearly_and_nothing_changes_until_it_clea
         cause = record.exc_info[1] if record.exc_info else None
         assert logged in record.getMessage() + str(cause), record.getMessage()
     # The weather cleared: everything carries on from where it was.
-    assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == "Krig — runde 2"
+    assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == t(
+        "nb", "table.title", round=2
+    )
     dealt = await press(
         standin, open_challenge, f"krig:accept:{game_id_of(open_challenge)}", world.carol
     )
@@ -246,7 +249,9 @@ async def test_a_locked_database_is_still_answered_within_discords_three_seconds
     (record,) = standin.accept_bot_errors()
     assert record.exc_info is None  # one line that says why, no traceback
     assert "locked" in record.getMessage()
-    assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == "Krig — runde 1"
+    assert (await flip(standin, world.no_channel, world.bob)).embeds[0]["title"] == t(
+        "nb", "table.title", round=1
+    )
 
 
 # --------------------------------------------------------------------------- disk full
@@ -344,7 +349,7 @@ async def test_a_deal_that_could_not_be_saved_is_dealt_by_the_next_press(
 
     assert refused(first, "sv")
     assert second.type == UPDATE_MESSAGE  # not "you have already accepted", forever
-    assert "Krig — runde 0" in text_of(message)
+    assert t("nb", "table.title", round=0) in text_of(message)
     assert check_database(Path(bot.storage.path))[game_id_of(message)].status == "running"
     (logged,) = standin.accept_bot_errors()
     assert "is full" in logged.getMessage()
@@ -364,8 +369,8 @@ async def test_a_round_is_shown_even_if_its_message_cannot_be_remembered(
     typed = await flip(standin, world.no_channel, world.alice)
 
     assert pressed.type == UPDATE_MESSAGE
-    assert "Krig — runde 1" in text_of(table.message)
-    assert typed.embeds[0]["title"] == "Krig — runde 2"  # not "nothing changed"
+    assert t("nb", "table.title", round=1) in text_of(table.message)
+    assert typed.embeds[0]["title"] == t("nb", "table.title", round=2)  # not "nothing changed"
     assert check_database(Path(bot.storage.path))[table.game_id].round == 2
 
 
@@ -381,7 +386,7 @@ async def test_a_challenge_is_out_and_expires_even_if_its_message_cannot_be_reme
     game_id = game_id_of(message)
     expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
-    assert "Utfordringen gikk ut" in text_of(expired.revision)
+    assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
     assert check_database(Path(quick_bot.storage.path))[game_id].status == "expired"
 
 

@@ -59,7 +59,10 @@ async def test_translator_returns_none_for_locales_without_a_catalog() -> None:
 async def test_translator_uses_the_message_as_key_without_a_key_extra() -> None:
     translator = Translator()
     no = discord.Locale.norwegian
-    assert await translator.translate(locale_str("cmd.flip.name"), no, CONTEXT) == "snu"
+    assert (
+        await translator.translate(locale_str("cmd.flip.name"), no, CONTEXT)
+        == catalog("nb")["cmd.flip.name"]
+    )
     assert await translator.translate(locale_str("no such key"), no, CONTEXT) is None
 
 
@@ -91,12 +94,21 @@ async def test_translated_command_payload_carries_the_localisations() -> None:
 
     # "krig" is the same word in every language, so Discord needs no localisation for it.
     assert payload["name_localizations"] == {}
-    assert payload["description_localizations"]["da"] == "Spil Krig, kortspillet"
+    # Discord's locale for each catalog, spelled out: the translator's choice is under test.
+    nordic = {"no": catalog("nb"), "sv-SE": catalog("sv"), "da": catalog("da")}
+    assert payload["description_localizations"]["da"] == nordic["da"]["cmd.krig.desc"]
     flip_payload = payload["options"][0]
-    assert flip_payload["name_localizations"] == {"no": "snu", "sv-SE": "vänd", "da": "vend"}
+    assert flip_payload["name_localizations"] == {
+        locale: messages["cmd.flip.name"] for locale, messages in nordic.items()
+    }
     count_payload, pickup_payload = flip_payload["options"]
-    assert count_payload["name_localizations"] == {"no": "antall", "sv-SE": "antal", "da": "antal"}
-    assert pickup_payload["choices"][0]["name_localizations"]["sv-SE"] == "Blandade"
+    assert count_payload["name_localizations"] == {
+        locale: messages["opt.count.name"] for locale, messages in nordic.items()
+    }
+    assert (
+        pickup_payload["choices"][0]["name_localizations"]["sv-SE"]
+        == nordic["sv-SE"]["pickup.shuffled"]
+    )
 
 
 async def test_translator_finds_a_key_from_the_command_or_option_it_names() -> None:

@@ -9,6 +9,8 @@ import pytest
 
 from krigbot.i18n import LANGS, Lang, catalog, fmt_duration, t
 
+# These tests read the catalogs' own wording, so their exact texts are deliberate: a rewording
+# that trips one should be read by someone who speaks the language before the test is changed.
 LOOT_PILE = {"nb": "byttebunke", "sv": "bytehög", "da": "byttebunke", "en": "loot pile"}
 OTHER_LOOT_WORDS = {"nb": ["fangstbunke"], "sv": ["fångsthög"], "da": ["fangstbunke"], "en": []}
 

@@ -24,17 +24,14 @@ from typing import Any, NoReturn
 from .engine import (
     OPTION_KEYS,
     EngineError,
-    Game,
     Round,
     Rules,
+    Variant,
     card_code,
+    new_game,
     parse_cards,
     parse_option,
-    run_to_end,
 )
-from .engine.steal import StealGame, new_game
-
-AnyGame = Game | StealGame
 
 
 class UsageError(Exception):
@@ -106,7 +103,7 @@ def load_deal(path: str) -> list[list[int]]:
     return [parse_cards(pile) for pile in piles]
 
 
-def summary(game: AnyGame) -> dict[str, Any]:
+def summary(game: Variant) -> dict[str, Any]:
     """Return the result of a finished game as the `play` command prints it."""
     outcome = game.outcome
     assert outcome is not None
@@ -145,18 +142,14 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
         if not 2 <= len(piles) <= 4:
             raise UsageError(f"a deal has 2 to 4 piles, not {len(piles)}")
         rules = build_rules(args.variant, len(piles), args.set)
-        game: AnyGame = new_game(rules, seed=0, piles=piles)
+        game = new_game(rules, 0, piles=piles)
     else:
         rules = build_rules(args.variant, args.players, args.set)
-        game = new_game(rules, seed=args.seed)
+        game = new_game(rules, args.seed)
     trace: list[dict[str, Any]] = []
     if args.trace:
         while game.outcome is None:
-            played = game.play_round()
-            if isinstance(played, Round):
-                trace.append(trace_entry(played))
-    elif isinstance(game, Game):
-        run_to_end(game)
+            trace.append(trace_entry(game.play_round()))
     else:
         game.play_to_end()
     result = summary(game)
@@ -176,8 +169,8 @@ class _GameStats:
 def _simulate(rules: Rules, seeds: range) -> list[_GameStats]:
     results = []
     for seed in seeds:
-        game = new_game(rules, seed=seed)
-        outcome = run_to_end(game) if isinstance(game, Game) else game.play_to_end()
+        game = new_game(rules, seed)
+        outcome = game.play_to_end()
         results.append(
             _GameStats(
                 outcome.rounds, game.war_rounds, outcome.reason == "eternal", outcome.winners

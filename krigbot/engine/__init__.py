@@ -21,6 +21,8 @@ from .events import END_REASONS, EndReason, Outcome, Round, WarStep
 from .fast import find_repetition, run_to_end
 from .game import Game
 from .rules import OPTION_KEYS, PRESETS, Rules, find_preset, parse_option
+from .steal import StealGame
+from .variant import Variant, find_variant, load_game, new_game, variants_with_choices
 
 __all__ = [
     "END_REASONS",
@@ -40,16 +42,22 @@ __all__ = [
     "Rules",
     "RulesError",
     "StateError",
+    "StealGame",
+    "Variant",
     "WarStep",
     "card_code",
     "card_value",
     "find_preset",
     "find_repetition",
+    "find_variant",
     "format_cards",
     "full_deck",
     "is_joker",
+    "load_game",
+    "new_game",
     "parse_card",
     "parse_cards",
     "parse_option",
     "run_to_end",
+    "variants_with_choices",
 ]

@@ -14,12 +14,13 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from functools import cache
 from math import floor
-from typing import Any
+from typing import Any, ClassVar
 
 from .cards import ACE_VALUE, JOKER_VALUE, card_code, format_cards, full_deck, parse_cards
-from .errors import DealError, GameOverError, PlayerError, StateError
-from .events import EndReason, Outcome, Round, WarStep
+from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
+from .events import BattleView, EndReason, LookChoice, Outcome, Round, TopChoice, WarStep
 from .rules import Rules
+from .variant import register
 
 FORMAT_VERSION = 1
 
@@ -212,7 +213,17 @@ def check_saved(data: dict[str, Any], kind: str) -> None:
 
 
 class Game(Record):
-    """A game of Krig between 2–4 seats; seat 0 started it (RULES §2)."""
+    """A game of Krig between 2–4 seats; seat 0 started it (RULES §2).
+
+    It has no choices: the members of :class:`~krigbot.engine.variant.Variant` about choices
+    say so (nothing pending, never in a battle, every choice refused).
+    """
+
+    name: ClassVar[str] = "krig"
+    aliases: ClassVar[tuple[str, ...]] = ("war", "plain")
+    has_choices: ClassVar[bool] = False
+    autoplayable: ClassVar[bool] = True
+    has_loot: ClassVar[bool] = False
 
     __slots__ = (
         "_eternal_at",
@@ -301,6 +312,55 @@ class Game(Record):
         """Return a seat's team (seats 0 and 2 are team 0, seats 1 and 3 team 1)."""
         return seat % 2
 
+    @property
+    def replays_from_seed(self) -> bool:
+        """Tell whether the rules and the seed alone play this game again: no one gave up."""
+        return not self.forfeits
+
+    # ---------------------------------------------------------- choices: a plain game has none
+
+    @property
+    def in_battle(self) -> bool:
+        """Tell whether a round waits for choices: never, every round resolves at once."""
+        return False
+
+    def pending(self) -> tuple[LookChoice | TopChoice, ...]:
+        """Return the choices the game is waiting for: none."""
+        return ()
+
+    def begin_battle(self) -> Round:
+        """Play the next round, which needs no choice."""
+        return self.play_round()
+
+    def steal(self, seat: int, from_seats: Sequence[int]) -> Round | None:
+        """Refuse: Krig has no steals."""
+        raise ChoiceError(f"seat {seat} has no card to steal with in this game")
+
+    def play(self, seat: int) -> Round | None:
+        """Refuse: every card is played by the round itself."""
+        raise ChoiceError(f"seat {seat} has no card to steal or play now")
+
+    def put_on_top(self, seat: int, card: int) -> None:
+        """Refuse: won cards go under the pile in the order of the pickup."""
+        raise ChoiceError(f"seat {seat} has no top card to choose")
+
+    def apply_defaults(self) -> None:
+        """Make every pending choice by default: there is none."""
+
+    def look(self, seat: int) -> None:
+        """Return no card: nobody looks at a card before playing it."""
+
+    def loot_top(self, seat: int) -> None:
+        """Return no card: Krig has no loot piles."""
+
+    def loot_size(self, seat: int) -> int:
+        """Return 0: Krig has no loot piles."""
+        return 0
+
+    def battle_view(self) -> BattleView:
+        """Return the round under way: none, between rounds."""
+        return BattleView(battle=(), steals=(), war_steps=(), standing=(), waiting=())
+
     # ----------------------------------------------------------------------------- playing
 
     def play_round(self) -> Round:
@@ -356,6 +416,12 @@ class Game(Record):
         played = self._play(record=True)
         assert played is not None
         return played
+
+    def play_to_end(self) -> Outcome:
+        """Play to the end on the fast path (no round objects) and return the outcome."""
+        from .fast import run_to_end
+
+        return run_to_end(self)
 
     def forfeit(self, seat: int, *, alone: bool = False) -> Outcome | None:
         """Let a seat give up; return the outcome if that ends the game (RULES §7, §9).
@@ -850,6 +916,8 @@ def outcome_from_dict(data: dict[str, Any]) -> Outcome:
         cycle=data["cycle"],
     )
 
+
+register(Game)
 
 GAME_SLOTS = (*Record.__slots__, *Game.__slots__)
 """Every attribute of a Game, for copying one whole."""

@@ -24,7 +24,7 @@ FaceDown: TypeAlias = int | Literal["rank"]
 Shortage: TypeAlias = Literal["lose", "last_card"]
 Pickup: TypeAlias = Literal["winner_first", "table", "shuffled"]
 WarPlayers: TypeAlias = Literal["tied", "all"]
-Variant: TypeAlias = Literal["krig", "stjel"]
+VariantName: TypeAlias = Literal["krig", "stjel"]
 
 FACE_DOWN_CHOICES: tuple[FaceDown, ...] = (1, 3, 5, "rank")
 SHORTAGES: tuple[Shortage, ...] = ("lose", "last_card")
@@ -100,7 +100,7 @@ class Rules:
     war_players: WarPlayers = "tied"
     wide_war: bool = False
     teams: bool = False
-    variant: Variant = "krig"
+    variant: VariantName = "krig"
     preset_name: str = "standard"
 
     def __post_init__(self) -> None:

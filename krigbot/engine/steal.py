@@ -20,19 +20,28 @@ import dataclasses
 import random
 from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from . import variant
 from .cards import card_code, format_cards, parse_card, parse_cards
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import BattleView, EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
 from .game import Game, Record, check_saved, deal, rng_from_json, rng_to_json, shuffle
 from .rules import Rules
+from .variant import register
 
 Table = list[list[tuple[int, int]]]
 
 
 class StealGame(Record):
     """A game of Steal War between 2–4 seats."""
+
+    name: ClassVar[str] = "stjel"
+    aliases: ClassVar[tuple[str, ...]] = ("steal",)
+    has_choices: ClassVar[bool] = True
+    autoplayable: ClassVar[bool] = False
+    """Its choices are the game: autoplay would take them all from the players."""
+    has_loot: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -78,6 +87,15 @@ class StealGame(Record):
         game.set_aside = set_aside
         return game
 
+    @classmethod
+    def from_piles(
+        cls, rules: Rules, piles: Sequence[Sequence[int]], *, seed: int = 0
+    ) -> StealGame:
+        """Start from a given deal, top card first (tests, the command line)."""
+        if any(not pile for pile in piles):
+            raise DealError("every pile needs at least one card")
+        return cls(rules.replace(players=len(piles)), piles, seed=seed)
+
     # ------------------------------------------------------------------------- queries
 
     def battle_view(self) -> BattleView:
@@ -108,6 +126,15 @@ class StealGame(Record):
         """Return the card on top of a seat's loot pile, which everyone can see."""
         loot = self.loot[seat]
         return loot[-1] if loot else None
+
+    def loot_size(self, seat: int) -> int:
+        """Return how many cards a seat's loot pile holds."""
+        return len(self.loot[seat])
+
+    @property
+    def replays_from_seed(self) -> bool:
+        """Tell whether the rules and the seed alone play this game again: no, choices do."""
+        return False
 
     def look(self, seat: int) -> int | None:
         """Return the card a seat would play next (only that player may be shown it)."""
@@ -201,6 +228,16 @@ class StealGame(Record):
         while played is None:
             played = self.apply_defaults()
         return played
+
+    def play_rounds(self, count: int) -> Round:
+        """Play up to ``count`` battles by default (fewer if the game ends); return the last."""
+        if count < 1:
+            raise ValueError("count must be at least 1")
+        start = self.round
+        last = self.play_round()
+        while self.round - start < count and self.outcome is None:
+            last = self.play_round()
+        return last
 
     def play_to_end(self) -> Outcome:
         """Play by defaults until the game ends."""
@@ -483,6 +520,10 @@ class StealGame(Record):
 
     # ------------------------------------------------------------------------- saving
 
+    def copy(self) -> StealGame:
+        """Return an independent copy with the same future, pending choices included."""
+        return StealGame.from_dict(self.to_dict())
+
     def to_dict(self) -> dict[str, Any]:
         """Return the whole game, pending choices included, as a JSON-safe dict."""
         return {
@@ -568,21 +609,6 @@ def _step_from_dict(data: dict[str, Any]) -> WarStep:
     )
 
 
-def new_game(
-    rules: Rules, *, seed: int, piles: Sequence[Sequence[int]] | None = None
-) -> Game | StealGame:
-    """Deal a game of the kind the rules ask for, from a seed or from given piles."""
-    if rules.variant == "stjel":
-        if piles is None:
-            return StealGame.new(rules, seed)
-        if any(not pile for pile in piles):
-            raise DealError("every pile needs at least one card")
-        return StealGame(rules.replace(players=len(piles)), piles, seed=seed)
-    if piles is None:
-        return Game.new(rules, seed)
-    return Game.from_piles(rules, piles, seed=seed)
-
-
 def replay_steal(rules: Rules, seed: int, actions: Sequence[Sequence[Any]]) -> Iterator[Round]:
     """Replay a Steal War game from its seed and its logged moves, yielding each round."""
     game = StealGame.new(rules, seed)
@@ -609,8 +635,26 @@ def replay_steal(rules: Rules, seed: int, actions: Sequence[Sequence[Any]]) -> I
             yield played
 
 
+register(StealGame)
+
+
+def new_game(
+    rules: Rules, *, seed: int, piles: Sequence[Sequence[int]] | None = None
+) -> Game | StealGame:
+    """Deal a game of the kind the rules ask for, typed as one of the two kinds of today.
+
+    For callers that still name both kinds; new code calls :func:`krigbot.engine.new_game`.
+    """
+    game = variant.new_game(rules, seed, piles=piles)
+    assert isinstance(game, Game | StealGame)
+    return game
+
+
 def load_game(data: dict[str, Any]) -> Game | StealGame:
-    """Restore a saved game of either kind."""
-    if data.get("kind") == "stjel":
-        return StealGame.from_dict(data)
-    return Game.from_dict(data)
+    """Restore a saved game, typed as one of the two kinds of today (see :func:`new_game`)."""
+    game = variant.load_game(data)
+    assert isinstance(game, Game | StealGame)
+    return game
+
+
+__all__ = ["StealGame", "load_game", "new_game", "replay_steal"]

@@ -71,8 +71,9 @@ def war_face_down(rules: Rules, tied_value: int) -> int:
     return min(tied_value, 10) - 1  # J, Q, K count 10
 
 
-class Record:
-    """What every kind of game keeps besides its cards: seats in play, counters, the outcome.
+class BaseGame:
+    """The state every kind of game shares besides its cards: the rules and the seed, the
+    seats in play, the counters, the forfeits and the outcome.
 
     A base of :class:`Game` and :class:`~krigbot.engine.steal.StealGame`, with its saving.
     """
@@ -109,7 +110,7 @@ class Record:
     """``(seat, round)`` of every forfeit: with the seed, enough to replay the game."""
     outcome: Outcome | None
 
-    def _start_record(self, rules: Rules, seed: int | None) -> None:
+    def _start_base(self, rules: Rules, seed: int | None) -> None:
         n = rules.players
         self.rules = rules
         self.seed = seed
@@ -147,7 +148,7 @@ class Record:
         """Return the seats that gave up, in order."""
         return [seat for seat, _ in self.forfeits]
 
-    def _record_to_dict(self, kind: str) -> dict[str, Any]:
+    def _base_to_dict(self, kind: str) -> dict[str, Any]:
         return {
             "format": FORMAT_VERSION,
             "kind": kind,
@@ -167,8 +168,8 @@ class Record:
             "outcome": None if self.outcome is None else outcome_to_dict(self.outcome),
         }
 
-    def _record_from_dict(self, data: dict[str, Any]) -> None:
-        """Restore the record (raises KeyError, TypeError or ValueError on damaged data)."""
+    def _base_from_dict(self, data: dict[str, Any]) -> None:
+        """Restore the shared state (raises KeyError, TypeError or ValueError on damaged data)."""
         self.round = int(data["round"])
         self.in_game = list(map(bool, data["in_game"]))
         self.tricks = list(map(int, data["tricks"]))
@@ -212,7 +213,7 @@ def check_saved(data: dict[str, Any], kind: str) -> None:
         raise StateError(f"unknown saved game format {data.get('format')!r} of {kind!r}")
 
 
-class Game(Record):
+class Game(BaseGame):
     """A game of Krig between 2–4 seats; seat 0 started it (RULES §2).
 
     It has no choices: the members of :class:`~krigbot.engine.variant.Variant` about choices
@@ -248,7 +249,7 @@ class Game(Record):
         n = rules.players
         if len(piles) != n:
             raise DealError(f"{n} players need {n} piles, not {len(piles)}")
-        self._start_record(rules, seed)
+        self._start_base(rules, seed)
         self.piles: list[deque[int]] = [deque(pile) for pile in piles]
         self.won: list[deque[int]] = [deque() for _ in range(n)]
         # The RNG is kept only where something random happens after the deal, so that saving a
@@ -864,7 +865,7 @@ class Game(Record):
     def to_dict(self) -> dict[str, Any]:
         """Return the whole game as a JSON-safe dict; :meth:`from_dict` restores its future."""
         return {
-            **self._record_to_dict("krig"),
+            **self._base_to_dict("krig"),
             "piles": [format_cards(pile) for pile in self.piles],
             "won": [format_cards(pile) for pile in self.won],
             "rng": None if self._rng is None else rng_to_json(self._rng),
@@ -883,7 +884,7 @@ class Game(Record):
             rules = Rules.from_dict(data["rules"])
             game = cls(rules, [parse_cards(pile) for pile in data["piles"]], seed=data["seed"])
             game.won = [deque(parse_cards(pile)) for pile in data["won"]]
-            game._record_from_dict(data)
+            game._base_from_dict(data)
             if data["rng"] is not None:
                 game._rng = rng_from_json(data["rng"])
             eternal = data["eternal"]
@@ -919,7 +920,7 @@ def outcome_from_dict(data: dict[str, Any]) -> Outcome:
 
 register(Game)
 
-GAME_SLOTS = (*Record.__slots__, *Game.__slots__)
+GAME_SLOTS = (*BaseGame.__slots__, *Game.__slots__)
 """Every attribute of a Game, for copying one whole."""
 
 __all__ = ["GAME_SLOTS", "JOKER_VALUE", "Game", "deal", "shuffle", "war_face_down"]

@@ -26,14 +26,14 @@ from . import variant
 from .cards import card_code, format_cards, parse_card, parse_cards
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import BattleView, EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
-from .game import Game, Record, check_saved, deal, rng_from_json, rng_to_json, shuffle
+from .game import BaseGame, Game, check_saved, deal, rng_from_json, rng_to_json, shuffle
 from .rules import Rules
 from .variant import register
 
 Table = list[list[tuple[int, int]]]
 
 
-class StealGame(Record):
+class StealGame(BaseGame):
     """A game of Steal War between 2–4 seats."""
 
     name: ClassVar[str] = "stjel"
@@ -56,7 +56,7 @@ class StealGame(Record):
         if len(piles) != rules.players:
             raise DealError(f"{rules.players} players need {rules.players} piles")
         n = rules.players
-        self._start_record(rules, seed)
+        self._start_base(rules, seed)
         self.piles: list[deque[int]] = [deque(pile) for pile in piles]
         self.loot: list[list[int]] = [[] for _ in range(n)]
         """Each seat's face-up loot pile; the last card is on top."""
@@ -527,7 +527,7 @@ class StealGame(Record):
     def to_dict(self) -> dict[str, Any]:
         """Return the whole game, pending choices included, as a JSON-safe dict."""
         return {
-            **self._record_to_dict("stjel"),
+            **self._base_to_dict("stjel"),
             "piles": [format_cards(pile) for pile in self.piles],
             "loot": [format_cards(pile) for pile in self.loot],
             "actions": [list(a) for a in self.actions],
@@ -561,7 +561,7 @@ class StealGame(Record):
             piles = [parse_cards(pile) for pile in data["piles"]]
             game = cls(rules, piles, seed=data["seed"])
             game.loot = [parse_cards(pile) for pile in data["loot"]]
-            game._record_from_dict(data)
+            game._base_from_dict(data)
             game.actions = [list(action) for action in data["actions"]]
             game._rng = rng_from_json(data["rng"])
             battle = data["battle"]

@@ -24,13 +24,12 @@ from typing import Any, ClassVar
 
 from . import variant
 from .cards import card_code, format_cards, parse_card, parse_cards
+from .core import BaseGame, Table, check_saved, deal, rng_from_json, rng_to_json, shuffle
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import BattleView, EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
-from .game import BaseGame, Game, check_saved, deal, rng_from_json, rng_to_json, shuffle
+from .game import Game
 from .rules import Rules
 from .variant import register
-
-Table = list[list[tuple[int, int]]]
 
 
 class StealGame(BaseGame):
@@ -421,16 +420,9 @@ class StealGame(BaseGame):
             order.append(winning)  # default: the order placed, the winning card on top
             self.loot[winner].extend(order)
             taken = len(order)
-            self.tricks[winner] += 1
-            if self._steps:
-                self.wars_won[winner] += 1
-            self.biggest_pot[winner] = max(self.biggest_pot[winner], taken)
         else:
             aside = len(cards)
-            self.set_aside += aside
-        if self._steps:
-            self.war_rounds += 1
-            self.war_steps += len(self._steps)
+        self.credit(winner, len(cards), len(self._steps))
         self.round += 1
         empty = [s for s in range(self.players) if self.in_game[s] and self.holding(s) == 0]
         for s in empty:

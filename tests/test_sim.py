@@ -14,6 +14,8 @@ from krigbot.engine import Game, Rules, run_to_end
 from krigbot.engine.steal import new_game
 from krigbot.sim import main, play_command
 
+from .engine.test_doctests import assert_every_example_runs
+
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any] | None, str]:
     status = main(list(argv))
@@ -281,3 +283,7 @@ def test_a_time_limit_is_refused_because_sim_has_no_clock(
     (line,) = err.strip().splitlines()
     assert "time_limit needs a clock" in line
     assert "max_rounds" in line  # what to use instead
+
+
+def test_the_docstring_examples_of_sim_run_and_hold() -> None:
+    assert_every_example_runs("krigbot.sim")

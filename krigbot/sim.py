@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .engine import (
-    OPTION_KEYS,
+    OPTIONS,
+    RULE_OPTION_KEYS,
     EngineError,
     Round,
     Rules,
@@ -30,7 +31,6 @@ from .engine import (
     card_code,
     new_game,
     parse_cards,
-    parse_option,
 )
 
 
@@ -46,21 +46,22 @@ class _Parser(argparse.ArgumentParser):
 def build_rules(variant: str, players: int | None, settings: Sequence[str]) -> Rules:
     """Return the rules of a variant with ``KEY=VALUE`` settings applied."""
     overrides: dict[str, Any] = {}
+    settable = {option.key: option for option in OPTIONS if not option.chosen_apart}
     for item in settings:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep:
             raise UsageError(f"--set takes KEY=VALUE, not {item!r}")
-        if key not in OPTION_KEYS or key in ("variant", "players"):
-            known = ", ".join(k for k in OPTION_KEYS if k not in ("variant", "players"))
-            raise UsageError(f"unknown option {key!r} (known: {known})")
-        if key == "time_limit":
+        option = settable.get(key)
+        if option is None:
+            raise UsageError(f"unknown option {key!r} (known: {', '.join(settable)})")
+        if option.needs_clock:
             # RULES §7: only whoever runs the game with a clock can end it when the time is up.
             raise UsageError(
-                "time_limit needs a clock and sim has none: use max_rounds=N to count the cards"
+                f"{key} needs a clock and sim has none: use max_rounds=N to count the cards"
                 " after N rounds"
             )
-        overrides[key] = parse_option(key, value)
+        overrides[key] = option.parse(value)
     return Rules.preset(variant, players=players, **overrides)
 
 
@@ -79,9 +80,9 @@ def play_command(rules: Rules, seed: int) -> str:
     if rules.players != Rules.preset(name).players:
         words += ["--players", str(rules.players)]
     base = Rules.preset(name, players=rules.players)
-    for key in OPTION_KEYS:
+    for key in RULE_OPTION_KEYS:
         value = getattr(rules, key)
-        if key not in ("variant", "players") and value != getattr(base, key):
+        if value != getattr(base, key):
             text = "none" if value is None else str(value).lower()
             words += ["--set", f"{key}={text}"]
     return " ".join(words)

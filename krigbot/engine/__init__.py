@@ -20,14 +20,25 @@ from .errors import (
 from .events import END_REASONS, EndReason, Outcome, Round, WarStep
 from .fast import find_repetition, run_to_end
 from .game import Game
-from .rules import OPTION_KEYS, PRESETS, Rules, find_preset, parse_option
+from .rules import (
+    OPTION_KEYS,
+    OPTIONS,
+    PRESETS,
+    RULE_OPTION_KEYS,
+    Option,
+    Rules,
+    find_preset,
+    parse_option,
+)
 from .steal import StealGame
 from .variant import Variant, find_variant, load_game, new_game, variants_with_choices
 
 __all__ = [
     "END_REASONS",
+    "OPTIONS",
     "OPTION_KEYS",
     "PRESETS",
+    "RULE_OPTION_KEYS",
     "CardError",
     "ChoiceError",
     "DealError",
@@ -36,6 +47,7 @@ __all__ = [
     "FixedOptionError",
     "Game",
     "GameOverError",
+    "Option",
     "Outcome",
     "PlayerError",
     "Round",

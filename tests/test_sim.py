@@ -86,6 +86,20 @@ def test_play_set_wide_war_makes_three_tied_fight_one_down(
     assert (wide["trace"][0]["winner"], wide["trace"][0]["cards"]) == (0, 9)
 
 
+def test_play_set_two_beats_ace_lets_the_two_take_the_ace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deal = deal_file(tmp_path, [["2S", "5S"], ["AH", "9H"]])
+    _, plain, _ = run(capsys, "play", "--deal", deal, "--trace")
+    _, two, _ = run(capsys, "play", "--deal", deal, "--trace", "--set", "two_beats_ace=true")
+    assert plain is not None
+    assert two is not None
+    assert plain["trace"][0]["winner"] == 1
+    assert (two["rules"]["two_beats_ace"], two["trace"][0]["winner"]) == (True, 0)
+    seeded = Rules.preset("standard", two_beats_ace=True)
+    assert "--set two_beats_ace=true" in play_command(seeded, 5)
+
+
 def test_play_best_of_three_rounds(capsys: pytest.CaptureFixture[str]) -> None:
     status, data, _ = run(capsys, "play", "--seed", "3", "--variant", "best3")
     assert status == 0
@@ -168,6 +182,10 @@ def test_stats_plays_steal_war_by_its_defaults(capsys: pytest.CaptureFixture[str
             "pickup cannot be set for variant stjel",
         ),
         (["play", "--seed", "1", "--variant", "stjel", "--set", "wide_war=true"], "wide_war"),
+        (
+            ["play", "--seed", "1", "--variant", "stjel", "--set", "two_beats_ace=true"],
+            "two_beats_ace cannot be set for variant stjel",
+        ),
         (["play", "--seed", "x"], "invalid int"),
         (["play"], "exactly one of --deal"),
         (["stats", "--games", "0", "--seed", "1"], "at least 1"),

@@ -15,7 +15,15 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from . import fast
-from .cards import JOKER_VALUE, card_code, format_cards, full_deck, parse_cards
+from .cards import (
+    ACE_VALUE,
+    JOKER_VALUE,
+    TWO_VALUE,
+    card_code,
+    format_cards,
+    full_deck,
+    parse_cards,
+)
 from .core import (
     BaseGame,
     Table,
@@ -309,9 +317,13 @@ class Game(BaseGame):
         winner: int | None = None
         team_no_war = False
         tied_value = 0
+        two_beats_ace = rules.two_beats_ace
 
         while True:
-            tied_value = max([standing[s] >> 2 for s in contenders])
+            values = [standing[s] >> 2 for s in contenders]
+            tied_value = max(values)
+            if two_beats_ace and tied_value == ACE_VALUE and TWO_VALUE in values:
+                tied_value = TWO_VALUE  # RULES §1: the 2s take the aces' place
             tied = [s for s in contenders if standing[s] >> 2 == tied_value]
             if len(tied) == 1:
                 winner = tied[0]

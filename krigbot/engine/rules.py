@@ -58,6 +58,7 @@ STEAL_FIXED: dict[str, Any] = {
     "pickup": "winner_first",
     "war_players": "tied",
     "wide_war": False,
+    "two_beats_ace": False,
 }
 """RULES §10: what Steal War always plays by; setting another value is refused."""
 PRESET_ALIASES = {"război": "razboi", "razboj": "razboi", "steal": "stjel", "classic": "klassisk"}
@@ -116,6 +117,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("points", "flag"),
     Option("war_players", "choice", WAR_PLAYERS),
     Option("wide_war", "flag"),
+    Option("two_beats_ace", "flag"),
     Option("teams", "flag"),
     Option("variant", "choice", ("krig", "stjel"), chosen_apart=True),
     Option("players", "number", low=2, high=4, chosen_apart=True),
@@ -146,6 +148,8 @@ class Rules:
     points: bool = False
     war_players: WarPlayers = "tied"
     wide_war: bool = False
+    two_beats_ace: bool = False
+    """RULES §1: a 2 beats an ace and nothing else, whenever face-up cards are compared."""
     teams: bool = False
     variant: VariantName = "krig"
     preset_name: str = "standard"

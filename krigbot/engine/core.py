@@ -84,8 +84,9 @@ def fewest_holding(lacking: Sequence[int], holding: Callable[[int], int]) -> lis
 
     Cards go down in lockstep, so the one holding fewer runs out first.
     """
-    fewest = min(holding(s) for s in lacking)
-    return [s for s in lacking if holding(s) == fewest]
+    counts = list(map(holding, lacking))
+    fewest = min(counts)
+    return [s for s, count in zip(lacking, counts, strict=True) if count == fewest]
 
 
 def winner_first(by_seat: Mapping[int, list[int]], winner: int) -> list[int]:

@@ -127,6 +127,9 @@ _VALUES = [card >> 2 for card in range((JOKER_VALUE + 1) << 2)]
 """Each card's value (``card >> 2``): indexing a list costs less than the shift."""
 
 
+_BATTLE_POINTS = points_for(war_steps=0)
+_WAR_POINTS = points_for(war_steps=1)
+
 _CHECKPOINT_FROM = 1024
 """Brent windows shorter than this get no checkpoint of their own: copying the game (its random
 generator above all) at every power of two cost more than a game of a few hundred rounds, and a
@@ -272,8 +275,8 @@ def _advance_two(game: Krig, watch: _Watch | None, until: int | None) -> int | N
     scoring = rules.points
     # The inline rounds count as BaseGame.credit does, spelled out: a call costs more than the
     # round (the sweep of tests/engine/test_fast.py holds them to it).
-    battle_points = points_for(0)
-    war_points = points_for(1)
+    battle_points = _BATTLE_POINTS
+    war_points = _WAR_POINTS
     # With no target, no comparison with a huge number each round (it would not be specialised).
     targeted = rules.target_tricks is not None
     target = rules.target_tricks or 0

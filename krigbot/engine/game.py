@@ -146,6 +146,11 @@ class Game(BaseGame):
         return seat % 2
 
     @property
+    def moves_made(self) -> int:
+        """Return how many moves the game has had: its rounds and forfeits."""
+        return self.round + len(self.forfeits)
+
+    @property
     def replays_from_seed(self) -> bool:
         """Tell whether the rules and the seed alone play this game again: no one gave up."""
         return not self.forfeits

@@ -131,6 +131,11 @@ class StealGame(BaseGame):
         return len(self.loot[seat])
 
     @property
+    def moves_made(self) -> int:
+        """Return how many moves the game has had: every one logged in ``actions``."""
+        return len(self.actions)
+
+    @property
     def replays_from_seed(self) -> bool:
         """Tell whether the rules and the seed alone play this game again: no, choices do."""
         return False

@@ -87,6 +87,10 @@ class Variant(Protocol):
         """Tell whether a round has begun and waits for choices before it resolves."""
 
     @property
+    def moves_made(self) -> int:
+        """Return how many moves the game has had: it grows with every move, a version."""
+
+    @property
     def replays_from_seed(self) -> bool:
         """Tell whether the rules and the seed alone play this very game again."""
 

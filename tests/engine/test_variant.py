@@ -79,6 +79,17 @@ def test_only_a_game_nobody_gave_up_replays_from_its_seed() -> None:
     assert not new_game(Rules.preset("stjel"), 2).replays_from_seed
 
 
+@pytest.mark.parametrize("preset", ["standard", "stjel"])
+def test_every_move_counts_as_one_more_move_made(preset: str) -> None:
+    game = new_game(Rules.preset(preset, players=3), 4)
+    seen = [game.moves_made]
+    game.play_round()
+    seen.append(game.moves_made)
+    game.forfeit(2)
+    seen.append(game.moves_made)
+    assert seen == sorted(set(seen))
+
+
 def test_the_kinds_with_choices_are_steal_war() -> None:
     assert variants_with_choices() == ("stjel",)
     assert (Game.autoplayable, StealGame.autoplayable) == (True, False)

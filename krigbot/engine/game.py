@@ -671,7 +671,8 @@ class Game(BaseGame):
     def copy(self) -> Game:
         """Return an independent copy with the same future."""
         other = Game.__new__(Game)
-        other.restore_from(self)
+        for name in _SHARED_SLOTS:
+            setattr(other, name, getattr(self, name))
         other.piles = [pile.copy() for pile in self.piles]
         other.won = [pile.copy() for pile in self.won]
         other.in_game = self.in_game[:]
@@ -723,6 +724,20 @@ register(Game)
 
 _GAME_SLOTS = (*BaseGame.__slots__, *Game.__slots__)
 """Every attribute of a Game, for copying one whole."""
+_COPIED_APART = {
+    "piles",
+    "won",
+    "in_game",
+    "tricks",
+    "points",
+    "wars_won",
+    "biggest_pot",
+    "eliminated",
+    "forfeits",
+}
+_SHARED_SLOTS = tuple(name for name in _GAME_SLOTS if name not in _COPIED_APART)
+"""The attributes a copy shares (values that never change in place, and the rules); the
+others it copies apart, and setting them twice would cost the fast path's every probe."""
 
 __all__ = [
     "JOKER_VALUE",

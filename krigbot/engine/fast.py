@@ -475,7 +475,10 @@ def _war_two(game: Krig, a: int, b: int, tied_value: int) -> None:
             if h1 <= f:
                 short.add(1)
             if rules.shortage == "lose":
-                out = fewest_holding(sorted(short), (h0, h1).__getitem__)
+                # RULES §5: one short fighter loses; both short, the one holding fewer.
+                out = (
+                    list(short) if len(short) == 1 else fewest_holding((0, 1), (h0, h1).__getitem__)
+                )
                 for seat in out:
                     pile = p0 if seat == 0 else p1
                     put = put0 if seat == 0 else put1

@@ -22,19 +22,16 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .engine import (
-    OPTION_KEYS,
+    OPTIONS,
+    RULE_OPTION_KEYS,
     EngineError,
-    Game,
     Round,
     Rules,
+    Variant,
     card_code,
+    new_game,
     parse_cards,
-    parse_option,
-    run_to_end,
 )
-from .engine.steal import StealGame, new_game
-
-AnyGame = Game | StealGame
 
 
 class UsageError(Exception):
@@ -49,21 +46,22 @@ class _Parser(argparse.ArgumentParser):
 def build_rules(variant: str, players: int | None, settings: Sequence[str]) -> Rules:
     """Return the rules of a variant with ``KEY=VALUE`` settings applied."""
     overrides: dict[str, Any] = {}
+    settable = {option.key: option for option in OPTIONS if not option.chosen_apart}
     for item in settings:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep:
             raise UsageError(f"--set takes KEY=VALUE, not {item!r}")
-        if key not in OPTION_KEYS or key in ("variant", "players"):
-            known = ", ".join(k for k in OPTION_KEYS if k not in ("variant", "players"))
-            raise UsageError(f"unknown option {key!r} (known: {known})")
-        if key == "time_limit":
+        option = settable.get(key)
+        if option is None:
+            raise UsageError(f"unknown option {key!r} (known: {', '.join(settable)})")
+        if option.needs_clock:
             # RULES §7: only whoever runs the game with a clock can end it when the time is up.
             raise UsageError(
-                "time_limit needs a clock and sim has none: use max_rounds=N to count the cards"
+                f"{key} needs a clock and sim has none: use max_rounds=N to count the cards"
                 " after N rounds"
             )
-        overrides[key] = parse_option(key, value)
+        overrides[key] = option.parse(value)
     return Rules.preset(variant, players=players, **overrides)
 
 
@@ -82,9 +80,9 @@ def play_command(rules: Rules, seed: int) -> str:
     if rules.players != Rules.preset(name).players:
         words += ["--players", str(rules.players)]
     base = Rules.preset(name, players=rules.players)
-    for key in OPTION_KEYS:
+    for key in RULE_OPTION_KEYS:
         value = getattr(rules, key)
-        if key not in ("variant", "players") and value != getattr(base, key):
+        if value != getattr(base, key):
             text = "none" if value is None else str(value).lower()
             words += ["--set", f"{key}={text}"]
     return " ".join(words)
@@ -106,7 +104,7 @@ def load_deal(path: str) -> list[list[int]]:
     return [parse_cards(pile) for pile in piles]
 
 
-def summary(game: AnyGame) -> dict[str, Any]:
+def summary(game: Variant) -> dict[str, Any]:
     """Return the result of a finished game as the `play` command prints it."""
     outcome = game.outcome
     assert outcome is not None
@@ -145,18 +143,14 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
         if not 2 <= len(piles) <= 4:
             raise UsageError(f"a deal has 2 to 4 piles, not {len(piles)}")
         rules = build_rules(args.variant, len(piles), args.set)
-        game: AnyGame = new_game(rules, seed=0, piles=piles)
+        game = new_game(rules, 0, piles=piles)
     else:
         rules = build_rules(args.variant, args.players, args.set)
-        game = new_game(rules, seed=args.seed)
+        game = new_game(rules, args.seed)
     trace: list[dict[str, Any]] = []
     if args.trace:
         while game.outcome is None:
-            played = game.play_round()
-            if isinstance(played, Round):
-                trace.append(trace_entry(played))
-    elif isinstance(game, Game):
-        run_to_end(game)
+            trace.append(trace_entry(game.play_round()))
     else:
         game.play_to_end()
     result = summary(game)
@@ -176,8 +170,8 @@ class _GameStats:
 def _simulate(rules: Rules, seeds: range) -> list[_GameStats]:
     results = []
     for seed in seeds:
-        game = new_game(rules, seed=seed)
-        outcome = run_to_end(game) if isinstance(game, Game) else game.play_to_end()
+        game = new_game(rules, seed)
+        outcome = game.play_to_end()
         results.append(
             _GameStats(
                 outcome.rounds, game.war_rounds, outcome.reason == "eternal", outcome.winners

@@ -14,6 +14,8 @@ from krigbot.engine import Game, Rules, run_to_end
 from krigbot.engine.steal import new_game
 from krigbot.sim import main, play_command
 
+from .engine.test_doctests import assert_every_example_runs
+
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any] | None, str]:
     status = main(list(argv))
@@ -82,6 +84,20 @@ def test_play_set_wide_war_makes_three_tied_fight_one_down(
     assert narrow["reason"] == "war_shortage"  # 3 down: all three are short
     assert wide["rules"]["wide_war"] is True
     assert (wide["trace"][0]["winner"], wide["trace"][0]["cards"]) == (0, 9)
+
+
+def test_play_set_two_beats_ace_lets_the_two_take_the_ace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deal = deal_file(tmp_path, [["2S", "5S"], ["AH", "9H"]])
+    _, plain, _ = run(capsys, "play", "--deal", deal, "--trace")
+    _, two, _ = run(capsys, "play", "--deal", deal, "--trace", "--set", "two_beats_ace=true")
+    assert plain is not None
+    assert two is not None
+    assert plain["trace"][0]["winner"] == 1
+    assert (two["rules"]["two_beats_ace"], two["trace"][0]["winner"]) == (True, 0)
+    seeded = Rules.preset("standard", two_beats_ace=True)
+    assert "--set two_beats_ace=true" in play_command(seeded, 5)
 
 
 def test_play_best_of_three_rounds(capsys: pytest.CaptureFixture[str]) -> None:
@@ -166,6 +182,10 @@ def test_stats_plays_steal_war_by_its_defaults(capsys: pytest.CaptureFixture[str
             "pickup cannot be set for variant stjel",
         ),
         (["play", "--seed", "1", "--variant", "stjel", "--set", "wide_war=true"], "wide_war"),
+        (
+            ["play", "--seed", "1", "--variant", "stjel", "--set", "two_beats_ace=true"],
+            "two_beats_ace cannot be set for variant stjel",
+        ),
         (["play", "--seed", "x"], "invalid int"),
         (["play"], "exactly one of --deal"),
         (["stats", "--games", "0", "--seed", "1"], "at least 1"),
@@ -281,3 +301,7 @@ def test_a_time_limit_is_refused_because_sim_has_no_clock(
     (line,) = err.strip().splitlines()
     assert "time_limit needs a clock" in line
     assert "max_rounds" in line  # what to use instead
+
+
+def test_the_docstring_examples_of_sim_run_and_hold() -> None:
+    assert_every_example_runs("krigbot.sim")

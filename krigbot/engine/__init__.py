@@ -20,12 +20,25 @@ from .errors import (
 from .events import END_REASONS, EndReason, Outcome, Round, WarStep
 from .fast import find_repetition, run_to_end
 from .game import Game
-from .rules import OPTION_KEYS, PRESETS, Rules, find_preset, parse_option
+from .rules import (
+    OPTION_KEYS,
+    OPTIONS,
+    PRESETS,
+    RULE_OPTION_KEYS,
+    Option,
+    Rules,
+    find_preset,
+    parse_option,
+)
+from .steal import StealGame
+from .variant import Variant, find_variant, load_game, new_game, variants_with_choices
 
 __all__ = [
     "END_REASONS",
+    "OPTIONS",
     "OPTION_KEYS",
     "PRESETS",
+    "RULE_OPTION_KEYS",
     "CardError",
     "ChoiceError",
     "DealError",
@@ -34,22 +47,29 @@ __all__ = [
     "FixedOptionError",
     "Game",
     "GameOverError",
+    "Option",
     "Outcome",
     "PlayerError",
     "Round",
     "Rules",
     "RulesError",
     "StateError",
+    "StealGame",
+    "Variant",
     "WarStep",
     "card_code",
     "card_value",
     "find_preset",
     "find_repetition",
+    "find_variant",
     "format_cards",
     "full_deck",
     "is_joker",
+    "load_game",
+    "new_game",
     "parse_card",
     "parse_cards",
     "parse_option",
     "run_to_end",
+    "variants_with_choices",
 ]

@@ -21,6 +21,7 @@ RANKS = "23456789TJQKA"
 SUITS = "SHDC"
 JOKER_VALUE = 15
 ACE_VALUE = 14
+TWO_VALUE = 2
 
 _CODE_TO_CARD: dict[str, int] = {
     rank + suit: (value << 2) | suit_index

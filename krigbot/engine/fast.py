@@ -1,8 +1,12 @@
 """Playing without per-round objects, and exact detection of games that repeat forever.
 
-The common two-player battle (no tie) is played inline here; every other round goes through
-``Game._play`` so that the rules live in one place. Tests check that both paths give the same
-game for every option.
+The common two-player battle and the two-player war are played inline here; every other
+round goes through the game's general path (``play_unrecorded``). Both take the face-down count,
+the shortage order, the shuffle, the points and the counting of a round from ``engine.core``
+(the hottest loop spells the last two out, a call costing more than a round). The inline path
+plays only rules whose every option is declared in :data:`FAST_OPTIONS`: an option added to
+``Rules`` and not declared there sends its games down the general path. Tests check that both
+paths give the same game for every value of every option.
 
 `eternal` (RULES §7) uses Brent's cycle detection: it keeps one saved position and a counter,
 so its memory does not grow with the length of the cycle. Brent gives the cycle length λ; the
@@ -12,11 +16,108 @@ positions agree (after μ rounds): the game ends after round μ + λ.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import random
 import sys
+from collections import deque
+from collections.abc import Sequence
+from typing import Any, Protocol, Self
 
 from .cards import JOKER_VALUE
+from .core import fewest_holding, points_for, shuffle, war_face_down
 from .events import Outcome
-from .game import GAME_SLOTS, Game, shuffle, war_face_down
+from .rules import Rules
+
+EVERY = None
+"""In :data:`FAST_OPTIONS`: every valid value of an option that the fast path only passes on."""
+
+FAST_OPTIONS: dict[str, frozenset[Any] | None] = {
+    "players": frozenset({2}),
+    "face_down": frozenset({1, 3, 5, "rank"}),
+    "shortage": frozenset({"lose", "last_card"}),
+    "pickup": frozenset({"winner_first", "table", "shuffled"}),
+    "shuffle_won": frozenset({False}),
+    "jokers": frozenset({0, 2}),
+    "decks": frozenset({1, 2}),
+    "max_rounds": EVERY,
+    "time_limit": EVERY,  # the engine has no clock: whoever runs the game ends it by counting
+    "target_tricks": EVERY,
+    "points": frozenset({False, True}),
+    "war_players": frozenset({"tied", "all"}),  # the same with two players
+    "wide_war": frozenset({False, True}),  # nothing with two players
+    # A 2 beating an ace orders no values (2 < 3 < ... < A < 2): one more test in every inline
+    # round would cost all games, so the general path plays it.
+    "two_beats_ace": frozenset({False}),
+    "teams": frozenset({False}),
+    "variant": frozenset({"krig"}),
+    "preset_name": EVERY,
+}
+"""The one statement of what the inline two-player path plays: each option of ``Rules`` with
+the values it handles. Any option or value not here goes down the general path."""
+
+
+class Krig(Protocol):
+    """What the fast path needs of a game of Krig (``Game`` is one)."""
+
+    rules: Rules
+    piles: list[deque[int]]
+    rng: random.Random | None
+    round: int
+    in_game: list[bool]
+    tricks: list[int]
+    points: list[int]
+    wars_won: list[int]
+    biggest_pot: list[int]
+    war_rounds: int
+    war_steps: int
+    set_aside: int
+    eliminated: list[int]
+    outcome: Outcome | None
+    eternal_checked: bool
+    eternal_at: int | None
+    eternal_cycle: int | None
+
+    @property
+    def players(self) -> int:
+        """Return the number of seats."""
+
+    def copy(self) -> Self:
+        """Return an independent copy with the same future."""
+
+    def restore_from(self, other: Self) -> None:
+        """Become a copy taken earlier."""
+
+    def in_play(self) -> tuple[int, ...]:
+        """Return the seats still playing."""
+
+    def play_unrecorded(self) -> None:
+        """Play one round by the general path without building its value."""
+
+    def credit(self, winner: int | None, taken: int, war_steps: int) -> None:
+        """Count a round collected."""
+
+    def eliminate_empty(self) -> list[int]:
+        """Take every seat left with no cards out of the game."""
+
+    def check_end(self, winner: int | None, shortage: bool, drawn: Sequence[int]) -> None:
+        """End the game after a round if it is over."""
+
+
+@functools.lru_cache(maxsize=256)
+def plays_inline(rules: Rules) -> bool:
+    """Tell whether the inline two-player path plays these rules: every option is declared.
+
+    Iterating the fields of ``Rules`` (not the keys above) is what makes a new option safe.
+    """
+    for field in dataclasses.fields(Rules):
+        if field.name not in FAST_OPTIONS:
+            return False
+        allowed = FAST_OPTIONS[field.name]
+        if allowed is not EVERY and getattr(rules, field.name) not in allowed:
+            return False
+    return True
+
 
 _NO_LIMIT = sys.maxsize - 1
 """No limit: one less than the largest C long, so that ``range(..., _NO_LIMIT + 1)`` still counts
@@ -25,6 +126,9 @@ in C longs (with ``sys.maxsize`` itself Python falls back to a much slower count
 _VALUES = [card >> 2 for card in range((JOKER_VALUE + 1) << 2)]
 """Each card's value (``card >> 2``): indexing a list costs less than the shift."""
 
+
+_BATTLE_POINTS = points_for(war_steps=0)
+_WAR_POINTS = points_for(war_steps=1)
 
 _CHECKPOINT_FROM = 1024
 """Brent windows shorter than this get no checkpoint of their own: copying the game (its random
@@ -43,21 +147,21 @@ class _Watch:
 
     __slots__ = ("current", "current_window", "previous", "previous_window", "start")
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: Krig) -> None:
         self.start = _probe(game)
         self.current = self.start
         self.current_window = 1
-        self.previous: Game | None = None
+        self.previous: Krig | None = None
         self.previous_window = 0
 
-    def moved(self, game: Game, window: int) -> None:
+    def moved(self, game: Krig, window: int) -> None:
         """Record that the tortoise moved to the game's position, with a new window."""
         if window < _CHECKPOINT_FROM:
             return
         self.previous, self.previous_window = self.current, self.current_window
         self.current, self.current_window = _probe(game), window
 
-    def first_repeat(self, cycle: int) -> Game:
+    def first_repeat(self, cycle: int) -> Krig:
         """Return the game at the first round whose position repeats an earlier one."""
         # The previous window compared its tortoise with the next `previous_window` positions
         # and found no match; if the cycle fits in that window, the repeat starts after it.
@@ -66,11 +170,11 @@ class _Watch:
         return _meet(self.start.copy(), cycle)
 
 
-def run_to_end(game: Game) -> Outcome:
+def run_to_end(game: Krig) -> Outcome:
     """Play the game to its end without building round objects, and return the outcome."""
     if game.outcome is not None:
         return game.outcome
-    if game._eternal_checked:
+    if game.eternal_checked:
         _advance(game)
     else:
         # Watch the real game for a cycle instead of looking ahead on a copy: most games end,
@@ -80,15 +184,15 @@ def run_to_end(game: Game) -> Outcome:
         if cycle is not None:
             repeat = watch.first_repeat(cycle)
             repeat.outcome = Outcome("eternal", repeat.round, drawn=repeat.in_play(), cycle=cycle)
-            repeat._eternal_at = repeat.round
-            repeat._eternal_cycle = cycle
-            _adopt(game, repeat)
-        game._eternal_checked = True
+            repeat.eternal_at = repeat.round
+            repeat.eternal_cycle = cycle
+            game.restore_from(repeat)
+        game.eternal_checked = True
     assert game.outcome is not None
     return game.outcome
 
 
-def find_repetition(game: Game) -> tuple[int, int] | None:
+def find_repetition(game: Krig) -> tuple[int, int] | None:
     """Return (rounds until the first repeated position, cycle length), or None if it ends."""
     probe = _probe(game)
     watch = _Watch(game)
@@ -98,20 +202,20 @@ def find_repetition(game: Game) -> tuple[int, int] | None:
     return watch.first_repeat(cycle).round - game.round, cycle
 
 
-def advance(game: Game, until: int) -> None:
+def advance(game: Krig, until: int) -> None:
     """Play without round objects until round ``until`` or the game's end, whichever is first."""
     _advance(game, until=until)
 
 
-def _probe(game: Game) -> Game:
+def _probe(game: Krig) -> Krig:
     """Return a copy that plays on without ending as `eternal` (it is the one looking)."""
     probe = game.copy()
-    probe._eternal_checked = True
-    probe._eternal_at = None
+    probe.eternal_checked = True
+    probe.eternal_at = None
     return probe
 
 
-def _meet(tortoise: Game, cycle: int) -> Game:
+def _meet(tortoise: Krig, cycle: int) -> Krig:
     """Return the game at μ + λ: the first round whose position came ``cycle`` rounds before.
 
     Two copies ``cycle`` rounds apart go forward together; once their positions agree they
@@ -132,34 +236,22 @@ def _meet(tortoise: Game, cycle: int) -> Game:
     return hare
 
 
-def _adopt(game: Game, other: Game) -> None:
-    for name in GAME_SLOTS:
-        setattr(game, name, getattr(other, name))
-
-
-def _advance(game: Game, *, watch: _Watch | None = None, until: int | None = None) -> int | None:
+def _advance(game: Krig, *, watch: _Watch | None = None, until: int | None = None) -> int | None:
     """Play until the game ends or reaches round ``until``; with ``watch``, stop at a
     repeated position (Brent) and return the cycle length."""
-    rules = game.rules
-    if (
-        game.players == 2
-        and not rules.teams
-        and not rules.shuffle_won
-        and game.in_game[0]
-        and game.in_game[1]
-    ):
+    if plays_inline(game.rules) and game.in_game[0] and game.in_game[1]:
         return _advance_two(game, watch, until)
     return _advance_general(game, watch, until)
 
 
-def _advance_general(game: Game, watch: _Watch | None, until: int | None) -> int | None:
+def _advance_general(game: Krig, watch: _Watch | None, until: int | None) -> int | None:
     stop = _NO_LIMIT if until is None else until
     piles = game.piles
     saved = [pile.copy() for pile in piles] if watch is not None else None
     power = 1
     lam = 0
     while game.outcome is None and game.round < stop:
-        game._play(record=False)
+        game.play_unrecorded()
         if watch is not None:
             lam += 1
             if piles == saved:
@@ -172,7 +264,7 @@ def _advance_general(game: Game, watch: _Watch | None, until: int | None) -> int
     return None
 
 
-def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | None:
+def _advance_two(game: Krig, watch: _Watch | None, until: int | None) -> int | None:
     """The two-player loop: a battle, or a war decided in one step, is played inline; any other
     war by _war_two."""
     rules = game.rules
@@ -181,12 +273,16 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
     put0, put1 = p0.append, p1.append  # two appends cost less than extending with a pair
     ext0, ext1 = p0.extend, p1.extend
     scoring = rules.points
+    # The inline rounds count as BaseGame.credit does, spelled out: a call costs more than the
+    # round (the sweep of tests/engine/test_fast.py holds them to it).
+    battle_points = _BATTLE_POINTS
+    war_points = _WAR_POINTS
     # With no target, no comparison with a huge number each round (it would not be specialised).
     targeted = rules.target_tricks is not None
     target = rules.target_tricks or 0
     shuffled = rules.pickup == "shuffled"
-    winner_first = rules.pickup == "winner_first"
-    rng = game._rng
+    own_first = rules.pickup == "winner_first"
+    rng = game.rng
     rand = rng.random if rng is not None else _no_rng
     value = _VALUES
     # Wars with a fixed number of cards down (not Război's rank) that one step decides.
@@ -197,7 +293,7 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
     limit = min(
         until if until is not None else _NO_LIMIT,
         rules.max_rounds if rules.max_rounds is not None else _NO_LIMIT,
-        game._eternal_at if game._eternal_at is not None else _NO_LIMIT,
+        game.eternal_at if game.eternal_at is not None else _NO_LIMIT,
     )
     t0 = p0.copy() if watch is not None else None
     t1 = p1.copy() if watch is not None else None
@@ -226,12 +322,12 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                     put0(b)
                 tricks0 += 1
                 if scoring:
-                    points0 += 1
+                    points0 += battle_points
                 if not p1 or (targeted and tricks0 >= target):
                     winner: int | None = 0
                     break
             elif vb > va:
-                if rand() < 0.5 if shuffled else winner_first:
+                if rand() < 0.5 if shuffled else own_first:
                     put1(b)
                     put1(a)
                 else:
@@ -239,7 +335,7 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                     put1(b)
                 tricks1 += 1
                 if scoring:
-                    points1 += 1
+                    points1 += battle_points
                 if not p0 or (targeted and tricks1 >= target):
                     winner = 1
                     break
@@ -250,14 +346,14 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                 and value[p0[fixed]] != value[p1[fixed]]
             ):
                 # The common war, also inline: one step, both can fight it, it is decided.
-                if winner_first:
+                if own_first:
                     own0 = [a]
                     own1 = [b]
                     for _ in steps:
                         own0.append(pop0())
                         own1.append(pop1())
                     won = 0 if value[own0[-1]] > value[own1[-1]] else 1
-                    cards = own0 + own1 if won == 0 else own1 + own0
+                    cards = own0 + own1 if won == 0 else own1 + own0  # winner_first, two seats
                 else:
                     cards = [a, b]  # layer by layer, within a layer in seat order
                     put = cards.append
@@ -277,7 +373,7 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                     ext0(cards)
                     tricks0 += 1
                     if scoring:
-                        points0 += 3  # 1, and 2 for the war step
+                        points0 += war_points
                     if not p1 or (targeted and tricks0 >= target):
                         winner = 0
                         break
@@ -285,7 +381,7 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
                     ext1(cards)
                     tricks1 += 1
                     if scoring:
-                        points1 += 3
+                        points1 += war_points
                     if not p0 or (targeted and tricks1 >= target):
                         winner = 1
                         break
@@ -316,7 +412,8 @@ def _advance_two(game: Game, watch: _Watch | None, until: int | None) -> int | N
         game.round = rnd
         game.tricks[:] = (tricks0, tricks1)
         game.points[:] = (points0, points1)
-        game._finish_plain_round(winner)
+        game.eliminate_empty()
+        game.check_end(winner, False, ())
         return None
     finally:
         if game.outcome is None or game.round != rnd:
@@ -333,12 +430,14 @@ def _no_rng() -> float:
     raise AssertionError("a game without a random generator drew from one")
 
 
-def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
-    """Play the war that follows a tie between two players, as ``Game._play`` would.
+def _war_two(game: Krig, a: int, b: int, tied_value: int) -> None:
+    """Play the war that follows a tie between two players, as the general path would.
 
-    A lean copy of the two-player case of ``Game._war_step`` and ``Game._collect`` (no value
-    objects, no dicts): wars are one round in fourteen but would otherwise take most of the
-    time. ``tests/engine/test_fast.py`` plays every option both ways and compares the games.
+    The two-player case of the general war step, lean (no value objects): wars are one round
+    in fourteen but would otherwise take most of the time. The shortage order, the points and
+    the counting come from ``engine.core``, as the general path's do (the two-seat
+    ``winner_first`` is one line, inline: a call of ``core.winner_first`` costs 1.5 %);
+    ``tests/engine/test_fast.py`` plays every value of every option both ways and compares.
     """
     rules = game.rules
     p0, p1 = game.piles
@@ -376,8 +475,10 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
             if h1 <= f:
                 short.add(1)
             if rules.shortage == "lose":
-                # RULES §5: the one holding fewer ran out first; equal holdings go out together.
-                out = [0] if h0 < h1 else [1] if h1 < h0 else [0, 1]
+                # RULES §5: one short fighter loses; both short, the one holding fewer.
+                out = (
+                    list(short) if len(short) == 1 else fewest_holding((0, 1), (h0, h1).__getitem__)
+                )
                 for seat in out:
                     pile = p0 if seat == 0 else p1
                     put = put0 if seat == 0 else put1
@@ -413,32 +514,24 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
         else:
             tied_value = va
 
-    game.war_rounds += 1
-    game.war_steps += steps
     if winner >= 0:
         if by_seat:
-            cards = own0 + own1 if winner == 0 else own1 + own0
+            cards = own0 + own1 if winner == 0 else own1 + own0  # winner_first, two seats
         else:
             cards = table
             if rules.pickup == "shuffled":
-                assert game._rng is not None
-                shuffle(game._rng, cards)
-        taken = len(cards)
+                assert game.rng is not None
+                shuffle(game.rng, cards)
         game.piles[winner].extend(cards)
-        game.tricks[winner] += 1
-        if rules.points:
-            game.points[winner] += 1 + 2 * steps
-        game.wars_won[winner] += 1
-        if taken > game.biggest_pot[winner]:
-            game.biggest_pot[winner] = taken
+        game.credit(winner, len(cards), steps)
     else:
-        game.set_aside += len(own0) + len(own1) if by_seat else len(table)
+        game.credit(None, len(own0) + len(own1) if by_seat else len(table), steps)
     game.round += 1
     for seat in knocked:
         game.in_game[seat] = False
         game.eliminated.append(seat)
     if winner == -2 and not knocked:
-        game._eliminate_empty()
+        game.eliminate_empty()
         game.outcome = Outcome("war_shortage", game.round, drawn=(0, 1))
         return
     target = rules.target_tricks
@@ -448,8 +541,8 @@ def _war_two(game: Game, a: int, b: int, tied_value: int) -> None:
         or not p1
         or (target is not None and winner >= 0 and game.tricks[winner] >= target)
     ):
-        eliminated = knocked + game._eliminate_empty()
+        eliminated = knocked + game.eliminate_empty()
         # Two players: the one put out is the last; both put out together share the draw.
-        game._check_end(
+        game.check_end(
             winner if winner >= 0 else None, not short.isdisjoint(eliminated), eliminated
         )

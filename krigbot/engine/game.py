@@ -12,215 +12,59 @@ from __future__ import annotations
 import random
 from collections import Counter, deque
 from collections.abc import Sequence
-from functools import cache
-from math import floor
-from typing import Any
+from typing import Any, ClassVar
 
-from .cards import ACE_VALUE, JOKER_VALUE, card_code, format_cards, full_deck, parse_cards
-from .errors import DealError, GameOverError, PlayerError, StateError
-from .events import EndReason, Outcome, Round, WarStep
+from . import fast
+from .cards import (
+    ACE_VALUE,
+    JOKER_VALUE,
+    TWO_VALUE,
+    card_code,
+    format_cards,
+    full_deck,
+    parse_cards,
+)
+from .core import (
+    BaseGame,
+    Table,
+    check_saved,
+    deal,
+    fewest_holding,
+    outcome_from_dict,
+    outcome_to_dict,
+    rng_from_json,
+    rng_in_state,
+    rng_to_json,
+    shuffle,
+    war_face_down,
+    winner_first,
+)
+from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
+from .events import BattleView, EndReason, LookChoice, Outcome, Round, TopChoice, WarStep
 from .rules import Rules
-
-FORMAT_VERSION = 1
-
-Table = list[list[tuple[int, int]]]
-"""The cards on the table as layers of ``(seat, card)``, in the order they were placed."""
+from .variant import register
 
 
-def shuffle(rng: random.Random, cards: list[int]) -> None:
-    """Shuffle in place with the game's RNG (Fisher–Yates).
+class Game(BaseGame):
+    """A game of Krig between 2–4 seats; seat 0 started it (RULES §2).
 
-    Our own loop rather than ``random.shuffle`` so that the fast path can inline the two-card
-    case (swap when ``rng.random() < 0.5``) and stay identical to this function. Card ``i`` is
-    swapped with card ``floor(rand() * (i + 1))``; ``floor`` and precomputed ``i + 1`` give the
-    same number as ``int(rand() * (i + 1))`` (the product is never negative) in half the time.
+    It has no choices: the members of :class:`~krigbot.engine.variant.Variant` about choices
+    say so (nothing pending, never in a battle, every choice refused).
     """
-    rand = rng.random
-    for i, span in _spans(len(cards)):
-        j = floor(rand() * span)
-        cards[i], cards[j] = cards[j], cards[i]
 
-
-@cache
-def _spans(length: int) -> tuple[tuple[int, float], ...]:
-    """Return ``(i, i + 1)`` for each position Fisher–Yates visits in a list of ``length``."""
-    return tuple((i, float(i + 1)) for i in range(length - 1, 0, -1))
-
-
-def deal(rules: Rules, seed: int) -> tuple[list[list[int]], int, random.Random]:
-    """Shuffle with a new seeded RNG and deal one card at a time from seat 0 (RULES §2).
-
-    Return the piles (top card first), how many cards were set aside for lack of a whole round,
-    and the RNG, which the game goes on using from where the deal left it.
-    """
-    cards = full_deck(decks=rules.decks, jokers=rules.jokers)
-    rng = random.Random(seed)
-    shuffle(rng, cards)
-    n = rules.players
-    per_seat = len(cards) // n
-    return [cards[seat : per_seat * n : n] for seat in range(n)], len(cards) - per_seat * n, rng
-
-
-def war_face_down(rules: Rules, tied_value: int) -> int:
-    """Return how many cards each fighter places face down (RULES §4, Război included)."""
-    if rules.face_down != "rank":
-        return rules.face_down
-    if tied_value >= ACE_VALUE:  # ace and joker count 11
-        return 10
-    return min(tied_value, 10) - 1  # J, Q, K count 10
-
-
-class Record:
-    """What every kind of game keeps besides its cards: seats in play, counters, the outcome.
-
-    A base of :class:`Game` and :class:`~krigbot.engine.steal.StealGame`, with its saving.
-    """
+    name: ClassVar[str] = "krig"
+    aliases: ClassVar[tuple[str, ...]] = ("war", "plain")
+    has_choices: ClassVar[bool] = False
+    autoplayable: ClassVar[bool] = True
+    has_loot: ClassVar[bool] = False
 
     __slots__ = (
-        "biggest_pot",
-        "eliminated",
-        "forfeits",
-        "in_game",
-        "outcome",
-        "points",
-        "round",
-        "rules",
-        "seed",
-        "set_aside",
-        "tricks",
-        "war_rounds",
-        "war_steps",
-        "wars_won",
-    )
-    rules: Rules
-    seed: int | None
-    round: int
-    in_game: list[bool]
-    tricks: list[int]
-    points: list[int]
-    wars_won: list[int]
-    biggest_pot: list[int]
-    war_rounds: int
-    war_steps: int
-    set_aside: int
-    eliminated: list[int]
-    forfeits: list[tuple[int, int]]
-    """``(seat, round)`` of every forfeit: with the seed, enough to replay the game."""
-    outcome: Outcome | None
-
-    def _start_record(self, rules: Rules, seed: int | None) -> None:
-        n = rules.players
-        self.rules = rules
-        self.seed = seed
-        self.round = 0
-        self.in_game = [True] * n
-        self.tricks = [0] * n
-        self.points = [0] * n
-        self.wars_won = [0] * n
-        self.biggest_pot = [0] * n
-        self.war_rounds = 0
-        self.war_steps = 0
-        self.set_aside = 0
-        self.eliminated = []
-        self.forfeits = []
-        self.outcome = None
-
-    @property
-    def players(self) -> int:
-        """Return the number of seats."""
-        return self.rules.players
-
-    @property
-    def finished(self) -> bool:
-        """Tell whether the game has ended."""
-        return self.outcome is not None
-
-    def can_forfeit(self, seat: int) -> bool:
-        """Tell whether a seat may give up: it still plays, or its team does (RULES §9)."""
-        if self.outcome is not None or not 0 <= seat < self.players:
-            return False
-        return self.in_game[seat] or (self.rules.teams and self.in_game[(seat + 2) % 4])
-
-    @property
-    def forfeited(self) -> list[int]:
-        """Return the seats that gave up, in order."""
-        return [seat for seat, _ in self.forfeits]
-
-    def _record_to_dict(self, kind: str) -> dict[str, Any]:
-        return {
-            "format": FORMAT_VERSION,
-            "kind": kind,
-            "rules": self.rules.to_dict(),
-            "seed": self.seed,
-            "round": self.round,
-            "in_game": self.in_game[:],
-            "tricks": self.tricks[:],
-            "points": self.points[:],
-            "wars_won": self.wars_won[:],
-            "biggest_pot": self.biggest_pot[:],
-            "war_rounds": self.war_rounds,
-            "war_steps": self.war_steps,
-            "set_aside": self.set_aside,
-            "eliminated": self.eliminated[:],
-            "forfeits": [list(f) for f in self.forfeits],
-            "outcome": None if self.outcome is None else outcome_to_dict(self.outcome),
-        }
-
-    def _record_from_dict(self, data: dict[str, Any]) -> None:
-        """Restore the record (raises KeyError, TypeError or ValueError on damaged data)."""
-        self.round = int(data["round"])
-        self.in_game = list(map(bool, data["in_game"]))
-        self.tricks = list(map(int, data["tricks"]))
-        self.points = list(map(int, data["points"]))
-        self.wars_won = list(map(int, data["wars_won"]))
-        self.biggest_pot = list(map(int, data["biggest_pot"]))
-        self.war_rounds = int(data["war_rounds"])
-        self.war_steps = int(data["war_steps"])
-        self.set_aside = int(data["set_aside"])
-        self.eliminated = list(map(int, data["eliminated"]))
-        self.forfeits = [(int(seat), int(rnd)) for seat, rnd in data["forfeits"]]
-        self.outcome = None if data["outcome"] is None else outcome_from_dict(data["outcome"])
-
-
-def rng_to_json(rng: random.Random) -> list[Any]:
-    """Return the RNG's state as JSON-safe data."""
-    version, words, gauss = rng.getstate()
-    return [version, list(words), gauss]
-
-
-def rng_from_json(data: list[Any]) -> random.Random:
-    """Return an RNG in a state saved with :func:`rng_to_json`."""
-    version, words, gauss = data
-    return rng_in_state((version, tuple(words), gauss))
-
-
-def rng_in_state(state: tuple[Any, ...]) -> random.Random:
-    """Return an RNG in the given state (``getstate()``'s value).
-
-    ``random.Random()`` would first seed itself from the OS, which costs four times the
-    ``setstate`` that replaces that seed at once.
-    """
-    rng = random.Random.__new__(random.Random)
-    rng.setstate(state)
-    return rng
-
-
-def check_saved(data: dict[str, Any], kind: str) -> None:
-    """Refuse a saved game of another kind or format version."""
-    if data.get("format") != FORMAT_VERSION or data.get("kind") != kind:
-        raise StateError(f"unknown saved game format {data.get('format')!r} of {kind!r}")
-
-
-class Game(Record):
-    """A game of Krig between 2–4 seats; seat 0 started it (RULES §2)."""
-
-    __slots__ = (
-        "_eternal_at",
-        "_eternal_checked",
-        "_eternal_cycle",
-        "_rng",
         "_unit_seats",
+        "eternal_at",
+        "eternal_checked",
+        "eternal_cycle",
         "piles",
+        "rng",
         "won",
     )
 
@@ -237,7 +81,7 @@ class Game(Record):
         n = rules.players
         if len(piles) != n:
             raise DealError(f"{n} players need {n} piles, not {len(piles)}")
-        self._start_record(rules, seed)
+        self._start_base(rules, seed)
         self.piles: list[deque[int]] = [deque(pile) for pile in piles]
         self.won: list[deque[int]] = [deque() for _ in range(n)]
         # The RNG is kept only where something random happens after the deal, so that saving a
@@ -245,14 +89,14 @@ class Game(Record):
         needs_rng = rules.pickup == "shuffled" or rules.shuffle_won
         if needs_rng and rng is None:
             rng = random.Random(seed)
-        self._rng: random.Random | None = rng if needs_rng else None
+        self.rng: random.Random | None = rng if needs_rng else None
         # Who competes for the win: each seat alone, or the two teams (RULES §9).
         self._unit_seats: tuple[tuple[int, ...], ...] = (
             ((0, 2), (1, 3)) if rules.teams else tuple((s,) for s in range(n))
         )
-        self._eternal_checked = not rules.detects_eternal
-        self._eternal_at: int | None = None
-        self._eternal_cycle: int | None = None
+        self.eternal_checked = not rules.detects_eternal
+        self.eternal_at: int | None = None
+        self.eternal_cycle: int | None = None
 
     # ----------------------------------------------------------------------------- creation
 
@@ -301,6 +145,60 @@ class Game(Record):
         """Return a seat's team (seats 0 and 2 are team 0, seats 1 and 3 team 1)."""
         return seat % 2
 
+    @property
+    def moves_made(self) -> int:
+        """Return how many moves the game has had: its rounds and forfeits."""
+        return self.round + len(self.forfeits)
+
+    @property
+    def replays_from_seed(self) -> bool:
+        """Tell whether the rules and the seed alone play this game again: no one gave up."""
+        return not self.forfeits
+
+    # ---------------------------------------------------------- choices: a plain game has none
+
+    @property
+    def in_battle(self) -> bool:
+        """Tell whether a round waits for choices: never, every round resolves at once."""
+        return False
+
+    def pending(self) -> tuple[LookChoice | TopChoice, ...]:
+        """Return the choices the game is waiting for: none."""
+        return ()
+
+    def begin_battle(self) -> Round:
+        """Play the next round, which needs no choice."""
+        return self.play_round()
+
+    def steal(self, seat: int, from_seats: Sequence[int]) -> Round | None:
+        """Refuse: Krig has no steals."""
+        raise ChoiceError(f"seat {seat} has no card to steal with in this game")
+
+    def play(self, seat: int) -> Round | None:
+        """Refuse: every card is played by the round itself."""
+        raise ChoiceError(f"seat {seat} has no card to steal or play now")
+
+    def put_on_top(self, seat: int, card: int) -> None:
+        """Refuse: won cards go under the pile in the order of the pickup."""
+        raise ChoiceError(f"seat {seat} has no top card to choose")
+
+    def apply_defaults(self) -> None:
+        """Make every pending choice by default: there is none."""
+
+    def look(self, seat: int) -> None:
+        """Return no card: nobody looks at a card before playing it."""
+
+    def loot_top(self, seat: int) -> None:
+        """Return no card: Krig has no loot piles."""
+
+    def loot_size(self, seat: int) -> int:
+        """Return 0: Krig has no loot piles."""
+        return 0
+
+    def battle_view(self) -> BattleView:
+        """Return the round under way: none, between rounds."""
+        return BattleView(battle=(), steals=(), war_steps=(), standing=(), waiting=())
+
     # ----------------------------------------------------------------------------- playing
 
     def play_round(self) -> Round:
@@ -342,20 +240,21 @@ class Game(Record):
             raise GameOverError("the game is over")
         self._ensure_eternal_known()
         if count > 1:
-            from .fast import advance
-
             before = self.copy()
-            advance(self, self.round + count - 1)
+            fast.advance(self, self.round + count - 1)
             if self.outcome is not None:
                 # It ended on a round played without its object: play up to that round again,
                 # from the copy, and play the last one recorded.
                 ended = self.round
-                for name in GAME_SLOTS:
-                    setattr(self, name, getattr(before, name))
-                advance(self, ended - 1)
+                self.restore_from(before)
+                fast.advance(self, ended - 1)
         played = self._play(record=True)
         assert played is not None
         return played
+
+    def play_to_end(self) -> Outcome:
+        """Play to the end on the fast path (no round objects) and return the outcome."""
+        return fast.run_to_end(self)
 
     def forfeit(self, seat: int, *, alone: bool = False) -> Outcome | None:
         """Let a seat give up; return the outcome if that ends the game (RULES §7, §9).
@@ -386,9 +285,9 @@ class Game(Record):
         elif self.rules.detects_eternal:
             # Positions before the forfeit held this seat's cards, so none can come back:
             # forget the old prediction and look ahead again from here.
-            self._eternal_checked = False
-            self._eternal_at = None
-            self._eternal_cycle = None
+            self.eternal_checked = False
+            self.eternal_at = None
+            self.eternal_cycle = None
         return self.outcome
 
     # ------------------------------------------------------------------------ the round
@@ -399,10 +298,14 @@ class Game(Record):
             won = self.won[seat]
             cards = list(won)
             won.clear()
-            assert self._rng is not None
-            shuffle(self._rng, cards)
+            assert self.rng is not None
+            shuffle(self.rng, cards)
             pile.extend(cards)
         return pile.popleft()
+
+    def play_unrecorded(self) -> None:
+        """Play one round by the general path without building its value (the fast path)."""
+        self._play(record=False)
 
     def _play(self, *, record: bool) -> Round | None:
         """Play one round; build the Round value only when asked (the fast path does not)."""
@@ -419,9 +322,13 @@ class Game(Record):
         winner: int | None = None
         team_no_war = False
         tied_value = 0
+        two_beats_ace = rules.two_beats_ace
 
         while True:
-            tied_value = max([standing[s] >> 2 for s in contenders])
+            values = [standing[s] >> 2 for s in contenders]
+            tied_value = max(values)
+            if two_beats_ace and tied_value == ACE_VALUE and TWO_VALUE in values:
+                tied_value = TWO_VALUE  # RULES §1: the 2s take the aces' place
             tied = [s for s in contenders if standing[s] >> 2 == tied_value]
             if len(tied) == 1:
                 winner = tied[0]
@@ -498,8 +405,7 @@ class Game(Record):
                 lacking = [s for s in remaining if available(s) < need]
                 if not lacking:
                     break
-                fewest = min(available(s) for s in lacking)
-                group = [s for s in lacking if available(s) == fewest]
+                group = fewest_holding(lacking, available)
                 for s in group:
                     down[s] = take(s, available(s))
                 out_now.extend(group)
@@ -579,13 +485,10 @@ class Game(Record):
             for layer in table:
                 for seat, card in layer:
                     by_seat.setdefault(seat, []).append(card)
-            order = by_seat.pop(winner, [])
-            for seat in sorted(by_seat):
-                order.extend(by_seat[seat])
-            return order
+            return winner_first(by_seat, winner)
         cards = [card for layer in table for _, card in layer]
-        assert self._rng is not None
-        shuffle(self._rng, cards)
+        assert self.rng is not None
+        shuffle(self.rng, cards)
         return cards
 
     def _collect(
@@ -603,35 +506,25 @@ class Game(Record):
         on_table = len(battle) if len(table) == 1 else sum(len(layer) for layer in table)
         taken = 0
         aside = 0
-        if steps:
-            self.war_rounds += 1
-            self.war_steps += len(steps)
         if winner is not None:
             cards = self._pickup_order(table, winner)
             (self.won if rules.shuffle_won else self.piles)[winner].extend(cards)
             taken = on_table
-            self.tricks[winner] += 1
-            if rules.points:
-                self.points[winner] += 1 + 2 * len(steps)
-            if steps:
-                self.wars_won[winner] += 1
-            if taken > self.biggest_pot[winner]:
-                self.biggest_pot[winner] = taken
         else:
             aside = on_table
-            self.set_aside += aside
+        self.credit(winner, on_table, len(steps))
         self.round += 1
 
-        eliminated = self._eliminate_empty()
+        eliminated = self.eliminate_empty()
         if steps and (out_groups or eliminated):
             # Who went out, group by group: those knocked out in the war, then the empty-handed.
             moments = [*out_groups, eliminated] if eliminated else out_groups
             eliminated = [s for group in moments for s in group]
             short = {seat for step in steps for seat in step.short}
             drawn = self._unit_members(out_groups[-1]) if out_groups else ()
-            self._check_end(winner, self._last_out_was_short(moments, short), drawn)
+            self.check_end(winner, self._last_out_was_short(moments, short), drawn)
         else:
-            self._check_end(winner, False, ())
+            self.check_end(winner, False, ())
         if not record:
             return None
         return Round(
@@ -651,7 +544,7 @@ class Game(Record):
 
     # ------------------------------------------------------------------------ the end
 
-    def _eliminate_empty(self) -> list[int]:
+    def eliminate_empty(self) -> list[int]:
         """Take every seat left with no cards out of the game; return them in seat order."""
         piles, won, in_game = self.piles, self.won, self.in_game
         if all(piles):
@@ -661,11 +554,6 @@ class Game(Record):
             self.in_game[s] = False
             self.eliminated.append(s)
         return out
-
-    def _finish_plain_round(self, winner: int | None) -> None:
-        """Run the end checks after a round the fast path played inline (no war)."""
-        self._eliminate_empty()
-        self._check_end(winner, False, ())
 
     def _unit_members(self, seats: Sequence[int]) -> tuple[int, ...]:
         """Return the seats of every unit (a seat, or a team) with a seat among ``seats``."""
@@ -694,7 +582,7 @@ class Game(Record):
                 units.append(seats)
         return any(s in short for seats in units for s in seats)
 
-    def _check_end(self, winner: int | None, shortage: bool, drawn: Sequence[int]) -> None:
+    def check_end(self, winner: int | None, shortage: bool, drawn: Sequence[int]) -> None:
         """End the game after a round if it is over (RULES §7, the first reason in its list).
 
         ``shortage`` says that the last player or team put out was short in a war step;
@@ -720,9 +608,9 @@ class Game(Record):
             if sum(self.tricks[s] for s in units[unit]) >= rules.target_tricks:
                 self.outcome = Outcome("target", self.round, winners=units[unit])
                 return
-        if self._eternal_at is not None and self.round >= self._eternal_at:
+        if self.eternal_at is not None and self.round >= self.eternal_at:
             self.outcome = Outcome(
-                "eternal", self.round, drawn=self.in_play(), cycle=self._eternal_cycle
+                "eternal", self.round, drawn=self.in_play(), cycle=self.eternal_cycle
             )
 
     def in_play(self) -> tuple[int, ...]:
@@ -760,16 +648,14 @@ class Game(Record):
     # ----------------------------------------------------------- eternal (RULES §7)
 
     def _ensure_eternal_known(self) -> None:
-        if self._eternal_checked:
+        if self.eternal_checked:
             return
-        from .fast import find_repetition
-
-        found = find_repetition(self)
-        self._eternal_checked = True
+        found = fast.find_repetition(self)
+        self.eternal_checked = True
         if found is not None:
             rounds_until, cycle = found
-            self._eternal_at = self.round + rounds_until
-            self._eternal_cycle = cycle
+            self.eternal_at = self.round + rounds_until
+            self.eternal_cycle = cycle
 
     def position(self) -> tuple[tuple[int, ...], ...]:
         """Return the position that decides the future: every pile, in order (RULES §7)."""
@@ -777,10 +663,15 @@ class Game(Record):
 
     # ------------------------------------------------------------------- copy and save
 
+    def restore_from(self, other: Game) -> None:
+        """Become ``other`` (a copy taken earlier), sharing its piles and counters from now on."""
+        for name in _GAME_SLOTS:
+            setattr(self, name, getattr(other, name))
+
     def copy(self) -> Game:
         """Return an independent copy with the same future."""
         other = Game.__new__(Game)
-        for name in GAME_SLOTS:
+        for name in _SHARED_SLOTS:
             setattr(other, name, getattr(self, name))
         other.piles = [pile.copy() for pile in self.piles]
         other.won = [pile.copy() for pile in self.won]
@@ -791,21 +682,21 @@ class Game(Record):
         other.biggest_pot = self.biggest_pot[:]
         other.eliminated = self.eliminated[:]
         other.forfeits = self.forfeits[:]
-        if self._rng is not None:
-            other._rng = rng_in_state(self._rng.getstate())
+        if self.rng is not None:
+            other.rng = rng_in_state(self.rng.getstate())
         return other
 
     def to_dict(self) -> dict[str, Any]:
         """Return the whole game as a JSON-safe dict; :meth:`from_dict` restores its future."""
         return {
-            **self._record_to_dict("krig"),
+            **self._base_to_dict("krig"),
             "piles": [format_cards(pile) for pile in self.piles],
             "won": [format_cards(pile) for pile in self.won],
-            "rng": None if self._rng is None else rng_to_json(self._rng),
+            "rng": None if self.rng is None else rng_to_json(self.rng),
             "eternal": {
-                "checked": self._eternal_checked,
-                "at": self._eternal_at,
-                "cycle": self._eternal_cycle,
+                "checked": self.eternal_checked,
+                "at": self.eternal_at,
+                "cycle": self.eternal_cycle,
             },
         }
 
@@ -817,41 +708,48 @@ class Game(Record):
             rules = Rules.from_dict(data["rules"])
             game = cls(rules, [parse_cards(pile) for pile in data["piles"]], seed=data["seed"])
             game.won = [deque(parse_cards(pile)) for pile in data["won"]]
-            game._record_from_dict(data)
+            game._base_from_dict(data)
             if data["rng"] is not None:
-                game._rng = rng_from_json(data["rng"])
+                game.rng = rng_from_json(data["rng"])
             eternal = data["eternal"]
-            game._eternal_checked = bool(eternal["checked"])
-            game._eternal_at = eternal["at"]
-            game._eternal_cycle = eternal["cycle"]
+            game.eternal_checked = bool(eternal["checked"])
+            game.eternal_at = eternal["at"]
+            game.eternal_cycle = eternal["cycle"]
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise StateError(f"damaged saved game: {exc}") from exc
         return game
 
 
-def outcome_to_dict(outcome: Outcome) -> dict[str, Any]:
-    """Return an outcome as a JSON-safe dict."""
-    return {
-        "reason": outcome.reason,
-        "rounds": outcome.rounds,
-        "winners": list(outcome.winners),
-        "drawn": list(outcome.drawn),
-        "cycle": outcome.cycle,
-    }
+register(Game)
 
-
-def outcome_from_dict(data: dict[str, Any]) -> Outcome:
-    """Rebuild an outcome saved with :func:`outcome_to_dict`."""
-    return Outcome(
-        reason=data["reason"],
-        rounds=int(data["rounds"]),
-        winners=tuple(data["winners"]),
-        drawn=tuple(data["drawn"]),
-        cycle=data["cycle"],
-    )
-
-
-GAME_SLOTS = (*Record.__slots__, *Game.__slots__)
+_GAME_SLOTS = (*BaseGame.__slots__, *Game.__slots__)
 """Every attribute of a Game, for copying one whole."""
+_COPIED_APART = {
+    "piles",
+    "won",
+    "in_game",
+    "tricks",
+    "points",
+    "wars_won",
+    "biggest_pot",
+    "eliminated",
+    "forfeits",
+}
+_SHARED_SLOTS = tuple(name for name in _GAME_SLOTS if name not in _COPIED_APART)
+"""The attributes a copy shares (values that never change in place, and the rules); the
+others it copies apart, and setting them twice would cost the fast path's every probe."""
 
-__all__ = ["GAME_SLOTS", "JOKER_VALUE", "Game", "deal", "shuffle", "war_face_down"]
+__all__ = [
+    "JOKER_VALUE",
+    "BaseGame",
+    "Game",
+    "check_saved",
+    "deal",
+    "outcome_from_dict",
+    "outcome_to_dict",
+    "rng_from_json",
+    "rng_in_state",
+    "rng_to_json",
+    "shuffle",
+    "war_face_down",
+]

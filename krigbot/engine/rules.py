@@ -16,7 +16,7 @@ import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias
 
 from .errors import FixedOptionError, RulesError
 
@@ -24,7 +24,7 @@ FaceDown: TypeAlias = int | Literal["rank"]
 Shortage: TypeAlias = Literal["lose", "last_card"]
 Pickup: TypeAlias = Literal["winner_first", "table", "shuffled"]
 WarPlayers: TypeAlias = Literal["tied", "all"]
-Variant: TypeAlias = Literal["krig", "stjel"]
+VariantName: TypeAlias = Literal["krig", "stjel"]
 
 FACE_DOWN_CHOICES: tuple[FaceDown, ...] = (1, 3, 5, "rank")
 SHORTAGES: tuple[Shortage, ...] = ("lose", "last_card")
@@ -58,27 +58,76 @@ STEAL_FIXED: dict[str, Any] = {
     "pickup": "winner_first",
     "war_players": "tied",
     "wide_war": False,
+    "two_beats_ace": False,
 }
 """RULES §10: what Steal War always plays by; setting another value is refused."""
 PRESET_ALIASES = {"război": "razboi", "razboj": "razboi", "steal": "stjel", "classic": "klassisk"}
 
-OPTION_KEYS = (
-    "face_down",
-    "shortage",
-    "pickup",
-    "shuffle_won",
-    "jokers",
-    "decks",
-    "max_rounds",
-    "time_limit",
-    "target_tricks",
-    "points",
-    "war_players",
-    "wide_war",
-    "teams",
-    "variant",
-    "players",
+OptionKind: TypeAlias = Literal["choice", "flag", "number", "limit"]
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option of RULES.md as the edge offers it: its key, its type and what it allows.
+
+    ``choice`` is one of ``choices``; ``flag`` is true or false; ``number`` a whole number from
+    ``low`` to ``high``; ``limit`` the same or none (no limit).
+    """
+
+    key: str
+    kind: OptionKind
+    choices: tuple[Any, ...] = ()
+    low: int | None = None
+    high: int | None = None
+    chosen_apart: bool = False
+    """Chosen on its own (the variant, the number of players), not as one of the rules."""
+    needs_clock: bool = False
+    """Only whoever runs the game with a clock can play it (RULES §7 ``time_limit``)."""
+
+    def parse(self, text: str) -> Any:
+        """Parse the option's value as typed on a command line (``true``, ``rank``, ``none``)."""
+        value = text.strip().lower()
+        if self.kind == "flag":
+            if value in ("true", "1", "yes", "on"):
+                return True
+            if value in ("false", "0", "no", "off"):
+                return False
+            raise RulesError(f"{self.key} must be true or false, not {text!r}")
+        if self.kind == "limit" and value in ("none", "off", ""):
+            return None
+        if self.kind == "choice":
+            for choice in self.choices:
+                if isinstance(choice, str) and choice == value:
+                    return choice
+            if not any(isinstance(choice, int) for choice in self.choices):
+                return value  # Rules names the choices when it refuses another
+        return _parse_int(self.key, value)
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("face_down", "choice", FACE_DOWN_CHOICES),
+    Option("shortage", "choice", SHORTAGES),
+    Option("pickup", "choice", PICKUPS),
+    Option("shuffle_won", "flag"),
+    Option("jokers", "choice", (0, 2)),
+    Option("decks", "choice", (1, 2)),
+    Option("max_rounds", "limit", low=1, high=MAX_ROUND_LIMIT),
+    Option("time_limit", "limit", low=MIN_TIME_LIMIT, high=MAX_TIME_LIMIT, needs_clock=True),
+    Option("target_tricks", "limit", low=1, high=MAX_ROUND_LIMIT),
+    Option("points", "flag"),
+    Option("war_players", "choice", WAR_PLAYERS),
+    Option("wide_war", "flag"),
+    Option("two_beats_ace", "flag"),
+    Option("teams", "flag"),
+    Option("variant", "choice", ("krig", "stjel"), chosen_apart=True),
+    Option("players", "number", low=2, high=4, chosen_apart=True),
 )
+"""Every option of RULES.md in the order games are saved: what ``sim --set`` and a challenge's
+settings are built from."""
+OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
+OPTION_KEYS = tuple(option.key for option in OPTIONS)
+RULE_OPTION_KEYS = tuple(option.key for option in OPTIONS if not option.chosen_apart)
+"""The options a challenge or ``sim --set`` changes (the variant and players are chosen apart)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +148,10 @@ class Rules:
     points: bool = False
     war_players: WarPlayers = "tied"
     wide_war: bool = False
+    two_beats_ace: bool = False
+    """RULES §1: a 2 beats an ace and nothing else, whenever face-up cards are compared."""
     teams: bool = False
-    variant: Variant = "krig"
+    variant: VariantName = "krig"
     preset_name: str = "standard"
 
     def __post_init__(self) -> None:
@@ -182,7 +233,7 @@ class Rules:
             raise RulesError("pickup must be winner_first, table or shuffled")
         if self.war_players not in WAR_PLAYERS:
             raise RulesError("war_players must be tied or all")
-        if self.variant not in ("krig", "stjel"):
+        if self.variant not in OPTIONS_BY_KEY["variant"].choices:
             raise RulesError("variant must be krig or stjel")
         if self.jokers not in (0, 2):
             raise RulesError("jokers must be 0 or 2")
@@ -228,22 +279,10 @@ def find_preset(name: str) -> str:
 
 def parse_option(key: str, text: str) -> Any:
     """Parse one ``KEY=VALUE`` option as given on the command line."""
-    value = text.strip().lower()
-    if key in ("shuffle_won", "points", "teams", "wide_war"):
-        if value in ("true", "1", "yes", "on"):
-            return True
-        if value in ("false", "0", "no", "off"):
-            return False
-        raise RulesError(f"{key} must be true or false, not {text!r}")
-    if key == "face_down":
-        return "rank" if value == "rank" else _parse_int(key, value)
-    if key in ("jokers", "decks", "players"):
-        return _parse_int(key, value)
-    if key in ("max_rounds", "time_limit", "target_tricks"):
-        return None if value in ("none", "off", "") else _parse_int(key, value)
-    if key in ("shortage", "pickup", "war_players", "variant"):
-        return cast(Any, value)
-    raise RulesError(f"unknown option {key!r} (known: {', '.join(OPTION_KEYS)})")
+    option = OPTIONS_BY_KEY.get(key)
+    if option is None:
+        raise RulesError(f"unknown option {key!r} (known: {', '.join(OPTION_KEYS)})")
+    return option.parse(text)
 
 
 def _parse_int(key: str, value: str) -> int:

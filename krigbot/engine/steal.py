@@ -20,19 +20,27 @@ import dataclasses
 import random
 from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from . import variant
 from .cards import card_code, format_cards, parse_card, parse_cards
+from .core import BaseGame, Table, check_saved, deal, rng_from_json, rng_to_json, shuffle
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import BattleView, EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
-from .game import Game, Record, check_saved, deal, rng_from_json, rng_to_json, shuffle
+from .game import Game
 from .rules import Rules
+from .variant import register
 
-Table = list[list[tuple[int, int]]]
 
-
-class StealGame(Record):
+class StealGame(BaseGame):
     """A game of Steal War between 2–4 seats."""
+
+    name: ClassVar[str] = "stjel"
+    aliases: ClassVar[tuple[str, ...]] = ("steal",)
+    has_choices: ClassVar[bool] = True
+    autoplayable: ClassVar[bool] = False
+    """Its choices are the game: autoplay would take them all from the players."""
+    has_loot: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -47,7 +55,7 @@ class StealGame(Record):
         if len(piles) != rules.players:
             raise DealError(f"{rules.players} players need {rules.players} piles")
         n = rules.players
-        self._start_record(rules, seed)
+        self._start_base(rules, seed)
         self.piles: list[deque[int]] = [deque(pile) for pile in piles]
         self.loot: list[list[int]] = [[] for _ in range(n)]
         """Each seat's face-up loot pile; the last card is on top."""
@@ -77,6 +85,15 @@ class StealGame(Record):
         game = cls(rules, piles, seed=seed, rng=rng)
         game.set_aside = set_aside
         return game
+
+    @classmethod
+    def from_piles(
+        cls, rules: Rules, piles: Sequence[Sequence[int]], *, seed: int = 0
+    ) -> StealGame:
+        """Start from a given deal, top card first (tests, the command line)."""
+        if any(not pile for pile in piles):
+            raise DealError("every pile needs at least one card")
+        return cls(rules.replace(players=len(piles)), piles, seed=seed)
 
     # ------------------------------------------------------------------------- queries
 
@@ -108,6 +125,20 @@ class StealGame(Record):
         """Return the card on top of a seat's loot pile, which everyone can see."""
         loot = self.loot[seat]
         return loot[-1] if loot else None
+
+    def loot_size(self, seat: int) -> int:
+        """Return how many cards a seat's loot pile holds."""
+        return len(self.loot[seat])
+
+    @property
+    def moves_made(self) -> int:
+        """Return how many moves the game has had: every one logged in ``actions``."""
+        return len(self.actions)
+
+    @property
+    def replays_from_seed(self) -> bool:
+        """Tell whether the rules and the seed alone play this game again: no, choices do."""
+        return False
 
     def look(self, seat: int) -> int | None:
         """Return the card a seat would play next (only that player may be shown it)."""
@@ -201,6 +232,16 @@ class StealGame(Record):
         while played is None:
             played = self.apply_defaults()
         return played
+
+    def play_rounds(self, count: int) -> Round:
+        """Play up to ``count`` battles by default (fewer if the game ends); return the last."""
+        if count < 1:
+            raise ValueError("count must be at least 1")
+        start = self.round
+        last = self.play_round()
+        while self.round - start < count and self.outcome is None:
+            last = self.play_round()
+        return last
 
     def play_to_end(self) -> Outcome:
         """Play by defaults until the game ends."""
@@ -384,16 +425,9 @@ class StealGame(Record):
             order.append(winning)  # default: the order placed, the winning card on top
             self.loot[winner].extend(order)
             taken = len(order)
-            self.tricks[winner] += 1
-            if self._steps:
-                self.wars_won[winner] += 1
-            self.biggest_pot[winner] = max(self.biggest_pot[winner], taken)
         else:
             aside = len(cards)
-            self.set_aside += aside
-        if self._steps:
-            self.war_rounds += 1
-            self.war_steps += len(self._steps)
+        self.credit(winner, len(cards), len(self._steps))
         self.round += 1
         empty = [s for s in range(self.players) if self.in_game[s] and self.holding(s) == 0]
         for s in empty:
@@ -483,10 +517,14 @@ class StealGame(Record):
 
     # ------------------------------------------------------------------------- saving
 
+    def copy(self) -> StealGame:
+        """Return an independent copy with the same future, pending choices included."""
+        return StealGame.from_dict(self.to_dict())
+
     def to_dict(self) -> dict[str, Any]:
         """Return the whole game, pending choices included, as a JSON-safe dict."""
         return {
-            **self._record_to_dict("stjel"),
+            **self._base_to_dict("stjel"),
             "piles": [format_cards(pile) for pile in self.piles],
             "loot": [format_cards(pile) for pile in self.loot],
             "actions": [list(a) for a in self.actions],
@@ -520,7 +558,7 @@ class StealGame(Record):
             piles = [parse_cards(pile) for pile in data["piles"]]
             game = cls(rules, piles, seed=data["seed"])
             game.loot = [parse_cards(pile) for pile in data["loot"]]
-            game._record_from_dict(data)
+            game._base_from_dict(data)
             game.actions = [list(action) for action in data["actions"]]
             game._rng = rng_from_json(data["rng"])
             battle = data["battle"]
@@ -568,21 +606,6 @@ def _step_from_dict(data: dict[str, Any]) -> WarStep:
     )
 
 
-def new_game(
-    rules: Rules, *, seed: int, piles: Sequence[Sequence[int]] | None = None
-) -> Game | StealGame:
-    """Deal a game of the kind the rules ask for, from a seed or from given piles."""
-    if rules.variant == "stjel":
-        if piles is None:
-            return StealGame.new(rules, seed)
-        if any(not pile for pile in piles):
-            raise DealError("every pile needs at least one card")
-        return StealGame(rules.replace(players=len(piles)), piles, seed=seed)
-    if piles is None:
-        return Game.new(rules, seed)
-    return Game.from_piles(rules, piles, seed=seed)
-
-
 def replay_steal(rules: Rules, seed: int, actions: Sequence[Sequence[Any]]) -> Iterator[Round]:
     """Replay a Steal War game from its seed and its logged moves, yielding each round."""
     game = StealGame.new(rules, seed)
@@ -609,8 +632,26 @@ def replay_steal(rules: Rules, seed: int, actions: Sequence[Sequence[Any]]) -> I
             yield played
 
 
+register(StealGame)
+
+
+def new_game(
+    rules: Rules, *, seed: int, piles: Sequence[Sequence[int]] | None = None
+) -> Game | StealGame:
+    """Deal a game of the kind the rules ask for, typed as one of the two kinds of today.
+
+    For callers that still name both kinds; new code calls :func:`krigbot.engine.new_game`.
+    """
+    game = variant.new_game(rules, seed, piles=piles)
+    assert isinstance(game, Game | StealGame)
+    return game
+
+
 def load_game(data: dict[str, Any]) -> Game | StealGame:
-    """Restore a saved game of either kind."""
-    if data.get("kind") == "stjel":
-        return StealGame.from_dict(data)
-    return Game.from_dict(data)
+    """Restore a saved game, typed as one of the two kinds of today (see :func:`new_game`)."""
+    game = variant.load_game(data)
+    assert isinstance(game, Game | StealGame)
+    return game
+
+
+__all__ = ["StealGame", "load_game", "new_game", "replay_steal"]

@@ -1,12 +1,14 @@
 """The fast path (krigbot.engine.fast) against play_round, for every option; and `eternal`.
 
-``run_to_end`` plays two-player battles and wars with its own copy of the rules, so this sweep is
-the guard that the copy stays the same game as ``play_round`` repeated: same outcome, and the same
-saved game at the end, for every combination of the options that reach it.
+``run_to_end`` plays two-player battles and wars inline, so these sweeps are the guard that the
+inline path stays the same game as ``play_round`` repeated: same outcome, and the same saved game
+at the end. :data:`SWEEP` names values for every field of ``Rules`` (a test fails when a field
+has none), and every value of every option is played both ways.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from collections.abc import Callable, Iterator
@@ -15,13 +17,38 @@ from typing import Any
 
 import pytest
 
-from krigbot.engine import Game, Rules, find_repetition, run_to_end
+from krigbot.engine import Game, Rules, fast, find_repetition, run_to_end
 
 from .deals import comparable, deal, play, random_piles, watch
 
-FACE_DOWN: list[int | str] = [1, 3, 5, "rank"]
-SHORTAGE = ["lose", "last_card"]
-PICKUP = ["winner_first", "table", "shuffled"]
+SWEEP: dict[str, list[Any]] = {
+    "players": [2, 3, 4],
+    "face_down": [1, 3, 5, "rank"],
+    "shortage": ["lose", "last_card"],
+    "pickup": ["winner_first", "table", "shuffled"],
+    "shuffle_won": [False, True],
+    "jokers": [0, 2],
+    "decks": [1, 2],
+    "max_rounds": [None, 150],
+    "time_limit": [None, 5],
+    "target_tricks": [None, 12],
+    "points": [False, True],
+    "war_players": ["tied", "all"],
+    "wide_war": [False, True],
+    "two_beats_ace": [False, True],
+    "teams": [False, True],
+    "variant": ["krig"],  # Steal War is a game of its own choices, with no fast path
+    "preset_name": ["standard", "klassisk"],
+}
+"""Values of every option of ``Rules`` to play both ways: a new option needs its own here."""
+COMPANIONS: dict[tuple[str, Any], dict[str, Any]] = {
+    ("points", True): {"max_rounds": 60},
+    ("teams", True): {"players": 4},
+}
+"""What a value needs beside it to be valid rules."""
+FACE_DOWN: list[int | str] = SWEEP["face_down"]
+SHORTAGE: list[str] = SWEEP["shortage"]
+PICKUP: list[str] = SWEEP["pickup"]
 DECKS: dict[str, dict[str, int]] = {
     "deck": {},
     "jokers": {"jokers": 2},
@@ -80,6 +107,75 @@ def assert_same_game(make: Factory, label: str, mid_game: int) -> None:
     play(fast, mid_game)
     assert run_to_end(fast) == slow.outcome, label
     assert comparable(fast) == comparable(slow), label
+
+
+def test_every_option_of_the_rules_has_values_to_sweep() -> None:
+    assert set(SWEEP) == {field.name for field in dataclasses.fields(Rules)}
+
+
+def single_option_cases() -> Iterator[Any]:
+    for index, (name, value) in enumerate(
+        (name, value) for name, values in SWEEP.items() for value in values
+    ):
+        yield pytest.param(index, name, value, id=f"{name}={value}")
+
+
+@pytest.mark.parametrize(("index", "name", "value"), list(single_option_cases()))
+def test_every_value_of_every_option_is_the_same_game_both_ways(
+    index: int, name: str, value: Any
+) -> None:
+    options = {name: value, **COMPANIONS.get((name, value), {})}
+    rules = dataclasses.replace(Rules.preset("standard"), **options)
+    # A full deal for 3–4 players may take very long to repeat: give it a round limit.
+    full = rules if rules.players == 2 or rules.max_rounds else rules.replace(max_rounds=400)
+    for label, make in deals_for(rules, index):
+        if label.startswith("new"):
+            make = partial(Game.new, full, 1000 + index)
+        assert_same_game(make, label, mid_game=1 + index % 11)
+
+
+@pytest.fixture
+def fast_options() -> Iterator[dict[str, Any]]:
+    """The fast path's declared options, to change for one test and restore after it."""
+    saved = dict(fast.FAST_OPTIONS)
+    fast.plays_inline.cache_clear()
+    yield fast.FAST_OPTIONS
+    fast.FAST_OPTIONS.clear()
+    fast.FAST_OPTIONS.update(saved)
+    fast.plays_inline.cache_clear()
+
+
+def test_the_fast_path_declares_only_options_the_rules_have() -> None:
+    assert set(fast.FAST_OPTIONS) <= {field.name for field in dataclasses.fields(Rules)}
+
+
+def test_an_option_the_fast_path_does_not_declare_is_played_by_the_general_path(
+    fast_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = Rules.preset("klassisk")
+    assert fast.plays_inline(rules)
+    del fast_options["jokers"]
+    fast.plays_inline.cache_clear()
+    assert not fast.plays_inline(rules)
+    calls: list[int] = []
+    unrecorded = Game.play_unrecorded
+    monkeypatch.setattr(Game, "play_unrecorded", lambda game: calls.append(1) or unrecorded(game))
+    slow = Game.new(rules, 4)
+    play(slow, 1_000_000)
+    calls.clear()
+    fast_game = Game.new(rules, 4)
+    assert run_to_end(fast_game) == slow.outcome
+    assert comparable(fast_game) == comparable(slow)
+    assert len(calls) == slow.round
+
+
+def test_a_value_the_fast_path_does_not_declare_is_played_by_the_general_path(
+    fast_options: dict[str, Any],
+) -> None:
+    fast_options["face_down"] = frozenset({1, 5, "rank"})
+    fast.plays_inline.cache_clear()
+    assert fast.plays_inline(Rules.preset("standard"))
+    assert not fast.plays_inline(Rules.preset("klassisk"))
 
 
 def two_player_cases() -> Iterator[Any]:

@@ -1,0 +1,92 @@
+"""RULES §1 `two_beats_ace`: a 2 beats an ace and nothing else, in battles and war steps."""
+
+from __future__ import annotations
+
+import pytest
+
+from krigbot.engine import PRESETS, FixedOptionError, Game, Rules, fast, run_to_end
+
+from .deals import codes, deal, pile_codes, play
+
+TWO_TAKES_ACE = Rules.preset("standard", two_beats_ace=True)
+
+
+def test_a_two_takes_an_ace() -> None:
+    game = deal(TWO_TAKES_ACE, "2C 5H", "AS 9D")
+    played = game.play_round()
+    assert (played.winner, played.taken, played.war_steps) == (0, 2, ())
+    assert pile_codes(game, 0) == ["5H", "2C", "AS"]
+
+
+def test_without_the_option_the_ace_takes_the_two() -> None:
+    played = deal("standard", "2C 5H", "AS 9D").play_round()
+    assert played.winner == 1
+
+
+def test_a_two_beats_nothing_but_the_ace() -> None:
+    assert deal(TWO_TAKES_ACE, "2C 5H", "KS 9D").play_round().winner == 1
+    assert deal(TWO_TAKES_ACE, "2C 5H", "3S 9D").play_round().winner == 1
+
+
+def test_one_two_against_several_aces_wins_alone() -> None:
+    played = deal(TWO_TAKES_ACE.replace(players=3), "AC 5H", "2D 6S", "AS 9D").play_round()
+    assert (played.winner, played.war_steps, played.taken) == (1, (), 3)
+
+
+def test_two_twos_against_an_ace_start_a_war_between_the_twos() -> None:
+    # RULES §1: several 2s are tied, a war among them; the ace's owner is not in it.
+    game = deal(TWO_TAKES_ACE.replace(players=3), "2C 4H KH", "2D 5S 3S", "AS 9D 7D")
+    played = game.play_round()
+    (step,) = played.war_steps
+    assert step.fighters == (0, 1)
+    assert codes(card for card in step.face_up if card is not None) == ["KH", "3S"]
+    assert (played.winner, played.taken) == (0, 7)
+
+
+def test_with_a_joker_highest_the_two_does_nothing() -> None:
+    rules = Rules.preset("jokere", players=3, two_beats_ace=True)
+    played = deal(rules, "2C 5H", "AS 6S", "X1 9D").play_round()
+    assert played.winner == 2
+
+
+def test_a_two_takes_an_ace_in_a_war_step_too() -> None:
+    game = deal(TWO_TAKES_ACE, "8C 4H 2H", "8D 5S AS")
+    played = game.play_round()
+    (step,) = played.war_steps
+    assert codes(step.compared) == ["2H", "AS"]
+    assert (played.winner, played.taken) == (0, 6)
+
+
+def test_face_down_rank_counts_a_two_as_two() -> None:
+    # Two 2s tied against an ace: Război places 2 - 1 = 1 card down, then one up.
+    rules = Rules.preset("razboi", players=3, two_beats_ace=True)
+    game = deal(rules, "2C 4H KH 5C", "2D 5S 3S 6C", "AS 9D 7D 8C")
+    (step,) = game.play_round().war_steps
+    assert [len(cards) for cards in step.face_down] == [1, 1]
+    assert codes(card for card in step.face_up if card is not None) == ["KH", "3S"]
+
+
+def test_the_option_is_off_in_every_preset() -> None:
+    assert not any(Rules.preset(name).two_beats_ace for name in PRESETS)
+
+
+def test_steal_war_refuses_the_option_it_fixes() -> None:
+    with pytest.raises(FixedOptionError, match=r"^two_beats_ace cannot be set") as caught:
+        Rules.preset("stjel", two_beats_ace=True)
+    assert (caught.value.option, caught.value.variant) == ("two_beats_ace", "stjel")
+
+
+def test_rules_saved_before_the_option_existed_load_without_it() -> None:
+    saved = Rules.preset("klassisk").to_dict()
+    del saved["two_beats_ace"]
+    assert Rules.from_dict(saved) == Rules.preset("klassisk")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_whole_games_are_the_same_on_the_fast_path_which_hands_them_on(seed: int) -> None:
+    assert not fast.plays_inline(TWO_TAKES_ACE)
+    slow = Game.new(TWO_TAKES_ACE, seed)
+    play(slow, 1_000_000)
+    quick = Game.new(TWO_TAKES_ACE, seed)
+    assert run_to_end(quick) == slow.outcome
+    assert quick.to_dict() == slow.to_dict()

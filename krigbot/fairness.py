@@ -10,24 +10,23 @@ Anyone can run the command and get the bot's result; the renderers show it as th
 
 from __future__ import annotations
 
-from krigbot.engine import Game, Rules
-from krigbot.engine.steal import StealGame
+from krigbot.engine import Rules, Variant
 from krigbot.sim import play_command
 
 
-def fairness_command(game: Game | StealGame, seed: int) -> str | None:
+def fairness_command(game: Variant, seed: int) -> str | None:
     """Return the command line that plays this game from its seed to the same result, or None.
 
     The command line cannot know of a forfeit or of Steal War's choices, so for those games
     there is none: only the seed and the rules are given.
     """
     checked = _without_clock(game)
-    if not isinstance(game, Game) or game.forfeits or checked is None:
+    if not game.replays_from_seed or checked is None:
         return None
     return play_command(checked, seed)
 
 
-def _without_clock(game: Game | StealGame) -> Rules | None:
+def _without_clock(game: Variant) -> Rules | None:
     """Return rules the command line plays the same game by, which has no clock (RULES §7).
 
     A time limit that ended the game after N rounds counted the cards as a round limit of N

@@ -26,8 +26,7 @@ from pathlib import Path
 import pytest
 
 from krigbot.bot import quiet_discord_logs
-from krigbot.engine import Rules
-from krigbot.engine.steal import new_game
+from krigbot.engine import Rules, new_game
 from krigbot.i18n import card_label, t
 from krigbot.storage import Storage
 from tests.conftest import RUN_TAG, command_line, exits_within, still_running, tagged

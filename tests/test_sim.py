@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from krigbot.engine import Game, Rules, run_to_end
-from krigbot.engine.steal import new_game
+from krigbot.engine import Game, Rules, new_game, run_to_end
 from krigbot.sim import main, play_command
 
 from .engine.test_doctests import assert_every_example_runs

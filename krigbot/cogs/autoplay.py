@@ -31,7 +31,6 @@ from krigbot.cogs.group import subcommand
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS, Reply, discord_lost, public_lang, respond
 from krigbot.cogs.tables import Shown, Tables, editor, greyed, respond_in_turn
-from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import context
 from krigbot.render.embeds import round_embed, safe_name
@@ -49,7 +48,8 @@ from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
     from krigbot.cogs.pictures import Pictures
-    from krigbot.sessions import AnyGame, GameService
+    from krigbot.engine import Variant
+    from krigbot.sessions import GameService
     from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
 
@@ -174,7 +174,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
     async def _player_game(
         self, channel_id: int, user_id: int, game_id: int | None = None
-    ) -> tuple[GameRow, AnyGame]:
+    ) -> tuple[GameRow, Variant]:
         """Return the channel's running game, refusing anyone who is not playing it."""
         seated = authorize(await self.service.game_in(channel_id), user_id, game_id=game_id)
         return seated.row, seated.game
@@ -195,7 +195,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
         async def work() -> Reply:
             row, game = await self._player_game(channel_id, interaction.user.id)
-            if isinstance(game, StealGame):
+            if not game.autoplayable:
                 # Its choices are the game, and its own cog drives the table message.
                 raise Refusal("auto.steal")
             self._claim(channel_id, row)

@@ -22,8 +22,7 @@ from krigbot.cogs.buttons import NUMBER, Buttons, GameButton, one_of, view_of
 from krigbot.cogs.group import subcommand
 from krigbot.cogs.replies import Reply, respond, user_lang
 from krigbot.cogs.weblinks import web_button
-from krigbot.engine import EngineError
-from krigbot.engine.steal import load_game
+from krigbot.engine import EngineError, load_game
 from krigbot.i18n import Lang, t
 from krigbot.logs import context
 from krigbot.render.play import history_embed, replay_embed

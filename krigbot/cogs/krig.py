@@ -28,6 +28,7 @@ from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
+from krigbot.engine import Variant
 from krigbot.engine.match import BEST_OF
 from krigbot.engine.rules import (
     MAX_ROUND_LIMIT,
@@ -59,7 +60,6 @@ from krigbot.render.play import (
 from krigbot.sessions import (
     MAX_FLIPS,
     Actor,
-    AnyGame,
     FinishRequest,
     FlipResult,
     Player,
@@ -604,7 +604,7 @@ class KrigCog(commands.Cog, name="Krig"):
 
         await respond_in_turn(interaction, self.tables, work(), update=True)
 
-    async def _request_without(self, row: GameRow, game: AnyGame) -> None:
+    async def _request_without(self, row: GameRow, game: Variant) -> None:
         """Let an open finish request stop waiting for a player who gave up."""
         request = FinishRequest.of(row.extra)
         if request is None:

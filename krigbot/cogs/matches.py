@@ -38,8 +38,7 @@ from krigbot.sessions import ENDING, GameService, Player
 from krigbot.sessions.matches import MatchInfo, rematch
 
 if TYPE_CHECKING:
-    from krigbot.engine import Game
-    from krigbot.engine.steal import StealGame
+    from krigbot.engine import Variant
     from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
 
@@ -60,7 +59,7 @@ class Ending:
 async def ending(
     service: GameService,
     row: GameRow,
-    game: Game | StealGame,
+    game: Variant,
     lang: Lang,
     embed: discord.Embed,
     web: WebAccess | None = None,

@@ -25,9 +25,8 @@ from krigbot.render.table import render_round
 from krigbot.render.worker import pool, warm_up_workers
 
 if TYPE_CHECKING:
-    from krigbot.engine import Round
+    from krigbot.engine import Round, Variant
     from krigbot.monitoring import Metrics
-    from krigbot.sessions import AnyGame
     from krigbot.storage import GameRow, Storage
 
 log = logging.getLogger(__name__)
@@ -110,7 +109,7 @@ class Pictures:
         self._enabled[guild_id] = on
 
     async def round_picture(
-        self, row: GameRow, game: AnyGame, played: Round, lang: Lang, embed: discord.Embed
+        self, row: GameRow, game: Variant, played: Round, lang: Lang, embed: discord.Embed
     ) -> discord.File | None:
         """Return the table picture of a round and show it in the embed (None: text only)."""
         png = await self._render(
@@ -127,7 +126,7 @@ class Pictures:
         return discord.File(io.BytesIO(png), filename=ROUND_FILE)
 
     async def story_picture(
-        self, row: GameRow, game: AnyGame, lang: Lang
+        self, row: GameRow, game: Variant, lang: Lang
     ) -> tuple[discord.Embed, discord.File] | None:
         """Return an embed with the chart of the game so far and its picture (None: none)."""
         drawn = await self._render(

@@ -25,9 +25,9 @@ from krigbot.cogs.buttons import NUMBER, SEAT, Buttons, Field, FlipButton, GameB
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
 from krigbot.cogs.tables import Tables, respond_in_turn
+from krigbot.engine import Variant
 from krigbot.engine.cards import card_code, card_value, parse_card
 from krigbot.engine.events import LookChoice, TopChoice
-from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, lang_for, t
 from krigbot.logs import about, context
 from krigbot.render.embeds import names_of
@@ -132,7 +132,7 @@ def top_offer(choice: TopChoice, default: int) -> list[int]:
     return [card for card in choice.cards if card in offered]
 
 
-def table_view(row: GameRow, game: StealGame, lang: Lang) -> discord.ui.View | None:
+def table_view(row: GameRow, game: Variant, lang: Lang) -> discord.ui.View | None:
     """Return the table's buttons: Flip between battles, Look always, the top-card choice."""
     if game.finished:
         return None
@@ -160,7 +160,7 @@ def table_view(row: GameRow, game: StealGame, lang: Lang) -> discord.ui.View | N
     return view_of(*items)
 
 
-def choice_view(row: GameRow, game: StealGame, seat: int, lang: Lang) -> discord.ui.View | None:
+def choice_view(row: GameRow, game: Variant, seat: int, lang: Lang) -> discord.ui.View | None:
     """Return a player's private buttons: steal each matching pile, steal all, or play."""
     choice = next((c for c in game.pending() if c.seat == seat), None)
     if not isinstance(choice, LookChoice):
@@ -175,13 +175,13 @@ def choice_view(row: GameRow, game: StealGame, seat: int, lang: Lang) -> discord
                 lang,
                 "steal.steal_from",
                 name=label_name(row.names[target]),
-                n=len(game.loot[target]),
+                n=game.loot_size(target),
             ),
         )
         for target in choice.can_steal
     ]
     if len(choice.can_steal) > 1:
-        every = sum(len(game.loot[target]) for target in choice.can_steal)
+        every = sum(game.loot_size(target) for target in choice.can_steal)
         label = t(lang, "steal.steal_all", n=every)
         items.append(StealButton(row.id, seat, choice.card, choice.can_steal, label))
     items.append(
@@ -259,7 +259,7 @@ class StealCog(commands.Cog, name="StealWar"):
             found = await self.service.game_in(channel_id)
         except Refusal:
             return False  # the ordinary flip path refuses it properly
-        return found is not None and isinstance(found[1], StealGame)
+        return found is not None and found[1] is not None and found[1].has_choices
 
     def _superseded(
         self, channel_id: int, message_id: int, embed: discord.Embed, lang: Lang
@@ -321,7 +321,7 @@ class StealCog(commands.Cog, name="StealWar"):
         exactly as the move left it.
         """
         embed, view = self._table(result, lang, notes)
-        version = len(result.game.actions)
+        version = result.game.moves_made
         self._after(result)
         sent: Callable[[int], Awaitable[None]] | None = None
         if result.outcome is not None:
@@ -338,7 +338,7 @@ class StealCog(commands.Cog, name="StealWar"):
 
     def _shows(self, result: ChoiceResult) -> None:
         """Remember that the table message shows this result (it went out as an answer)."""
-        version = len(result.game.actions)
+        version = result.game.moves_made
         self._shown[result.row.id] = max(self._shown.get(result.row.id, -1), version)
         self._after(result)
         if result.outcome is not None:

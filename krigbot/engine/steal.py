@@ -22,12 +22,10 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
-from . import variant
 from .cards import card_code, format_cards, parse_card, parse_cards
 from .core import BaseGame, Table, check_saved, deal, rng_from_json, rng_to_json, shuffle
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import BattleView, EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
-from .game import Game
 from .rules import Rules
 from .variant import register
 
@@ -635,23 +633,4 @@ def replay_steal(rules: Rules, seed: int, actions: Sequence[Sequence[Any]]) -> I
 register(StealGame)
 
 
-def new_game(
-    rules: Rules, *, seed: int, piles: Sequence[Sequence[int]] | None = None
-) -> Game | StealGame:
-    """Deal a game of the kind the rules ask for, typed as one of the two kinds of today.
-
-    For callers that still name both kinds; new code calls :func:`krigbot.engine.new_game`.
-    """
-    game = variant.new_game(rules, seed, piles=piles)
-    assert isinstance(game, Game | StealGame)
-    return game
-
-
-def load_game(data: dict[str, Any]) -> Game | StealGame:
-    """Restore a saved game, typed as one of the two kinds of today (see :func:`new_game`)."""
-    game = variant.load_game(data)
-    assert isinstance(game, Game | StealGame)
-    return game
-
-
-__all__ = ["StealGame", "load_game", "new_game", "replay_steal"]
+__all__ = ["StealGame", "replay_steal"]

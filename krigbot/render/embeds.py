@@ -14,14 +14,12 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from krigbot.engine import PRESETS, Outcome, Round, Rules, WarStep
+from krigbot.engine import PRESETS, Outcome, Round, Rules, Variant, WarStep, find_variant
 from krigbot.engine.events import Steal
-from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
 from krigbot.render.matches import match_lines, match_rule
 
 if TYPE_CHECKING:
-    from krigbot.engine import Game
     from krigbot.storage import GameRow, LeaderboardRow, MatchRecord, PlayerStats
 
 COLOUR_TABLE = discord.Colour.blurple()
@@ -85,7 +83,7 @@ def rules_lines(rules: Rules, names: Sequence[str], lang: Lang) -> list[str]:
     else:
         lines.append(t(lang, "rule.face_down", count=rules.face_down, n=rules.face_down))
     lines.append(t(lang, f"rule.shortage.{rules.shortage}"))
-    if rules.variant == "stjel":
+    if find_variant(rules.variant).has_loot:
         # RULES §10: won cards go to a face-up loot pile, not under the pile, and can be stolen.
         lines += [t(lang, f"rule.steal.{key}") for key in ("loot", "steal", "refill")]
     else:
@@ -264,22 +262,32 @@ def war_step_lines(
     return lines
 
 
-def counts_field(game: Game | StealGame, names: Sequence[str], lang: Lang) -> str:
+def counts_field(game: Variant, names: Sequence[str], lang: Lang) -> str:
     """Return every player's card count with a bar (and team totals in team games)."""
-    counts = game.counts
+    loot = [(game.loot_top(s), game.loot_size(s)) for s in range(len(names))]
+    return standing_field(
+        game.counts, names, lang, teams=game.rules.teams, loot=loot if game.has_loot else None
+    )
+
+
+def standing_field(
+    counts: Sequence[int],
+    names: Sequence[str],
+    lang: Lang,
+    *,
+    teams: bool,
+    loot: Sequence[tuple[int | None, int]] | None = None,
+) -> str:
+    """Return these card counts with bars; ``loot`` is each seat's loot pile (top, size)."""
     total = sum(counts) or 1
     lines = [
         f"{names[seat]}: **{counts[seat]}** {bar(counts[seat], total)}"
         for seat in range(len(names))
     ]
-    if isinstance(game, StealGame):
-        for seat in range(len(names)):
-            top = game.loot_top(seat)
-            if top is not None:
-                lines[seat] += " · " + t(
-                    lang, "table.loot", card=card_label(top, lang), n=len(game.loot[seat])
-                )
-    if game.rules.teams:
+    for seat, (top, size) in enumerate(loot or ()):
+        if top is not None:
+            lines[seat] += " · " + t(lang, "table.loot", card=card_label(top, lang), n=size)
+    if teams:
         # Each team's total, then its members' own counts (RULES §9: seats 0+2 and 1+3).
         grouped = []
         for team, seats in enumerate(TEAMS, start=1):
@@ -293,7 +301,7 @@ def counts_field(game: Game | StealGame, names: Sequence[str], lang: Lang) -> st
 
 def round_embed(
     row: GameRow,
-    game: Game | StealGame,
+    game: Variant,
     last: Round,
     lang: Lang,
     *,
@@ -344,7 +352,7 @@ def round_embed(
 
 def outcome_text(
     row: GameRow,
-    game: Game | StealGame,
+    game: Variant,
     lang: Lang,
     *,
     reason: bool = True,
@@ -384,7 +392,7 @@ def outcome_text(
     return "\n".join(lines)
 
 
-def reason_text(outcome: Outcome, row: GameRow, game: Game | StealGame, lang: Lang) -> str:
+def reason_text(outcome: Outcome, row: GameRow, game: Variant, lang: Lang) -> str:
     """Return why the game ended, in words."""
     names = names_of(row)
     reason = outcome.reason
@@ -416,7 +424,7 @@ def reason_text(outcome: Outcome, row: GameRow, game: Game | StealGame, lang: La
 
 def status_embed(
     row: GameRow,
-    game: Game | StealGame | None,
+    game: Variant | None,
     lang: Lang,
     *,
     deadline: tuple[datetime, timedelta] | None = None,

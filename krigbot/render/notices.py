@@ -14,12 +14,11 @@ from krigbot.i18n import Lang, t
 from krigbot.render.embeds import counts_field, names_of, outcome_text
 
 if TYPE_CHECKING:
-    from krigbot.engine import Game
-    from krigbot.engine.steal import StealGame
+    from krigbot.engine import Variant
     from krigbot.storage import GameRow
 
 
-def current_table_embed(row: GameRow, game: Game | StealGame, lang: Lang) -> discord.Embed:
+def current_table_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embed:
     """Return the table as it stands now, for a table message that shows an older round."""
     embed = discord.Embed(
         title=t(lang, "table.title", round=row.round),
@@ -35,7 +34,7 @@ def current_table_embed(row: GameRow, game: Game | StealGame, lang: Lang) -> dis
     return embed
 
 
-def late_end_embed(row: GameRow, game: Game | StealGame, lang: Lang) -> discord.Embed:
+def late_end_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embed:
     """Return the end of a game that finished just before the bot stopped, shown after."""
     embed = discord.Embed(
         title=t(lang, "end.after_restart", game=row.id),
@@ -51,7 +50,7 @@ def late_end_embed(row: GameRow, game: Game | StealGame, lang: Lang) -> discord.
 
 
 def forfeit_embed(
-    row: GameRow, game: Game | StealGame, seat: int, lang: Lang, *, over: bool
+    row: GameRow, game: Variant, seat: int, lang: Lang, *, over: bool
 ) -> discord.Embed:
     """Return that the player in ``seat`` gave up: the result if that ended the game."""
     names = names_of(row)

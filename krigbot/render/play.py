@@ -7,15 +7,13 @@ catalogs and changes nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import discord
 
-from krigbot.engine import Game, Round, Rules
+from krigbot.engine import Round, Variant
 from krigbot.engine.match import MatchInfo
-from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, LocaleLike, fmt_date, fmt_list, t
 from krigbot.render.embeds import (
     COLOUR_INFO,
@@ -27,6 +25,7 @@ from krigbot.render.embeds import (
     names_of,
     outcome_text,
     rules_lines,
+    standing_field,
     time_left_text,
 )
 from krigbot.render.matches import match_lines, match_result
@@ -61,7 +60,7 @@ def add_note(embed: discord.Embed, text: str, lang: Lang) -> discord.Embed:
 def add_status_lines(
     embed: discord.Embed,
     row: GameRow,
-    game: Game | StealGame | None,
+    game: Variant | None,
     lang: Lang,
     *,
     deadline: datetime | None = None,
@@ -72,7 +71,7 @@ def add_status_lines(
     """
     if game is None:
         return embed
-    if isinstance(game, StealGame) and game.in_battle:
+    if game.in_battle:
         embed.description = t(lang, "status.round", round=game.round + 1)
         lines = choice_lines(game, names_of(row), lang, deadline)
         embed.add_field(name=t(lang, "steal.now"), value="\n".join(lines), inline=False)
@@ -102,14 +101,12 @@ def add_status_lines(
 # ----------------------------------------------------------------------------- tables
 
 
-def dealt_embed(row: GameRow, game: Game | StealGame, lang: Lang) -> discord.Embed:
+def dealt_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embed:
     """Return the table of a game just dealt: round 0, the counts, the match score if any."""
     return standing_embed(row, game, lang, t(lang, "table.dealt"))
 
 
-def standing_embed(
-    row: GameRow, game: Game | StealGame, lang: Lang, description: str
-) -> discord.Embed:
+def standing_embed(row: GameRow, game: Variant, lang: Lang, description: str) -> discord.Embed:
     """Return the table as it stands (no round shown): the counts, and the match score."""
     names = names_of(row)
     embed = discord.Embed(
@@ -127,7 +124,7 @@ def standing_embed(
 # ------------------------------------------------------------------- the end of a game
 
 
-def fairness_text(row: GameRow, game: Game | StealGame, lang: Lang, command: str | None) -> str:
+def fairness_text(row: GameRow, game: Variant, lang: Lang, command: str | None) -> str:
     """Return how anyone can check the result: the seed, the rules, and the command to run.
 
     ``command`` is the command line that plays the same game (see :mod:`krigbot.fairness`),
@@ -145,7 +142,7 @@ def fairness_text(row: GameRow, game: Game | StealGame, lang: Lang, command: str
 def add_game_over(
     embed: discord.Embed,
     row: GameRow,
-    game: Game | StealGame,
+    game: Variant,
     lang: Lang,
     *,
     command: str | None,
@@ -178,7 +175,7 @@ def add_time_left(
     return embed
 
 
-def time_up_embed(row: GameRow, game: Game | StealGame, lang: Lang) -> discord.Embed:
+def time_up_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embed:
     """Return a game its time limit ended (RULES §7): the result and the final counts.
 
     Like every finished game's message it gets the match and the check from ``add_game_over``.
@@ -267,7 +264,7 @@ def summary_lines(row: GameRow, rebuilt: GameRounds, lang: Lang) -> list[str]:
     return lines
 
 
-def eternal_text(game: Game | StealGame, lang: Lang) -> str | None:
+def eternal_text(game: Variant, lang: Lang) -> str | None:
     """Explain a deal that repeats forever: from which round, every how many, so a draw."""
     outcome = game.outcome
     if outcome is None or outcome.reason != "eternal" or not outcome.cycle:
@@ -276,9 +273,7 @@ def eternal_text(game: Game | StealGame, lang: Lang) -> str | None:
     return t(lang, "summary.eternal", count=outcome.cycle, n=outcome.cycle, start=start)
 
 
-def finish_embed(
-    row: GameRow, game: Game | StealGame, rebuilt: GameRounds, lang: Lang
-) -> discord.Embed:
+def finish_embed(row: GameRow, game: Variant, rebuilt: GameRounds, lang: Lang) -> discord.Embed:
     """Return a game played to its end at once: the result and the whole game in brief.
 
     Like every finished game's message it gets the match and the check from ``add_game_over``.
@@ -385,16 +380,8 @@ def history_embed(
 # --------------------------------------------------------------------------- replay
 
 
-@dataclass(frozen=True, slots=True)
-class _Standing:
-    """The counts after a replayed round, in the shape ``counts_field`` reads from a game."""
-
-    counts: tuple[int, ...]
-    rules: Rules
-
-
 def replay_embed(
-    row: GameRow, rebuilt: GameRounds, number: int, final: Game | StealGame, lang: Lang
+    row: GameRow, rebuilt: GameRounds, number: int, final: Variant, lang: Lang
 ) -> discord.Embed:
     """Return round ``number`` of an ended game as its table showed it, with the counts after it.
 
@@ -408,12 +395,11 @@ def replay_embed(
         description="\n".join(_round_lines(played, names, lang))[:4000],
         colour=COLOUR_WAR if played.is_war else COLOUR_TABLE,
     )
-    # A replayed round has its counts but no game object behind it; counts_field reads only
-    # these two attributes of one (a Steal War replay shows the counts without the loot tops).
-    standing = cast("Game", _Standing(played.counts, final.rules))
+    # A replayed round has its counts but no game behind it (a Steal War replay shows the
+    # counts without the loot tops).
     embed.add_field(
         name=t(lang, "table.counts_heading"),
-        value=counts_field(standing, names, lang),
+        value=standing_field(played.counts, names, lang, teams=final.rules.teams),
         inline=False,
     )
     if final.rules.points:

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from krigbot.engine import Round
+from krigbot.engine import Round, Variant
 from krigbot.engine.events import LookChoice, TopChoice
-from krigbot.engine.steal import StealGame
 from krigbot.i18n import Lang, card_label, fmt_list, t
 from krigbot.render.embeds import (
     COLOUR_TABLE,
@@ -34,12 +33,12 @@ LABEL_NAME = 32
 """Longest display name on a button (a label holds 80 characters)."""
 
 
-def in_war(game: StealGame) -> bool:
+def in_war(game: Variant) -> bool:
     """Tell whether the battle under way has come to a war."""
     return game.battle_view().in_war
 
 
-def waiting(game: StealGame, seat: int) -> bool:
+def waiting(game: Variant, seat: int) -> bool:
     """Tell whether a seat still has to turn its face-up card in the battle (or war step)."""
     return seat in game.battle_view().waiting
 
@@ -50,7 +49,7 @@ def label_name(name: str) -> str:
     return cleaned if len(cleaned) <= LABEL_NAME else cleaned[: LABEL_NAME - 1] + "…"
 
 
-def battle_lines(game: StealGame, names: Sequence[str], lang: Lang) -> list[str]:
+def battle_lines(game: Variant, names: Sequence[str], lang: Lang) -> list[str]:
     """Return the battle under way as everyone sees it: face-up cards, steals and war steps."""
     view = game.battle_view()
     lines = [
@@ -75,7 +74,7 @@ def battle_lines(game: StealGame, names: Sequence[str], lang: Lang) -> list[str]
 
 
 def choice_lines(
-    game: StealGame, names: Sequence[str], lang: Lang, deadline: datetime | None
+    game: Variant, names: Sequence[str], lang: Lang, deadline: datetime | None
 ) -> list[str]:
     """Return what the table waits for: who chooses, and until when; or how to go on."""
     pending = game.pending()
@@ -96,7 +95,7 @@ def choice_lines(
 
 def steal_table_embed(
     row: GameRow,
-    game: StealGame,
+    game: Variant,
     lang: Lang,
     *,
     played: Round | None = None,
@@ -129,7 +128,7 @@ def steal_table_embed(
     return embed
 
 
-def look_text(game: StealGame, seat: int, names: Sequence[str], lang: Lang) -> str:
+def look_text(game: Variant, seat: int, names: Sequence[str], lang: Lang) -> str:
     """Return what a player sees privately: their next card and what they may do with it."""
     card = game.look(seat)
     if card is None:

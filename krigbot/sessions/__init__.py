@@ -20,7 +20,6 @@ from krigbot.sessions.recovery import RESUMED_EXTRA, SHOW_ENDINGS_FOR
 from krigbot.sessions.registry import ENDING, Seeds, random_seed
 from krigbot.sessions.results import (
     AcceptResult,
-    AnyGame,
     ChallengeResult,
     Choice,
     ChoiceResult,
@@ -42,7 +41,6 @@ __all__ = [
     "SHOW_ENDINGS_FOR",
     "AcceptResult",
     "Actor",
-    "AnyGame",
     "Autoplay",
     "ChallengeResult",
     "Choice",

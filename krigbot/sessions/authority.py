@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from krigbot.sessions.results import AnyGame, Refusal
+from krigbot.engine import Variant
+from krigbot.sessions.results import Refusal
 from krigbot.storage import GameRow
 
 
@@ -26,7 +27,7 @@ class Seated:
     """A running game a player may act on, and their seat in it."""
 
     row: GameRow
-    game: AnyGame
+    game: Variant
     seat: int
 
     def still_in(self) -> Seated:
@@ -44,7 +45,7 @@ def seat_of(row: GameRow, user_id: int) -> int:
 
 
 def authorize(
-    found: tuple[GameRow, AnyGame | None] | None, user_id: int, *, game_id: int | None = None
+    found: tuple[GameRow, Variant | None] | None, user_id: int, *, game_id: int | None = None
 ) -> Seated:
     """Return the channel's running game if this player may act on it now, or refuse.
 

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from krigbot.engine import FixedOptionError, Rules, RulesError
-from krigbot.engine.steal import new_game
+from krigbot.engine import FixedOptionError, Rules, RulesError, new_game
 from krigbot.logs import about
 from krigbot.sessions.deadlines import Deadline
 from krigbot.sessions.results import AcceptResult, ChallengeResult, Player, Refusal

@@ -5,20 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from krigbot.engine import Round
+from krigbot.engine import Round, Variant, variants_with_choices
 from krigbot.engine.events import LookChoice, TopChoice
-from krigbot.engine.steal import StealGame
 from krigbot.sessions.authority import authorize
 from krigbot.sessions.deadlines import Deadline
 from krigbot.sessions.play import Play
-from krigbot.sessions.results import AnyGame, Choice, ChoiceResult, Refusal
+from krigbot.sessions.results import Choice, ChoiceResult, Refusal
 from krigbot.storage import GameRow
 
-RESUMED_VARIANTS = ("stjel",)
+RESUMED_VARIANTS = variants_with_choices()
 """Variants whose running games have timers of their own (Steal War's choices)."""
 
 
-def _open_choice(game: StealGame, seat: int) -> LookChoice | TopChoice | None:
+def _open_choice(game: Variant, seat: int) -> LookChoice | TopChoice | None:
     """Return the choice a seat has to make now, if any."""
     return next((choice for choice in game.pending() if choice.seat == seat), None)
 
@@ -34,9 +33,9 @@ class Choices(Play):
         # have been open since then, and the stamp survives a restart.
         return row.last_activity_at + self.choice_ttl
 
-    def watch_choices(self, row: GameRow, game: AnyGame, at: datetime | None = None) -> None:
+    def watch_choices(self, row: GameRow, game: Variant, at: datetime | None = None) -> None:
         """Set the time-out of a game's open choices (by default, when they are due); or drop it."""
-        if not isinstance(game, StealGame) or game.finished or not game.pending():
+        if game.finished or not game.pending():
             self.deadlines.cancel(row.id, "choice")
             return
         at = self.choice_deadline(row) if at is None else at
@@ -74,7 +73,7 @@ class Choices(Play):
 
     async def steal_seat(
         self, channel_id: int, user_id: int, game_id: int
-    ) -> tuple[GameRow, StealGame, int]:
+    ) -> tuple[GameRow, Variant, int]:
         """Return a player's Steal War game and seat, to show them their own card."""
         async with self.lock(channel_id):
             return await self._steal_turn(channel_id, user_id, game_id)
@@ -126,7 +125,7 @@ class Choices(Play):
             if found is None:
                 return None
             row, game = found
-            if row.id != game_id or not isinstance(game, StealGame) or game.finished:
+            if row.id != game_id or game is None or not game.has_choices or game.finished:
                 return None
             due = game.pending()
             if not due:
@@ -150,10 +149,10 @@ class Choices(Play):
 
     async def _steal_turn(
         self, channel_id: int, user_id: int, game_id: int | None
-    ) -> tuple[GameRow, StealGame, int]:
+    ) -> tuple[GameRow, Variant, int]:
         """Return the channel's Steal War game and the player's seat, or refuse."""
         seated = authorize(await self.game_in(channel_id), user_id, game_id=game_id)
-        if not isinstance(seated.game, StealGame):
+        if not seated.game.has_choices:
             raise Refusal("err.stale_button")
         seated.still_in()
         return seated.row, seated.game, seated.seat
@@ -161,7 +160,7 @@ class Choices(Play):
     async def _steal_commit(
         self,
         row: GameRow,
-        game: StealGame,
+        game: Variant,
         move: Callable[[], Round | None],
         *,
         table_message_id: int | None = None,

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from krigbot.engine import Variant
 from krigbot.sessions.registry import Registry
-from krigbot.sessions.results import AnyGame, Refusal
+from krigbot.sessions.results import Refusal
 from krigbot.storage import GameRow
 
 AUTOPLAY = "autoplay"
@@ -71,7 +72,7 @@ class FinishRequest:
             return None
         return cls(int(data["by"]), tuple(int(user) for user in data.get("agreed", ())))
 
-    def waiting(self, row: GameRow, game: AnyGame) -> list[int]:
+    def waiting(self, row: GameRow, game: Variant) -> list[int]:
         """Return the players still in the game who have not agreed yet."""
         return [
             user

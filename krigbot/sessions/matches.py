@@ -13,14 +13,14 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
-from krigbot.engine import OPTION_KEYS, Outcome, Rules
+from krigbot.engine import Outcome, Rules, new_game
 from krigbot.engine.game import outcome_from_dict
 
 # The match values are the engine's; they are re-exported for the code that still finds them here.
 from krigbot.engine.match import BEST_OF as BEST_OF
 from krigbot.engine.match import MatchInfo as MatchInfo
 from krigbot.engine.match import first_game as first_game
-from krigbot.engine.steal import new_game
+from krigbot.engine.rules import RULE_OPTION_KEYS
 from krigbot.logs import about
 from krigbot.sessions.authority import seat_of
 from krigbot.sessions.results import ChallengeResult, Player, Refusal
@@ -28,7 +28,7 @@ from krigbot.sessions.timelimit import dealt_extra
 from krigbot.storage import ChannelBusyError, MatchStep, NextGame, StorageError
 
 if TYPE_CHECKING:
-    from krigbot.sessions.results import AnyGame
+    from krigbot.engine import Variant
     from krigbot.sessions.service import GameService
     from krigbot.storage import GameRow
 
@@ -64,7 +64,7 @@ async def rematch(
     others = [(seat + step) % count for step in range(1, count)]
     rules = Rules.from_dict(row.rules)
     # Every option as it was, so the new game is played by exactly the same rules.
-    options = {key: getattr(rules, key) for key in OPTION_KEYS if key not in ("variant", "players")}
+    options = {key: getattr(rules, key) for key in RULE_OPTION_KEYS}
     result = await service.challenge(
         guild_id=row.guild_id,
         channel_id=channel_id,
@@ -88,7 +88,7 @@ class MatchKeeper:
         self.storage = service.storage
         service.on_finish.append(self._finished)
 
-    async def _finished(self, row: GameRow, game: AnyGame) -> None:
+    async def _finished(self, row: GameRow, game: Variant) -> None:
         # Called by the service under the channel's lock, right after the game was committed.
         assert game.outcome is not None
         await self.advance(row, game.outcome)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from krigbot.engine import EngineError, Game, run_to_end
-from krigbot.engine.steal import StealGame
+from krigbot.engine import EngineError, Variant
 from krigbot.sessions.authority import Actor, authorize, may_cancel
-from krigbot.sessions.results import AnyGame, FlipResult, Refusal
+from krigbot.sessions.results import FlipResult, Refusal
 from krigbot.sessions.timelimit import TimeLimits
 from krigbot.storage import GameRow
 
@@ -19,15 +18,10 @@ RaceAnswer = Literal["shown", "stale", "current"]
 refusal (its button is old), or the table as it stands now (nothing here shows it)."""
 
 
-def _play(row: GameRow, game: AnyGame, count: int) -> FlipResult:
+def _play(row: GameRow, game: Variant, count: int) -> FlipResult:
     """Play up to ``count`` rounds (the game is running) and say what they held."""
     start, wars = game.round, game.war_rounds
-    if isinstance(game, Game):
-        last = game.play_rounds(count)
-    else:
-        last = game.play_round()
-        while game.round - start < count and game.outcome is None:
-            last = game.play_round()
+    last = game.play_rounds(count)
     return FlipResult(row, game, last, game.round - start, game.war_rounds - wars)
 
 
@@ -109,13 +103,13 @@ class Play(TimeLimits):
 
     @staticmethod
     def _forfeiting(
-        found: tuple[GameRow, AnyGame | None] | None, user_id: int, game_id: int | None
-    ) -> tuple[GameRow, AnyGame, int]:
+        found: tuple[GameRow, Variant | None] | None, user_id: int, game_id: int | None
+    ) -> tuple[GameRow, Variant, int]:
         seated = authorize(found, user_id, game_id=game_id)
         # RULES §9: a team member who is out may still give up for the team.
         if not seated.game.can_forfeit(seated.seat):
             raise Refusal("err.out_of_game")
-        if isinstance(seated.game, StealGame) and seated.game.in_battle:
+        if seated.game.in_battle:
             # RULES §10 has no rule for leaving in the middle of a battle's choices.
             raise Refusal("steal.forfeit_in_battle")
         return seated.row, seated.game, seated.seat
@@ -180,7 +174,7 @@ class Play(TimeLimits):
             if expected_round is not None and expected_round != row.round:
                 raise Refusal("flip.raced")
             late = self._time_is_up(row, game)
-            if late and not (isinstance(game, StealGame) and game.in_battle):
+            if late and not game.in_battle:
                 return await self._end_by_time(row, game)
             try:
                 if late:
@@ -193,10 +187,7 @@ class Play(TimeLimits):
                     result = _play(row, game, count)
                 else:
                     result = FlipResult(row, game)
-                    if isinstance(game, Game):
-                        run_to_end(game)
-                    else:
-                        game.play_to_end()
+                    game.play_to_end()
                 row = await self._commit(row, game)
             except BaseException:
                 self._forget(channel_id)

@@ -6,13 +6,12 @@ import asyncio
 import logging
 from datetime import timedelta
 
-from krigbot.engine.steal import load_game
+from krigbot.engine import Variant, load_game
 from krigbot.logs import about
 from krigbot.sessions.challenges import Challenges
 from krigbot.sessions.choices import RESUMED_VARIANTS, Choices
 from krigbot.sessions.handsfree import AUTOPLAY
 from krigbot.sessions.registry import ENDING
-from krigbot.sessions.results import AnyGame
 from krigbot.sessions.timelimit import DEALT_AT
 from krigbot.storage import GameRow
 
@@ -93,10 +92,10 @@ class Recovery(Challenges, Choices):
                         broken.append(fresh)
         return broken
 
-    async def unshown_endings(self) -> list[tuple[GameRow, AnyGame]]:
+    async def unshown_endings(self) -> list[tuple[GameRow, Variant]]:
         """Return the games that finished without their end being shown, and their end."""
         since = self.clock() - SHOW_ENDINGS_FOR
-        found: list[tuple[GameRow, AnyGame]] = []
+        found: list[tuple[GameRow, Variant]] = []
         for row in await self.storage.finished_unshown(ENDING, since=since):
             try:
                 game = load_game(row.state or {})

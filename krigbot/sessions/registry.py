@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from krigbot.engine import EngineError
+from krigbot.engine import EngineError, Variant, load_game
 from krigbot.engine.game import outcome_to_dict
-from krigbot.engine.steal import load_game
 from krigbot.logs import about, context
 from krigbot.monitoring import Metrics
 from krigbot.sessions.deadlines import Deadlines
-from krigbot.sessions.results import AnyGame, Refusal, player_results
+from krigbot.sessions.results import Refusal, player_results
 from krigbot.storage import GameRow, Storage, StorageError
 
 log = logging.getLogger(__name__)
@@ -41,7 +40,7 @@ def random_seed() -> int:
 @dataclass(slots=True)
 class _Running:
     row: GameRow
-    game: AnyGame
+    game: Variant
 
 
 def lean(row: GameRow) -> GameRow:
@@ -73,7 +72,7 @@ class Registry:
 
         Cached rows drop the saved state (the engine game is the state) to keep memory small.
         """
-        self.on_finish: list[Callable[[GameRow, AnyGame], Awaitable[None]]] = []
+        self.on_finish: list[Callable[[GameRow, Variant], Awaitable[None]]] = []
         """Called with a game just finished, under its channel's lock (a match deals the next)."""
         self.on_deal: list[Callable[[GameRow], None]] = []
         """Called with a game just dealt (a challenge accepted, a match's next game)."""
@@ -86,7 +85,7 @@ class Registry:
         """Return how many running games this service holds."""
         return len(self._running)
 
-    def running(self) -> list[tuple[GameRow, AnyGame]]:
+    def running(self) -> list[tuple[GameRow, Variant]]:
         """Return the running games in memory, with their rows."""
         return [(entry.row, entry.game) for entry in self._running.values()]
 
@@ -97,7 +96,7 @@ class Registry:
             lock = self._locks[channel_id] = asyncio.Lock()
         return lock
 
-    async def game_in(self, channel_id: int) -> tuple[GameRow, AnyGame | None] | None:
+    async def game_in(self, channel_id: int) -> tuple[GameRow, Variant | None] | None:
         """Return the channel's active game row and, once dealt, its engine game."""
         running = self._running.get(channel_id)
         if running is not None:
@@ -113,7 +112,7 @@ class Registry:
         self._running[channel_id] = _Running(lean(row), game)
         return row, game
 
-    async def _read(self, row: GameRow) -> AnyGame | None:
+    async def _read(self, row: GameRow) -> Variant | None:
         """Rebuild a game from its saved state; end it without a result if that cannot be read."""
         try:
             if row.state is None:
@@ -131,7 +130,7 @@ class Registry:
             self._count_abandoned(row)
             return None
 
-    def _hold(self, row: GameRow, game: AnyGame) -> None:
+    def _hold(self, row: GameRow, game: Variant) -> None:
         self._running[row.channel_id] = _Running(lean(row), game)
 
     def _forget(self, channel_id: int) -> None:
@@ -171,7 +170,7 @@ class Registry:
             ):
                 await self._set_table(running.row, message_id)
 
-    async def _commit(self, row: GameRow, game: AnyGame) -> GameRow:
+    async def _commit(self, row: GameRow, game: Variant) -> GameRow:
         """Save the game's new state in one transaction; refuse if another writer won."""
         now = self.clock()
         state = game.to_dict()
@@ -268,7 +267,7 @@ class Registry:
                 extra=context(game_id=game_id),
             )
 
-    def adopt(self, row: GameRow, game: AnyGame) -> None:
+    def adopt(self, row: GameRow, game: Variant) -> None:
         """Hold a game dealt outside a challenge (a match's next game) as its channel's game."""
         self._running[row.channel_id] = _Running(lean(row), game)
         self._dealt(row)

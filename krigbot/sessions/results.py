@@ -6,13 +6,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from krigbot.engine import Game, Outcome, Round
+from krigbot.engine import Outcome, Round, Variant
 from krigbot.engine.events import LookChoice, TopChoice
-from krigbot.engine.steal import StealGame
 from krigbot.storage import GameRow, PlayerResult
 from krigbot.storage import Outcome as PlayerOutcome
 
-AnyGame = Game | StealGame
 Choice = Literal["steal", "play", "top"]
 
 
@@ -47,7 +45,7 @@ class AcceptResult:
     """The challenge after an accept; ``game`` is set when everyone has accepted."""
 
     row: GameRow
-    game: AnyGame | None = None
+    game: Variant | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +53,7 @@ class FlipResult:
     """What one flip played, and the game after it."""
 
     row: GameRow
-    game: AnyGame
+    game: Variant
     last: Round | None = None
     """The last round played, in full (None if no round was played)."""
     played: int = 0
@@ -76,7 +74,7 @@ class ChoiceResult:
     """A Steal War game after a move: the battle the move decided, and the choices timed out."""
 
     row: GameRow
-    game: StealGame
+    game: Variant
     played: Round | None = None
     timed_out: tuple[LookChoice | TopChoice, ...] = ()
     """The choices the time-out made by default (RULES §10), as they stood."""
@@ -93,7 +91,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def player_results(row: GameRow, game: AnyGame) -> list[PlayerResult]:
+def player_results(row: GameRow, game: Variant) -> list[PlayerResult]:
     """Return each player's result of a finished game for the leaderboard.
 
     In a team game the result is the team's (RULES §9): both members win if either is among the

@@ -6,12 +6,11 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from krigbot.engine import Rules
-from krigbot.engine.steal import StealGame
+from krigbot.engine import Rules, Variant
 from krigbot.logs import about
 from krigbot.sessions.deadlines import Deadline
 from krigbot.sessions.registry import Registry
-from krigbot.sessions.results import AnyGame, FlipResult, Refusal
+from krigbot.sessions.results import FlipResult, Refusal
 from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
@@ -60,11 +59,11 @@ class TimeLimits(Registry):
         self.watch_time_limit(row)
         super()._dealt(row)
 
-    def _time_is_up(self, row: GameRow, game: AnyGame) -> bool:
+    def _time_is_up(self, row: GameRow, game: Variant) -> bool:
         deadline = self.deadline(row)
         return deadline is not None and game.outcome is None and self.clock() >= deadline
 
-    async def _end_by_time(self, row: GameRow, game: AnyGame) -> FlipResult:
+    async def _end_by_time(self, row: GameRow, game: Variant) -> FlipResult:
         """End a game by counting because its time is up, and commit it with its results."""
         try:
             game.end_by_counting()
@@ -91,6 +90,6 @@ class TimeLimits(Registry):
             row, game = found
             if game is None or game.finished:
                 return None
-            if not self._time_is_up(row, game) or (isinstance(game, StealGame) and game.in_battle):
+            if not self._time_is_up(row, game) or game.in_battle:
                 return FlipResult(row, game)
             return await self._end_by_time(row, game)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from krigbot.engine import load_game
 from krigbot.engine.cards import card_code
-from krigbot.engine.steal import load_game
 from krigbot.i18n import t
 from krigbot.render.cards import SEAT_COLOURS, TEAM_COLOURS
 from krigbot.render.embeds import outcome_text
@@ -18,9 +18,8 @@ from krigbot.render.play import replay_embed, summary_lines
 from krigbot.render.replays import GameRounds, rebuild
 
 if TYPE_CHECKING:
-    from krigbot.engine import Round
+    from krigbot.engine import Round, Variant
     from krigbot.i18n import Lang
-    from krigbot.sessions import AnyGame
     from krigbot.storage import GameRow
 
 _MARKDOWN = re.compile(r"\\(.)|\*\*|\u200b")
@@ -61,7 +60,7 @@ def _round(played: Round, text: str) -> dict[str, Any]:
     }
 
 
-def _result(row: GameRow, final: AnyGame, lang: Lang) -> list[str]:
+def _result(row: GameRow, final: Variant, lang: Lang) -> list[str]:
     """Return who won and why, as the game-over message says it (its figures are in the summary)."""
     if final.outcome is None:
         return []

@@ -8,8 +8,7 @@ import re
 import pytest
 
 from krigbot.bot import KrigBot
-from krigbot.engine import Game, Rules
-from krigbot.engine.steal import load_game
+from krigbot.engine import Game, Rules, load_game
 from krigbot.i18n import fmt_duration, fmt_list, t
 from tests.cogs.conftest import CHALLENGE_SECONDS
 from tests.cogs.helpers import (

@@ -315,7 +315,7 @@ async def test_rules_are_shown_to_the_reader_in_their_own_language(
 
     assert answer.ephemeral
     embed = answer.embeds[0]
-    assert embed["title"] == t("sv", "cmd.rules.desc")
+    assert embed["title"] == t("sv", "rules.title")
     assert embed["description"] == t("sv", "rules.basic")
     variants, time_limit = embed["fields"]
     assert (time_limit["name"], time_limit["value"]) == (
@@ -334,7 +334,7 @@ async def test_rules_of_a_variant_explain_it_and_list_its_rules(
     answer = await ask(standin, world.no_channel, world.carol, "rules", variant="klassisk")
 
     embed = answer.embeds[0]
-    assert embed["title"] == t("en", "cmd.rules.desc")
+    assert embed["title"] == t("en", "rules.title")
     shown = fields(answer)
     assert shown[t("en", "variant.klassisk.name")] == t("en", "rules.variant.klassisk")
     assert shown[t("en", "challenge.rules_heading")].splitlines() == [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from krigbot.bot import KrigBot
-from krigbot.engine.steal import load_game
+from krigbot.engine import load_game
 from krigbot.i18n import t
 from tests.cogs.helpers import (
     DANGER,

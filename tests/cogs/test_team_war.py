@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from krigbot.bot import KrigBot
-from krigbot.engine import Game, Rules, run_to_end
-from krigbot.engine.steal import load_game
+from krigbot.engine import Game, Rules, load_game, run_to_end
 from krigbot.i18n import fmt_list, t
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,

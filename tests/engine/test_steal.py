@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from krigbot.engine import ChoiceError, Rules, parse_card, parse_cards
+from krigbot.engine import ChoiceError, Rules, load_game, parse_card, parse_cards
 from krigbot.engine.events import LookChoice, TopChoice
-from krigbot.engine.steal import StealGame, load_game
+from krigbot.engine.steal import StealGame
 
 STJEL = Rules.preset("stjel")
 

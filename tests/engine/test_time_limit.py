@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from krigbot.engine import ChoiceError, GameOverError, Rules, RulesError, parse_cards
+from krigbot.engine import ChoiceError, GameOverError, Rules, RulesError, load_game, parse_cards
 from krigbot.engine.events import TopChoice
 from krigbot.engine.game import Game
 from krigbot.engine.replay import replay
 from krigbot.engine.rules import MAX_TIME_LIMIT, MIN_TIME_LIMIT
-from krigbot.engine.steal import StealGame, load_game
+from krigbot.engine.steal import StealGame
 from tests.engine.deals import deal
 
 

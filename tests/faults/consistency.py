@@ -7,8 +7,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from krigbot.engine import Rules
-from krigbot.engine.steal import load_game
+from krigbot.engine import Rules, load_game
 
 
 @dataclass(frozen=True, slots=True)

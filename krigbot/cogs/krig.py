@@ -28,7 +28,7 @@ from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
-from krigbot.engine import Variant
+from krigbot.engine import HOUSE_RULES, Variant
 from krigbot.engine.match import BEST_OF
 from krigbot.engine.rules import (
     MAX_ROUND_LIMIT,
@@ -86,6 +86,9 @@ PICKUP_CHOICES = [
 ]
 SHORTAGE_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"shortage.{value}"), value=value) for value in SHORTAGES
+]
+HOUSE_RULE_CHOICES = [
+    app_commands.Choice(name=ls(key, key=f"house.{key}"), value=key) for key in HOUSE_RULES
 ]
 IMAGES_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"images.{value}"), value=value)
@@ -212,6 +215,7 @@ class KrigCog(commands.Cog, name="Krig"):
         ),
         pickup="The order won cards go under the pile",
         shortage="What happens when someone runs out of cards in a war",
+        house_rule="Turn on a house rule for this game",
         best_of="Play a match: the first to win most of 3 or 5 games",
     )
     @app_commands.choices(best_of=BEST_OF_CHOICES)
@@ -219,6 +223,7 @@ class KrigCog(commands.Cog, name="Krig"):
         variant=VARIANT_CHOICES,
         pickup=PICKUP_CHOICES,
         shortage=SHORTAGE_CHOICES,
+        house_rule=HOUSE_RULE_CHOICES,
     )
     async def start(
         self,
@@ -231,6 +236,7 @@ class KrigCog(commands.Cog, name="Krig"):
         minutes: app_commands.Range[int, MIN_TIME_LIMIT, MAX_TIME_LIMIT] | None = None,
         pickup: str | None = None,
         shortage: str | None = None,
+        house_rule: str | None = None,
         best_of: int | None = None,
     ) -> None:
         """Challenge one to three players to a game of Krig"""
@@ -256,6 +262,11 @@ class KrigCog(commands.Cog, name="Krig"):
             options["pickup"] = pickup
         if shortage is not None:
             options["shortage"] = shortage
+        if house_rule is not None:
+            if house_rule not in HOUSE_RULES:
+                await refuse(interaction, "err.bad_option", reason=house_rule)
+                return
+            options[house_rule] = True
         if variant not in PRESETS:
             await refuse(interaction, "err.bad_option", reason=variant)
             return

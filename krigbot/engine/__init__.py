@@ -21,6 +21,7 @@ from .events import END_REASONS, EndReason, Outcome, Round, WarStep
 from .fast import find_repetition, run_to_end
 from .game import Game
 from .rules import (
+    HOUSE_RULES,
     OPTION_KEYS,
     OPTIONS,
     PRESETS,
@@ -35,6 +36,7 @@ from .variant import Variant, find_variant, load_game, new_game, variants_with_c
 
 __all__ = [
     "END_REASONS",
+    "HOUSE_RULES",
     "OPTIONS",
     "OPTION_KEYS",
     "PRESETS",

@@ -83,6 +83,8 @@ class Option:
     """Chosen on its own (the variant, the number of players), not as one of the rules."""
     needs_clock: bool = False
     """Only whoever runs the game with a clock can play it (RULES §7 ``time_limit``)."""
+    house_rule: bool = False
+    """A flag off in every preset that players may turn on for one game (a house rule, 000)."""
 
     def parse(self, text: str) -> Any:
         """Parse the option's value as typed on a command line (``true``, ``rank``, ``none``)."""
@@ -117,7 +119,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("points", "flag"),
     Option("war_players", "choice", WAR_PLAYERS),
     Option("wide_war", "flag"),
-    Option("two_beats_ace", "flag"),
+    Option("two_beats_ace", "flag", house_rule=True),
     Option("teams", "flag"),
     Option("variant", "choice", ("krig", "stjel"), chosen_apart=True),
     Option("players", "number", low=2, high=4, chosen_apart=True),
@@ -128,6 +130,8 @@ OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
 OPTION_KEYS = tuple(option.key for option in OPTIONS)
 RULE_OPTION_KEYS = tuple(option.key for option in OPTIONS if not option.chosen_apart)
 """The options a challenge or ``sim --set`` changes (the variant and players are chosen apart)."""
+HOUSE_RULES = tuple(option.key for option in OPTIONS if option.house_rule)
+"""The flags a challenge may turn on by name; each has a rules line ``rule.<key>``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from krigbot.engine import PRESETS, Outcome, Round, Rules, Variant, WarStep, find_variant
+from krigbot.engine import (
+    HOUSE_RULES,
+    PRESETS,
+    Outcome,
+    Round,
+    Rules,
+    Variant,
+    WarStep,
+    find_variant,
+)
 from krigbot.engine.events import Steal
 from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
 from krigbot.render.matches import match_lines, match_rule
@@ -106,6 +115,7 @@ def rules_lines(rules: Rules, names: Sequence[str], lang: Lang) -> list[str]:
         lines.append(t(lang, "rule.war_players.all"))
     if rules.wide_war and rules.players > 2:
         lines.append(t(lang, "rule.wide_war"))
+    lines.extend(t(lang, f"rule.{key}") for key in HOUSE_RULES if getattr(rules, key))
     if rules.teams and len(names) == 4:
         team1 = fmt_list([names[0], names[2]], lang)
         team2 = fmt_list([names[1], names[3]], lang)
@@ -156,6 +166,8 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
         for seat, card in played.battle
     ]
     lines.extend(steal_line(steal, names, lang) for steal in played.steals)
+    if played.two_took_ace and not played.war_steps:
+        lines.append("✌️ " + t(lang, "table.two_beats_ace"))
     if played.war_steps:
         first = played.war_steps[0]
         lines.append(
@@ -165,6 +177,8 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
         lines.extend(war_step_lines(step, number, names, lang))
         for seat in step.knocked_out:
             lines.append(t(lang, "table.eliminated", name=names[seat]))
+    if played.two_took_ace and played.war_steps:
+        lines.append("✌️ " + t(lang, "table.two_beats_ace"))
     if played.winner is not None:
         lines.append(
             "➜ "
@@ -607,4 +621,12 @@ def rules_embed(variant: str | None, lang: Lang) -> discord.Embed:
     embed.add_field(
         name=t(lang, "status.time_heading"), value=t(lang, "rules.time_limit"), inline=False
     )
+    if HOUSE_RULES:
+        embed.add_field(
+            name=t(lang, "rules.house_heading"),
+            value="\n".join(
+                f"**{t(lang, f'house.{k}')}**: {t(lang, f'rule.{k}')}" for k in HOUSE_RULES
+            ),
+            inline=False,
+        )
     return embed

@@ -74,6 +74,8 @@ FELT_CENTRE: Final[RGB] = (34, 112, 66)
 FELT_EDGE: Final[RGB] = (10, 54, 32)
 BADGE_INK: Final[RGB] = (120, 16, 30)
 OVER: Final[RGB] = (176, 128, 16)
+UPSET: Final[RGB] = (40, 86, 160)
+"""The pill of a 2 that took an ace (RULES §1 ``two_beats_ace``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,6 +286,9 @@ def _draw_header(
     title = t(lang, "table.title", round=played.number)
     draw_text(canvas, (MARGIN + 2, HEADER // 2), title, size=19, bold=True, fill=TEXT, anchor="lm")
     right: float = WIDTH - MARGIN
+    if played.two_took_ace:
+        # The upset of the round, left of whatever else the header says.
+        right = _draw_pill(canvas, draw, right, t(lang, "picture.two_beats_ace"), UPSET) - 8
     if played.outcome is not None:
         _draw_pill(canvas, draw, right, t(lang, "over.title"), OVER)
     elif played.war_steps:
@@ -438,11 +443,12 @@ def _palette_probe() -> list[Round]:
         face_up=(c("X1"), c("JH"), c("8C")),
         compared=(c("X1"), c("JH"), c("8C")),
     )
+    # A 2 takes an ace (RULES §1 two_beats_ace), so the header's pill for it is in the palette.
     team_war = WarStep(
         fighters=(0, 1),
-        face_down=((c("3H"), c("4S"), c("6D")), (c("TC"), c("AS"), c("KD"))),
-        face_up=(c("QS"), c("X2")),
-        compared=(c("QS"), c("X2")),
+        face_down=((c("3H"), c("4S"), c("6D")), (c("TC"), c("X2"), c("KD"))),
+        face_up=(c("AS"), c("2H")),
+        compared=(c("AS"), c("2H")),
     )
     nothing = (0, 0, 0, 0)
     return [

@@ -11,8 +11,9 @@ from discord.ext import commands
 
 from krigbot.bot import KrigBot
 from krigbot.cogs.group import SUBCOMMANDS, KrigGroup, is_subcommand, subcommand
-from krigbot.engine import PRESETS
+from krigbot.engine import HOUSE_RULES, PRESETS
 from krigbot.engine.rules import MAX_ROUND_LIMIT
+from krigbot.i18n import t
 from tests.cogs.helpers import start_game
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
@@ -98,6 +99,7 @@ def test_start_takes_opponents_a_variant_a_round_limit_and_rule_overrides(
         ("minutes", INTEGER, False),
         ("pickup", STRING, False),
         ("shortage", STRING, False),
+        ("house_rule", STRING, False),
         ("best_of", INTEGER, False),
     ]
     # The round limit Discord offers is the engine's, not a lower one of the command's own.
@@ -105,6 +107,13 @@ def test_start_takes_opponents_a_variant_a_round_limit_and_rule_overrides(
     assert [c["value"] for c in start["pickup"]["choices"]] == ["winner_first", "table", "shuffled"]
     assert [c["value"] for c in start["shortage"]["choices"]] == ["lose", "last_card"]
     assert [c["value"] for c in start["best_of"]["choices"]] == [3, 5]
+    # Every house rule of the engine is offered, named in every language (RULES §1).
+    house = start["house_rule"]["choices"]
+    assert [c["value"] for c in house] == list(HOUSE_RULES)
+    assert "two_beats_ace" in HOUSE_RULES
+    for choice in house:
+        assert choice["name_localizations"]["no"] == t("nb", f"house.{choice['value']}")
+        assert choice["name_localizations"]["en-US"] == t("en", f"house.{choice['value']}")
 
 
 def test_every_variant_is_a_choice_named_in_every_language(

@@ -10,7 +10,9 @@ from PIL import Image
 from krigbot.engine import Game, Round, Rules, parse_cards
 from krigbot.render.samples import find_round
 from krigbot.render.table import (
+    HEADER,
     HEIGHT,
+    UPSET,
     WIDTH,
     Layout,
     layout_round,
@@ -179,3 +181,19 @@ async def test_rendering_off_the_event_loop_gives_the_same_picture() -> None:
     played = play("standard", "QC 2S", "TD 3H")
     expected = render_round(played, NAMES2, "en", total_cards=4)
     assert await render_round_async(played, NAMES2, "en", total_cards=4) == expected
+
+
+def test_a_2_that_takes_an_ace_gets_a_pill_in_the_header() -> None:
+    # RULES §1 two_beats_ace: the upset is named in the header, beside nothing else.
+    upset = play("standard", "2S 3C", "AH 4C", two_beats_ace=True)
+    usual = play("standard", "2S 3C", "AH 4C")
+    assert upset.two_took_ace
+    assert upset.winner == 0
+    assert not usual.two_took_ace
+
+    def upset_pixels(played: Round) -> int:
+        header = picture(played).crop((0, 0, WIDTH, HEADER))
+        return sum(1 for pixel in pixels(header) if pixel == UPSET)
+
+    assert upset_pixels(upset) > 2000
+    assert upset_pixels(usual) == 0

@@ -34,7 +34,6 @@ LAYER_OF = {
     "cogs": "cogs",
     "web": "web",
     "sessions": "sessions",
-    "matches": "sessions",  # best-of matches are part of running games
     "storage": "storage",
     "render": "render",
     "sim": "sim",

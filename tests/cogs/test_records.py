@@ -317,11 +317,12 @@ async def test_rules_are_shown_to_the_reader_in_their_own_language(
     embed = answer.embeds[0]
     assert embed["title"] == t("sv", "rules.title")
     assert embed["description"] == t("sv", "rules.basic")
-    variants, time_limit = embed["fields"]
+    variants, time_limit, house = embed["fields"]
     assert (time_limit["name"], time_limit["value"]) == (
         t("sv", "status.time_heading"),
         t("sv", "rules.time_limit"),
     )
+    assert house["name"] == t("sv", "rules.house_heading")
     assert variants["name"] == t("sv", "rules.variants_heading")
     assert f"`lag` — {t('sv', 'variant.lag.name')}" in variants["value"]
     assert len(variants["value"].splitlines()) == len(PRESETS)

@@ -36,7 +36,7 @@ from krigbot.sessions import Choice, ChoiceResult, GameService, Refusal
 
 if TYPE_CHECKING:
     from krigbot.sessions import Deadline
-    from krigbot.storage import GameRow, Storage
+    from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
@@ -213,14 +213,12 @@ class StealCog(commands.Cog, name="StealWar"):
         bot: commands.Bot,
         *,
         service: GameService,
-        storage: Storage,
         tables: Tables,
         web: WebAccess,
         buttons: Buttons,
     ) -> None:
         self.bot = bot
         self.service = service
-        self.storage = storage
         self.tables = tables
         self.web = web
         buttons.handle(LookButton, self.on_look)

@@ -30,7 +30,7 @@ OUTCOMES: Final[frozenset[str]] = frozenset(get_args(Outcome))
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 
-Record = TypeVar("Record", bound="DataclassInstance")
+RowType = TypeVar("RowType", bound="DataclassInstance")
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +186,7 @@ def check_statuses(statuses: Iterable[str]) -> tuple[str, ...]:
     return result
 
 
-def from_columns(kind: type[Record], row: sqlite3.Row, **computed: object) -> Record:
+def from_columns(kind: type[RowType], row: sqlite3.Row, **computed: object) -> RowType:
     """Build a row type from the columns named as its fields, but for the ``computed`` ones."""
     columns = {field.name: row[field.name] for field in fields(kind) if field.name not in computed}
     return kind(**columns, **computed)

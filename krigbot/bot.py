@@ -183,9 +183,7 @@ class KrigBot(commands.Bot):
             self.web,
             self.buttons,
         )
-        steal = StealCog(
-            self, service=service, storage=storage, tables=tables, web=web, buttons=buttons
-        )
+        steal = StealCog(self, service=service, tables=tables, web=web, buttons=buttons)
         cog = KrigCog(
             self,
             service=service,

@@ -130,6 +130,10 @@ class _Run:
     halt: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
 
+    def warn(self, problem: str, exc: Exception) -> None:
+        """Log a Discord error the run met; ``problem`` has a ``%s`` for the game id."""
+        log.warning(problem + ": %s", self.game_id, exc, extra=context(game_id=self.game_id))
+
 
 class AutoplayCog(commands.Cog, name="Autoplay"):
     """/krig auto and /krig finish: the bot plays the rounds."""
@@ -335,35 +339,20 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             await self._stopped(channel_id, run, "auto.gone", post=True)
             return False
         except discord.Forbidden as exc:
-            log.warning(
-                "autoplay of game %s may not edit its message: %s",
-                run.game_id,
-                exc,
-                extra=context(game_id=run.game_id),
-            )
+            run.warn("autoplay of game %s may not edit its message", exc)
             await self._stopped(channel_id, run, "auto.failed", post=True)
             return False
         except discord.HTTPException as exc:
             # Discord failed even after discord.py's retries. The rounds are saved: the next
             # edit shows the table as it then stands, and the end of the game goes out anew.
-            log.warning(
-                "autoplay of game %s could not show a step: %s",
-                run.game_id,
-                exc,
-                extra=context(game_id=run.game_id),
-            )
+            run.warn("autoplay of game %s could not show a step", exc)
             if result.outcome is None:
                 return True
             channel = self.bot.get_partial_messageable(channel_id)
             try:
                 posted = await channel.send(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
             except discord.HTTPException as again:
-                log.warning(
-                    "could not show the end of game %s either: %s",
-                    run.game_id,
-                    again,
-                    extra=context(game_id=run.game_id),
-                )
+                run.warn("could not show the end of game %s either", again)
                 return False
             if shown is not None:
                 await shown(posted.id)
@@ -399,12 +388,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 # Not known what it shows (a restart came in between): it says only why.
                 await self._edit(channel_id, run.message_id, content=text, embeds=[], view=None)
         except discord.HTTPException as exc:
-            log.warning(
-                "could not tell that autoplay of game %s stopped: %s",
-                run.game_id,
-                exc,
-                extra=context(game_id=run.game_id),
-            )
+            run.warn("could not tell that autoplay of game %s stopped", exc)
 
     async def on_autoplay_button(
         self, interaction: discord.Interaction[Any], game_id: int, action: AutoAction

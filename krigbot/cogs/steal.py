@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -29,16 +28,15 @@ from krigbot.engine import Variant
 from krigbot.engine.cards import card_code, card_value, parse_card
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.i18n import Lang, card_label, fmt_list, lang_for, t
-from krigbot.logs import about, context
+from krigbot.logs import about
 from krigbot.render.embeds import names_of
 from krigbot.render.play import time_up_embed
 from krigbot.render.steal import label_name, look_text, steal_table_embed, superseded
 from krigbot.sessions import Choice, ChoiceResult, GameService, Refusal
-from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
     from krigbot.sessions import Deadline
-    from krigbot.storage import GameRow, Storage
+    from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
@@ -46,8 +44,6 @@ log = logging.getLogger(__name__)
 CARD = r"[2-9TJQKA][SHDC]|X[12]"
 TOP_BUTTONS = 20
 """Top-card buttons on one table: four rows of five under the Flip/Look row."""
-RETRY_SECONDS = 5.0
-"""How soon a time-out that could not be saved is tried again."""
 
 
 # ------------------------------------------------------------------------------ buttons
@@ -217,14 +213,12 @@ class StealCog(commands.Cog, name="StealWar"):
         bot: commands.Bot,
         *,
         service: GameService,
-        storage: Storage,
         tables: Tables,
         web: WebAccess,
         buttons: Buttons,
     ) -> None:
         self.bot = bot
         self.service = service
-        self.storage = storage
         self.tables = tables
         self.web = web
         buttons.handle(LookButton, self.on_look)
@@ -356,27 +350,11 @@ class StealCog(commands.Cog, name="StealWar"):
 
     async def _time_out(self, deadline: Deadline) -> None:
         """Make the open choices by default now that their time is up, and show them."""
-        game_id, channel_id = deadline.game_id, deadline.channel_id
-        try:
-            result = await self.service.time_out(channel_id, game_id)
-        except (Refusal, StorageError) as exc:  # the database is unwell: nothing changed
-            log.warning(
-                "could not make the timed-out choices of game %s: %s",
-                game_id,
-                exc,
-                extra=context(game_id=game_id),
-            )
-            retry = self.service.clock() + timedelta(seconds=RETRY_SECONDS)
-            self.service.deadlines.set(deadline.moved(retry))
-            return
-        except Exception:
-            # A mistake of ours would fail again: leave the choices to the players' presses.
-            log.exception(
-                "could not make the timed-out choices of game %s",
-                game_id,
-                extra=context(game_id=game_id),
-            )
-            return
+        result = await self.service.deadlines.attempt(
+            deadline,
+            self.service.time_out(deadline.channel_id, deadline.game_id),
+            "make the timed-out choices",
+        )
         if result is None:
             return
         if result.timed_out:

@@ -11,7 +11,6 @@ the same way (the service checks the clock on every move).
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import discord
@@ -21,19 +20,14 @@ from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS
 from krigbot.cogs.tables import Shown, Tables, editor
 from krigbot.i18n import lang_for, t
-from krigbot.logs import about, context
+from krigbot.logs import about
 from krigbot.render.play import time_up_embed
-from krigbot.sessions import Refusal
-from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
     from krigbot.sessions import Deadline, FlipResult, GameService
     from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
-
-RETRY = timedelta(seconds=5)
-"""How soon an end that could not be saved is tried again."""
 
 
 class TimeLimitCog(commands.Cog, name="TimeLimit"):
@@ -58,23 +52,11 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
             await self._end_in_turn(deadline)
 
     async def _end_in_turn(self, deadline: Deadline) -> None:
-        game_id, channel_id = deadline.game_id, deadline.channel_id
-        try:
-            result = await self.service.end_in_time(channel_id, game_id)
-        except (Refusal, StorageError) as exc:  # the database is unwell: nothing changed
-            log.warning(
-                "could not end game %s at its time limit: %s",
-                game_id,
-                exc,
-                extra=context(game_id=game_id),
-            )
-            self.service.deadlines.set(deadline.moved(self.service.clock() + RETRY))
-            return
-        except Exception:
-            log.exception(
-                "could not end game %s at its time limit", game_id, extra=context(game_id=game_id)
-            )
-            return
+        result = await self.service.deadlines.attempt(
+            deadline,
+            self.service.end_in_time(deadline.channel_id, deadline.game_id),
+            "end the game at its time limit",
+        )
         if result is None:
             return
         if result.outcome is None:

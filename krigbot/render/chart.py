@@ -12,7 +12,6 @@ point per pixel column before drawing, so 2,000 rounds cost no more than 600.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import math
 from collections.abc import Sequence
@@ -39,7 +38,6 @@ __all__ = [
     "count_ticks",
     "nice_step",
     "render_chart",
-    "render_chart_async",
 ]
 
 CHART_WIDTH: Final = 800
@@ -327,26 +325,3 @@ def render_chart(
     out = io.BytesIO()
     quantised.save(out, "PNG", compress_level=6)
     return out.getvalue()
-
-
-async def render_chart_async(
-    history: Sequence[Sequence[int]],
-    names: Sequence[str],
-    lang: Lang,
-    *,
-    wars: Sequence[int] = (),
-    title: str | None = None,
-    x_label: str | None = None,
-    y_label: str | None = None,
-) -> bytes:
-    """Render a chart in a worker thread so that the event loop keeps serving."""
-    return await asyncio.to_thread(
-        render_chart,
-        history,
-        names,
-        lang,
-        wars=wars,
-        title=title,
-        x_label=x_label,
-        y_label=y_label,
-    )

@@ -313,6 +313,25 @@ def standing_field(
     return "\n".join(lines)
 
 
+def add_score_field(
+    embed: discord.Embed,
+    rules: Rules,
+    points: Sequence[int],
+    tricks: Sequence[int],
+    names: Sequence[str],
+    lang: Lang,
+) -> None:
+    """Add every player's points or tricks to a table, where the rules count them."""
+    if rules.points:
+        heading, scores = "table.points", points
+    elif rules.target_tricks is not None:
+        heading, scores = "table.tricks", tricks
+    else:
+        return
+    value = " · ".join(f"{names[s]} {scores[s]}" for s in range(len(names)))
+    embed.add_field(name=t(lang, heading), value=value, inline=False)
+
+
 def round_embed(
     row: GameRow,
     game: Variant,
@@ -343,18 +362,7 @@ def round_embed(
     # A finished game's message tells the match's score after it instead (render.play).
     for line in match_lines(row.extra, names, lang) if game.outcome is None else ():
         embed.add_field(name=t(lang, "match.heading"), value=line, inline=False)
-    if game.rules.points:
-        embed.add_field(
-            name=t(lang, "table.points"),
-            value=" · ".join(f"{names[s]} {game.points[s]}" for s in range(len(names))),
-            inline=False,
-        )
-    elif game.rules.target_tricks is not None:
-        embed.add_field(
-            name=t(lang, "table.tricks"),
-            value=" · ".join(f"{names[s]} {game.tricks[s]}" for s in range(len(names))),
-            inline=False,
-        )
+    add_score_field(embed, game.rules, game.points, game.tricks, names, lang)
     if game.outcome is not None:
         embed.colour = COLOUR_OVER
         embed.add_field(

@@ -21,6 +21,7 @@ from krigbot.render.embeds import (
     COLOUR_TABLE,
     COLOUR_WAR,
     _round_lines,
+    add_score_field,
     counts_field,
     names_of,
     outcome_text,
@@ -238,28 +239,12 @@ def summary_lines(row: GameRow, rebuilt: GameRounds, lang: Lang) -> list[str]:
         )
     ]
     big = rebuilt.biggest_war
-    if big is not None and big.winner is not None:
+    if big is not None:
+        # A war whose pot was set aside has no winner to name.
+        won = {} if big.winner is None else {"name": names[big.winner]}
+        key = "summary.biggest_war" if won else "summary.biggest_war_aside"
         lines.append(
-            t(
-                lang,
-                "summary.biggest_war",
-                count=big.steps,
-                round=big.round,
-                steps=big.steps,
-                name=names[big.winner],
-                cards=big.cards,
-            )
-        )
-    elif big is not None:
-        lines.append(
-            t(
-                lang,
-                "summary.biggest_war_aside",
-                count=big.steps,
-                round=big.round,
-                steps=big.steps,
-                cards=big.cards,
-            )
+            t(lang, key, count=big.steps, round=big.round, steps=big.steps, cards=big.cards, **won)
         )
     return lines
 
@@ -402,18 +387,7 @@ def replay_embed(
         value=standing_field(played.counts, names, lang, teams=final.rules.teams),
         inline=False,
     )
-    if final.rules.points:
-        embed.add_field(
-            name=t(lang, "table.points"),
-            value=" · ".join(f"{names[s]} {played.points[s]}" for s in range(len(names))),
-            inline=False,
-        )
-    elif final.rules.target_tricks is not None:
-        embed.add_field(
-            name=t(lang, "table.tricks"),
-            value=" · ".join(f"{names[s]} {played.tricks[s]}" for s in range(len(names))),
-            inline=False,
-        )
+    add_score_field(embed, final.rules, played.points, played.tricks, names, lang)
     if number == total and final.outcome is not None:
         embed.colour = COLOUR_OVER
         embed.add_field(

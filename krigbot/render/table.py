@@ -12,7 +12,6 @@ a picture costs a few pastes and one PNG encoding.
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,7 +50,6 @@ __all__ = [
     "Placed",
     "layout_round",
     "render_round",
-    "render_round_async",
 ]
 
 WIDTH: Final = 800
@@ -530,17 +528,3 @@ def render_round(
 ) -> bytes:
     """Return a PNG (800 × 450) of the table after a round; ``names`` raw, in seat order."""
     return _encode(_draw(played, names, lang, total_cards, teams, _felt()))
-
-
-async def render_round_async(
-    played: Round,
-    names: Sequence[str],
-    lang: Lang,
-    *,
-    total_cards: int,
-    teams: bool = False,
-) -> bytes:
-    """Render a round in a worker thread so that the event loop keeps serving."""
-    return await asyncio.to_thread(
-        render_round, played, names, lang, total_cards=total_cards, teams=teams
-    )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -127,6 +128,22 @@ class Challenges(TimeLimits):
             raise Refusal("err.challenge_over")
         return row
 
+    @contextlib.asynccontextmanager
+    async def _answering(
+        self, game_id: int, user_id: int, channel_id: int | None
+    ) -> AsyncIterator[GameRow]:
+        """Hold the challenge's channel while ``user_id`` answers it there; refuse otherwise."""
+        row = await self.storage.get_game(game_id)
+        if row is None:
+            raise Refusal("err.challenge_over")
+        if channel_id is not None and row.channel_id != channel_id:
+            raise Refusal("err.elsewhere")
+        async with self.lock(row.channel_id):
+            row = await self._open_challenge(game_id)
+            if user_id not in row.players or user_id == row.challenger_id:
+                raise Refusal("err.not_challenged")
+            yield row
+
     async def accept(
         self,
         game_id: int,
@@ -140,15 +157,7 @@ class Challenges(TimeLimits):
         ``table_message_id`` is the message that will show the dealt table (the challenge's own).
         ``channel_id`` is where the button was pressed: a challenge is answered in its channel.
         """
-        row = await self.storage.get_game(game_id)
-        if row is None:
-            raise Refusal("err.challenge_over")
-        if channel_id is not None and row.channel_id != channel_id:
-            raise Refusal("err.elsewhere")
-        async with self.lock(row.channel_id):
-            row = await self._open_challenge(game_id)
-            if user_id not in row.players or user_id == row.challenger_id:
-                raise Refusal("err.not_challenged")
+        async with self._answering(game_id, user_id, channel_id) as row:
             everyone = set(row.accepted) == set(row.players)
             if user_id in row.accepted and not everyone:
                 raise Refusal("challenge.already_accepted")
@@ -179,15 +188,7 @@ class Challenges(TimeLimits):
         self, game_id: int, user_id: int, *, channel_id: int | None = None
     ) -> GameRow:
         """Let a challenged player turn the challenge down (in its channel)."""
-        row = await self.storage.get_game(game_id)
-        if row is None:
-            raise Refusal("err.challenge_over")
-        if channel_id is not None and row.channel_id != channel_id:
-            raise Refusal("err.elsewhere")
-        async with self.lock(row.channel_id):
-            row = await self._open_challenge(game_id)
-            if user_id not in row.players or user_id == row.challenger_id:
-                raise Refusal("err.not_challenged")
+        async with self._answering(game_id, user_id, channel_id) as row:
             if not await self.storage.end_game(game_id, "declined", self.clock()):
                 raise Refusal("err.challenge_over")
             self.deadlines.cancel(game_id, "challenge")

@@ -15,15 +15,21 @@ import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal
+from datetime import datetime, timedelta
+from typing import Literal, TypeVar
 
 from krigbot.logs import context
+from krigbot.sessions.results import Refusal
+from krigbot.storage import StorageError
 
 log = logging.getLogger(__name__)
 
 TICK_SECONDS = 1.0
 """The longest the scheduler sleeps before it looks at the clock again."""
+RETRY = timedelta(seconds=5)
+"""How soon a deadline whose move could not be saved is tried again."""
+
+T = TypeVar("T")
 
 DeadlineKind = Literal["challenge", "choice", "time_limit"]
 """A challenge's expiry, the time-out of open Steal War choices, a game's time limit."""
@@ -81,6 +87,24 @@ class Deadlines:
         )
         for each in kinds:
             self._pending.pop((game_id, each), None)
+
+    async def attempt(self, deadline: Deadline, move: Awaitable[T], doing: str) -> T | None:
+        """Make a due deadline's move; if it could not be saved, try it again in ``RETRY``.
+
+        ``doing`` names the move in the log line of a failure ("end the game at its time limit").
+        """
+        try:
+            return await move
+        except (Refusal, StorageError) as exc:  # the database is unwell: nothing changed
+            log.warning(
+                "could not %s (game %s): %s",
+                doing,
+                deadline.game_id,
+                exc,
+                extra=context(game_id=deadline.game_id),
+            )
+            self.set(deadline.moved(self._clock() + RETRY))
+            return None
 
     def pending(self, game_id: int, kind: DeadlineKind) -> Deadline | None:
         """Return a game's pending deadline of ``kind``, if any."""

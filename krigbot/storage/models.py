@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, get_args
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable
+
+    from _typeshed import DataclassInstance
 
 GameStatus = Literal[
     "challenge", "running", "finished", "cancelled", "abandoned", "declined", "expired"
@@ -27,6 +29,8 @@ OUTCOMES: Final[frozenset[str]] = frozenset(get_args(Outcome))
 # SQLite stores INTEGER as signed 64 bits; Discord snowflakes fit, arbitrary seeds may not.
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
+
+RowType = TypeVar("RowType", bound="DataclassInstance")
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +184,12 @@ def check_statuses(statuses: Iterable[str]) -> tuple[str, ...]:
     if not result:
         raise ValueError("at least one status is required")
     return result
+
+
+def from_columns(kind: type[RowType], row: sqlite3.Row, **computed: object) -> RowType:
+    """Build a row type from the columns named as its fields, but for the ``computed`` ones."""
+    columns = {field.name: row[field.name] for field in fields(kind) if field.name not in computed}
+    return kind(**columns, **computed)
 
 
 GAME_COLUMNS: Final = (

@@ -7,8 +7,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 from krigbot.storage.base import StorageBase
-from krigbot.storage.models import HISTORY_STATUSES, HeadToHead, Outcome, decode_time
-from krigbot.storage.stats import EVER, OPPONENTS, head_to_head
+from krigbot.storage.models import (
+    HISTORY_STATUSES,
+    HeadToHead,
+    Outcome,
+    decode_time,
+    from_columns,
+)
+from krigbot.storage.stats import EVER, OPPONENTS, head_to_head, tally
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -27,12 +33,8 @@ ORDER BY games.id DESC
 
 _PLAYERS: Final = "SELECT DISTINCT user_id FROM results WHERE guild_id = ? ORDER BY user_id"
 
-_VARIANTS: Final = """
-SELECT games.variant                    AS variant,
-       COUNT(*)                         AS games,
-       SUM(results.outcome = 'win')     AS wins,
-       SUM(results.outcome = 'draw')    AS draws,
-       SUM(results.outcome = 'loss')    AS losses
+_VARIANTS: Final = f"""
+SELECT games.variant AS variant, {tally("results.outcome")}
 FROM results JOIN games ON games.id = results.game_id
 WHERE results.guild_id = ? AND results.user_id = ?
 GROUP BY games.variant
@@ -96,10 +98,7 @@ class RecordStore(StorageBase):
     async def variant_records(self, guild_id: int, user_id: int) -> list[VariantRecord]:
         """Return a player's outcomes per variant, the most played first."""
         rows = await self._fetchall(_VARIANTS, (guild_id, user_id))
-        return [
-            VariantRecord(row["variant"], row["games"], row["wins"], row["draws"], row["losses"])
-            for row in rows
-        ]
+        return [from_columns(VariantRecord, row) for row in rows]
 
     async def head_to_head(
         self, guild_id: int, user_id: int, *, limit: int = 10

@@ -16,6 +16,7 @@ from krigbot.storage.models import (
     PlayerStats,
     check_statuses,
     encode_time,
+    from_columns,
     game_from_row,
 )
 
@@ -28,12 +29,17 @@ if TYPE_CHECKING:
 # keeps one SQL text (one prepared statement) for both cases.
 EVER: Final = ""
 
-_LEADERBOARD: Final = """
-SELECT user_id,
-       COUNT(*)                AS games,
-       SUM(outcome = 'win')    AS wins,
-       SUM(outcome = 'draw')   AS draws,
-       SUM(outcome = 'loss')   AS losses
+
+def tally(outcome: str) -> str:
+    """Return the columns that count the games and their wins, draws and losses by ``outcome``."""
+    return (
+        f"COUNT(*) AS games, SUM({outcome} = 'win') AS wins, "
+        f"SUM({outcome} = 'draw') AS draws, SUM({outcome} = 'loss') AS losses"
+    )
+
+
+_LEADERBOARD: Final = f"""
+SELECT user_id, {tally("outcome")}
 FROM results
 WHERE guild_id = ? AND finished_at >= ?
 GROUP BY user_id
@@ -73,12 +79,8 @@ LIMIT ?
 """
 
 # Partners (same non-NULL team) share the team's result (RULES §9): the player's own outcome.
-_TOP_PARTNER: Final = """
-SELECT other.user_id                 AS user_id,
-       COUNT(*)                      AS games,
-       SUM(me.outcome = 'win')       AS wins,
-       SUM(me.outcome = 'draw')      AS draws,
-       SUM(me.outcome = 'loss')      AS losses
+_TOP_PARTNER: Final = f"""
+SELECT other.user_id AS user_id, {tally("me.outcome")}
 FROM results AS me
 JOIN results AS other ON other.game_id = me.game_id AND other.user_id <> me.user_id
 WHERE me.guild_id = ? AND me.user_id = ? AND me.finished_at >= ?
@@ -101,13 +103,7 @@ def _partner(row: sqlite3.Row | None) -> PartnerRecord | None:
     """Build a PartnerRecord from a partner row."""
     if row is None:
         return None
-    return PartnerRecord(
-        user_id=row["user_id"],
-        games=row["games"],
-        wins=row["wins"],
-        draws=row["draws"],
-        losses=row["losses"],
-    )
+    return from_columns(PartnerRecord, row)
 
 
 class StatsStore(StorageBase):
@@ -120,15 +116,7 @@ class StatsStore(StorageBase):
         lower = EVER if since is None else encode_time(since)
         rows = await self._fetchall(_LEADERBOARD, (guild_id, lower, limit))
         return [
-            LeaderboardRow(
-                user_id=row["user_id"],
-                games=row["games"],
-                wins=row["wins"],
-                draws=row["draws"],
-                losses=row["losses"],
-                win_rate=row["wins"] / row["games"],
-            )
-            for row in rows
+            from_columns(LeaderboardRow, row, win_rate=row["wins"] / row["games"]) for row in rows
         ]
 
     async def player_stats(
@@ -142,14 +130,9 @@ class StatsStore(StorageBase):
             (totals,) = await db.execute_fetchall(_PLAYER_TOTALS, params)
             opponents = list(await db.execute_fetchall(OPPONENTS, (*params, 1)))
             partners = list(await db.execute_fetchall(_TOP_PARTNER, params))
-        return PlayerStats(
-            games=totals["games"],
-            wins=totals["wins"],
-            draws=totals["draws"],
-            losses=totals["losses"],
-            wars_won=totals["wars_won"],
-            biggest_pot=totals["biggest_pot"],
-            longest_game=totals["longest_game"],
+        return from_columns(
+            PlayerStats,
+            totals,
             top_opponent=head_to_head(opponents[0]) if opponents else None,
             top_partner=_partner(partners[0] if partners else None),
         )

@@ -19,6 +19,7 @@ import base64
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -144,18 +145,17 @@ class WebAccess:
 
     async def game_url(self, guild_id: int, game_id: int) -> str | None:
         """Return the full link to a game's page, or None where the server has no pages."""
-        if self.base_url is None:
-            return None
-        site = await self.site(guild_id)
-        if site is None:
-            return None
-        return self.base_url + self.game_path(site, game_id)
+        return await self._url(guild_id, lambda site: self.game_path(site, game_id))
 
     async def leaderboard_url(self, guild_id: int, period: str = "all") -> str | None:
         """Return the full link to the server's leaderboard, or None where it has no pages."""
+        return await self._url(guild_id, lambda site: self.leaderboard_path(site, period))
+
+    async def _url(self, guild_id: int, path: Callable[[Site], str]) -> str | None:
+        """Return the base address and ``path`` of the server's site, or None where it has none."""
         if self.base_url is None:
             return None
         site = await self.site(guild_id)
         if site is None:
             return None
-        return self.base_url + self.leaderboard_path(site, period)
+        return self.base_url + path(site)

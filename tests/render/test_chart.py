@@ -19,7 +19,6 @@ from krigbot.render.chart import (
     TOP_PLAIN,
     WAR_RUG,
     render_chart,
-    render_chart_async,
 )
 from tests.render import pixels
 
@@ -94,9 +93,3 @@ def test_an_empty_or_one_round_history_still_draws() -> None:
     assert chart([(26, 26)]).size == (CHART_WIDTH, CHART_HEIGHT)
     png = render_chart([], NAMES, "en")
     assert Image.open(io.BytesIO(png)).size == (CHART_WIDTH, CHART_HEIGHT)
-
-
-async def test_charting_off_the_event_loop_gives_the_same_picture() -> None:
-    history = random_walk(100)
-    expected = render_chart(history, NAMES, "en", wars=[3, 50])
-    assert await render_chart_async(history, NAMES, "en", wars=[3, 50]) == expected

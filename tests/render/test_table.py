@@ -17,7 +17,6 @@ from krigbot.render.table import (
     Layout,
     layout_round,
     render_round,
-    render_round_async,
 )
 from tests.render import pixels
 
@@ -175,12 +174,6 @@ def test_any_name_can_be_drawn() -> None:
     names = ("Åse Marie Kristoffersen-Haugland von Stralsund", "שרה לוי")
     assert picture(played, names).size == (WIDTH, HEIGHT)
     assert picture(played, ("🎮🎲", "")).size == (WIDTH, HEIGHT)
-
-
-async def test_rendering_off_the_event_loop_gives_the_same_picture() -> None:
-    played = play("standard", "QC 2S", "TD 3H")
-    expected = render_round(played, NAMES2, "en", total_cards=4)
-    assert await render_round_async(played, NAMES2, "en", total_cards=4) == expected
 
 
 def test_a_2_that_takes_an_ace_gets_a_pill_in_the_header() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from krigbot.sessions import deadlines
 from krigbot.sessions.deadlines import Deadline, Deadlines
+from krigbot.storage import StorageError
 from tests.cogs.helpers import Clock
 
 WITHIN = 5.0
@@ -106,5 +107,33 @@ async def test_a_failing_handler_is_logged_and_the_scheduler_goes_on(
 
         assert await asyncio.wait_for(fired.get(), WITHIN) == after
         assert "the choice deadline of game 1 failed" in caplog.text
+    finally:
+        await scheduler.close()
+
+
+async def test_a_move_that_could_not_be_saved_is_tried_again_soon() -> None:
+    clock = Clock()
+    scheduler = Deadlines(clock)
+    fired: asyncio.Queue[Deadline] = asyncio.Queue()
+    scheduler.handle("time_limit", fired.put)
+    due = Deadline("time_limit", 1, 10, clock.now)
+
+    async def unsaved() -> int:
+        raise StorageError("the database is locked")
+
+    async def saved() -> int:
+        return 7
+
+    try:
+        assert await scheduler.attempt(due, saved(), "end the game") == 7
+        assert scheduler.pending(1, "time_limit") is None
+
+        assert await scheduler.attempt(due, unsaved(), "end the game") is None
+        again = due.moved(clock.now + deadlines.RETRY)
+        assert scheduler.pending(1, "time_limit") == again
+
+        clock.advance(seconds=deadlines.RETRY.total_seconds())
+
+        assert await asyncio.wait_for(fired.get(), WITHIN) == again
     finally:
         await scheduler.close()

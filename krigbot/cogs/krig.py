@@ -53,6 +53,7 @@ from krigbot.render.notices import current_table_embed, forfeit_embed, late_end_
 from krigbot.render.play import (
     add_status_lines,
     add_time_left,
+    autoplay_text,
     dealt_embed,
     finish_request_embed,
     time_up_embed,
@@ -60,6 +61,7 @@ from krigbot.render.play import (
 from krigbot.sessions import (
     MAX_FLIPS,
     Actor,
+    Autoplay,
     FinishRequest,
     FlipResult,
     Player,
@@ -528,7 +530,13 @@ class KrigCog(commands.Cog, name="Krig"):
             left = self.service.time_left(row)
             embed = status_embed(row, game, lang, deadline=left)
             deadline = self.service.choice_deadline(row) if row.status == "running" else None
-            add_status_lines(embed, row, game, lang, deadline=deadline)
+            auto = Autoplay.of(row.extra)
+            note = None if auto is None else autoplay_text(auto.state, auto.speed, auto.by, lang)
+            request = FinishRequest.of(row.extra)
+            waiting = () if request is None or game is None else request.waiting(row, game)
+            add_status_lines(
+                embed, row, game, lang, deadline=deadline, autoplay=note, finish_waiting=waiting
+            )
             reply = Reply(embed=embed, ephemeral=True)
             if game is not None and game.round and await self.pictures.enabled(row.guild_id):
                 story = await self.pictures.story_picture(row, game, lang)

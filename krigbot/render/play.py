@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from krigbot.render.replays import GameRounds
     from krigbot.storage import GameRow
 
-AUTOPLAY_STATES = ("running", "paused")
 SPEEDS = ("slow", "normal", "fast", "fastest")
 
 
@@ -65,10 +64,14 @@ def add_status_lines(
     lang: Lang,
     *,
     deadline: datetime | None = None,
+    autoplay: str | None = None,
+    finish_waiting: Sequence[int] = (),
 ) -> discord.Embed:
     """Add to /krig status what the game is doing now: autoplay, a finish request, choices.
 
     The round is the one the table shows: during a Steal War battle, the battle's.
+    ``autoplay`` is its note (:func:`autoplay_text`); ``finish_waiting`` the players an open
+    request to finish waits for.
     """
     if game is None:
         return embed
@@ -76,26 +79,16 @@ def add_status_lines(
         embed.description = t(lang, "status.round", round=game.round + 1)
         lines = choice_lines(game, names_of(row), lang, deadline)
         embed.add_field(name=t(lang, "steal.now"), value="\n".join(lines), inline=False)
-    auto = row.extra.get("autoplay") or {}
-    if auto.get("state") in AUTOPLAY_STATES:
-        text = autoplay_text(
-            str(auto["state"]), str(auto.get("speed", "normal")), str(auto.get("by", "")), lang
+    if autoplay is not None:
+        add_note(embed, autoplay, lang)
+    if finish_waiting:
+        names = names_of(row)
+        waiting = [names[row.players.index(user)] for user in finish_waiting]
+        embed.add_field(
+            name=t(lang, "finish.title", game=row.id),
+            value=t(lang, "finish.waiting", players=fmt_list(waiting, lang)),
+            inline=False,
         )
-        add_note(embed, text, lang)
-    request = row.extra.get("finish") or {}
-    if request:
-        agreed = set(request.get("agreed", ()))
-        waiting = [
-            names_of(row)[seat]
-            for seat, user in enumerate(row.players)
-            if game.in_game[seat] and user not in agreed
-        ]
-        if waiting:
-            embed.add_field(
-                name=t(lang, "finish.title", game=row.id),
-                value=t(lang, "finish.waiting", players=fmt_list(waiting, lang)),
-                inline=False,
-            )
     return embed
 
 

@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from math import floor
-from typing import Any
+from typing import Any, Protocol
 
 from .cards import ACE_VALUE, full_deck
 from .errors import StateError
@@ -101,11 +101,38 @@ def winner_first(by_seat: Mapping[int, list[int]], winner: int) -> list[int]:
     return order
 
 
-class BaseGame:
+class GameState(Protocol):
     """The state every kind of game shares besides its cards: the rules and the seed, the
     seats in play, the counters, the forfeits and the outcome.
 
-    A base of :class:`Game` and :class:`~krigbot.engine.steal.StealGame`, with its saving.
+    Declared once for :class:`BaseGame`, which holds it, and for the protocols that read it
+    (:class:`~krigbot.engine.variant.Variant` and the fast path's).
+    """
+
+    # Without it every game would carry a ``__dict__`` beside its slots.
+    __slots__ = ()
+
+    rules: Rules
+    seed: int | None
+    round: int
+    in_game: list[bool]
+    tricks: list[int]
+    points: list[int]
+    wars_won: list[int]
+    biggest_pot: list[int]
+    war_rounds: int
+    war_steps: int
+    set_aside: int
+    eliminated: list[int]
+    forfeits: list[tuple[int, int]]
+    """``(seat, round)`` of every forfeit: with the seed, enough to replay the game."""
+    outcome: Outcome | None
+
+
+class BaseGame(GameState):
+    """Hold the :class:`GameState`, count rounds into it and save it.
+
+    A base of :class:`Game` and :class:`~krigbot.engine.steal.StealGame`.
     """
 
     __slots__ = (
@@ -124,21 +151,6 @@ class BaseGame:
         "war_steps",
         "wars_won",
     )
-    rules: Rules
-    seed: int | None
-    round: int
-    in_game: list[bool]
-    tricks: list[int]
-    points: list[int]
-    wars_won: list[int]
-    biggest_pot: list[int]
-    war_rounds: int
-    war_steps: int
-    set_aside: int
-    eliminated: list[int]
-    forfeits: list[tuple[int, int]]
-    """``(seat, round)`` of every forfeit: with the seed, enough to replay the game."""
-    outcome: Outcome | None
 
     def _start_base(self, rules: Rules, seed: int | None) -> None:
         n = rules.players
@@ -155,7 +167,8 @@ class BaseGame:
         self.set_aside = 0
         self.eliminated = []
         self.forfeits = []
-        self.outcome = None
+        # Annotated again: mypy would type the attribute by this bare None, not by GameState.
+        self.outcome: Outcome | None = None
 
     @property
     def players(self) -> int:

@@ -15,13 +15,14 @@ Keeping them here, once, is what stops the fast path drifting from the rules.
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from math import floor
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from .cards import ACE_VALUE, full_deck
-from .errors import StateError
+from .errors import DealError, StateError
 from .events import Outcome
 from .rules import Rules
 
@@ -130,7 +131,7 @@ class GameState(Protocol):
 
 
 class BaseGame(GameState):
-    """Hold the :class:`GameState`, count rounds into it and save it.
+    """Hold the :class:`GameState` and the piles: deal, count rounds and save.
 
     A base of :class:`Game` and :class:`~krigbot.engine.steal.StealGame`.
     """
@@ -141,6 +142,7 @@ class BaseGame(GameState):
         "forfeits",
         "in_game",
         "outcome",
+        "piles",
         "points",
         "round",
         "rules",
@@ -152,8 +154,23 @@ class BaseGame(GameState):
         "wars_won",
     )
 
-    def _start_base(self, rules: Rules, seed: int | None) -> None:
+    piles: list[deque[int]]
+    """Each seat's playing pile, top card first."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        piles: Sequence[Sequence[int]],
+        *,
+        seed: int | None,
+        rng: random.Random | None = None,
+    ) -> None:
+        """Seat the players on their piles, top card first, before the first round."""
+        # ``rng``, the one a deal leaves (``new`` passes it on), is for the kinds that draw from
+        # it later: each keeps it as it needs, the base does not.
         n = rules.players
+        if len(piles) != n:
+            raise DealError(f"{n} players need {n} piles, not {len(piles)}")
         self.rules = rules
         self.seed = seed
         self.round = 0
@@ -169,6 +186,15 @@ class BaseGame(GameState):
         self.forfeits = []
         # Annotated again: mypy would type the attribute by this bare None, not by GameState.
         self.outcome: Outcome | None = None
+        self.piles = [deque(pile) for pile in piles]
+
+    @classmethod
+    def new(cls, rules: Rules, seed: int) -> Self:
+        """Shuffle with the seeded RNG and deal one card at a time from seat 0 (RULES §2)."""
+        piles, set_aside, rng = deal(rules, seed)
+        game = cls(rules, piles, seed=seed, rng=rng)
+        game.set_aside = set_aside
+        return game
 
     @property
     def players(self) -> int:

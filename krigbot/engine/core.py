@@ -23,7 +23,7 @@ from typing import Any, Protocol, Self
 
 from .cards import ACE_VALUE, full_deck
 from .errors import DealError, StateError
-from .events import Outcome
+from .events import Outcome, Round, Steal, WarStep
 from .rules import Rules
 
 FORMAT_VERSION = 1
@@ -103,11 +103,12 @@ def winner_first(by_seat: Mapping[int, list[int]], winner: int) -> list[int]:
 
 
 class GameState(Protocol):
-    """The state every kind of game shares besides its cards: the rules and the seed, the
-    seats in play, the counters, the forfeits and the outcome.
+    """The state every kind of game shares: the rules and the seed, the seats in play, the
+    counters, the forfeits, the outcome and the cards each seat holds.
 
-    Declared once for :class:`BaseGame`, which holds it, and for the protocols that read it
-    (:class:`~krigbot.engine.variant.Variant` and the fast path's).
+    Declared once for :class:`BaseGame`, which holds it (each kind counts its cards its own
+    way), and for the protocols that read it (:class:`~krigbot.engine.variant.Variant` and the
+    fast path's).
     """
 
     # Without it every game would carry a ``__dict__`` beside its slots.
@@ -128,6 +129,10 @@ class GameState(Protocol):
     forfeits: list[tuple[int, int]]
     """``(seat, round)`` of every forfeit: with the seed, enough to replay the game."""
     outcome: Outcome | None
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Return the cards each seat holds."""
 
 
 class BaseGame(GameState):
@@ -236,6 +241,36 @@ class BaseGame(GameState):
             self.wars_won[winner] += 1
         if taken > self.biggest_pot[winner]:
             self.biggest_pot[winner] = taken
+
+    def _round(
+        self,
+        battle: tuple[tuple[int, int], ...],
+        war_steps: tuple[WarStep, ...],
+        winner: int | None,
+        taken: int,
+        set_aside: int,
+        eliminated: tuple[int, ...],
+        *,
+        team_no_war: bool = False,
+        steals: tuple[Steal, ...] = (),
+    ) -> Round:
+        """Return the round just resolved, with the standing it leaves."""
+        # In the fields' order: by keyword, building it cost some 6% of a ``play_round``.
+        return Round(
+            self.round,
+            battle,
+            war_steps,
+            winner,
+            taken,
+            set_aside,
+            eliminated,
+            self.counts,
+            tuple(self.tricks),
+            tuple(self.points),
+            self.outcome,
+            team_no_war,
+            steals,
+        )
 
     def _base_to_dict(self, kind: str) -> dict[str, Any]:
         return {

@@ -515,18 +515,13 @@ class Game(BaseGame):
             self.check_end(winner, False, ())
         if not record:
             return None
-        return Round(
-            number=self.round,
-            battle=tuple(battle),
-            war_steps=tuple(steps),
-            winner=winner,
-            taken=taken,
-            set_aside=aside,
-            eliminated=tuple(eliminated),
-            counts=self.counts,
-            tricks=tuple(self.tricks),
-            points=tuple(self.points),
-            outcome=self.outcome,
+        return self._round(
+            tuple(battle),
+            tuple(steps),
+            winner,
+            taken,
+            aside,
+            tuple(eliminated),
             team_no_war=team_no_war,
         )
 

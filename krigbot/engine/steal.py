@@ -427,18 +427,13 @@ class StealGame(BaseGame):
         if offer_top:
             assert winner is not None
             self._top = TopChoice(winner, tuple(cards))
-        played = Round(
-            number=self.round,
-            battle=tuple(sorted(self._battle)),
-            war_steps=tuple(self._steps),
-            winner=winner,
-            taken=taken,
-            set_aside=aside,
-            eliminated=tuple(eliminated),
-            counts=self.counts,
-            tricks=tuple(self.tricks),
-            points=tuple(self.points),
-            outcome=self.outcome,
+        played = self._round(
+            tuple(sorted(self._battle)),
+            tuple(self._steps),
+            winner,
+            taken,
+            aside,
+            tuple(eliminated),
             steals=tuple(self._steals),
         )
         self._clear_battle()

@@ -61,10 +61,6 @@ class Variant(GameState, Protocol):
         """Tell whether the game has ended."""
 
     @property
-    def counts(self) -> tuple[int, ...]:
-        """Return the cards each seat holds."""
-
-    @property
     def forfeited(self) -> list[int]:
         """Return the seats that gave up, in order."""
 

@@ -15,14 +15,15 @@ Keeping them here, once, is what stops the fast path drifting from the rules.
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from math import floor
-from typing import Any
+from typing import Any, Protocol, Self
 
 from .cards import ACE_VALUE, full_deck
-from .errors import StateError
-from .events import Outcome
+from .errors import DealError, StateError
+from .events import Outcome, Round, Steal, WarStep
 from .rules import Rules
 
 FORMAT_VERSION = 1
@@ -101,29 +102,18 @@ def winner_first(by_seat: Mapping[int, list[int]], winner: int) -> list[int]:
     return order
 
 
-class BaseGame:
-    """The state every kind of game shares besides its cards: the rules and the seed, the
-    seats in play, the counters, the forfeits and the outcome.
+class GameState(Protocol):
+    """The state every kind of game shares: the rules and the seed, the seats in play, the
+    counters, the forfeits, the outcome and the cards each seat holds.
 
-    A base of :class:`Game` and :class:`~krigbot.engine.steal.StealGame`, with its saving.
+    Declared once for :class:`BaseGame`, which holds it (each kind counts its cards its own
+    way), and for the protocols that read it (:class:`~krigbot.engine.variant.Variant` and the
+    fast path's).
     """
 
-    __slots__ = (
-        "biggest_pot",
-        "eliminated",
-        "forfeits",
-        "in_game",
-        "outcome",
-        "points",
-        "round",
-        "rules",
-        "seed",
-        "set_aside",
-        "tricks",
-        "war_rounds",
-        "war_steps",
-        "wars_won",
-    )
+    # Without it every game would carry a ``__dict__`` beside its slots.
+    __slots__ = ()
+
     rules: Rules
     seed: int | None
     round: int
@@ -140,8 +130,52 @@ class BaseGame:
     """``(seat, round)`` of every forfeit: with the seed, enough to replay the game."""
     outcome: Outcome | None
 
-    def _start_base(self, rules: Rules, seed: int | None) -> None:
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Return the cards each seat holds."""
+
+
+class BaseGame(GameState):
+    """Hold the :class:`GameState` and the piles: deal, count rounds and save.
+
+    A base of :class:`Game` and :class:`~krigbot.engine.steal.StealGame`.
+    """
+
+    __slots__ = (
+        "biggest_pot",
+        "eliminated",
+        "forfeits",
+        "in_game",
+        "outcome",
+        "piles",
+        "points",
+        "round",
+        "rules",
+        "seed",
+        "set_aside",
+        "tricks",
+        "war_rounds",
+        "war_steps",
+        "wars_won",
+    )
+
+    piles: list[deque[int]]
+    """Each seat's playing pile, top card first."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        piles: Sequence[Sequence[int]],
+        *,
+        seed: int | None,
+        rng: random.Random | None = None,
+    ) -> None:
+        """Seat the players on their piles, top card first, before the first round."""
+        # ``rng``, the one a deal leaves (``new`` passes it on), is for the kinds that draw from
+        # it later: each keeps it as it needs, the base does not.
         n = rules.players
+        if len(piles) != n:
+            raise DealError(f"{n} players need {n} piles, not {len(piles)}")
         self.rules = rules
         self.seed = seed
         self.round = 0
@@ -155,7 +189,17 @@ class BaseGame:
         self.set_aside = 0
         self.eliminated = []
         self.forfeits = []
-        self.outcome = None
+        # Annotated again: mypy would type the attribute by this bare None, not by GameState.
+        self.outcome: Outcome | None = None
+        self.piles = [deque(pile) for pile in piles]
+
+    @classmethod
+    def new(cls, rules: Rules, seed: int) -> Self:
+        """Shuffle with the seeded RNG and deal one card at a time from seat 0 (RULES §2)."""
+        piles, set_aside, rng = deal(rules, seed)
+        game = cls(rules, piles, seed=seed, rng=rng)
+        game.set_aside = set_aside
+        return game
 
     @property
     def players(self) -> int:
@@ -197,6 +241,36 @@ class BaseGame:
             self.wars_won[winner] += 1
         if taken > self.biggest_pot[winner]:
             self.biggest_pot[winner] = taken
+
+    def _round(
+        self,
+        battle: tuple[tuple[int, int], ...],
+        war_steps: tuple[WarStep, ...],
+        winner: int | None,
+        taken: int,
+        set_aside: int,
+        eliminated: tuple[int, ...],
+        *,
+        team_no_war: bool = False,
+        steals: tuple[Steal, ...] = (),
+    ) -> Round:
+        """Return the round just resolved, with the standing it leaves."""
+        # In the fields' order: by keyword, building it cost some 6% of a ``play_round``.
+        return Round(
+            self.round,
+            battle,
+            war_steps,
+            winner,
+            taken,
+            set_aside,
+            eliminated,
+            self.counts,
+            tuple(self.tricks),
+            tuple(self.points),
+            self.outcome,
+            team_no_war,
+            steals,
+        )
 
     def _base_to_dict(self, kind: str) -> dict[str, Any]:
         return {

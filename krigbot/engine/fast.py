@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, Self
 
 from .cards import JOKER_VALUE
-from .core import fewest_holding, points_for, shuffle, war_face_down
+from .core import GameState, fewest_holding, points_for, shuffle, war_face_down
 from .events import Outcome
 from .rules import Rules
 
@@ -57,23 +57,11 @@ FAST_OPTIONS: dict[str, frozenset[Any] | None] = {
 the values it handles. Any option or value not here goes down the general path."""
 
 
-class Krig(Protocol):
-    """What the fast path needs of a game of Krig (``Game`` is one)."""
+class Krig(GameState, Protocol):
+    """What the fast path needs of a game of Krig beside the shared state (``Game`` is one)."""
 
-    rules: Rules
     piles: list[deque[int]]
     rng: random.Random | None
-    round: int
-    in_game: list[bool]
-    tricks: list[int]
-    points: list[int]
-    wars_won: list[int]
-    biggest_pot: list[int]
-    war_rounds: int
-    war_steps: int
-    set_aside: int
-    eliminated: list[int]
-    outcome: Outcome | None
     eternal_checked: bool
     eternal_at: int | None
     eternal_cycle: int | None

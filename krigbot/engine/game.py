@@ -63,7 +63,6 @@ class Game(BaseGame):
         "eternal_at",
         "eternal_checked",
         "eternal_cycle",
-        "piles",
         "rng",
         "won",
     )
@@ -78,11 +77,8 @@ class Game(BaseGame):
     ) -> None:
         if rules.variant != "krig":
             raise DealError("Steal War is played with StealGame")
+        super().__init__(rules, piles, seed=seed)
         n = rules.players
-        if len(piles) != n:
-            raise DealError(f"{n} players need {n} piles, not {len(piles)}")
-        self._start_base(rules, seed)
-        self.piles: list[deque[int]] = [deque(pile) for pile in piles]
         self.won: list[deque[int]] = [deque() for _ in range(n)]
         # The RNG is kept only where something random happens after the deal, so that saving a
         # deterministic game does not carry 625 words of Mersenne Twister state.
@@ -99,14 +95,6 @@ class Game(BaseGame):
         self.eternal_cycle: int | None = None
 
     # ----------------------------------------------------------------------------- creation
-
-    @classmethod
-    def new(cls, rules: Rules, seed: int) -> Game:
-        """Shuffle with the seeded RNG and deal one card at a time from seat 0 (RULES §2)."""
-        piles, set_aside, rng = deal(rules, seed)
-        game = cls(rules, piles, seed=seed, rng=rng)
-        game.set_aside = set_aside
-        return game
 
     @classmethod
     def from_piles(cls, rules: Rules, piles: Sequence[Sequence[int]], *, seed: int = 0) -> Game:
@@ -527,18 +515,13 @@ class Game(BaseGame):
             self.check_end(winner, False, ())
         if not record:
             return None
-        return Round(
-            number=self.round,
-            battle=tuple(battle),
-            war_steps=tuple(steps),
-            winner=winner,
-            taken=taken,
-            set_aside=aside,
-            eliminated=tuple(eliminated),
-            counts=self.counts,
-            tricks=tuple(self.tricks),
-            points=tuple(self.points),
-            outcome=self.outcome,
+        return self._round(
+            tuple(battle),
+            tuple(steps),
+            winner,
+            taken,
+            aside,
+            tuple(eliminated),
             team_no_war=team_no_war,
         )
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from .cards import card_code, format_cards, parse_card, parse_cards
-from .core import BaseGame, Table, check_saved, deal, rng_from_json, rng_to_json, shuffle
+from .core import BaseGame, Table, check_saved, rng_from_json, rng_to_json, shuffle
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import BattleView, EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
 from .rules import Rules
@@ -50,11 +49,8 @@ class StealGame(BaseGame):
     ) -> None:
         if rules.variant != "stjel":
             raise DealError("StealGame plays the stjel variant")
-        if len(piles) != rules.players:
-            raise DealError(f"{rules.players} players need {rules.players} piles")
+        super().__init__(rules, piles, seed=seed)
         n = rules.players
-        self._start_base(rules, seed)
-        self.piles: list[deque[int]] = [deque(pile) for pile in piles]
         self.loot: list[list[int]] = [[] for _ in range(n)]
         """Each seat's face-up loot pile; the last card is on top."""
         self.actions: list[list[Any]] = []
@@ -75,14 +71,6 @@ class StealGame(BaseGame):
         """The group knocked out last, together (used only in the call that resolves)."""
         self._shortage = False
         self._top: TopChoice | None = None
-
-    @classmethod
-    def new(cls, rules: Rules, seed: int) -> StealGame:
-        """Shuffle and deal as in RULES §2."""
-        piles, set_aside, rng = deal(rules, seed)
-        game = cls(rules, piles, seed=seed, rng=rng)
-        game.set_aside = set_aside
-        return game
 
     @classmethod
     def from_piles(
@@ -439,18 +427,13 @@ class StealGame(BaseGame):
         if offer_top:
             assert winner is not None
             self._top = TopChoice(winner, tuple(cards))
-        played = Round(
-            number=self.round,
-            battle=tuple(sorted(self._battle)),
-            war_steps=tuple(self._steps),
-            winner=winner,
-            taken=taken,
-            set_aside=aside,
-            eliminated=tuple(eliminated),
-            counts=self.counts,
-            tricks=tuple(self.tricks),
-            points=tuple(self.points),
-            outcome=self.outcome,
+        played = self._round(
+            tuple(sorted(self._battle)),
+            tuple(self._steps),
+            winner,
+            taken,
+            aside,
+            tuple(eliminated),
             steals=tuple(self._steals),
         )
         self._clear_battle()

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol
 
+from .core import GameState
 from .errors import RulesError, StateError
 from .events import BattleView, LookChoice, Outcome, Round, TopChoice
 from .rules import Rules
@@ -25,7 +26,7 @@ from .rules import Rules
 Choice = LookChoice | TopChoice
 
 
-class Variant(Protocol):
+class Variant(GameState, Protocol):
     """What every kind of game offers: playing, choices, forfeits, counting and saving."""
 
     name: ClassVar[str]
@@ -38,21 +39,6 @@ class Variant(Protocol):
     """Whether a game may be played on its own, round by round, without anyone's choices."""
     has_loot: ClassVar[bool]
     """Whether won cards go to face-up loot piles instead of under the pile (§10)."""
-
-    rules: Rules
-    seed: int | None
-    round: int
-    in_game: list[bool]
-    tricks: list[int]
-    points: list[int]
-    wars_won: list[int]
-    biggest_pot: list[int]
-    war_rounds: int
-    war_steps: int
-    set_aside: int
-    eliminated: list[int]
-    forfeits: list[tuple[int, int]]
-    outcome: Outcome | None
 
     @classmethod
     def new(cls, rules: Rules, seed: int) -> Variant:
@@ -73,10 +59,6 @@ class Variant(Protocol):
     @property
     def finished(self) -> bool:
         """Tell whether the game has ended."""
-
-    @property
-    def counts(self) -> tuple[int, ...]:
-        """Return the cards each seat holds."""
 
     @property
     def forfeited(self) -> list[int]:

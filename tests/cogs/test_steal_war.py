@@ -22,7 +22,7 @@ from krigbot.engine.steal import StealGame
 from krigbot.i18n import card_label, fmt_list, t
 from krigbot.render.steal import in_war, look_text, steal_table_embed
 from krigbot.sessions import Seeds, random_seed
-from krigbot.storage import GameRow, Storage
+from krigbot.storage import Storage
 from tests.cogs.helpers import (
     PRIMARY,
     SUCCESS,
@@ -40,6 +40,7 @@ from tests.cogs.helpers import (
     text_of,
 )
 from tests.conftest import make_settings
+from tests.rows import stored_row
 from tests.standin import (
     ChannelEvent,
     DiscordStandIn,
@@ -56,29 +57,7 @@ THREE = Rules.preset("stjel", players=3)
 QUICK = 0.2
 """Seconds a choice lasts on the quick bot: over before a test could press anything."""
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-ROW = GameRow(
-    id=1,
-    guild_id=1,
-    channel_id=1,
-    challenger_id=1,
-    status="running",
-    variant="stjel",
-    rules=TWO.to_dict(),
-    seed=1,
-    players=(1, 2),
-    names=("Alice", "Bob"),
-    accepted=(1, 2),
-    state=None,
-    round=0,
-    table_message_id=None,
-    challenge_message_id=None,
-    result=None,
-    created_at=NOW,
-    updated_at=NOW,
-    last_activity_at=NOW,
-    finished_at=None,
-    extra={},
-)
+ROW = stored_row(TWO, (1, 2), ("Alice", "Bob"), at=NOW)
 """A stored game row for rendering without a bot."""
 
 

@@ -12,6 +12,7 @@ from krigbot.render.embeds import round_embed
 from krigbot.render.steal import steal_table_embed
 from krigbot.render.table import layout_round
 from krigbot.storage import GameRow
+from tests.rows import stored_row
 
 NAMES = ("Alice", "Bob", "Carol", "Dave")
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -19,30 +20,8 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 def row_for(rules: Rules) -> GameRow:
     """Return a stored game row for rendering a game of ``rules`` without a bot."""
-    players = tuple(range(1, rules.players + 1))
-    return GameRow(
-        id=7,
-        guild_id=1,
-        channel_id=1,
-        challenger_id=1,
-        status="running",
-        variant=rules.preset_name,
-        rules=rules.to_dict(),
-        seed=1,
-        players=players,
-        names=NAMES[: rules.players],
-        accepted=players,
-        state=None,
-        round=0,
-        table_message_id=None,
-        challenge_message_id=None,
-        result=None,
-        created_at=NOW,
-        updated_at=NOW,
-        last_activity_at=NOW,
-        finished_at=None,
-        extra={},
-    )
+    players = range(1, rules.players + 1)
+    return stored_row(rules, players, NAMES[: rules.players], at=NOW, game_id=7)
 
 
 def told(rules: Rules, seed: int, rounds: int, lang: Lang = "en") -> tuple[Round, list[str]]:

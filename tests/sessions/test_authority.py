@@ -9,6 +9,7 @@ import pytest
 from krigbot.engine import Game, Rules
 from krigbot.sessions import Actor, Refusal, authorize, may_cancel, may_moderate
 from krigbot.storage import GameRow, GameStatus
+from tests.rows import stored_row
 
 ALICE, BOB, CAROL, ONLOOKER = 1, 2, 3, 9
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -16,29 +17,9 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 def row(status: GameStatus = "running", players: tuple[int, ...] = (ALICE, BOB)) -> GameRow:
     """Return a game of Alice's in channel 10."""
-    return GameRow(
-        id=7,
-        guild_id=1,
-        channel_id=10,
-        status=status,
-        variant="standard",
-        rules=Rules.preset("standard", players=len(players)).to_dict(),
-        seed=1,
-        state=None,
-        round=0,
-        challenger_id=ALICE,
-        players=players,
-        names=("Alice", "Bob", "Carol")[: len(players)],
-        accepted=players,
-        challenge_message_id=None,
-        table_message_id=None,
-        result=None,
-        extra={},
-        created_at=NOW,
-        updated_at=NOW,
-        last_activity_at=NOW,
-        finished_at=None,
-    )
+    rules = Rules.preset("standard", players=len(players))
+    names = ("Alice", "Bob", "Carol")[: len(players)]
+    return stored_row(rules, players, names, at=NOW, game_id=7, channel_id=10, status=status)
 
 
 def refused(key: str) -> pytest.RaisesExc[Refusal]:

@@ -13,9 +13,8 @@ import math
 import time
 from dataclasses import dataclass
 
-from krigbot.engine import Outcome, Rules, StealGame
-from krigbot.engine.events import LookChoice
-from krigbot.engine.policy import choose, make
+from krigbot.engine import Rules
+from krigbot.engine.policy import play_against_default
 
 Z95 = 1.959964
 """The normal quantile of a two-sided 95 % interval."""
@@ -35,33 +34,12 @@ class Tally:
         return self.games - self.wins - self.draws
 
 
-def play(rules: Rules, seed: int, seat: int, *, policy: bool = True) -> Outcome:
-    """Play one deal to its end, Krigbot in ``seat`` and the default everywhere else."""
-    game = StealGame.new(rules, seed)
-    while game.outcome is None:
-        move = choose(game, seat) if policy else None
-        if move is not None:
-            make(game, move)
-            continue
-        pending = game.pending()
-        if not pending:
-            game.begin_battle()
-            continue
-        first = pending[0]
-        if isinstance(first, LookChoice):
-            # One default move at a time: a steal may open a new choice for Krigbot.
-            game.steal(first.seat, first.can_steal)
-        else:
-            game.apply_defaults()
-    return game.outcome
-
-
 def run(rules: Rules, deals: int, first_seed: int, *, policy: bool = True) -> Tally:
     """Play every deal once with Krigbot in each seat; return Krigbot's tally."""
     wins = draws = 0
     for seed in range(first_seed, first_seed + deals):
         for seat in range(rules.players):
-            outcome = play(rules, seed, seat, policy=policy)
+            outcome = play_against_default(rules, seed, seat, krigbot=policy)
             wins += seat in outcome.winners
             draws += seat in outcome.drawn
     return Tally(deals * rules.players, wins, draws)

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .cards import card_value, full_deck
-from .events import LookChoice, Round, TopChoice
+from .events import LookChoice, Outcome, Round, TopChoice
+from .rules import Rules
 from .steal import StealGame
 from .variant import Variant
 
@@ -88,4 +89,26 @@ def make(game: Variant, move: Move) -> Round | None:
     return game.steal(move.seat, move.targets)
 
 
-__all__ = ["Move", "MoveKind", "choose", "make", "safest_top", "unseen"]
+def play_against_default(rules: Rules, seed: int, seat: int, *, krigbot: bool = True) -> Outcome:
+    """Play a deal to its end: Krigbot in ``seat`` (or, with ``krigbot`` false, the default).
+
+    Every other seat makes its choices by the default of §10, one at a time, as a time-out
+    would: a steal may open a new choice for Krigbot, which it makes before the next default.
+    """
+    game = StealGame.new(rules, seed)
+    while game.outcome is None:
+        move = choose(game, seat) if krigbot else None
+        if move is not None:
+            make(game, move)
+            continue
+        pending = game.pending()
+        if not pending:
+            game.begin_battle()
+        elif isinstance(pending[0], LookChoice):
+            game.steal(pending[0].seat, pending[0].can_steal)
+        else:
+            game.apply_defaults()
+    return game.outcome
+
+
+__all__ = ["Move", "MoveKind", "choose", "make", "play_against_default", "safest_top", "unseen"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from krigbot.bot import KrigBot
@@ -21,7 +23,7 @@ from tests.cogs.helpers import (
     settled,
     text_of,
 )
-from tests.cogs.play_helpers import command
+from tests.cogs.play_helpers import command, edit_of, running_bot
 from tests.standin import DiscordStandIn, InteractionResponse, Message, User
 from tests.standin.fixtures import SampleWorld
 
@@ -224,3 +226,23 @@ async def test_a_match_against_krigbot_is_refused_privately(
     assert answer.ephemeral
     assert answer.content == t("nb", "krigbot.no_match")
     assert await bot.storage.game_count() == 0
+
+
+async def test_autoplay_plays_a_game_against_krigbot_to_its_end(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(1230)  # standard: 30 rounds, Alice (seat 0) takes every card
+    async with running_bot(standin, db_path, seeds) as bot:
+        table = table_of(await start_against_krigbot(standin, world, world.alice))
+        game_id = int(flip_button(table).split(":")[2])
+
+        answer = await command(standin, world.no_channel, world.alice, "auto", speed="fastest")
+
+        assert answer.message is not None
+        over = await edit_of(standin, answer.message, lambda text: t("nb", "auto.done") in text)
+        assert "🏆 " + t("nb", "over.winner", name="**Alice**") in text_of(over.revision)
+        row = await game_row(bot, game_id)
+        assert (row.status, row.round) == ("finished", 30)
+        record = (await bot.storage.player_stats(world.no_guild.id, world.alice.id)).against_krigbot
+        assert record is not None
+        assert (record.games, record.wins) == (1, 1)

@@ -64,6 +64,12 @@ class Choices(Play):
                 # No new battle once the time is up: _steal_commit counts the cards instead.
                 return await self._steal_commit(row, game, lambda: None)
             pending = game.pending()
+            bot = krigbot_seat(row, self.krigbot_id)
+            if pending and all(choice.seat == bot for choice in pending):
+                # Krigbot's own choice, left open by a stop: it makes it now; no battle yet.
+                return await self._steal_commit(
+                    row, game, lambda: None, table_message_id=table_message_id
+                )
             if pending and isinstance(pending[0], TopChoice):
                 raise Refusal("steal.top_pending", name=row.names[pending[0].seat])
             if pending:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from krigbot.engine import Rules
 from krigbot.engine.cards import card_code
 from krigbot.engine.events import TopChoice
-from krigbot.engine.policy import Move, choose
+from krigbot.engine.policy import Move, choose, make
 from krigbot.engine.steal import StealGame
 from krigbot.sessions import GameService, Player
-from krigbot.storage import Storage
+from krigbot.storage import GameRow, Storage
 from tests.cogs.helpers import Clock
 
 GUILD, CHANNEL = 10, 100
@@ -81,13 +81,9 @@ async def test_with_other_players_krigbot_accepts_and_the_challenge_waits_for_th
     assert dealt.game is not None
 
 
-async def test_a_choice_krigbot_could_not_make_before_a_stop_is_made_by_its_policy_in_time(
-    storage: Storage,
-) -> None:
-    seed, move, default = first_top_of_krigbot()
-    clock = Clock()
-    first = service_of(storage, clock, seed)
-    made = await first.challenge(
+async def stopped_before_krigbot_chose(storage: Storage, clock: Clock, seed: int) -> GameRow:
+    """Deal Steal War against Krigbot and save its first battle as a bot that then stopped."""
+    made = await service_of(storage, clock, seed).challenge(
         guild_id=GUILD,
         channel_id=CHANNEL,
         challenger=ALICE,
@@ -95,18 +91,26 @@ async def test_a_choice_krigbot_could_not_make_before_a_stop_is_made_by_its_poli
         variant="stjel",
         options={},
     )
-    # The battle is saved, and the bot stops before Krigbot's answer to it.
     game = StealGame.new(TWO, seed)
     game.begin_battle()
     saved = await storage.save_round(
         made.row.id, expected_round=0, state=game.to_dict(), round=game.round, now=clock()
     )
     assert saved
+    return made.row
+
+
+async def test_a_choice_krigbot_could_not_make_before_a_stop_is_made_by_its_policy_in_time(
+    storage: Storage,
+) -> None:
+    seed, move, default = first_top_of_krigbot()
+    clock = Clock()
+    made = await stopped_before_krigbot_chose(storage, clock, seed)
     again = service_of(storage, clock, seed)
 
-    early = await again.time_out(CHANNEL, made.row.id)
+    early = await again.time_out(CHANNEL, made.id)
     clock.advance(seconds=61)
-    late = await again.time_out(CHANNEL, made.row.id)
+    late = await again.time_out(CHANNEL, made.id)
 
     assert early is not None
     assert early.krigbot_moves == ()
@@ -115,7 +119,30 @@ async def test_a_choice_krigbot_could_not_make_before_a_stop_is_made_by_its_poli
     assert late.krigbot_moves == (move,)
     assert late.game.loot_top(1) == move.card != default
     assert late.game.pending() == ()
-    row = await storage.get_game(made.row.id)
+    row = await storage.get_game(made.id)
     assert row is not None
     assert row.state is not None
     assert row.state["actions"][-1] == ["top", 1, card_code(move.card)]
+
+
+async def test_a_flip_makes_the_choice_krigbot_left_open_before_any_battle(
+    storage: Storage,
+) -> None:
+    seed, move, _ = first_top_of_krigbot()
+    clock = Clock()
+    await stopped_before_krigbot_chose(storage, clock, seed)
+    again = service_of(storage, clock, seed)
+
+    first = await again.begin_battle(CHANNEL, ALICE.user_id)
+    second = await again.begin_battle(CHANNEL, ALICE.user_id)
+
+    assert first.krigbot_moves == (move,)
+    assert first.played is None  # no battle yet: the press showed Krigbot's choice
+    assert first.row.round == 1
+    expected = StealGame.new(TWO, seed)
+    expected.begin_battle()
+    make(expected, move)
+    expected.begin_battle()  # the next press begins the next battle, Krigbot choosing in it
+    while (answer := choose(expected, 1)) is not None:
+        make(expected, answer)
+    assert second.game.to_dict() == expected.to_dict()

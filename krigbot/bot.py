@@ -174,6 +174,8 @@ class KrigBot(commands.Bot):
         self._background: set[asyncio.Task[None]] = set()
 
     async def setup_hook(self) -> None:
+        # Logged in by now: the bot's own user is known, and a player may challenge it.
+        self.service.krigbot_id = self.user.id if self.user is not None else None
         await self.tree.set_translator(Translator())
         await self.pictures.start()
         service, storage, tables, web, buttons = (

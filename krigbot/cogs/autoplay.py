@@ -474,6 +474,11 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             row, game = seated.row, seated.game
             request = await self.service.ask_finish(channel_id, row.id, user_id)
             waiting = request.waiting(row, game)
+            if not waiting:
+                # Nobody else to ask (Krigbot agrees at once): the end goes out as the answer.
+                story = await self._play_to_end(channel_id, row, lang)
+                story.update = False
+                return story
             view = _finish_view(row.id, lang)
 
             async def sent(message_id: int) -> None:
@@ -522,14 +527,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 return Reply(embed=embed, view=_finish_view(game_id, lang), update=True)
             if pressed is not None:
                 tables.drop_aside(game_id, pressed)  # it shows the end itself, or points to it
-            autoplay = Autoplay.of(row.extra)
-            await self._halt(channel_id, game_id)
-            result = await self.service.play_on(channel_id, game_id, to_end=True)
-            if autoplay is not None and autoplay.message is not None:
-                # Its message would otherwise offer Pause or Resume for a game that is over.
-                ended = _Run(game_id, autoplay.message, "normal", "", lang, result.row.round)
-                await self._stopped(channel_id, ended, "auto.ended")
-            story = await self._finished(result, lang)
+            story = await self._play_to_end(channel_id, row, lang)
             live = tables.live(channel_id)
             if pressed is None or live is None or live.message_id < pressed:
                 return story  # the request is the newest message: the end is shown in it
@@ -562,6 +560,17 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             )
 
         await respond_in_turn(interaction, self.tables, work(), update=True)
+
+    async def _play_to_end(self, channel_id: int, row: GameRow, lang: Lang) -> Reply:
+        """Play an agreed game to its end at once (its autoplay stops); return its story."""
+        autoplay = Autoplay.of(row.extra)
+        await self._halt(channel_id, row.id)
+        result = await self.service.play_on(channel_id, row.id, to_end=True)
+        if autoplay is not None and autoplay.message is not None:
+            # Its message would otherwise offer Pause or Resume for a game that is over.
+            ended = _Run(row.id, autoplay.message, "normal", "", lang, result.row.round)
+            await self._stopped(channel_id, ended, "auto.ended")
+        return await self._finished(result, lang)
 
     async def _finished(self, result: FlipResult, lang: Lang) -> Reply:
         """Return the story of a game just played to its end, with its chart if pictures are on."""

@@ -23,7 +23,7 @@ from krigbot.cogs.buttons import (
     view_of,
 )
 from krigbot.cogs.group import subcommand
-from krigbot.cogs.matches import Ending, ending
+from krigbot.cogs.matches import Ending, ending, krigbot_line, started_reply
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
@@ -275,6 +275,11 @@ class KrigCog(commands.Cog, name="Krig"):
         if best_of is not None and best_of not in BEST_OF:
             await refuse(interaction, "err.bad_option", reason=str(best_of))
             return
+        people = [o for o in opponents if o.id != self.service.krigbot_id]
+        if best_of is not None and len(people) < len(opponents):
+            # A match's wins reach the leaderboard: none are won against Krigbot.
+            await refuse(interaction, "krigbot.no_match")
+            return
 
         async def work() -> Reply:
             result = await self.service.challenge(
@@ -291,20 +296,25 @@ class KrigCog(commands.Cog, name="Krig"):
                 self.tables.end_game(result.replaced.id)
             if best_of is not None:
                 row = await begin_match(self.service, row, best_of)
-            lines = [" ".join(f"<@{o.id}>" for o in opponents)]
+            lines = [" ".join(f"<@{o.id}>" for o in people), krigbot_line(result, lang) or ""]
             if result.replaced is not None:
                 idle = fmt_duration(self.service.idle_after, lang)
                 lines.append(t(lang, "game.abandoned", time=idle))
+            if result.game is not None:
+                self._tables[row.id] = row.round
+                started = started_reply(self.service, row, result.game, lang)
+                started.content = "\n".join(line for line in lines if line)
+                return started
 
             async def sent(message_id: int) -> None:
                 await self.service.challenge_shown(row, message_id)
 
             return Reply(
-                content="\n".join(lines),
+                content="\n".join(line for line in lines if line),
                 embed=challenge_embed(row, lang),
                 view=self._challenge_view(row.id, lang),
                 mentions=discord.AllowedMentions(
-                    everyone=False, roles=False, users=[discord.Object(o.id) for o in opponents]
+                    everyone=False, roles=False, users=[discord.Object(o.id) for o in people]
                 ),
                 sent=sent,
             )

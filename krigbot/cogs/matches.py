@@ -31,10 +31,10 @@ from krigbot.cogs.weblinks import web_button
 from krigbot.fairness import fairness_command
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import about
-from krigbot.render.embeds import challenge_embed, names_of
+from krigbot.render.embeds import challenge_embed, names_of, safe_name
 from krigbot.render.matches import match_result
-from krigbot.render.play import add_game_over, dealt_embed
-from krigbot.sessions import ENDING, GameService, Player
+from krigbot.render.play import add_game_over, add_time_left, dealt_embed
+from krigbot.sessions import ENDING, ChallengeResult, GameService, Player
 from krigbot.sessions.matches import MatchInfo, rematch
 
 if TYPE_CHECKING:
@@ -92,6 +92,23 @@ async def ending(
     return Ending(view_of(RematchButton(row.id, lang), *links), shown)
 
 
+def krigbot_line(result: ChallengeResult, lang: Lang) -> str | None:
+    """Return the line saying that Krigbot itself accepted the challenge, if it plays."""
+    if result.krigbot is None:
+        return None
+    return t(lang, "krigbot.accepts", name=safe_name(result.row.names[result.krigbot]))
+
+
+def started_reply(service: GameService, row: GameRow, game: Variant, lang: Lang) -> Reply:
+    """Return the table of a game Krigbot accepted and dealt at once, as a new message."""
+    embed = add_time_left(dealt_embed(row, game, lang), service.time_left(row), lang)
+
+    async def sent(message_id: int) -> None:
+        await service.show_table(row.channel_id, row.id, row.round, message_id)
+
+    return Reply(embed=embed, view=view_of(FlipButton(row.id, row.round, lang)), sent=sent)
+
+
 class RematchButton(GameButton, kind="rematch", game=NUMBER):
     """Challenge the players of a finished game (or match) to the same again."""
 
@@ -137,13 +154,19 @@ class MatchCog(commands.Cog, name="Matches"):
                 extra={"lang": lang},
             )
             challenge = result.row
+            accepted = krigbot_line(result, lang)
+            if result.game is not None:
+                started = started_reply(self.service, challenge, result.game, lang)
+                started.content = accepted
+                return started
 
             async def sent(message_id: int) -> None:
                 await self.service.challenge_shown(challenge, message_id)
 
-            mentioned = challenge.players[1:]
+            mentioned = [user for user in challenge.players[1:] if user != self.service.krigbot_id]
+            lines = [" ".join(f"<@{user}>" for user in mentioned), accepted or ""]
             return Reply(
-                content=" ".join(f"<@{user}>" for user in mentioned),
+                content="\n".join(line for line in lines if line),
                 embed=challenge_embed(challenge, lang),
                 view=view_of(AcceptButton(challenge.id, lang), DeclineButton(challenge.id, lang)),
                 mentions=discord.AllowedMentions(

@@ -205,6 +205,22 @@ def timeout_notes(result: ChoiceResult, lang: Lang) -> list[str]:
     return notes
 
 
+def krigbot_notes(result: ChoiceResult, lang: Lang) -> list[str]:
+    """Return what the table says about the choices Krigbot itself made at once."""
+    names = names_of(result.row)
+    notes = []
+    for move in result.krigbot_moves:
+        card = card_label(move.card, lang)
+        if move.kind == "top":
+            notes.append(t(lang, "krigbot.top", name=names[move.seat], card=card))
+        else:
+            victims = fmt_list([names[s] for s in move.targets], lang)
+            notes.append(
+                t(lang, "krigbot.steals", name=names[move.seat], victims=victims, card=card)
+            )
+    return notes
+
+
 class StealCog(commands.Cog, name="StealWar"):
     """Steal War's choices in Discord: looks, steals, top cards and their time-outs."""
 
@@ -270,6 +286,7 @@ class StealCog(commands.Cog, name="StealWar"):
     ) -> tuple[discord.Embed, discord.ui.View | None]:
         """Return the table after a move; call it before any await, while the game is as saved."""
         row, game = result.row, result.game
+        notes = [*notes, *krigbot_notes(result, lang)]
         if game.outcome is not None and result.played is None:
             # Its time was up between battles: the cards were counted (RULES §7).
             embed = time_up_embed(row, game, lang)
@@ -357,7 +374,7 @@ class StealCog(commands.Cog, name="StealWar"):
         )
         if result is None:
             return
-        if result.timed_out:
+        if result.timed_out or result.krigbot_moves:
             lang = lang_for(result.row.extra.get("lang"))
             await self._show(result, lang, timeout_notes(result, lang))
         else:

@@ -535,8 +535,9 @@ def stats_embed(
     """Return one player's record on a server (with their best-of matches, if any)."""
     embed = discord.Embed(title=t(lang, "stats.title", name=safe_name(name)), colour=COLOUR_INFO)
     if stats.games == 0:
-        embed.description = t(lang, "stats.none", name=safe_name(name))
-        return embed
+        if stats.against_krigbot is None:
+            embed.description = t(lang, "stats.none", name=safe_name(name))
+        return _add_krigbot_record(embed, stats, lang)
     for key, value in (
         ("stats.games", stats.games),
         ("stats.wins", stats.wins),
@@ -588,6 +589,26 @@ def stats_embed(
                 wins=partner.wins,
                 draws=partner.draws,
                 losses=partner.losses,
+            ),
+            inline=False,
+        )
+    return _add_krigbot_record(embed, stats, lang)
+
+
+def _add_krigbot_record(embed: discord.Embed, stats: PlayerStats, lang: Lang) -> discord.Embed:
+    """Add the games against Krigbot itself, a record apart from every other figure."""
+    versus = stats.against_krigbot
+    if versus is not None:
+        embed.add_field(
+            name=t(lang, "stats.krigbot"),
+            value=t(
+                lang,
+                "stats.krigbot_line",
+                count=versus.games,
+                games=versus.games,
+                wins=versus.wins,
+                draws=versus.draws,
+                losses=versus.losses,
             ),
             inline=False,
         )

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from typing import Any
 
-from krigbot.engine import FixedOptionError, Rules, RulesError, new_game
+from krigbot.engine import FixedOptionError, Rules, RulesError, Variant, new_game
 from krigbot.logs import about
 from krigbot.sessions.deadlines import Deadline
 from krigbot.sessions.results import AcceptResult, ChallengeResult, Player, Refusal
@@ -37,13 +37,15 @@ class Challenges(TimeLimits):
     ) -> ChallengeResult:
         """Create a challenge in a channel, refusing what cannot be played.
 
+        Krigbot itself (``krigbot_id``) may be one of the opponents: it accepts at once, and when
+        nobody else is challenged the game is dealt in the same call (``ChallengeResult.game``).
         ``extra`` is stored with the game in the same write (the language of its messages).
         """
         seen: set[int] = {challenger.user_id}
         for opponent in opponents:
             if opponent.user_id == challenger.user_id:
                 raise Refusal("err.self")
-            if opponent.bot:
+            if opponent.bot and opponent.user_id != self.krigbot_id:
                 raise Refusal("err.bot")
             if opponent.user_id in seen:
                 raise Refusal("err.duplicate", name=opponent.name)
@@ -69,7 +71,18 @@ class Challenges(TimeLimits):
             except ChannelBusyError as exc:
                 existing = await self.storage.get_game(exc.game_id)
                 raise Refusal("err.busy", game=existing) from None
-        return ChallengeResult(row, replaced)
+            krigbot = self.krigbot_id
+            if krigbot is None or krigbot not in row.players:
+                return ChallengeResult(row, replaced)
+            # Krigbot accepts its own challenge at once; with nobody else to wait for, it deals.
+            accepted = await self.storage.accept(row.id, krigbot, now)
+            if accepted is None:
+                raise Refusal("err.challenge_over")
+            seat = row.players.index(krigbot)
+            if set(accepted.accepted) != set(accepted.players):
+                return ChallengeResult(accepted, replaced, krigbot=seat)
+            started, game = await self._deal(accepted)
+            return ChallengeResult(started, replaced, krigbot=seat, game=game)
 
     @staticmethod
     def _rules(variant: str, players: int, options: dict[str, Any]) -> Rules:
@@ -168,21 +181,28 @@ class Challenges(TimeLimits):
                 raise Refusal("err.challenge_over")
             if set(updated.accepted) != set(updated.players):
                 return AcceptResult(updated)
-            game = new_game(Rules.from_dict(updated.rules), seed=updated.seed)
-            now = self.clock()
-            started = await self.storage.start_game(
-                game_id, state=game.to_dict(), now=now, extra=dealt_extra(game.rules, now)
-            )
-            if started is None:
-                raise Refusal("err.challenge_over")
-            self.deadlines.cancel(game_id, "challenge")
-            self._dealt(started)
-            if table_message_id is not None:
-                started = await self._set_table(started, table_message_id)
-            self._hold(started, game)
-            if self.metrics is not None:
-                self.metrics.games_started.labels(started.variant).inc()
+            started, game = await self._deal(updated, table_message_id)
             return AcceptResult(started, game)
+
+    async def _deal(
+        self, row: GameRow, table_message_id: int | None = None
+    ) -> tuple[GameRow, Variant]:
+        """Deal a challenge everyone has accepted (the caller holds its channel's lock)."""
+        game = new_game(Rules.from_dict(row.rules), seed=row.seed)
+        now = self.clock()
+        started = await self.storage.start_game(
+            row.id, state=game.to_dict(), now=now, extra=dealt_extra(game.rules, now)
+        )
+        if started is None:
+            raise Refusal("err.challenge_over")
+        self.deadlines.cancel(row.id, "challenge")
+        self._dealt(started)
+        if table_message_id is not None:
+            started = await self._set_table(started, table_message_id)
+        self._hold(started, game)
+        if self.metrics is not None:
+            self.metrics.games_started.labels(started.variant).inc()
+        return started, game
 
     async def decline(
         self, game_id: int, user_id: int, *, channel_id: int | None = None

@@ -7,10 +7,11 @@ from datetime import datetime, timedelta
 
 from krigbot.engine import Round, Variant, variants_with_choices
 from krigbot.engine.events import LookChoice, TopChoice
+from krigbot.engine.policy import Move, choose, make
 from krigbot.sessions.authority import authorize
 from krigbot.sessions.deadlines import Deadline
 from krigbot.sessions.play import Play
-from krigbot.sessions.results import Choice, ChoiceResult, Refusal
+from krigbot.sessions.results import Choice, ChoiceResult, Refusal, krigbot_seat
 from krigbot.storage import GameRow
 
 RESUMED_VARIANTS = variants_with_choices()
@@ -63,6 +64,12 @@ class Choices(Play):
                 # No new battle once the time is up: _steal_commit counts the cards instead.
                 return await self._steal_commit(row, game, lambda: None)
             pending = game.pending()
+            bot = krigbot_seat(row, self.krigbot_id)
+            if pending and all(choice.seat == bot for choice in pending):
+                # Krigbot's own choice, left open by a stop: it makes it now; no battle yet.
+                return await self._steal_commit(
+                    row, game, lambda: None, table_message_id=table_message_id
+                )
             if pending and isinstance(pending[0], TopChoice):
                 raise Refusal("steal.top_pending", name=row.names[pending[0].seat])
             if pending:
@@ -132,6 +139,10 @@ class Choices(Play):
                 return None
             if self.clock() < self.choice_deadline(row):
                 return ChoiceResult(row, game)
+            # Krigbot's own choice is open only if the bot stopped before making it: it makes it
+            # now, right after the players' defaults, by its own policy.
+            bot = krigbot_seat(row, self.krigbot_id)
+            due = tuple(choice for choice in due if choice.seat != bot)
 
             def defaults() -> Round | None:
                 for choice in due:
@@ -166,17 +177,35 @@ class Choices(Play):
         table_message_id: int | None = None,
         timed_out: tuple[LookChoice | TopChoice, ...] = (),
     ) -> ChoiceResult:
-        """Make a checked move and commit it; on any failure forget the game in memory."""
+        """Make a checked move and commit it, then Krigbot's; on any failure forget the game.
+
+        When the move leaves a choice open for Krigbot itself, Krigbot makes it at once by its
+        policy, each choice committed on its own as a player's is.
+        """
         try:
             played = move()
-            if not game.in_battle and self._time_is_up(row, game):
-                # RULES §7: the game ends after the round being played, here the battle.
-                game.end_by_counting()
-            row = await self._commit(row, game)
+            row = await self._commit_move(row, game)
             if table_message_id is not None and game.outcome is None:
                 row = await self._set_table(row, table_message_id)
+            bot = krigbot_seat(row, self.krigbot_id)
+            made: list[Move] = []
+            while bot is not None and game.outcome is None:
+                chosen = choose(game, bot)
+                if chosen is None:
+                    break
+                decided = make(game, chosen)
+                row = await self._commit_move(row, game)
+                made.append(chosen)
+                played = played if decided is None else decided
         except BaseException:
             # The engine object ran ahead of what was saved: forget it, reload next time.
             self._forget(row.channel_id)
             raise
-        return ChoiceResult(row, game, played, timed_out)
+        return ChoiceResult(row, game, played, timed_out, krigbot_moves=tuple(made))
+
+    async def _commit_move(self, row: GameRow, game: Variant) -> GameRow:
+        """Commit a move just made, ending the game by counting if its time is up."""
+        if not game.in_battle and self._time_is_up(row, game):
+            # RULES §7: the game ends after the round being played, here the battle.
+            game.end_by_counting()
+        return await self._commit(row, game)

@@ -138,7 +138,9 @@ class HandsFree(Registry):
 
     async def ask_finish(self, channel_id: int, game_id: int, user_id: int) -> FinishRequest:
         """Open a request to finish the game at once (it replaces an older one)."""
-        request = FinishRequest(user_id, (user_id,))
+        # Krigbot itself agrees at once, as it accepts its challenges.
+        bot = () if self.krigbot_id is None else (self.krigbot_id,)
+        request = FinishRequest(user_id, (user_id, *bot))
         await self.change_extra(channel_id, game_id, lambda _: {FINISH: request.to_dict()})
         return request
 

@@ -64,6 +64,8 @@ class Registry:
         self.seeds = seeds
         """The seed of each new deal (a test injects its own, as it does the clock)."""
         self.metrics = metrics
+        self.krigbot_id: int | None = None
+        """The bot's own user id once it is known: a player the bot plays itself (issue 12)."""
         self.deadlines = Deadlines(lambda: self.clock())
         """Every game's pending deadlines, on this service's clock (read at each look)."""
         self._locks: dict[int, asyncio.Lock] = {}
@@ -184,7 +186,7 @@ class Registry:
                     state=state,
                     round=game.round,
                     result=outcome_to_dict(game.outcome),
-                    results=player_results(row, game),
+                    results=player_results(row, game, krigbot_id=self.krigbot_id),
                     now=now,
                     extra={ENDING: "unshown"},
                 )

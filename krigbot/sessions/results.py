@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from krigbot.engine import Outcome, Round, Variant
 from krigbot.engine.events import LookChoice, TopChoice
+from krigbot.engine.policy import Move
 from krigbot.storage import GameRow, PlayerResult
 from krigbot.storage import Outcome as PlayerOutcome
 
@@ -30,6 +31,7 @@ class Player:
     user_id: int
     name: str
     bot: bool = False
+    """A bot account: refused, unless it is Krigbot itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,10 @@ class ChallengeResult:
 
     row: GameRow
     replaced: GameRow | None = None
+    krigbot: int | None = None
+    """The seat of Krigbot itself, which has accepted already, if it plays."""
+    game: Variant | None = None
+    """The dealt game when Krigbot was the only one challenged: it starts at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +84,8 @@ class ChoiceResult:
     played: Round | None = None
     timed_out: tuple[LookChoice | TopChoice, ...] = ()
     """The choices the time-out made by default (RULES §10), as they stood."""
+    krigbot_moves: tuple[Move, ...] = ()
+    """The choices Krigbot itself made at once after the move, in order."""
     outcome: Outcome | None = None
     """How the game ended, if this move ended it (taken when it was made)."""
 
@@ -91,18 +99,32 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def player_results(row: GameRow, game: Variant) -> list[PlayerResult]:
+def krigbot_seat(row: GameRow, krigbot_id: int | None) -> int | None:
+    """Return the seat Krigbot itself plays in a game, if it plays."""
+    if krigbot_id is None or krigbot_id not in row.players:
+        return None
+    return row.players.index(krigbot_id)
+
+
+def player_results(
+    row: GameRow, game: Variant, *, krigbot_id: int | None = None
+) -> list[PlayerResult]:
     """Return each player's result of a finished game for the leaderboard.
 
     In a team game the result is the team's (RULES §9): both members win if either is among the
     winners, else both draw if either is among the drawn, else both lose. Taken from the team
     rather than seat by seat, so it holds however the engine lists the members of a team.
+    In a game against Krigbot (``krigbot_id`` plays) Krigbot has no result, and every other
+    player's is ``against_krigbot``: it never reaches the leaderboard.
     """
     outcome = game.outcome
     assert outcome is not None
     teams = game.rules.teams
+    bot_seat = krigbot_seat(row, krigbot_id)
     results = []
     for seat, user_id in enumerate(row.players):
+        if seat == bot_seat:
+            continue
         # Seats 0 and 2 against 1 and 3 (RULES §9).
         seats = (seat % 2, seat % 2 + 2) if teams else (seat,)
         result: PlayerOutcome
@@ -121,6 +143,7 @@ def player_results(row: GameRow, game: Variant) -> list[PlayerResult]:
                 wars_won=game.wars_won[seat],
                 biggest_pot=game.biggest_pot[seat],
                 team=seat % 2 if teams else None,
+                against_krigbot=bot_seat is not None,
             )
         )
     return results

@@ -140,6 +140,11 @@ INSERT INTO results (
 ) SELECT id, guild_id, ?, ?, ?, ?, ?, ?, ?, ? FROM games WHERE id = ?
 """
 
+_INSERT_KRIGBOT_RESULT: Final = """
+INSERT INTO krigbot_results (game_id, guild_id, user_id, outcome, finished_at)
+SELECT id, guild_id, ?, ?, ? FROM games WHERE id = ?
+"""
+
 
 def _now() -> datetime:
     """Return the current aware UTC time."""
@@ -306,6 +311,8 @@ class GameStore(StorageBase):
     ) -> bool:
         """Finish a running game at expected_round and record each player's result.
 
+        A result ``against_krigbot`` goes to the record against Krigbot, not to ``results``.
+
         ``extra`` is merged into the game's extra in the same write (a key set to None goes).
         """
         users = [r.user_id for r in results]
@@ -352,7 +359,13 @@ class GameStore(StorageBase):
                         game_id,
                     )
                     for r in results
+                    if not r.against_krigbot
                 ],
+            ):
+                pass
+            async with db.executemany(
+                _INSERT_KRIGBOT_RESULT,
+                [(r.user_id, r.outcome, stamp, game_id) for r in results if r.against_krigbot],
             ):
                 pass
         return True

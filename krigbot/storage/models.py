@@ -76,6 +76,8 @@ class PlayerResult:
     wars_won: int = 0
     biggest_pot: int = 0
     team: int | None = None
+    against_krigbot: bool = False
+    """Krigbot itself played: the result counts only in the player's own record against it."""
 
     def __post_init__(self) -> None:
         """Reject values the results table would refuse, with a clearer message."""
@@ -126,6 +128,16 @@ class PartnerRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class KrigbotRecord:
+    """A player's games against Krigbot itself, apart from every other figure."""
+
+    games: int
+    wins: int
+    draws: int
+    losses: int
+
+
+@dataclass(frozen=True, slots=True)
 class PlayerStats:
     """A player's totals in one guild."""
 
@@ -138,6 +150,8 @@ class PlayerStats:
     longest_game: int
     top_opponent: HeadToHead | None
     top_partner: PartnerRecord | None
+    against_krigbot: KrigbotRecord | None = None
+    """Games against Krigbot, or None if there were none."""
 
 
 def encode_time(moment: datetime) -> str:

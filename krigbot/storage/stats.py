@@ -11,6 +11,7 @@ from krigbot.storage.models import (
     GameRow,
     GameStatus,
     HeadToHead,
+    KrigbotRecord,
     LeaderboardRow,
     PartnerRecord,
     PlayerStats,
@@ -91,6 +92,14 @@ LIMIT 1
 """
 
 
+# Games against Krigbot have rows only here, never in results: no query above can count them.
+_AGAINST_KRIGBOT: Final = f"""
+SELECT {tally("outcome")}
+FROM krigbot_results
+WHERE guild_id = ? AND user_id = ? AND finished_at >= ?
+"""
+
+
 def head_to_head(row: sqlite3.Row) -> HeadToHead:
     """Build a HeadToHead from a row of ``OPPONENTS``."""
     games, won, lost = row["games"], row["won"], row["lost"]
@@ -122,19 +131,21 @@ class StatsStore(StorageBase):
     async def player_stats(
         self, guild_id: int, user_id: int, *, since: datetime | None = None
     ) -> PlayerStats:
-        """Sum up one player's finished games in a guild (zeros if none)."""
+        """Sum up one player's finished games in a guild (zeros if none), Krigbot's apart."""
         lower = EVER if since is None else encode_time(since)
         params = (guild_id, user_id, lower)
-        # One lock hold for the three queries, so no write of ours lands in between.
+        # One lock hold for the four queries, so no write of ours lands in between.
         async with self._session() as db:
             (totals,) = await db.execute_fetchall(_PLAYER_TOTALS, params)
             opponents = list(await db.execute_fetchall(OPPONENTS, (*params, 1)))
             partners = list(await db.execute_fetchall(_TOP_PARTNER, params))
+            (versus,) = await db.execute_fetchall(_AGAINST_KRIGBOT, params)
         return from_columns(
             PlayerStats,
             totals,
             top_opponent=head_to_head(opponents[0]) if opponents else None,
             top_partner=_partner(partners[0] if partners else None),
+            against_krigbot=from_columns(KrigbotRecord, versus) if versus["games"] else None,
         )
 
     async def recent_games(

@@ -22,15 +22,8 @@ from typing import Final
 from PIL import Image, ImageDraw
 
 from krigbot.i18n import Lang, fmt_number
-from krigbot.render.cards import (
-    RGB,
-    SEAT_COLOURS,
-    clean_text,
-    draw_text,
-    fit_text,
-    text_mask,
-    text_width,
-)
+from krigbot.render.cards import RGB, SEAT_COLOURS
+from krigbot.render.fonts import clean_text, draw_text, fit_text, text_mask, text_width
 
 __all__ = [
     "CHART_HEIGHT",

@@ -31,7 +31,7 @@ from PIL import Image, ImageDraw
 
 from krigbot.i18n import Lang, fmt_list, fmt_number, t
 from krigbot.render.cards import GOLD, RGB, SEAT_COLOURS
-from krigbot.render.fonts import clean_text, draw_text, fit_text, text_mask, text_width
+from krigbot.render.fonts import clean_text, draw_text, fit_text, isolate, text_mask, text_width
 
 __all__ = [
     "CHART_HEIGHT",
@@ -358,7 +358,7 @@ def _draw_end_labels(
             canvas, [seat for seat in range(seats) if seat not in at_end], ends, names, frame, lang
         )
     for seat, y in rows:
-        label = f"{fit_text(names[seat], LABEL_SIZE, RIGHT - 52, True)}  {last[seat]}"
+        label = f"{isolate(fit_text(names[seat], LABEL_SIZE, RIGHT - 52, True))}  {last[seat]}"
         draw_text(
             canvas,
             (frame.right + 10, y),
@@ -383,7 +383,7 @@ def _draw_out_labels(
     placed: list[tuple[float, float, float, float]] = []
     size = LABEL_SIZE - 2
     for seat in sorted(out, key=lambda seat: ends[seat]):
-        label = t(lang, "chart.out", name=fit_text(names[seat], size, 150, True))
+        label = t(lang, "chart.out", name=isolate(fit_text(names[seat], size, 150, True)))
         width = text_width(label, size, True) + 12
         x, y = frame.x(ends[seat]) + 8, frame.y(0) - 16
         if x + width > frame.right:
@@ -454,7 +454,7 @@ def _draw_axes(canvas: Image.Image, frame: Frame, lang: Lang, seats: int) -> Non
             fill=colour,
             anchor="rm",
         )
-    x_step = nice_step(frame.rounds, 5)
+    x_step = nice_step(frame.rounds, 6)
     tick_y = frame.bottom + WAR_RUG + 8
     for index in range(0, frame.rounds + 1, x_step):
         x = frame.x(index)

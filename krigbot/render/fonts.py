@@ -238,7 +238,7 @@ def font(size: int, *, bold: bool = False) -> ImageFont.FreeTypeFont:
 def _drawable(char: str) -> bool:
     category = unicodedata.category(char)
     if category[0] == "C":  # controls, bidi overrides, private use: never shown
-        return char in _KEEP_FORMAT or _is_attached(char)
+        return _is_attached(char)
     if category[0] in "ZM":
         return True
     return face_of(char) is not None

@@ -1,12 +1,10 @@
-"""Card pictures drawn with Pillow: faces with vector suits, jokers, a patterned back, and fonts.
+"""Card pictures drawn with Pillow: faces with vector suits, jokers and a patterned back.
 
 Every picture is drawn once per (card, height, language) and cached, so the images returned are
 shared: paste them, never draw on them. Pillow draws shapes without antialiasing, so each card is
 drawn at ``_SUPERSAMPLE`` times its size and shrunk once.
 
-The text font is FiraGO from the ``pymupdf-fonts`` package: Pillow's built-in font covers ASCII
-only, and players are called Bjørn, Åsa, Ольга or שרה. Characters FiraGO lacks (emoji, CJK) are
-left out of names rather than drawn as empty boxes.
+The ranks are printed in FiraGO (``krigbot.render.fonts``).
 
 >>> from krigbot.engine import parse_card
 >>> rank_text(parse_card("JH"), "nb"), rank_text(parse_card("TS"), "en"), is_red(parse_card("QD"))
@@ -17,18 +15,16 @@ left out of names rather than drawn as empty boxes.
 
 from __future__ import annotations
 
-import io
 import math
-import unicodedata
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Final
 
-import pymupdf_fonts  # type: ignore[import-untyped]
-from PIL import Image, ImageDraw, ImageFilter, ImageFont
+from PIL import Image, ImageDraw, ImageFilter
 
 from krigbot.engine.cards import is_joker
 from krigbot.i18n import Lang, card_label, t
+from krigbot.render.fonts import font, text_width
 
 __all__ = [
     "BLACK",
@@ -44,18 +40,11 @@ __all__ = [
     "card_face",
     "card_shadow",
     "card_width",
-    "clean_text",
     "crown_points",
     "draw_suit",
-    "draw_text",
-    "fit_text",
-    "font",
     "is_red",
-    "isolate",
     "rank_text",
     "star_points",
-    "text_mask",
-    "text_width",
 ]
 
 RGB = tuple[int, int, int]
@@ -102,103 +91,6 @@ def rank_text(card: int, lang: Lang) -> str:
     if is_joker(card):
         return ""
     return card_label(card, lang)[:-1]  # the label is the rank followed by one suit symbol
-
-
-# ----------------------------------------------------------------------------------- fonts
-
-
-@cache
-def _font_data(bold: bool) -> bytes:
-    return bytes(pymupdf_fonts.myfont("figbo" if bold else "figo"))
-
-
-@lru_cache(maxsize=256)
-def font(size: int, *, bold: bool = False) -> ImageFont.FreeTypeFont:
-    """Return FiraGO (regular or bold) at a pixel size."""
-    return ImageFont.truetype(io.BytesIO(_font_data(bold)), size)
-
-
-def _glyph_pixels(char: str) -> bytes:
-    probe = Image.new("L", (48, 48))
-    ImageDraw.Draw(probe).text((8, 8), char, font=font(24), fill=255)
-    return probe.tobytes()
-
-
-@cache
-def _missing_glyph_pixels() -> bytes:
-    return _glyph_pixels(chr(0x10FFFD))  # a private-use code point: no font maps it
-
-
-@lru_cache(maxsize=4096)
-def _drawable(char: str) -> bool:
-    category = unicodedata.category(char)
-    if char == "\u200c":  # zero-width non-joiner shapes Persian and Arabic names
-        return True
-    if category[0] == "C":  # controls, bidi overrides, private use: never show
-        return False
-    if category[0] == "Z" or category[0] == "M":
-        return True
-    return _glyph_pixels(char) != _missing_glyph_pixels()
-
-
-def clean_text(text: str) -> str:
-    """Return text with whitespace collapsed and the characters the font lacks left out."""
-    text = unicodedata.normalize("NFC", text)
-    return " ".join("".join(char for char in text if _drawable(char)).split())
-
-
-@lru_cache(maxsize=1024)
-def text_width(text: str, size: int, bold: bool = False) -> float:
-    """Return how many pixels wide ``text`` is in FiraGO at ``size``."""
-    return font(size, bold=bold).getlength(text)
-
-
-@lru_cache(maxsize=1024)
-def fit_text(text: str, size: int, max_width: int, bold: bool = False) -> str:
-    """Return text shortened with "…" so that it is at most ``max_width`` pixels wide."""
-    if text_width(text, size, bold) <= max_width:
-        return text
-    low, high = 0, len(text)
-    while low < high:  # the longest prefix that fits with the ellipsis
-        middle = (low + high + 1) // 2
-        if text_width(text[:middle].rstrip() + "…", size, bold) <= max_width:
-            low = middle
-        else:
-            high = middle - 1
-    return text[:low].rstrip() + "…"
-
-
-def isolate(name: str) -> str:
-    """Return a name wrapped so that a right-to-left name keeps its place inside a sentence."""
-    return f"\u2068{name}\u2069"
-
-
-@lru_cache(maxsize=2048)
-def text_mask(
-    text: str, size: int, bold: bool = False, anchor: str = "la"
-) -> tuple[Image.Image, int, int]:
-    """Return text as an "L" mask and where its top-left corner lies from the anchor point."""
-    used = font(size, bold=bold)
-    left, top, right, bottom = (round(v) for v in used.getbbox(text, anchor=anchor))
-    mask = Image.new("L", (max(1, right - left), max(1, bottom - top)))
-    ImageDraw.Draw(mask).text((-left, -top), text, font=used, fill=255, anchor=anchor)
-    return mask, left, top
-
-
-def draw_text(
-    canvas: Image.Image,
-    xy: Point,
-    text: str,
-    *,
-    size: int,
-    fill: RGB,
-    bold: bool = False,
-    anchor: str = "la",
-) -> None:
-    """Draw text on an RGB image from a cached mask (text layout is the slow part of a picture)."""
-    mask, left, top = text_mask(text, size, bold, anchor)
-    x, y = round(xy[0]) + left, round(xy[1]) + top
-    canvas.paste(fill, (x, y, x + mask.width, y + mask.height), mask)
 
 
 # ---------------------------------------------------------------------------------- shapes

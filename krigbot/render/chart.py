@@ -1,8 +1,16 @@
-"""A game's story as a picture: every player's cards round by round, its wars and its leaders.
+"""A game's story as a picture: who held the cards round by round, its wars, and who won.
+
+Two players get one line, the first player's cards, around the even split (half the deck): above
+it the first leads, below it the second, and the space between is shaded in the leader's
+colour; two mirror-image lines would say the same thing twice. Three or four players get a line
+each, a ribbon over the plot in the colour of whoever leads, and a label where a line stops
+because its player went out. Wars are counted in small bars under the plot, one per few pixels
+of rounds, so a warlike stretch stands out without turning into a solid fringe.
 
 The plot is drawn at twice its size and shrunk once (Pillow draws lines without antialiasing);
-text is drawn afterwards at full size so that it stays crisp. A long game is reduced to one
-point per pixel column before drawing, so 2,000 rounds cost no more than 600.
+text is drawn afterwards at full size, large enough to read at the half size Discord previews
+it at. A long game is reduced to one point per pixel column before drawing, so 2,000 rounds
+cost no more than 600.
 
 >>> from PIL import Image
 >>> png = render_chart([(26, 26), (27, 25), (24, 28)], ["Ada", "Bo"], "en", wars=[2])
@@ -14,23 +22,16 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
 from PIL import Image, ImageDraw
 
-from krigbot.i18n import Lang, fmt_number
-from krigbot.render.cards import (
-    RGB,
-    SEAT_COLOURS,
-    clean_text,
-    draw_text,
-    fit_text,
-    text_mask,
-    text_width,
-)
+from krigbot.i18n import Lang, fmt_list, fmt_number, t
+from krigbot.render.cards import GOLD, RGB, SEAT_COLOURS
+from krigbot.render.fonts import clean_text, draw_text, fit_text, isolate, text_mask, text_width
 
 __all__ = [
     "CHART_HEIGHT",
@@ -38,29 +39,36 @@ __all__ = [
     "count_ticks",
     "nice_step",
     "render_chart",
+    "war_bins",
 ]
 
 CHART_WIDTH: Final = 800
 CHART_HEIGHT: Final = 400
 SCALE: Final = 2
-LEFT: Final = 58
-RIGHT: Final = 132
-BOTTOM: Final = 50
-TOP_WITH_TITLE: Final = 56
-TOP_PLAIN: Final = 24
-WAR_RUG: Final = 10
-"""Height of the strip under the plot where each war leaves a tick."""
+LEFT: Final = 60
+RIGHT: Final = 150
+BOTTOM: Final = 58
+TOP_WITH_TITLE: Final = 60
+TOP_PLAIN: Final = 26
+WAR_RUG: Final = 12
+"""Height of the strip under the plot where the wars are counted."""
+WAR_BIN: Final = 8
+"""Pixels of rounds whose wars share one bar in the strip."""
+TICK_SIZE: Final = 17
+LABEL_SIZE: Final = 18
+TITLE_SIZE: Final = 24
 
 BACKGROUND: Final[RGB] = (16, 44, 30)
 PLOT: Final[RGB] = (22, 58, 40)
 GRID: Final[RGB] = (46, 80, 62)
-GRID_HALF: Final[RGB] = (84, 120, 100)
+GRID_HALF: Final[RGB] = (110, 146, 124)
 TEXT: Final[RGB] = (236, 240, 232)
-TEXT_DIM: Final[RGB] = (150, 176, 160)
-WAR: Final[RGB] = (236, 72, 72)
-LEAD_ALPHA: Final = 0.09
+TEXT_DIM: Final[RGB] = (170, 192, 178)
+WAR: Final[RGB] = (240, 84, 84)
+LEAD_ALPHA: Final = 0.24
+"""How strongly the space between the lead line and the even split takes the leader's colour."""
 RIBBON: Final = 6
-"""Height of the strip over the plot in the colour of whoever leads."""
+"""Height of the strip over the plot in the colour of whoever leads (three or four players)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,10 +173,23 @@ def _blend(colour: RGB, base: RGB, alpha: float) -> RGB:
     return (r, g, b)
 
 
+def war_bins(wars: Sequence[int], frame: Frame) -> list[tuple[float, int]]:
+    """Return the wars counted per ``WAR_BIN`` pixels of rounds: (mean pixel column, count).
+
+    >>> war_bins([3, 4, 90], Frame(left=0, top=0, right=100, bottom=50, rounds=100, cards=52))
+    [(3.5, 2), (90.0, 1)]
+    """
+    bins: dict[int, list[float]] = {}
+    for index in wars:
+        x = frame.x(index)
+        bins.setdefault(int((x - frame.left) // WAR_BIN), []).append(x)
+    return [(sum(xs) / len(xs), len(xs)) for _, xs in sorted(bins.items())]
+
+
 def _draw_plot(
     history: Sequence[Sequence[int]], wars: Sequence[int], frame: Frame, seats: int
 ) -> Image.Image:
-    """Draw shading, grid, war ticks and lines at ``SCALE`` times the size; return them shrunk."""
+    """Draw the plot, its grid, the war bars and the lines at ``SCALE`` times; return it shrunk."""
     s = SCALE
     above = RIBBON + 4  # the ribbon sits over the plot, apart from the line at the top count
     width = (frame.right - frame.left) * s
@@ -183,43 +204,111 @@ def _draw_plot(
     def py(count: float) -> float:
         return frame.y(count) * s - origin_y
 
-    # Who leads: a faint band in the leader's colour for as long as they lead.
-    leaders = _leaders(history)
-    start = 0
-    for index in range(1, len(leaders) + 1):
-        if index == len(leaders) or leaders[index] != leaders[start]:
-            leader = leaders[start]
-            if leader is not None:
-                colour = SEAT_COLOURS[leader]
-                left, right = px(start), max(px(min(index, frame.rounds)), px(start) + 1)
-                band = _blend(colour, PLOT, LEAD_ALPHA)
-                draw.rectangle((left, above * s, right, py(0)), fill=band)
-                draw.rectangle((left, 0, right, RIBBON * s), fill=colour)
-            start = index
+    points = _columns(history, seats, frame, s)
+    if seats == 2:
+        _shade_lead(plot, points[0], origin_x, py, frame.cards)
+    else:
+        _draw_ribbon(draw, _leaders(history), px, frame.rounds)
     ticks = count_ticks(frame.cards)
     for count in ticks:
         # The even split, half of all the cards, is the line a leader is measured against.
         colour = GRID_HALF if count == ticks[2] else GRID
         draw.line((0, py(count), width, py(count)), fill=colour, width=s)
-    rug = py(0) + 4 * s
-    for index in wars:
-        x = px(index)
-        draw.line((x, rug, x, rug + WAR_RUG * s), fill=WAR, width=s)
-    for seat, points in enumerate(_columns(history, seats, frame, s)):
-        colour = SEAT_COLOURS[seat]
-        line: list[tuple[float, float]] = []
-        for x, first, low, high in points:
-            x -= origin_x
-            if high != low:  # several rounds share this column: show how far they swung
-                draw.line((x, py(low), x, py(high)), fill=colour, width=s * 2)
-            line.append((x, py(first)))
-        if len(line) > 1:
-            draw.line(line, fill=colour, width=round(s * 2.5), joint="curve")
-        if line and (len(line) == 1 or line[-1][0] < width - 4 * s):
-            # A dot where the line ends early: the round in which this seat went out.
-            x, y = line[-1]
-            draw.ellipse((x - 3 * s, y - 3 * s, x + 3 * s, y + 3 * s), fill=colour, outline=PLOT)
+    rug_bottom = py(0) + (WAR_RUG + 3) * s
+    for x, count in war_bins(wars, frame):
+        # A bar per bin, taller for more wars: a run of wars reads as a rise, not a smear.
+        x = x * s - origin_x
+        bar = min(WAR_RUG, 6 + 3 * (count - 1)) * s
+        half = (WAR_BIN - 3) * s / 2
+        draw.rounded_rectangle((x - half, rug_bottom - bar, x + half, rug_bottom), s, fill=WAR)
+    if seats == 2:
+        _draw_lead(plot, points[0], origin_x, py, frame.cards)
+    else:
+        for seat, seat_points in enumerate(points):
+            _draw_line(draw, seat_points, origin_x, py, SEAT_COLOURS[seat], width)
     return plot.resize((width // s, height // s), Image.Resampling.LANCZOS)
+
+
+Columns = list[tuple[float, float, float, float]]
+Scale = Callable[[float], float]
+
+
+def _draw_ribbon(
+    draw: ImageDraw.ImageDraw, leaders: Sequence[int | None], px: Scale, rounds: int
+) -> None:
+    """Draw the strip over the plot in the colour of whoever leads, for as long as they lead."""
+    start = 0
+    for index in range(1, len(leaders) + 1):
+        if index == len(leaders) or leaders[index] != leaders[start]:
+            leader = leaders[start]
+            if leader is not None:
+                left, right = px(start), max(px(min(index, rounds)), px(start) + 1)
+                draw.rectangle((left, 0, right, RIBBON * SCALE), fill=SEAT_COLOURS[leader])
+            start = index
+
+
+def _lead_line(points: Columns, origin_x: float, py: Scale) -> list[tuple[float, float]]:
+    return [(x - origin_x, py(first)) for x, first, _, _ in points]
+
+
+def _split_paste(plot: Image.Image, mask: Image.Image, middle: float) -> None:
+    """Paste the first seat's colour through a mask above the middle, the second's below it."""
+    cut = round(middle)
+    top, bottom = (0, 0, plot.width, cut), (0, cut, plot.width, plot.height)
+    plot.paste(SEAT_COLOURS[0], top, mask.crop(top))
+    plot.paste(SEAT_COLOURS[1], bottom, mask.crop(bottom))
+
+
+def _shade_lead(plot: Image.Image, points: Columns, origin_x: float, py: Scale, cards: int) -> None:
+    """Shade between the lead line and the even split in the colour of whoever is ahead."""
+    line = _lead_line(points, origin_x, py)
+    if len(line) < 2:
+        return
+    middle = py(cards / 2)
+    area = Image.new("L", plot.size)
+    polygon = [*line, (line[-1][0], middle), (line[0][0], middle)]
+    ImageDraw.Draw(area).polygon(polygon, fill=round(255 * LEAD_ALPHA))
+    _split_paste(plot, area, middle)
+
+
+def _draw_lead(plot: Image.Image, points: Columns, origin_x: float, py: Scale, cards: int) -> None:
+    """Draw the first seat's cards as one line, in the colour of whoever it shows ahead."""
+    stroke = Image.new("L", plot.size)
+    draw = ImageDraw.Draw(stroke)
+    for x, _, low, high in points:
+        if high != low:  # several rounds share this column: show how far they swung
+            draw.line((x - origin_x, py(low), x - origin_x, py(high)), fill=255, width=SCALE)
+    line = _lead_line(points, origin_x, py)
+    if len(line) > 1:
+        draw.line(line, fill=255, width=round(SCALE * 2.5), joint="curve")
+    _split_paste(plot, stroke, py(cards / 2))
+
+
+def _draw_line(
+    draw: ImageDraw.ImageDraw,
+    points: Columns,
+    origin_x: float,
+    py: Scale,
+    colour: RGB,
+    width: int,
+) -> None:
+    """Draw one seat's cards, with a dot where the line stops because the seat went out."""
+    s = SCALE
+    line: list[tuple[float, float]] = []
+    for x, first, low, high in points:
+        x -= origin_x
+        if high != low:  # several rounds share this column: show how far they swung
+            draw.line((x, py(low), x, py(high)), fill=colour, width=s * 2)
+        line.append((x, py(first)))
+    if len(line) > 1:
+        draw.line(line, fill=colour, width=round(s * 2.5), joint="curve")
+    if line and _ends_early(line, width):
+        x, y = line[-1]
+        draw.ellipse((x - 4 * s, y - 4 * s, x + 4 * s, y + 4 * s), fill=colour, outline=PLOT)
+
+
+def _ends_early(line: Sequence[tuple[float, float]], width: float) -> bool:
+    return len(line) == 1 or line[-1][0] < width - 4 * SCALE
 
 
 @lru_cache(maxsize=32)
@@ -228,30 +317,151 @@ def _vertical_text(text: str, size: int) -> Image.Image:
     return mask.rotate(90, expand=True)
 
 
-def _draw_end_labels(
-    canvas: Image.Image, history: Sequence[Sequence[int]], names: Sequence[str], frame: Frame
-) -> None:
-    """Name each line at its right end, nudged apart so that no two labels overlap."""
-    last = history[-1] if history else [0] * len(names)
-    order = sorted(range(len(names)), key=lambda seat: -last[seat])
-    gap = 19
-    ys: list[float] = []
-    for seat in order:
-        y = frame.y(last[seat])
-        if ys and y < ys[-1] + gap:
-            y = ys[-1] + gap
-        ys.append(y)
-    overflow = ys[-1] - (frame.bottom + 4) if ys else 0.0
+def _spread(wanted: Sequence[float], gap: float, low: float, high: float) -> list[float]:
+    """Return label rows as near as may be to the wanted ones, ``gap`` apart, inside the range.
+
+    >>> _spread([100, 104, 300], 20, 0, 400)
+    [100, 120, 300]
+    """
+    rows: list[float] = []
+    for y in wanted:
+        rows.append(max(y, rows[-1] + gap) if rows else y)
+    overflow = rows[-1] - high if rows else 0.0
     if overflow > 0:
-        ys = [max(y - overflow, frame.top) for y in ys]
-        for i in range(1, len(ys)):
-            ys[i] = max(ys[i], ys[i - 1] + gap)
-    for seat, y in zip(order, ys, strict=True):
-        label = f"{fit_text(names[seat], 15, RIGHT - 52, True)}  {last[seat]}"
-        colour = SEAT_COLOURS[seat]
-        draw_text(
-            canvas, (frame.right + 10, y), label, size=15, bold=True, fill=colour, anchor="lm"
+        rows = [max(y - overflow, low) for y in rows]
+        for i in range(1, len(rows)):
+            rows[i] = max(rows[i], rows[i - 1] + gap)
+    return rows
+
+
+def _draw_end_labels(
+    canvas: Image.Image,
+    history: Sequence[Sequence[int]],
+    names: Sequence[str],
+    frame: Frame,
+    lang: Lang,
+) -> None:
+    """Name each line: at the right end if it gets there, else where its player went out."""
+    last = history[-1] if history else [0] * len(names)
+    seats = len(names)
+    ends = [_last_round_in(history, seat) for seat in range(seats)] if history else []
+    if seats == 2:
+        # One line: the first player is up, the second down; both ends of the axis say so.
+        rows = [(0, frame.y(frame.cards)), (1, frame.y(0))]
+    else:
+        at_end = [seat for seat in range(seats) if not ends or ends[seat] >= frame.rounds - 1]
+        at_end.sort(key=lambda seat: -last[seat])
+        wanted = [frame.y(last[seat]) for seat in at_end]
+        spread = _spread(wanted, LABEL_SIZE + 4, frame.top, frame.bottom + 4)
+        rows = list(zip(at_end, spread, strict=True))
+        _draw_out_labels(
+            canvas, [seat for seat in range(seats) if seat not in at_end], ends, names, frame, lang
         )
+    for seat, y in rows:
+        label = f"{isolate(fit_text(names[seat], LABEL_SIZE, RIGHT - 52, True))}  {last[seat]}"
+        draw_text(
+            canvas,
+            (frame.right + 10, y),
+            label,
+            size=LABEL_SIZE,
+            bold=True,
+            fill=SEAT_COLOURS[seat],
+            anchor="lm",
+        )
+
+
+def _draw_out_labels(
+    canvas: Image.Image,
+    out: Sequence[int],
+    ends: Sequence[int],
+    names: Sequence[str],
+    frame: Frame,
+    lang: Lang,
+) -> None:
+    """Label the players who went out beside the dot where their line stops, never overlapping."""
+    draw = ImageDraw.Draw(canvas)
+    placed: list[tuple[float, float, float, float]] = []
+    size = LABEL_SIZE - 2
+    for seat in sorted(out, key=lambda seat: ends[seat]):
+        label = t(lang, "chart.out", name=isolate(fit_text(names[seat], size, 150, True)))
+        width = text_width(label, size, True) + 12
+        x, y = frame.x(ends[seat]) + 8, frame.y(0) - 16
+        if x + width > frame.right:
+            x = frame.x(ends[seat]) - 8 - width
+        box = (x, y - size / 2 - 3, x + width, y + size / 2 + 3)
+        while any(_overlaps(box, other) for other in placed):
+            box = (box[0], box[1] - size - 6, box[2], box[3] - size - 6)
+        placed.append(box)
+        draw.rounded_rectangle(box, radius=6, fill=BACKGROUND, outline=SEAT_COLOURS[seat])
+        middle = (box[0] + 6, (box[1] + box[3]) / 2)
+        draw_text(canvas, middle, label, size=size, bold=True, fill=SEAT_COLOURS[seat], anchor="lm")
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _draw_title(
+    canvas: Image.Image,
+    title: str,
+    names: Sequence[str],
+    winners: Sequence[int] | None,
+    lang: Lang,
+    top: int,
+) -> None:
+    """Draw the title; when the game is over it names the winners, in their line's colour."""
+    parts: list[tuple[str, RGB]] = [(clean_text(title), TEXT)]
+    if winners is not None and not winners:
+        parts = [(clean_text(t(lang, "chart.title_drawn", title=title)), TEXT)]
+    elif winners:
+        # The template around the names, cut where the names go, so they get their own colour.
+        before, _, after = t(lang, "chart.title_won", title=title, names="\x00").partition("\x00")
+        colour = SEAT_COLOURS[winners[0]] if len(winners) == 1 else GOLD
+        room = CHART_WIDTH - 36 - text_width(before + after, TITLE_SIZE, True)
+        won = fit_text(
+            fmt_list([names[seat] for seat in winners], lang),
+            TITLE_SIZE,
+            max(60, round(room)),
+            True,
+        )
+        parts = [(before, TEXT), (won, colour), (after, TEXT)]
+    x = 18.0
+    for text, colour in parts:
+        if text:
+            shown = fit_text(text, TITLE_SIZE, round(CHART_WIDTH - 18 - x), True)
+            draw_text(
+                canvas, (x, top / 2), shown, size=TITLE_SIZE, bold=True, fill=colour, anchor="lm"
+            )
+            x += text_width(shown, TITLE_SIZE, True)
+
+
+def _draw_axes(canvas: Image.Image, frame: Frame, lang: Lang, seats: int) -> None:
+    """Label the card counts up the side and the rounds along the bottom."""
+    ticks = count_ticks(frame.cards)
+    for count in ticks:
+        shown, colour = count, TEXT_DIM
+        if seats == 2 and count != ticks[2]:
+            # The lead line's axis counts the cards of whoever is ahead on that side.
+            above = count > ticks[2]
+            shown = count if above else frame.cards - count
+            colour = SEAT_COLOURS[0 if above else 1]
+        draw_text(
+            canvas,
+            (frame.left - 8, frame.y(count)),
+            fmt_number(shown, lang),
+            size=TICK_SIZE,
+            bold=True,
+            fill=colour,
+            anchor="rm",
+        )
+    x_step = nice_step(frame.rounds, 6)
+    tick_y = frame.bottom + WAR_RUG + 8
+    for index in range(0, frame.rounds + 1, x_step):
+        x = frame.x(index)
+        label = fmt_number(index, lang)
+        if frame.right - x < text_width(label, TICK_SIZE) / 2:
+            continue  # would run into the labels at the right
+        draw_text(canvas, (x, tick_y), label, size=TICK_SIZE, fill=TEXT_DIM, anchor="mt")
 
 
 def _draw(
@@ -259,10 +469,10 @@ def _draw(
     names: Sequence[str],
     lang: Lang,
     wars: Sequence[int],
-    title: str | None,
-    x_label: str | None,
-    y_label: str | None,
+    winners: Sequence[int] | None,
+    labels: tuple[str | None, str | None, str | None],
 ) -> Image.Image:
+    title, x_label, y_label = labels
     seats = len(names)
     names = [clean_text(name) or f"#{seat + 1}" for seat, name in enumerate(names)]
     # The top of the axis is every card in play: the dealt total, or more if counts ever exceed it.
@@ -279,29 +489,16 @@ def _draw(
     canvas = Image.new("RGB", (CHART_WIDTH, CHART_HEIGHT), BACKGROUND)
     canvas.paste(_draw_plot(history, wars, frame, seats), (frame.left, frame.top - RIBBON - 4))
     if title:
-        shown = fit_text(clean_text(title), 21, CHART_WIDTH - 2 * LEFT, True)
-        draw_text(canvas, (18, top / 2), shown, size=21, bold=True, fill=TEXT, anchor="lm")
-    for count in count_ticks(frame.cards):
-        label = fmt_number(count, lang)
-        draw_text(
-            canvas, (frame.left - 8, frame.y(count)), label, size=13, fill=TEXT_DIM, anchor="rm"
-        )
-    x_step = nice_step(frame.rounds, 6)
-    tick_y = frame.bottom + WAR_RUG + 10
-    for index in range(0, frame.rounds + 1, x_step):
-        x = frame.x(index)
-        if frame.right - x < text_width(fmt_number(index, lang), 13) / 2:
-            continue  # would run into the labels at the right
-        label = fmt_number(index, lang)
-        draw_text(canvas, (x, tick_y), label, size=13, fill=TEXT_DIM, anchor="mt")
+        _draw_title(canvas, title, names, winners, lang, top)
+    _draw_axes(canvas, frame, lang, seats)
     if x_label:
-        centre = ((frame.left + frame.right) / 2, CHART_HEIGHT - 10)
-        draw_text(canvas, centre, clean_text(x_label), size=14, fill=TEXT_DIM, anchor="ms")
+        centre = ((frame.left + frame.right) / 2, CHART_HEIGHT - 8)
+        draw_text(canvas, centre, clean_text(x_label), size=17, fill=TEXT_DIM, anchor="ms")
     if y_label:
-        vertical = _vertical_text(clean_text(y_label), 14)
+        vertical = _vertical_text(clean_text(y_label), 17)
         y = (frame.top + frame.bottom - vertical.height) // 2
-        canvas.paste(TEXT_DIM, (6, y, 6 + vertical.width, y + vertical.height), vertical)
-    _draw_end_labels(canvas, history, names, frame)
+        canvas.paste(TEXT_DIM, (4, y, 4 + vertical.width, y + vertical.height), vertical)
+    _draw_end_labels(canvas, history, names, frame, lang)
     return canvas
 
 
@@ -311,6 +508,7 @@ def render_chart(
     lang: Lang,
     *,
     wars: Sequence[int] = (),
+    winners: Sequence[int] | None = None,
     title: str | None = None,
     x_label: str | None = None,
     y_label: str | None = None,
@@ -318,9 +516,11 @@ def render_chart(
     """Return a PNG (800 × 400) of every seat's cards after each round.
 
     ``history[i]`` holds the counts after round ``i`` (``history[0]`` may be the deal);
-    ``wars`` lists the indices of rounds with a war. The labels come translated from the caller.
+    ``wars`` lists the indices of rounds with a war; ``winners`` the seats that won a finished
+    game (``()`` for a draw), which the title then names. The labels come translated from the
+    caller.
     """
-    image = _draw(history, names, lang, wars, title, x_label, y_label)
+    image = _draw(history, names, lang, wars, winners, (title, x_label, y_label))
     quantised = image.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     out = io.BytesIO()
     quantised.save(out, "PNG", compress_level=6)

@@ -17,6 +17,7 @@ from pathlib import Path
 from krigbot.engine import Game, Round, Rules, is_joker
 from krigbot.i18n import Lang, t
 from krigbot.render.chart import render_chart
+from krigbot.render.story import Story, story_from
 from krigbot.render.table import render_round
 
 SEEDS = range(3000)
@@ -105,42 +106,84 @@ def find_round(rules: Rules, wanted: Callable[[Round], bool]) -> Round:
     raise LookupError("no such round in the sample seeds")
 
 
-def long_game(rules: Rules, *, rounds: int) -> tuple[list[tuple[int, ...]], list[int]]:
-    """Return the counts after the deal and each round, and the war rounds, of a long game."""
+def long_game(rules: Rules, *, rounds: int) -> Story:
+    """Return the story of the first seeded game longer than ``rounds``."""
     for seed in SEEDS:
         game = Game.new(rules, seed)
-        history = [game.counts]
-        wars = []
+        played = []
         while not game.finished:
-            played = game.play_round()
-            history.append(played.counts)
-            if played.is_war:
-                wars.append(played.number)
-        if len(history) > rounds:
-            return history, wars
+            played.append(game.play_round())
+        if len(played) >= rounds:
+            return story_from(rules, played)
     raise LookupError(f"no game of more than {rounds} rounds in the sample seeds")
 
 
-def _chart(
-    history: Sequence[Sequence[int]], wars: Sequence[int], names: Sequence[str], lang: Lang
-) -> bytes:
-    played = len(history) - 1
+def _chart(story: Story, names: Sequence[str], lang: Lang) -> bytes:
+    played = len(story.counts) - 1
     return render_chart(
-        history,
+        story.counts,
         names,
         lang,
-        wars=wars,
-        title=t(lang, "over.title"),
-        x_label=t(lang, "table.summary", count=played, n=played, wars=len(wars)),
+        wars=story.wars,
+        winners=story.winners,
+        title=t(lang, "chart.title"),
+        x_label=t(lang, "table.summary", count=played, n=played, wars=len(story.wars)),
         y_label=t(lang, "table.counts_heading"),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSample:
+    """A seeded game to find and chart."""
+
+    file: str
+    rules: Rules
+    rounds: int
+    """The game is the first one at least this long."""
+    names: tuple[str, ...]
+    lang: Lang
+
+
+CHART_SAMPLES = (
+    ChartSample("chart_long_game.png", Rules.preset("standard"), 1000, ("Ingrid", "Bjørn"), "nb"),
+    ChartSample("chart_two_players.png", Rules.preset("standard"), 150, ("Ada", "田中太郎"), "en"),
+    ChartSample(
+        "chart_four_players.png",
+        Rules.preset("standard", players=4),
+        200,
+        ("Ada", "Bo 🎲", "Cy", "Dag"),
+        "en",
+    ),
+    ChartSample("chart_teams.png", Rules.preset("lag"), 100, ("Ada", "Bo", "Cy", "Dag"), "sv"),
+)
+
+
+def _names_round(played: Round) -> bool:
+    return not played.war_steps and played.number >= 3
+
+
+NAME_SAMPLES = (
+    TableSample(
+        "names_cjk.png", Rules.preset("standard"), _war, ("田中太郎", "김민준 王小明"), "en"
+    ),
+    TableSample(
+        "names_emoji.png", Rules.preset("standard"), _names_round, ("Kari 🎮🎲", "שרה 🌙"), "nb"
+    ),
+    TableSample(
+        "names_scripts.png",
+        Rules.preset("standard", players=4),
+        _three_fight,
+        ("नमस्ते", "محمد", "👨‍👩‍👧 Ελένη", "สมชาย"),
+        "da",
+    ),
+)
 
 
 def write_samples(out_dir: Path) -> list[Path]:
     """Write every sample picture into ``out_dir``; return the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for sample in TABLE_SAMPLES:
+    for sample in (*TABLE_SAMPLES, *NAME_SAMPLES):
         played = find_round(sample.rules, sample.wanted)
         png = render_round(
             played,
@@ -152,14 +195,12 @@ def write_samples(out_dir: Path) -> list[Path]:
         path = out_dir / sample.file
         path.write_bytes(png)
         written.append(path)
-    history, wars = long_game(Rules.preset("standard"), rounds=1000)
-    path = out_dir / "chart_long_game.png"
-    path.write_bytes(_chart(history, wars, ("Ingrid", "Bjørn"), "nb"))
-    written.append(path)
-    history, wars = long_game(Rules.preset("standard", players=4), rounds=200)
-    path = out_dir / "chart_four_players.png"
-    path.write_bytes(_chart(history, wars, ("Ada", "Bo", "Cy", "Dag"), "en"))
-    written.append(path)
+    for chart in CHART_SAMPLES:
+        path = out_dir / chart.file
+        path.write_bytes(
+            _chart(long_game(chart.rules, rounds=chart.rounds), chart.names, chart.lang)
+        )
+        written.append(path)
     return written
 
 

@@ -6,19 +6,22 @@ Rebuilt from the saved game with the engine's replay, so nothing per round is st
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from krigbot.engine import Round, Rules
+from krigbot.engine.core import outcome_from_dict
 from krigbot.engine.replay import replay
 
 
 @dataclass(frozen=True, slots=True)
 class Story:
-    """Card counts per round (``counts[0]`` is the deal) and the rounds that had a war."""
+    """Card counts per round (``counts[0]`` is the deal), the rounds that had a war, who won."""
 
     counts: list[tuple[int, ...]]
     wars: list[int]
+    winners: tuple[int, ...] | None = None
+    """The seats that won, () for a draw; None while the game goes on."""
 
     @property
     def lead_changes(self) -> int:
@@ -36,8 +39,11 @@ class Story:
 
 
 def story_of(saved: dict[str, Any]) -> Story:
-    """Return the story of a saved game, finished or not."""
-    return story_from(Rules.from_dict(saved["rules"]), replay(saved))
+    """Return the story of a saved game, finished or not (a forfeit too: its outcome is saved)."""
+    story = story_from(Rules.from_dict(saved["rules"]), replay(saved))
+    if saved.get("outcome") is None:
+        return story
+    return replace(story, winners=outcome_from_dict(saved["outcome"]).winners)
 
 
 def story_from(rules: Rules, rounds: Iterable[Round]) -> Story:
@@ -45,8 +51,11 @@ def story_from(rules: Rules, rounds: Iterable[Round]) -> Story:
     in_play = rules.deck_size - rules.deck_size % rules.players
     counts: list[tuple[int, ...]] = [(in_play // rules.players,) * rules.players]
     wars: list[int] = []
+    winners: tuple[int, ...] | None = None
     for played in rounds:
         counts.append(played.counts)
         if played.war_steps:
             wars.append(played.number)
-    return Story(counts, wars)
+        if played.outcome is not None:
+            winners = played.outcome.winners
+    return Story(counts, wars, winners)

@@ -35,13 +35,9 @@ from krigbot.render.cards import (
     card_face,
     card_shadow,
     card_width,
-    clean_text,
     crown_points,
-    draw_text,
-    fit_text,
-    isolate,
-    text_width,
 )
+from krigbot.render.fonts import clean_text, draw_text, fit_text, isolate, text_width
 
 __all__ = [
     "HEIGHT",

@@ -1,4 +1,4 @@
-"""Card pictures: localised ranks, red and black suits, jokers, the cache, and names as text."""
+"""Card pictures: localised ranks, red and black suits, jokers and the cache."""
 
 from __future__ import annotations
 
@@ -10,10 +10,7 @@ from krigbot.render.cards import (
     card_back,
     card_face,
     card_width,
-    clean_text,
-    fit_text,
     rank_text,
-    text_width,
 )
 from tests.render import pixels, rgba_pixels
 
@@ -84,22 +81,3 @@ def test_jokers_look_like_jokers_and_differ_from_each_other() -> None:
         golden = sum(1 for r, g, b in colours if r > 220 and g > 170 and b < 140)
         assert paper < joker.width * joker.height * 0.25
         assert golden > 300
-
-
-def test_names_keep_their_letters_and_lose_what_the_font_cannot_draw() -> None:
-    assert clean_text("Bjørn") == "Bjørn"
-    assert clean_text("Åse  Ærlig ") == "Åse Ærlig"
-    assert clean_text("שרה לוי") == "שרה לוי"
-    assert clean_text("Ольга") == "Ольга"
-    assert clean_text("Kari 🎮") == "Kari"
-    assert clean_text("Ada\u202e") == "Ada"  # a bidi override would turn the rest of a line
-    assert clean_text("🎮🎲") == ""
-
-
-def test_a_long_name_is_shortened_to_fit() -> None:
-    name = "Åse Marie Kristoffersen-Haugland"
-    shown = fit_text(name, 21, 150, True)
-    assert shown.endswith("…")
-    assert text_width(shown, 21, True) <= 150
-    assert name.startswith(shown[:-1])
-    assert fit_text("Ada", 21, 150, True) == "Ada"

@@ -67,6 +67,8 @@ STEP_Y: Final = 0.09
 BADGE_RADIUS: Final = 0.15
 """A pile's badge radius as a share of the card's width."""
 MIN_GAP: Final = 16
+NAME_ROOM: Final = 150
+"""The narrowest column of a seat in play: room for a name of some length and its count."""
 OUT_SCALE: Final = 0.8
 """An out seat's greyed card beside a player's: smaller, so the players get the room."""
 FAN_CARDS: Final = 5
@@ -162,53 +164,73 @@ def _steps(items: Sequence[tuple[int | None, int]], width: int) -> list[int]:
     return offsets
 
 
+def _spans(contents: Sequence[int], least: Sequence[int], room: int) -> tuple[list[float], float]:
+    """Return each column's width and the smallest gap left beside a column's content.
+
+    A column is its content and an even share of the room left, so every two seats have the
+    same gap between them; a column that would be narrower than its ``least`` gets that.
+    """
+    floored: set[int] = set()
+    while True:
+        free = [i for i in range(len(contents)) if i not in floored]
+        left = room - sum(least[i] for i in floored) - sum(contents[i] for i in free)
+        gap = left / max(1, len(free))
+        narrow = {i for i in free if contents[i] + gap < least[i]}
+        if not narrow:
+            spans = [least[i] if i in floored else c + gap for i, c in enumerate(contents)]
+            return spans, min([gap, *(least[i] - contents[i] for i in floored)])
+        floored |= narrow
+
+
 def layout_round(played: Round, players: int, *, teams: bool = False) -> Layout:
     """Return where every card of a round goes, sized so that the deepest war still fits.
 
-    The seats in play share the width evenly; a seat out of the game takes only the room of
-    its smaller card, with the same gap between every two seats, so the table stays balanced.
+    The fighters' columns are as wide as the longest cascade; a seat with one card, or out
+    of the game with its smaller grey card, takes only its own room, and the room left is
+    shared evenly between the columns, so the table stays balanced.
     """
     order = [0, 2, 1, 3] if teams else list(range(players))
     sequences = {seat: _sequence(played, seat) for seat in order}
-    playing = [seat for seat in order if sequences[seat]]
+    fighters = set(played.war_steps[0].fighters) if played.war_steps else set()
     depth = max((len(items) - 1 for items in sequences.values()), default=0)
     area_top = HEADER + NAME_BLOCK
     area_height = HEIGHT - FOOTER - area_top - 6
-    room = WIDTH - 2 * MARGIN
 
-    def content(height: int) -> tuple[int, int]:
-        """Return the widest cascade and an out seat's card, for cards this tall."""
+    def contents(height: int) -> list[int]:
+        """Return the width each seat's cards take, for cards this tall."""
         width = card_width(height)
-        widest = max(
-            (_steps(sequences[seat], width)[-1] + width for seat in playing), default=width
-        )
-        return widest, card_width(_out_height(height))
+        own = {seat: _steps(items, width)[-1] + width for seat, items in sequences.items() if items}
+        widest = max((own[seat] for seat in fighters), default=0)
+        return [
+            max(own[seat], widest if seat in fighters else 0)
+            if seat in own
+            else card_width(_out_height(height))
+            for seat in order
+        ]
 
-    def gap(height: int) -> float:
-        widest, out_width = content(height)
-        return (room - widest * len(playing) - out_width * (len(order) - len(playing))) / len(order)
-
+    # A seat in play needs room for its name; a seat out shows its name struck through.
+    least = [NAME_ROOM if sequences[seat] else 0 for seat in order]
+    room = WIDTH - 2 * MARGIN
     # Heights in steps of 8 pixels keep the number of cached card pictures small.
     height = int(min(MAX_CARD, area_height / (1 + STEP_Y * depth))) // 8 * 8
-    while height > 8 and gap(height) < MIN_GAP:
+    while height > 8 and _spans(contents(height), least, room)[1] < MIN_GAP:
         height -= 8
     width = card_width(height)
-    widest, out_width = content(height)
-    space = gap(height)
+    spans, _ = _spans(contents(height), least, room)
     step_y = round(height * STEP_Y)
     top = area_top + (area_height - (height + depth * step_y)) // 2
     columns: dict[int, tuple[int, int]] = {}
     placed: list[Placed] = []
     out: dict[int, tuple[int, int, int, int]] = {}
     x = float(MARGIN)
-    for seat in order:
-        items = sequences[seat]
-        span = (widest if items else out_width) + space
+    for seat, span in zip(order, spans, strict=True):
         left, right = round(x), round(x + span)
         columns[seat] = (left, right)
         x += span
+        items = sequences[seat]
         if not items:
             out_height = _out_height(height)
+            out_width = card_width(out_height)
             ox = (left + right - out_width) // 2
             oy = area_top + (area_height - out_height) // 2
             out[seat] = (ox, oy, ox + out_width, oy + out_height)

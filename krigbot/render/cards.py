@@ -303,6 +303,8 @@ NAVY: Final[RGB] = (34, 56, 128)
 HAIR: Final[dict[int, RGB]] = {11: (122, 74, 38), 12: (168, 84, 36), 13: (214, 210, 200)}
 """Jack, queen and king: brown hair, auburn hair and a king's white beard."""
 JESTER_FACE: Final[RGB] = (255, 248, 236)
+JESTER_CAP: Final[dict[int, RGB]] = {0: RED, 1: JOKER_COLOURS[0][0]}
+"""The side points of each joker's cap: red on the purple joker, purple on the green one."""
 
 
 def _blank(height: int, fill: RGB) -> tuple[Image.Image, ImageDraw.ImageDraw, int, int]:
@@ -430,15 +432,10 @@ def _draw_court(
     left, top, right, bottom = round(w * 0.26), round(h * 0.135), round(w * 0.74), round(h * 0.865)
     frame = (left, top, right, bottom)
     draw.rounded_rectangle(frame, radius=w * 0.04, fill=FRAME)
+    # Drawn once and turned round, so the card reads the same either way up.
     half = _court_half(value, suit, right - left, (bottom - top) // 2)
-    mask = Image.new("L", (right - left, bottom - top))
-    ImageDraw.Draw(mask).rounded_rectangle(
-        (0, 0, right - left - 1, bottom - top - 1), radius=w * 0.04, fill=255
-    )
-    figure = Image.new("RGBA", (right - left, bottom - top), (0, 0, 0, 0))
-    figure.alpha_composite(half, (0, 0))
-    figure.alpha_composite(half.transpose(Image.Transpose.ROTATE_180), (0, half.height))
-    image.paste(figure, (left, top), Image.composite(figure, Image.new("RGBA", figure.size), mask))
+    image.alpha_composite(half, (left, top))
+    image.alpha_composite(half.transpose(Image.Transpose.ROTATE_180), (left, top + half.height))
     middle = top + half.height
     draw.line((left, middle, right, middle), fill=GOLD, width=_SUPERSAMPLE * 2)
     draw.rounded_rectangle(frame, radius=w * 0.04, outline=GOLD, width=_SUPERSAMPLE * 2)
@@ -512,7 +509,7 @@ def _court_half(value: int, suit: int, width: int, height: int) -> Image.Image:
         draw.polygon(beard, fill=hair)
         crown = crown_points(head_x - u * 0.2, crown_top - u * 0.25, u * 0.4)
         draw.polygon(crown, fill=GOLD, outline=(170, 120, 20))
-        for x, y in crown[:5:2]:
+        for x, y in crown[:5:2]:  # a pearl on each of the three points
             _dot(draw, x, y, u * 0.03, GOLD)
         _dot(draw, head_x, crown_top - u * 0.06, u * 0.035, accent)
     elif value == 12:
@@ -552,7 +549,7 @@ def _court_half(value: int, suit: int, width: int, height: int) -> Image.Image:
             (head_x + u * 0.2, crown_top - u * 0.12),
             (head_x + u * 0.06, crown_top - u * 0.04),
         )
-        draw.polygon(feather + back, fill=robe if not red else GOLD)
+        draw.polygon(feather + back, fill=GOLD if red else robe)
     draw_suit(draw, suit, u * 0.17, v * 0.2, u * 0.2)
     return half
 
@@ -576,7 +573,7 @@ def _joker_face(card: int, height: int, lang: Lang) -> Image.Image:
 def _draw_jester(draw: ImageDraw.ImageDraw, card: int, cx: float, cy: float, w: float) -> None:
     """Draw a jester's head: a three-pointed cap with bells over a white, grinning face."""
     star = JOKER_COLOURS[card & 1][1]
-    other = RED if card & 1 == 0 else (112, 40, 150)
+    other = JESTER_CAP[card & 1]
     face_rx, face_ry = w * 0.17, w * 0.18
     band = cy - face_ry * 0.55
     ruff_y = cy + face_ry * 0.9

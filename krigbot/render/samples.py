@@ -158,7 +158,7 @@ def faces_picture() -> bytes:
                 face, (gap + column * (width + gap), gap + row * (FACES_HEIGHT + gap)), face
             )
     out = io.BytesIO()
-    sheet.save(out, "PNG")
+    sheet.quantize(256, method=Image.Quantize.FASTOCTREE).save(out, "PNG")
     return out.getvalue()
 
 

@@ -1,10 +1,12 @@
 """The table after one round as a picture: every player's cards, the war piles, and who took it.
 
-One column per seat (teams side by side, team 1 on the left). A seat's cards lie in a cascade:
-the battle card, then for each war step the face-down pile (a fan of backs with its size on a
-badge) and the face-up card, each shifted right and down so the corner of every card stays in
-view. The winner's last card glows and their name wears a crown; the footer says how many cards
-they took beside a stack that grows with the pot.
+One column per seat (teams side by side, team 1 on the left), each as wide as what the seat
+shows, with the same gap between every two seats. A seat's cards lie in a cascade: the battle
+card, then for each war step the face-down pile (a fan of backs with its size on a badge, on the
+strip of the pile left in view) and the face-up card, each shifted right and down so the corner
+of every card stays in view. A seat not in the war keeps its battle card in grey; a seat out of
+the game shows a smaller grey card. The winner's last card glows and their name wears a crown;
+the footer says how many cards they took beside a stack that grows with every pot size.
 
 Everything static (the felt, cards with their shadows, the glow, text, the palette) is cached, so
 a picture costs a few pastes and one PNG encoding.
@@ -67,6 +69,7 @@ STEP_Y: Final = 0.09
 BADGE_RADIUS: Final = 0.15
 """A pile's badge radius as a share of the card's width."""
 MIN_GAP: Final = 16
+"""The least felt between two seats' cards."""
 NAME_ROOM: Final = 150
 """The narrowest column of a seat in play: room for a name of some length and its count."""
 OUT_SCALE: Final = 0.8
@@ -310,7 +313,7 @@ def _glow(height: int) -> tuple[Image.Image, int]:
     return mask.filter(ImageFilter.GaussianBlur(reach * 0.6)), 3 * reach
 
 
-def pot_layers(taken: int) -> int:
+def _pot_layers(taken: int) -> int:
     """Return how many card edges the pot's stack shows: it grows at every size, ever slower."""
     return min(POT_LAYERS, round(3 * math.log2(max(1, taken))) + 1)
 
@@ -442,7 +445,7 @@ def _draw_footer(
         colour = TEXT_DIM
     else:
         return
-    pot = _pot(pot_layers(played.taken or played.set_aside))
+    pot = _pot(_pot_layers(played.taken or played.set_aside))
     x = round((WIDTH - text_width(text, 22, True) - pot.width - 14) / 2)
     canvas.paste(pot, (x, HEIGHT - POT_BOTTOM - pot.height), pot)
     text_x = x + pot.width + 14

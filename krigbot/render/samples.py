@@ -9,13 +9,17 @@ the same on every run.
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from krigbot.engine import Game, Round, Rules, is_joker
+from PIL import Image
+
+from krigbot.engine import Game, Round, Rules, card_value, is_joker, parse_card
 from krigbot.i18n import Lang, t
+from krigbot.render.cards import card_face, card_width
 from krigbot.render.chart import render_chart
 from krigbot.render.story import Story, story_from
 from krigbot.render.table import render_round
@@ -89,6 +93,96 @@ TABLE_SAMPLES = (
         "sv",
     ),
 )
+
+
+def _middle_seat_out(played: Round) -> bool:
+    return [seat for seat, _ in played.battle] == [0, 2] and len(played.war_steps) == 1
+
+
+def _two_sit_out(played: Round) -> bool:
+    return (
+        len(played.battle) == 4
+        and bool(played.war_steps)
+        and len(played.war_steps[0].fighters) == 2
+    )
+
+
+def _court_war(played: Round) -> bool:
+    face_up = [card for step in played.war_steps for card in step.face_up]
+    battle = [card for _, card in played.battle]
+    return bool(face_up) and all(
+        card is not None and 11 <= card_value(card) <= 14 for card in (*battle, *face_up)
+    )
+
+
+CARD_SAMPLES = (
+    TableSample(
+        "three_players_one_out.png",
+        Rules.preset("standard", players=3),
+        _middle_seat_out,
+        ("Ingrid", "Bjørn", "Åsa"),
+        "nb",
+    ),
+    TableSample(
+        "sitting_out.png",
+        Rules.preset("standard", players=4),
+        _two_sit_out,
+        ("Ada", "Bo", "Cy", "Dag"),
+        "en",
+    ),
+    TableSample("court_cards.png", Rules.preset("standard"), _court_war, ("Mette", "Kari"), "da"),
+)
+"""Rounds that show the cards' faces and the seats not in play."""
+
+FACES_HEIGHT = 200
+FACES = (
+    ("nb", ("JH", "QS", "KD", "AS", "AH", "X1", "X2")),
+    ("da", ("JS", "QD", "KC", "AD", "AC", "KH", "QC")),
+    ("en", ("JC", "QH", "KS", "AH", "AD", "JD", "X2")),
+)
+"""Court cards, aces and jokers, a row per language: the letters differ, the faces do not."""
+
+
+def faces_picture() -> bytes:
+    """Return a PNG of court cards, aces and both jokers on the felt, one row per language."""
+    width, gap = card_width(FACES_HEIGHT), 12
+    columns = max(len(codes) for _, codes in FACES)
+    sheet = Image.new(
+        "RGB",
+        (gap + columns * (width + gap), gap + len(FACES) * (FACES_HEIGHT + gap)),
+        (34, 112, 66),
+    )
+    for row, (lang, codes) in enumerate(FACES):
+        for column, code in enumerate(codes):
+            face = card_face(parse_card(code), FACES_HEIGHT, lang)
+            sheet.paste(
+                face, (gap + column * (width + gap), gap + row * (FACES_HEIGHT + gap)), face
+            )
+    out = io.BytesIO()
+    sheet.quantize(256, method=Image.Quantize.FASTOCTREE).save(out, "PNG")
+    return out.getvalue()
+
+
+def _write_card_samples(out_dir: Path) -> list[Path]:
+    written = [_write_table(sample, out_dir) for sample in CARD_SAMPLES]
+    path = out_dir / "faces.png"
+    path.write_bytes(faces_picture())
+    written.append(path)
+    return written
+
+
+def _write_table(sample: TableSample, out_dir: Path) -> Path:
+    played = find_round(sample.rules, sample.wanted)
+    png = render_round(
+        played,
+        sample.names,
+        sample.lang,
+        total_cards=sum(played.counts),
+        teams=sample.rules.teams,
+    )
+    path = out_dir / sample.file
+    path.write_bytes(png)
+    return path
 
 
 def _rounds(rules: Rules) -> Iterator[Round]:
@@ -184,17 +278,8 @@ def write_samples(out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for sample in (*TABLE_SAMPLES, *NAME_SAMPLES):
-        played = find_round(sample.rules, sample.wanted)
-        png = render_round(
-            played,
-            sample.names,
-            sample.lang,
-            total_cards=sum(played.counts),
-            teams=sample.rules.teams,
-        )
-        path = out_dir / sample.file
-        path.write_bytes(png)
-        written.append(path)
+        written.append(_write_table(sample, out_dir))
+    written.extend(_write_card_samples(out_dir))
     for chart in CHART_SAMPLES:
         path = out_dir / chart.file
         path.write_bytes(

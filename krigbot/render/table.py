@@ -1,10 +1,12 @@
 """The table after one round as a picture: every player's cards, the war piles, and who took it.
 
-One column per seat (teams side by side, team 1 on the left). A seat's cards lie in a cascade:
-the battle card, then for each war step the face-down pile (a fan of backs with its size on a
-badge) and the face-up card, each shifted right and down so the corner of every card stays in
-view. The winner's last card glows and their name wears a crown; the footer says how many cards
-they took beside a stack that grows with the pot.
+One column per seat (teams side by side, team 1 on the left), each as wide as what the seat
+shows, with the same gap between every two seats. A seat's cards lie in a cascade: the battle
+card, then for each war step the face-down pile (a fan of backs with its size on a badge, on the
+strip of the pile left in view) and the face-up card, each shifted right and down so the corner
+of every card stays in view. A seat not in the war keeps its battle card in grey; a seat out of
+the game shows a smaller grey card. The winner's last card glows and their name wears a crown;
+the footer says how many cards they took beside a stack that grows with every pot size.
 
 Everything static (the felt, cards with their shadows, the glow, text, the palette) is cached, so
 a picture costs a few pastes and one PNG encoding.
@@ -13,6 +15,7 @@ a picture costs a few pastes and one PNG encoding.
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,7 +26,6 @@ from PIL import Image, ImageDraw, ImageFilter
 from krigbot.engine import Outcome, Round, WarStep, parse_card
 from krigbot.i18n import Lang, fmt_list, t
 from krigbot.render.cards import (
-    CARD_RATIO,
     EDGE,
     GOLD,
     PAPER,
@@ -57,7 +59,17 @@ NAME_BLOCK: Final = 50
 MAX_CARD: Final = 256
 STEP_X: Final = 0.27
 """Share of a card's width between cascaded cards: enough to show the corner index."""
+PILE_STEP_X: Final = 0.38
+"""Share of a card's width between a face-down pile and the card on it: room for its badge."""
 STEP_Y: Final = 0.09
+BADGE_RADIUS: Final = 0.15
+"""A pile's badge radius as a share of the card's width."""
+MIN_GAP: Final = 16
+"""The least felt between two seats' cards."""
+NAME_ROOM: Final = 150
+"""The narrowest column of a seat in play: room for a name of some length and its count."""
+OUT_SCALE: Final = 0.8
+"""An out seat's greyed card beside a player's: smaller, so the players get the room."""
 FAN_CARDS: Final = 5
 FAN_ANGLE: Final = 7.0
 FELT_COLOURS: Final = 88
@@ -68,6 +80,13 @@ FELT_CENTRE: Final[RGB] = (34, 112, 66)
 FELT_EDGE: Final[RGB] = (10, 54, 32)
 BADGE_INK: Final[RGB] = (120, 16, 30)
 OVER: Final[RGB] = (176, 128, 16)
+GREY_FLOOR: Final = 46
+GREY_SHARE: Final = 0.42
+"""A greyed card's brightness is ``GREY_FLOOR + GREY_SHARE * luminance``: paper turns mid-grey."""
+POT_CARD: Final = 44
+POT_EDGE: Final = 2
+POT_LAYERS: Final = 16
+POT_BOTTOM: Final = 4
 UPSET: Final[RGB] = (40, 86, 160)
 """The pill of a 2 that took an ace (RULES §1 ``two_beats_ace``)."""
 
@@ -92,6 +111,10 @@ class Layout:
     columns: dict[int, tuple[int, int]]
     """Seat -> (left, right) of its column, in the order drawn."""
     placed: tuple[Placed, ...]
+    pile_step: int
+    """Pixels from a face-down pile's left edge to the card on it."""
+    out: dict[int, tuple[int, int, int, int]]
+    """Seat -> the box of the greyed card of a seat out of the game."""
 
     def last_card(self, seat: int) -> Placed | None:
         """Return the seat's deciding card (the last one it turned), if it played."""
@@ -101,6 +124,13 @@ class Layout:
     def box(self, item: Placed) -> tuple[int, int, int, int]:
         """Return the pixel box of a placed card."""
         return (item.x, item.y, item.x + card_width(self.card_height), item.y + self.card_height)
+
+    def badge_box(self, item: Placed) -> tuple[int, int, int, int]:
+        """Return the box of a face-down pile's badge: on the strip of the pile left in view."""
+        width = card_width(self.card_height)
+        radius = min(round(width * BADGE_RADIUS), (self.pile_step - 6) // 2)
+        cx, cy = item.x + self.pile_step // 2, item.y + self.card_height // 2
+        return (cx - radius, cy - radius, cx + radius, cy + radius)
 
 
 def _sequence(played: Round, seat: int) -> list[tuple[int | None, int]]:
@@ -120,33 +150,95 @@ def _sequence(played: Round, seat: int) -> list[tuple[int | None, int]]:
     return items
 
 
+def _out_height(height: int) -> int:
+    return round(height * OUT_SCALE) // 8 * 8
+
+
+def _steps(items: Sequence[tuple[int | None, int]], width: int) -> list[int]:
+    """Return how far each card of a cascade lies right of the first."""
+    step_x, pile_step = round(width * STEP_X), round(width * PILE_STEP_X)
+    offsets = [0]
+    for card, _ in items[:-1]:
+        offsets.append(offsets[-1] + (step_x if card is not None else pile_step))
+    return offsets
+
+
+def _spans(contents: Sequence[int], least: Sequence[int], room: int) -> tuple[list[float], float]:
+    """Return each column's width and the smallest gap left beside a column's content.
+
+    A column is its content and an even share of the room left, so every two seats have the
+    same gap between them; a column that would be narrower than its ``least`` gets that.
+    """
+    floored: set[int] = set()
+    while True:
+        free = [i for i in range(len(contents)) if i not in floored]
+        left = room - sum(least[i] for i in floored) - sum(contents[i] for i in free)
+        gap = left / max(1, len(free))
+        narrow = {i for i in free if contents[i] + gap < least[i]}
+        if not narrow:
+            spans = [least[i] if i in floored else c + gap for i, c in enumerate(contents)]
+            return spans, min([gap, *(least[i] - contents[i] for i in floored)])
+        floored |= narrow
+
+
 def layout_round(played: Round, players: int, *, teams: bool = False) -> Layout:
-    """Return where every card of a round goes, sized so that the deepest war still fits."""
+    """Return where every card of a round goes, sized so that the deepest war still fits.
+
+    The fighters' columns are as wide as the longest cascade; a seat with one card, or out
+    of the game with its smaller grey card, takes only its own room, and the room left is
+    shared evenly between the columns, so the table stays balanced.
+    """
     order = [0, 2, 1, 3] if teams else list(range(players))
-    column_width = (WIDTH - 2 * MARGIN) / players
-    columns = {
-        seat: (round(MARGIN + i * column_width), round(MARGIN + (i + 1) * column_width))
-        for i, seat in enumerate(order)
-    }
     sequences = {seat: _sequence(played, seat) for seat in order}
+    fighters = set(played.war_steps[0].fighters) if played.war_steps else set()
     depth = max((len(items) - 1 for items in sequences.values()), default=0)
     area_top = HEADER + NAME_BLOCK
     area_height = HEIGHT - FOOTER - area_top - 6
-    by_width = (column_width - 16) / (CARD_RATIO * (1 + STEP_X * depth))
-    by_height = area_height / (1 + STEP_Y * depth)
+
+    def contents(height: int) -> list[int]:
+        """Return the width each seat's cards take, for cards this tall."""
+        width = card_width(height)
+        own = {seat: _steps(items, width)[-1] + width for seat, items in sequences.items() if items}
+        widest = max((own[seat] for seat in fighters), default=0)
+        return [
+            max(own[seat], widest if seat in fighters else 0)
+            if seat in own
+            else card_width(_out_height(height))
+            for seat in order
+        ]
+
+    # A seat in play needs room for its name; a seat out shows its name struck through.
+    least = [NAME_ROOM if sequences[seat] else 0 for seat in order]
+    room = WIDTH - 2 * MARGIN
     # Heights in steps of 8 pixels keep the number of cached card pictures small.
-    height = int(min(MAX_CARD, by_width, by_height)) // 8 * 8
+    height = int(min(MAX_CARD, area_height / (1 + STEP_Y * depth))) // 8 * 8
+    while height > 8 and _spans(contents(height), least, room)[1] < MIN_GAP:
+        height -= 8
     width = card_width(height)
-    step_x, step_y = round(width * STEP_X), round(height * STEP_Y)
+    spans, _ = _spans(contents(height), least, room)
+    step_y = round(height * STEP_Y)
     top = area_top + (area_height - (height + depth * step_y)) // 2
-    placed = []
-    for seat in order:
+    columns: dict[int, tuple[int, int]] = {}
+    placed: list[Placed] = []
+    out: dict[int, tuple[int, int, int, int]] = {}
+    x = float(MARGIN)
+    for seat, span in zip(order, spans, strict=True):
+        left, right = round(x), round(x + span)
+        columns[seat] = (left, right)
+        x += span
         items = sequences[seat]
-        left, right = columns[seat]
-        x0 = (left + right - (width + step_x * (len(items) - 1))) // 2
-        for i, (card, down) in enumerate(items):
-            placed.append(Placed(seat, x0 + i * step_x, top + i * step_y, card, down))
-    return Layout(height, columns, tuple(placed))
+        if not items:
+            out_height = _out_height(height)
+            out_width = card_width(out_height)
+            ox = (left + right - out_width) // 2
+            oy = area_top + (area_height - out_height) // 2
+            out[seat] = (ox, oy, ox + out_width, oy + out_height)
+            continue
+        offsets = _steps(items, width)
+        x0 = (left + right - (offsets[-1] + width)) // 2
+        for i, ((card, down), dx) in enumerate(zip(items, offsets, strict=True)):
+            placed.append(Placed(seat, x0 + dx, top + i * step_y, card, down))
+    return Layout(height, columns, tuple(placed), round(width * PILE_STEP_X), out)
 
 
 # --------------------------------------------------------------------------- cached parts
@@ -175,8 +267,15 @@ def _pad(height: int) -> int:
 
 
 @lru_cache(maxsize=512)
-def _sprite(card: int | None, down: int, height: int, lang: Lang) -> Image.Image:
-    """Return a card (or a fan of ``down`` backs) with its shadow, ``_pad`` pixels around it."""
+def _sprite(card: int | None, down: int, height: int, lang: Lang, grey: bool) -> Image.Image:
+    """Return a card (or a fan of ``down`` backs) with its shadow, ``_pad`` pixels around it.
+
+    A grey card is one not in play: without colour, and dim against the felt.
+    """
+    if grey:
+        luminance, alpha = _sprite(card, down, height, lang, False).convert("LA").split()
+        dim = luminance.point([GREY_FLOOR + round(v * GREY_SHARE) for v in range(256)])
+        return Image.merge("RGBA", (dim, dim, dim, alpha))
     pad = _pad(height)
     width = card_width(height)
     sprite = Image.new("RGBA", (width + 2 * pad, height + 2 * pad), (0, 0, 0, 0))
@@ -210,9 +309,25 @@ def _glow(height: int) -> tuple[Image.Image, int]:
     return mask.filter(ImageFilter.GaussianBlur(reach * 0.6)), 3 * reach
 
 
-@lru_cache(maxsize=1)
-def _pot_sheet() -> Image.Image:
-    return card_back(34).rotate(90, expand=True)
+def _pot_layers(taken: int) -> int:
+    """Return how many card edges the pot's stack shows: it grows at every size, ever slower."""
+    return min(POT_LAYERS, round(3 * math.log2(max(1, taken))) + 1)
+
+
+@lru_cache(maxsize=POT_LAYERS)
+def _pot(layers: int) -> Image.Image:
+    """Return the pot seen from the side: card edges stacked under the back of its top card."""
+    sheet = card_back(POT_CARD).rotate(90, expand=True)
+    top = sheet.resize((sheet.width, sheet.height // 2), Image.Resampling.LANCZOS)
+    stack = Image.new("RGBA", (top.width, top.height + POT_EDGE * (layers - 1)), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(stack)
+    for i in range(layers - 1):
+        y = stack.height - top.height - i * POT_EDGE
+        draw.rounded_rectangle(
+            (0, y, top.width - 1, y + top.height - 1), radius=3, fill=PAPER, outline=EDGE
+        )
+    stack.alpha_composite(top, (0, 0))
+    return stack
 
 
 # ---------------------------------------------------------------------------------- drawing
@@ -326,34 +441,21 @@ def _draw_footer(
         colour = TEXT_DIM
     else:
         return
-    sheet = _pot_sheet()
-    layers = 1 + min(played.taken, 52) // 4
-    x = round((WIDTH - text_width(text, 22, True) - sheet.width - 14) / 2)
-    bottom = HEIGHT - 9 - sheet.height
-    draw = ImageDraw.Draw(canvas)
-    for i in range(layers - 1):
-        # The pot seen from the side: one edge per four cards, so a big war stacks up high.
-        y = bottom - 3 * i
-        draw.rounded_rectangle(
-            (x, y, x + sheet.width - 1, y + sheet.height - 1), radius=3, fill=PAPER, outline=EDGE
-        )
-    canvas.paste(sheet, (x, bottom - 3 * (layers - 1)), sheet)
-    text_x = x + sheet.width + 14
+    pot = _pot(_pot_layers(played.taken or played.set_aside))
+    x = round((WIDTH - text_width(text, 22, True) - pot.width - 14) / 2)
+    canvas.paste(pot, (x, HEIGHT - POT_BOTTOM - pot.height), pot)
+    text_x = x + pot.width + 14
     draw_text(canvas, (text_x, middle), text, size=22, bold=True, fill=colour, anchor="lm")
 
 
 def _draw_badge(
-    canvas: Image.Image,
-    draw: ImageDraw.ImageDraw,
-    centre: tuple[float, float],
-    radius: float,
-    n: int,
+    canvas: Image.Image, draw: ImageDraw.ImageDraw, box: tuple[int, int, int, int], n: int
 ) -> None:
-    cx, cy = centre
-    box = (cx - radius, cy - radius, cx + radius, cy + radius)
-    draw.ellipse(box, fill=(252, 250, 244), outline=BADGE_INK, width=max(2, round(radius / 7)))
+    radius = (box[2] - box[0]) / 2
+    draw.ellipse(box, fill=PAPER, outline=BADGE_INK, width=max(2, round(radius / 6)))
     text = str(n)
-    size = round(radius * (1.25 if len(text) < 2 else 1.0))
+    size = round(radius * (1.2 if len(text) < 2 else 0.95))
+    centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
     draw_text(canvas, centre, text, size=size, bold=True, fill=BADGE_INK, anchor="mm")
 
 
@@ -374,7 +476,6 @@ def _draw(
         for seat, name in enumerate(names)
     ]
     height = layout.card_height
-    width = card_width(height)
     in_battle = {seat for seat, _ in played.battle}
     fighters = set(played.war_steps[0].fighters) if played.war_steps else in_battle
     if teams:
@@ -394,14 +495,12 @@ def _draw(
             winner=seat == played.winner,
             out=out,
         )
-        if seat not in in_battle:
-            # Out of the game: an empty place at the table.
-            cx, cy = (
-                (column[0] + column[1]) / 2,
-                HEADER + NAME_BLOCK + (HEIGHT - FOOTER - HEADER - NAME_BLOCK) / 2,
-            )
-            slot = (cx - width / 2, cy - height / 2, cx + width / 2, cy + height / 2)
-            draw.rounded_rectangle(slot, radius=width * 0.08, outline=(255, 255, 255, 50), width=2)
+    for box in layout.out.values():
+        # Out of the game: a greyed card where the seat's cards would be.
+        out_height = box[3] - box[1]
+        sprite = _sprite(None, 1, out_height, lang, True)
+        pad = _pad(out_height)
+        canvas.paste(sprite, (box[0] - pad, box[1] - pad), sprite)
     if played.winner is not None:
         last = layout.last_card(played.winner)
         if last is not None:
@@ -409,17 +508,12 @@ def _draw(
             canvas.paste(GOLD, (last.x - reach, last.y - reach), glow)
     pad = _pad(height)
     for item in layout.placed:
-        sprite = _sprite(item.card, item.down, height, lang)
+        # Not in the war: their battle card stays on the table, greyed.
+        sprite = _sprite(item.card, item.down, height, lang, item.seat not in fighters)
         canvas.paste(sprite, (item.x - pad, item.y - pad), sprite)
-        if item.seat not in fighters:
-            # Not in the war: their battle card stays on the table, dimmed.
-            draw.rounded_rectangle(layout.box(item), radius=width * 0.08, fill=(6, 30, 16, 100))
-    radius = max(14, width * 0.15)
     for item in layout.placed:
         if item.card is None:
-            # Over the next card's blank left margin, where nothing is printed.
-            centre = (item.x + width * STEP_X, item.y + height * 0.56)
-            _draw_badge(canvas, draw, centre, radius, item.down)
+            _draw_badge(canvas, draw, layout.badge_box(item), item.down)
     _draw_header(canvas, draw, played, names, lang)
     _draw_footer(canvas, played, names, lang, teams)
     return canvas
@@ -428,8 +522,8 @@ def _draw(
 # --------------------------------------------------------------------------------- encoding
 
 
-def _palette_probe() -> list[Round]:
-    """Return rounds that between them show every colour a table picture can have."""
+def _palette_probe() -> list[tuple[Round, bool]]:
+    """Return rounds (and whether teams play) that show every colour a table picture can have."""
     c = parse_card
     war = WarStep(
         fighters=(0, 1, 2),
@@ -446,31 +540,54 @@ def _palette_probe() -> list[Round]:
     )
     nothing = (0, 0, 0, 0)
     return [
-        Round(
-            number=12,
-            battle=((0, c("9H")), (1, c("9S")), (2, c("9D")), (3, c("4C"))),
-            war_steps=(war,),
-            winner=0,
-            taken=12,
-            eliminated=(),
-            counts=(30, 8, 10, 4),
-            outcome=None,
-            tricks=nothing,
-            points=nothing,
-            set_aside=0,
+        (
+            Round(
+                number=12,
+                battle=((0, c("9H")), (1, c("9S")), (2, c("9D")), (3, c("4C"))),
+                war_steps=(war,),
+                winner=0,
+                taken=12,
+                eliminated=(),
+                counts=(30, 8, 10, 4),
+                outcome=None,
+                tricks=nothing,
+                points=nothing,
+                set_aside=0,
+            ),
+            False,
         ),
-        Round(
-            number=80,
-            battle=((0, c("AH")), (1, c("AC")), (3, c("5D"))),
-            war_steps=(team_war,),
-            winner=1,
-            taken=11,
-            eliminated=(),
-            counts=(20, 22, 0, 10),
-            outcome=Outcome(reason="all_cards", rounds=80, winners=(1, 3)),
-            tricks=nothing,
-            points=nothing,
-            set_aside=0,
+        (
+            Round(
+                number=80,
+                battle=((0, c("AH")), (1, c("AC")), (3, c("5D"))),
+                war_steps=(team_war,),
+                winner=1,
+                taken=11,
+                eliminated=(),
+                counts=(20, 22, 0, 10),
+                outcome=Outcome(reason="all_cards", rounds=80, winners=(1, 3)),
+                tricks=nothing,
+                points=nothing,
+                set_aside=0,
+            ),
+            True,
+        ),
+        # The other joker and the queens' and kings' colours, with a seat out of the game.
+        (
+            Round(
+                number=140,
+                battle=((0, c("X2")), (1, c("QS")), (3, c("KD"))),
+                war_steps=(),
+                winner=0,
+                taken=3,
+                eliminated=(3,),
+                counts=(40, 12, 0, 0),
+                outcome=None,
+                tricks=nothing,
+                points=nothing,
+                set_aside=0,
+            ),
+            False,
         ),
     ]
 
@@ -483,11 +600,11 @@ def _palette() -> Image.Image:
     A third of it goes to the felt alone, so that its gradient shows no rings; the rest comes
     from probe rounds with every card colour, the seats' and teams' colours and the glow.
     """
-    first, second = _palette_probe()
+    rounds = _palette_probe()
     names = ["Ada", "Bo", "Cy", "Dag"]
-    probe = Image.new("RGB", (WIDTH, 2 * HEIGHT))
-    probe.paste(_draw(first, names, "en", 52, False, _smooth_felt()), (0, 0))
-    probe.paste(_draw(second, names, "en", 52, True, _smooth_felt()), (0, HEIGHT))
+    probe = Image.new("RGB", (WIDTH, len(rounds) * HEIGHT))
+    for i, (played, teams) in enumerate(rounds):
+        probe.paste(_draw(played, names, "en", 52, teams, _smooth_felt()), (0, i * HEIGHT))
     felt = _smooth_felt().quantize(FELT_COLOURS, method=Image.Quantize.FASTOCTREE)
     rest = probe.quantize(256 - FELT_COLOURS, method=Image.Quantize.FASTOCTREE)
     palette = Image.new("P", (1, 1))

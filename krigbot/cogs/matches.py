@@ -26,6 +26,7 @@ from krigbot.cogs.buttons import (
     view_of,
 )
 from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang
+from krigbot.cogs.surfaces import own_token
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.fairness import fairness_command
@@ -159,6 +160,8 @@ class MatchCog(commands.Cog, name="Matches"):
         for finished, dealt in recovered:
             if finished.extra.get(ENDING) is not None:
                 continue  # its end was never shown: the Krig cog shows it, the match with it
+            if not own_token(finished.extra):
+                continue  # no interaction reaches its chat after a restart: the next press does
             lang = lang_for(finished.extra.get("lang"))
             channel = self.bot.get_partial_messageable(finished.channel_id)
             try:

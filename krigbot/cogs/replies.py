@@ -13,6 +13,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from krigbot.cogs.surfaces import reaches
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import context
 from krigbot.monitoring import Metrics, Outcome
@@ -139,6 +140,10 @@ class Reply:
     async def post(self, interaction: discord.Interaction[Any]) -> None:
         """Show the reply in the channel with the bot's own token, outside the interaction."""
         if self.silent or self.ephemeral or interaction.channel_id is None:
+            return
+        if not reaches(interaction):
+            # Nothing but the interaction reaches this chat: the next press shows the game.
+            log.info("an answer Discord did not take cannot be shown in a chat out of reach")
             return
         # The failed attempt read the pictures to their end; a file discord.py opened itself
         # from a path is closed by now and is left out rather than sent empty.

@@ -526,6 +526,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     def restore(self) -> int:
         """Carry on the autoplay that was running when the bot stopped; return how many."""
         resumed = 0
+        for row, _ in self.service.running():
+            if row.extra.get("lang") and not own_token(row.extra):
+                self.tables.surfaces.fix_lang(row.channel_id, lang_for(row.extra["lang"]))
         for row, game in self.service.running():
             state = Autoplay.of(row.extra)
             if state is None or state.state != "running" or game.finished:

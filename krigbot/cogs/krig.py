@@ -248,7 +248,8 @@ class KrigCog(commands.Cog, name="Krig"):
         assert interaction.channel_id is not None
         guild_id, channel_id = scope_of(interaction), interaction.channel_id
         opponents = [o for o in (opponent, opponent2, opponent3) if o is not None]
-        lang = public_lang(interaction)
+        # A chat outside servers has no locale: its game speaks the challenger's language.
+        lang = public_lang(interaction) if interaction.guild_locale else user_lang(interaction)
         options: dict[str, Any] = {}
         if rounds is not None:
             if not 1 <= rounds <= MAX_ROUND_LIMIT:
@@ -297,6 +298,9 @@ class KrigCog(commands.Cog, name="Krig"):
             if result.replaced is not None:
                 idle = fmt_duration(self.service.idle_after, lang)
                 lines.append(t(lang, "game.abandoned", time=idle))
+
+            if not interaction.guild_locale:
+                self.tables.surfaces.fix_lang(channel_id, lang)
 
             async def sent(message_id: int) -> None:
                 await self.service.challenge_shown(row, message_id)

@@ -52,7 +52,17 @@ def user_lang(interaction: discord.Interaction[Any]) -> Lang:
 
 
 def public_lang(interaction: discord.Interaction[Any]) -> Lang:
-    """Return the language for what everyone in the server sees (never the user's own)."""
+    """Return the language for what everyone in the server sees (never the user's own).
+
+    A chat outside servers has no locale: its game's language, fixed at its start, stands in.
+    """
+    if interaction.guild_locale is None:
+        tables = getattr(interaction.client, "tables", None)
+        fixed: Lang | None = (
+            None if tables is None else tables.surfaces.lang_of(interaction.channel_id)
+        )
+        if fixed is not None:
+            return fixed
     return lang_for(interaction.guild_locale or interaction.locale)
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import discord
 
+from krigbot.i18n import Lang
+
 log = logging.getLogger(__name__)
 
 REACH = "reach"
@@ -84,7 +86,8 @@ class _Held:
 
 
 class Surfaces:
-    """The interactions of the chats the bot's own token does not reach, while their tokens live.
+    """The interactions of the chats the bot's own token does not reach, while their tokens live,
+    and the language of those chats' games (a chat has no server locale).
 
     Only those: an interaction from a server that added the bot is never kept. Each is dropped
     once its token is past ``TOKEN_SECONDS``; none is ever logged.
@@ -92,6 +95,15 @@ class Surfaces:
 
     def __init__(self) -> None:
         self._held: dict[int, _Held] = {}
+        self._langs: dict[int, Lang] = {}
+
+    def fix_lang(self, channel_id: int, lang: Lang) -> None:
+        """Show a chat outside servers its game in one language: the challenger's at its start."""
+        self._langs[channel_id] = lang
+
+    def lang_of(self, channel_id: int | None) -> Lang | None:
+        """Return the language fixed for a chat outside servers, if a game there fixed one."""
+        return None if channel_id is None else self._langs.get(channel_id)
 
     def hold(self, interaction: discord.Interaction[Any]) -> None:
         """Keep the newest interaction of a chat out of the bot's reach, for follow-ups."""

@@ -604,9 +604,12 @@ class InteractionClient:
                     permission_value(app_permissions) if app_permissions is not None else default
                 ),
             }
+        # A press on a message answers to the install that made the message.
+        made_by = (message.interaction_metadata or {}) if message is not None else {}
         payload |= {
             "context": context_of(channel),
-            "authorizing_integration_owners": owners(self.world, user, channel),
+            "authorizing_integration_owners": made_by.get("authorizing_integration_owners")
+            or owners(self.world, user, channel),
         }
         if message is not None:
             payload["message"] = message.to_json()

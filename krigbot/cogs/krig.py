@@ -755,8 +755,14 @@ class KrigCog(commands.Cog, name="Krig"):
         async def work() -> Reply:
             record = await self.storage.player_stats(guild_id, target.id)
             matches = await self.storage.match_records(guild_id, [target.id])
+            everywhere = await self.storage.record_everywhere(target.id)
             embed = stats_embed(
-                _display_name(target), target.id, record, lang, matches=matches.get(target.id)
+                _display_name(target),
+                target.id,
+                record,
+                lang,
+                matches=matches.get(target.id),
+                everywhere=everywhere,
             )
             return Reply(embed=embed)
 

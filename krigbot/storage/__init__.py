@@ -33,6 +33,7 @@ from krigbot.storage.models import (
     PlayerStats,
 )
 from krigbot.storage.records import PotRecord, VariantRecord
+from krigbot.storage.stats import Everywhere, Tally
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -45,6 +46,7 @@ __all__ = [
     "DatabaseReadOnlyError",
     "DiskFullError",
     "EndStatus",
+    "Everywhere",
     "GameRow",
     "GameStatus",
     "HeadToHead",
@@ -64,5 +66,6 @@ __all__ = [
     "Storage",
     "StorageClosedError",
     "StorageError",
+    "Tally",
     "VariantRecord",
 ]

@@ -118,6 +118,11 @@ async def test_a_whole_game_in_a_group_dm_from_challenge_to_result(
         assert world.alice.mention in text_of(board)
         elsewhere = await command(standin, world.no_channel, world.bob, "leaderboard")
         assert world.alice.mention not in text_of(elsewhere)
+        # Her record in the server counts the group DM's game too, apart from the server's.
+        stats = await command(standin, world.no_channel, world.alice, "stats")
+        won = t("nb", "stats.line", wins=1, losses=0, draws=0)
+        assert f"{t('nb', 'stats.in_chats')}: {won}" in text_of(stats)
+        assert t("nb", "stats.in_servers") not in text_of(stats)
 
 
 async def test_autoplay_pauses_before_its_token_expires_and_a_resume_plays_on(

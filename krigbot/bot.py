@@ -23,7 +23,7 @@ from krigbot.cogs.matches import MatchCog
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, answer_error, refuse
 from krigbot.cogs.steal import StealCog
-from krigbot.cogs.surfaces import hidden_here
+from krigbot.cogs.surfaces import hidden_here, own_token
 from krigbot.cogs.tables import Tables
 from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.config import Settings
@@ -224,6 +224,8 @@ class KrigBot(commands.Bot):
             self._spawn(matches.announce(recovered), "announce-matches")
         autoplay.restore()
         for row in broken:
+            if not own_token(row.extra):
+                continue  # nothing but an interaction reaches its chat: the next press tells
             lang = lang_for(row.extra.get("lang"))
             self._spawn(self._tell_unreadable(row.channel_id, lang), f"tell-unreadable-{row.id}")
         self._spawn(self._check_saved_games(), "check-saved-games")
@@ -252,7 +254,8 @@ class KrigBot(commands.Bot):
             log.warning("could not check the saved games: %s", exc)
             return
         for row in broken:
-            await self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))
+            if own_token(row.extra):
+                await self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))
 
     async def _tell_unreadable(self, channel_id: int, lang: Any) -> None:
         channel = self.get_partial_messageable(channel_id)

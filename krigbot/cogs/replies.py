@@ -235,7 +235,9 @@ async def _salvage(
 def jump_link(row: GameRow) -> str:
     """Return a link to the game's newest message (or its channel)."""
     message = row.table_message_id or row.challenge_message_id
-    base = f"https://discord.com/channels/{row.guild_id}/{row.channel_id}"
+    # Outside servers a game's scope is its chat, which Discord links under @me.
+    place = "@me" if row.guild_id == row.channel_id else row.guild_id
+    base = f"https://discord.com/channels/{place}/{row.channel_id}"
     return f"{base}/{message}" if message else base
 
 

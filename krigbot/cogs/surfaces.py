@@ -12,6 +12,7 @@ stands.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Mapping
@@ -110,7 +111,13 @@ class Surfaces:
         channel_id = interaction.channel_id
         if channel_id is None or reaches(interaction):
             return
-        self._held[channel_id] = _Held(interaction, time.monotonic())
+        held = self._held[channel_id] = _Held(interaction, time.monotonic())
+        # Let go of it when its token expires, even if nothing asks for the chat again.
+        asyncio.get_running_loop().call_later(TOKEN_SECONDS, self._drop, channel_id, held)
+
+    def _drop(self, channel_id: int, held: _Held) -> None:
+        if self._held.get(channel_id) is held:
+            del self._held[channel_id]
 
     def _fresh(self, channel_id: int) -> _Held | None:
         held = self._held.get(channel_id)

@@ -6,11 +6,14 @@ token into a chat it cannot see (403 50001), and no webhook call past its token 
 
 from __future__ import annotations
 
+import io
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from krigbot import logs
 from krigbot.cogs import surfaces
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import t
@@ -292,3 +295,38 @@ async def test_a_server_without_the_bot_plays_through_a_members_install(
         assert row.guild_id == guild.id
         assert row.round == 1
     nothing_refused(standin)
+
+
+async def test_the_tokens_of_a_group_dms_interactions_are_never_logged(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    group: Channel,
+    db_path: Path,
+    seeds: ChosenSeeds,
+    short_tokens: None,
+) -> None:
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.addFilter(logs.Redact(["fake-token"]))
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    seeds.fix(LONG_SEED)
+    try:
+        async with running_bot(standin, db_path, seeds):
+            await start_game(standin, group, world.alice, world.bob)
+            answer = await command(standin, group, world.alice, "auto", speed="fast")
+            assert answer.message is not None
+            # Edits and follow-ups through the interactions' webhooks, until the token runs out.
+            paused = t("nb", "auto.token_paused")
+            await edit_of(standin, answer.message, lambda text: paused in text)
+            await settled()
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+
+    text = buffer.getvalue()
+    assert "/webhooks/" in text
+    for record in standin.interactions.values():
+        assert record.token not in text

@@ -25,7 +25,15 @@ from krigbot.cogs.buttons import (
 from krigbot.cogs.group import anywhere, subcommand
 from krigbot.cogs.matches import Ending, ending
 from krigbot.cogs.pictures import Pictures
-from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
+from krigbot.cogs.replies import (
+    NO_MENTIONS,
+    Reply,
+    challenger_lang,
+    public_lang,
+    refuse,
+    respond,
+    user_lang,
+)
 from krigbot.cogs.surfaces import own_token, reach_extra, reaches, scope_of
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
@@ -248,8 +256,7 @@ class KrigCog(commands.Cog, name="Krig"):
         assert interaction.channel_id is not None
         guild_id, channel_id = scope_of(interaction), interaction.channel_id
         opponents = [o for o in (opponent, opponent2, opponent3) if o is not None]
-        # A chat outside servers has no locale: its game speaks the challenger's language.
-        lang = public_lang(interaction) if interaction.guild_locale else user_lang(interaction)
+        lang = challenger_lang(interaction)
         options: dict[str, Any] = {}
         if rounds is not None:
             if not 1 <= rounds <= MAX_ROUND_LIMIT:
@@ -299,8 +306,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 idle = fmt_duration(self.service.idle_after, lang)
                 lines.append(t(lang, "game.abandoned", time=idle))
 
-            if not interaction.guild_locale:
-                self.tables.surfaces.fix_lang(channel_id, lang)
+            self.tables.surfaces.new_game(interaction, lang)
 
             async def sent(message_id: int) -> None:
                 await self.service.challenge_shown(row, message_id)

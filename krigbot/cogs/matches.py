@@ -25,8 +25,8 @@ from krigbot.cogs.buttons import (
     GameButton,
     view_of,
 )
-from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang
-from krigbot.cogs.surfaces import own_token
+from krigbot.cogs.replies import NO_MENTIONS, Reply, challenger_lang
+from krigbot.cogs.surfaces import own_token, reach_extra, scope_of
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.fairness import fairness_command
@@ -125,7 +125,7 @@ class MatchCog(commands.Cog, name="Matches"):
         """Handle a Rematch press: a new challenge, the presser first, the same rules."""
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
-        lang = public_lang(interaction)
+        lang = challenger_lang(interaction)
         user_id = interaction.user.id
 
         async def work() -> Reply:
@@ -133,11 +133,12 @@ class MatchCog(commands.Cog, name="Matches"):
                 self.service,
                 game_id,
                 Player(user_id, interaction.user.display_name),
-                guild_id=interaction.guild_id,
+                guild_id=scope_of(interaction),
                 channel_id=channel_id,
-                extra={"lang": lang},
+                extra={"lang": lang} | reach_extra(interaction),
             )
             challenge = result.row
+            self.tables.surfaces.new_game(interaction, lang)
 
             async def sent(message_id: int) -> None:
                 await self.service.challenge_shown(challenge, message_id)

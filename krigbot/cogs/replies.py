@@ -66,6 +66,11 @@ def public_lang(interaction: discord.Interaction[Any]) -> Lang:
     return lang_for(interaction.guild_locale or interaction.locale)
 
 
+def challenger_lang(interaction: discord.Interaction[Any]) -> Lang:
+    """Return the language of a new game's public text: the server's, else the challenger's."""
+    return public_lang(interaction) if interaction.guild_locale else user_lang(interaction)
+
+
 @dataclass(slots=True)
 class Reply:
     """One answer to an interaction, sent as a new message or as an edit of the pressed one."""

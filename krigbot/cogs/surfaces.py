@@ -102,6 +102,11 @@ class Surfaces:
         """Show a chat outside servers its game in one language: the challenger's at its start."""
         self._langs[channel_id] = lang
 
+    def new_game(self, interaction: discord.Interaction[Any], lang: Lang) -> None:
+        """Fix the language of a game challenged by ``interaction`` if its chat has no locale."""
+        if interaction.guild_locale is None and interaction.channel_id is not None:
+            self.fix_lang(interaction.channel_id, lang)
+
     def lang_of(self, channel_id: int | None) -> Lang | None:
         """Return the language fixed for a chat outside servers, if a game there fixed one."""
         return None if channel_id is None else self._langs.get(channel_id)

@@ -14,13 +14,17 @@ from pathlib import Path
 import pytest
 
 from krigbot import logs
+from krigbot.bot import KrigBot
 from krigbot.cogs import surfaces
 from krigbot.engine import Game, Rules, run_to_end
-from krigbot.i18n import t
+from krigbot.i18n import card_label, t
+from krigbot.storage import Storage
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
+    Clock,
     buttons,
+    challenge,
     enabled_buttons,
     flip_button,
     forged_press,
@@ -32,9 +36,12 @@ from tests.cogs.helpers import (
     text_of,
 )
 from tests.cogs.play_helpers import command, edit_of, running_bot
-from tests.standin import Channel, CommandNotAvailableError, DiscordStandIn, Message
+from tests.cogs.test_steal_war import QUICK, STEAL_BY_DEFAULT, names, shown_in
+from tests.conftest import make_settings
+from tests.standin import Channel, CommandNotAvailableError, DiscordStandIn, Message, run_bot
 from tests.standin.contexts import add_group_dm, add_outside_guild, install_for
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 STANDARD = Rules.preset("standard")
 SHORT_SEED = 1230
@@ -330,3 +337,58 @@ async def test_the_tokens_of_a_group_dms_interactions_are_never_logged(
     assert "/webhooks/" in text
     for record in standin.interactions.values():
         assert record.token not in text
+
+
+async def test_a_steal_war_choice_not_made_in_time_is_shown_through_the_table_in_a_group_dm(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    group: Channel,
+    storage: Storage,
+    db_path: Path,
+    seeds: ChosenSeeds,
+) -> None:
+    plan = STEAL_BY_DEFAULT
+    seeds.fix(plan.seed)
+    bot = KrigBot(
+        make_settings(db_path, choice_seconds=QUICK), storage, seeds=seeds, guild_ready_timeout=0.05
+    )
+    async with run_bot(bot, standin):
+        started = await start_game(standin, group, world.alice, world.bob, variant="stjel")
+        table = started.message
+        watcher = standin.watch(group)
+        for card in plan.tops:
+            await press(standin, table, flip_button(table), world.alice)
+            if card is not None:
+                await watcher.next(
+                    "edit", predicate=shown_in(table, pattern("nb", "steal.top_timed_out"))
+                )
+        await press(standin, table, flip_button(table), world.bob)
+        thief, victim = names(plan)[plan.choice.seat], names(plan)[plan.choice.can_steal[0]]
+
+        # The time-out edits the table through the press that showed it: Bob's, in Norwegian.
+        timed_out = await watcher.next(
+            "edit", predicate=shown_in(table, pattern("nb", "steal.timed_out", names=thief))
+        )
+
+        card = card_label(plan.choice.card, "nb")
+        stole = t("nb", "table.steal", count=1, name=f"**{thief}**", victims=victim, card=card)
+        assert stole in text_of(timed_out.revision)
+        await settled()
+
+
+async def test_an_unanswered_challenge_in_a_group_dm_expires_through_its_own_command(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, bot: KrigBot, clock: Clock
+) -> None:
+    watcher = standin.watch(group)
+    rec = await challenge(standin, group, world.alice, world.bob)
+    message = (await rec.response()).message
+    assert message is not None
+    game_id = game_id_of(message)
+
+    clock.advance(minutes=5)  # the challenge's lifetime, on the service's clock
+    expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
+
+    assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
+    assert buttons(expired.revision) == {}
+    assert len(rec.original_edits.items) == 1  # the /krig start's own webhook edited it
+    assert (await game_row(bot, game_id)).status == "expired"

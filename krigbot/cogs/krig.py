@@ -37,7 +37,7 @@ from krigbot.cogs.replies import (
 from krigbot.cogs.surfaces import own_token, reach_extra, reaches, scope_of
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
-from krigbot.engine import HOUSE_RULES, Variant
+from krigbot.engine import HOUSE_RULES, EngineError, Variant, load_game
 from krigbot.engine.match import BEST_OF
 from krigbot.engine.rules import (
     MAX_ROUND_LIMIT,
@@ -68,6 +68,7 @@ from krigbot.render.play import (
     time_up_embed,
 )
 from krigbot.sessions import (
+    ENDING,
     MAX_FLIPS,
     Actor,
     Autoplay,
@@ -458,6 +459,22 @@ class KrigCog(commands.Cog, name="Krig"):
 
         return Reply(embed=embed, files=files, view=view, sent=sent, durable=True)
 
+    async def _unseen_end(self, game_id: int, lang: Lang, refusal: Refusal) -> Reply:
+        """Show on its table the end of a game that no message showed (its chat was out of the
+        bot's reach when its time ran out, or the bot restarted); else refuse as ``refusal``."""
+        row = await self.storage.get_game(game_id)
+        if row is None or row.status != "finished" or row.extra.get(ENDING) is None:
+            raise refusal
+        try:
+            game = load_game(row.state or {})
+        except EngineError:
+            raise refusal from None
+        if game.outcome is None:
+            raise refusal
+        embed = late_end_embed(row, game, lang)
+        over = await ending(self.service, row, game, lang, embed, self.web)
+        return Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
+
     async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
         """Return the table as it stands now, for a table message that shows an older round."""
         found = await self.service.game_in(channel_id)
@@ -520,6 +537,8 @@ class KrigCog(commands.Cog, name="Krig"):
                     table_message_id=pressed,
                 )
             except Refusal as refusal:
+                if refusal.key == "err.game_over" and not reaches(interaction):
+                    return await self._unseen_end(game_id, lang, refusal)
                 if refusal.key != "flip.raced":
                     raise
                 answer = await self.service.lost_race(

@@ -6,6 +6,7 @@ token into a chat it cannot see (403 50001), and no webhook call past its token 
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 from collections.abc import Iterator
@@ -37,11 +38,14 @@ from tests.cogs.helpers import (
 )
 from tests.cogs.play_helpers import command, edit_of, running_bot
 from tests.cogs.test_steal_war import QUICK, STEAL_BY_DEFAULT, names, shown_in
+from tests.cogs.test_time_limit import TIME_UP, bot_on, quick_ticks
 from tests.conftest import make_settings
 from tests.standin import Channel, CommandNotAvailableError, DiscordStandIn, Message, run_bot
 from tests.standin.contexts import add_group_dm, add_outside_guild, install_for
 from tests.standin.fixtures import SampleWorld
 from tests.texts import pattern
+
+__all__ = ["quick_ticks"]
 
 STANDARD = Rules.preset("standard")
 SHORT_SEED = 1230
@@ -392,3 +396,51 @@ async def test_an_unanswered_challenge_in_a_group_dm_expires_through_its_own_com
     assert buttons(expired.revision) == {}
     assert len(rec.original_edits.items) == 1  # the /krig start's own webhook edited it
     assert (await game_row(bot, game_id)).status == "expired"
+
+
+async def test_the_end_of_a_time_limit_is_a_follow_up_of_the_chats_newest_press(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, quick_ticks: None
+) -> None:
+    clock = Clock()
+    async with bot_on(standin, db_path, clock):
+        table = await start_game(standin, group, world.alice, world.bob, minutes=5)
+        pressed = await standin.click(table.message, flip_button(table.message), user=world.bob)
+        await pressed.response()
+        watcher = standin.watch(group)
+
+        clock.advance(minutes=5, seconds=1)
+        event = await watcher.next(
+            "create", predicate=lambda e: TIME_UP in text_of(e.revision), timeout=5
+        )
+
+        assert event.message in pressed.followups.items
+        await settled()
+
+
+async def test_after_a_restart_the_next_press_shows_an_end_no_message_could_show(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, quick_ticks: None
+) -> None:
+    clock = Clock()
+    async with bot_on(standin, db_path, clock):
+        table = await start_game(standin, group, world.alice, world.bob, minutes=5)
+    async with bot_on(standin, db_path, clock) as bot:
+        ended = asyncio.Event()
+
+        async def finished(_row: object, _result: object) -> None:
+            ended.set()
+
+        bot.service.on_finish.append(finished)
+        watcher = standin.watch(group)
+        clock.advance(minutes=5, seconds=1)
+        await asyncio.wait_for(ended.wait(), 5)
+        await settled()
+        assert watcher.pending() == []  # no interaction of this process reaches the chat
+
+        shown = await press(standin, table.message, flip_button(table.message), world.alice)
+
+        assert shown.type == UPDATE_MESSAGE
+        assert t("nb", "end.after_restart", game=table.game_id) in text_of(shown)
+        await settled()
+        row = await game_row(bot, table.game_id)
+        assert row.status == "finished"
+        assert row.extra.get("ending") is None  # shown now: a restart will not show it again

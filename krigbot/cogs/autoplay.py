@@ -391,7 +391,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 run.warn("could not show the end of game %s either", again)
                 return False
             if shown is not None and posted is not None:
-                await shown(posted)
+                await shown(posted.message_id)
             return False
         if shown is not None:
             await shown(run.message_id)

@@ -135,18 +135,27 @@ class Surfaces:
 
     async def send(
         self, client: discord.Client, channel_id: int, own: bool, **message: Any
-    ) -> int | None:
-        """Post a message outside an answer; return its id, or None where nothing reaches.
+    ) -> Posted | None:
+        """Post a message outside an answer; return where it went, or None where nothing reaches.
 
         ``own``: the bot's own token reaches the chat (see :func:`own_token`).
         """
         if own:
             posted = await client.get_partial_messageable(channel_id).send(**message)
-            return posted.id
+            return Posted(posted.id, None)
         held = self._fresh(channel_id)
         if held is None or held.sent >= FOLLOWUPS - SPARE_FOLLOWUPS:
             log.info("nothing reaches chat %s now; its next press shows the game", channel_id)
             return None
         held.sent += 1
         followed = await held.interaction.followup.send(wait=True, **message)
-        return followed.id
+        return Posted(followed.id, held.interaction)
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """A message posted outside an answer, and the interaction it is a follow-up of (if any):
+    only that one can edit it where the bot's own token does not reach."""
+
+    message_id: int
+    through: discord.Interaction[Any] | None

@@ -78,7 +78,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         tables = self.tables
         try:
             # In a chat out of the bot's reach, as a follow-up of its newest interaction.
-            message_id = await tables.surfaces.send(
+            posted = await tables.surfaces.send(
                 self.bot,
                 row.channel_id,
                 own_token(row.extra),
@@ -90,8 +90,9 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
             # The end stays marked as unshown: the next start of the bot shows it.
             log.warning("could not announce the end of game %s: %s", row.id, exc, extra=about(row))
             return
-        if message_id is None:
+        if posted is None:
             return  # nothing reaches the chat now: the next press there shows the result
+        message_id = posted.message_id
         table = tables.live(row.channel_id)
         if table is not None:
             # The old table goes grey and points to the result below.
@@ -114,7 +115,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
                     exc,
                     extra=about(row),
                 )
-        edit = editor(self.bot, row.channel_id, message_id)
+        edit = editor(self.bot, row.channel_id, message_id, posted.through, original=False)
         tables.show(row.channel_id, Shown(message_id, over.view, edit))
         tables.end_game(row.id)
         await over.sent(message_id)

@@ -414,6 +414,13 @@ async def test_the_end_of_a_time_limit_is_a_follow_up_of_the_chats_newest_press(
         )
 
         assert event.message in pressed.followups.items
+        # A rematch greys the end's buttons through the press it followed, as nothing else can.
+        rematch = next(c for c in buttons(event.revision) if c.startswith("krig:rematch:"))
+        await press(standin, event.message, rematch, world.alice)
+        greyed = await watcher.next(
+            "edit", predicate=lambda e: e.message is event.message and e.revision.components
+        )
+        assert enabled_buttons(greyed.revision) == []
         await settled()
 
 

@@ -23,6 +23,7 @@ from krigbot.cogs.matches import MatchCog
 from krigbot.cogs.pictures import Pictures
 from krigbot.cogs.replies import NO_MENTIONS, answer_error, refuse
 from krigbot.cogs.steal import StealCog
+from krigbot.cogs.surfaces import hidden_here, own_token
 from krigbot.cogs.tables import Tables
 from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.config import Settings
@@ -81,7 +82,7 @@ def quiet_discord_logs() -> None:
 
 
 class KrigTree(app_commands.CommandTree[Any]):
-    """The command tree: refuses direct messages and turns every error into one short line.
+    """The command tree: refuses what no one would see and turns every error into one short line.
 
     It holds the one /krig group: a cog's command declared with ``subcommand`` goes into it.
     """
@@ -110,8 +111,8 @@ class KrigTree(app_commands.CommandTree[Any]):
         super().add_command(command, guild=guild, guilds=guilds, override=override)
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
-        if interaction.guild_id is None:
-            await refuse(interaction, "err.dm_only")
+        if hidden_here(interaction):
+            await refuse(interaction, "here.hidden")
             return False
         if interaction.type is discord.InteractionType.application_command:
             problem = malformed_command(self, interaction)
@@ -225,6 +226,8 @@ class KrigBot(commands.Bot):
             self._spawn(matches.announce(recovered), "announce-matches")
         autoplay.restore()
         for row in broken:
+            if not own_token(row.extra):
+                continue  # nothing but an interaction reaches its chat: the next press tells
             lang = lang_for(row.extra.get("lang"))
             self._spawn(self._tell_unreadable(row.channel_id, lang), f"tell-unreadable-{row.id}")
         self._spawn(self._check_saved_games(), "check-saved-games")
@@ -253,7 +256,8 @@ class KrigBot(commands.Bot):
             log.warning("could not check the saved games: %s", exc)
             return
         for row in broken:
-            await self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))
+            if own_token(row.extra):
+                await self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))
 
     async def _tell_unreadable(self, channel_id: int, lang: Any) -> None:
         channel = self.get_partial_messageable(channel_id)

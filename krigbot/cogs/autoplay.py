@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,8 @@ from krigbot.cogs.buttons import NUMBER, YES_NO, Buttons, FlipButton, GameButton
 from krigbot.cogs.group import subcommand
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS, Reply, discord_lost, public_lang, respond
-from krigbot.cogs.tables import Shown, Tables, editor, greyed, respond_in_turn
+from krigbot.cogs.surfaces import own_token
+from krigbot.cogs.tables import Edit, Shown, Tables, editor, greyed, respond_in_turn
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import context
 from krigbot.render.embeds import round_embed, safe_name
@@ -65,6 +67,10 @@ SPEEDS: dict[str, tuple[int, int]] = {
 SPEED_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"speed.{value}"), value=value) for value in SPEEDS
 ]
+
+LEAD = 3
+"""Where only interactions reach the chat, autoplay pauses this many steps before the token of
+its message's interaction expires, so that its last edit still gets through."""
 
 CLAIM_SECONDS = 15.0
 """How long a /krig auto whose answer never reached Discord keeps others from starting one."""
@@ -127,6 +133,12 @@ class _Run:
     lang: Lang
     expected: int
     """The round on the table when it started: another round played meanwhile was a hand's."""
+    own: bool = True
+    """The bot's own token reaches the chat (see ``surfaces``); else only interactions do."""
+    via: Edit | None = None
+    """Where only interactions reach it: the edit through the one that showed its message."""
+    until: float | None = None
+    """And when that one expires (``time.monotonic()``)."""
     halt: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
 
@@ -206,10 +218,12 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             embed = standing_embed(row, game, lang, t(lang, "auto.starting"))
             add_note(embed, autoplay_text("running", speed, name, lang), lang)
 
+            own = own_token(row.extra)
+
             async def sent(message_id: int) -> None:
                 self._embeds[message_id] = embed
                 try:
-                    await self._begin(channel_id, row.id, message_id, speed, name, lang)
+                    await self._begin(channel_id, row.id, message_id, speed, name, lang, own)
                 finally:
                     self._claims.pop(channel_id, None)
 
@@ -231,7 +245,14 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self._claims[channel_id] = now
 
     async def _begin(
-        self, channel_id: int, game_id: int, message_id: int, speed: str, by: str, lang: Lang
+        self,
+        channel_id: int,
+        game_id: int,
+        message_id: int,
+        speed: str,
+        by: str,
+        lang: Lang,
+        own: bool,
     ) -> None:
         """Store autoplay as running in its message, make it the table, and start playing."""
         try:
@@ -243,18 +264,24 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             text = t(lang, refusal.key)
             table = self._embeds.pop(message_id, None)
             if table is None:
-                await self._edit(channel_id, message_id, content=text, embeds=[], view=None)
+                await self._edit(channel_id, message_id, own, content=text, embeds=[], view=None)
             else:
                 embed = with_autoplay_line(table, text, lang)
-                await self._edit(channel_id, message_id, embed=embed, view=None)
+                await self._edit(channel_id, message_id, own, embed=embed, view=None)
             return
         found = await self.service.game_in(channel_id)
         if found is None or found[0].id != game_id:
             return
         await self.service.show_table(channel_id, game_id, found[0].round, message_id)
-        self._start(channel_id, _Run(game_id, message_id, speed, by, lang, found[0].round))
+        self._start(channel_id, _Run(game_id, message_id, speed, by, lang, found[0].round, own))
 
     def _start(self, channel_id: int, run: _Run) -> None:
+        if not run.own:
+            live = self.tables.live(channel_id)
+            if live is not None and live.message_id == run.message_id:
+                run.via, run.until = live.edit, live.until
+            else:
+                run.until = 0.0  # nothing reaches its message: it pauses at once
         self._runs[channel_id] = run
         run.task = asyncio.create_task(
             self._play(channel_id, run), name=f"krig-autoplay-{run.game_id}"
@@ -286,6 +313,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                     # cuts it short.
                     await asyncio.wait_for(run.halt.wait(), last_edit + gap - loop.time())
                 if run.halt.is_set():
+                    return
+                if run.until is not None and time.monotonic() >= run.until - LEAD * gap:
+                    await self._token_ran_out(channel_id, run)
                     return
                 try:
                     result = await self.service.play_on(
@@ -334,7 +364,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             over = await ending(self.service, row, result.game, lang, embed, self.web)
             view, shown = over.view, over.sent
         try:
-            await self._edit(channel_id, run.message_id, embed=embed, view=view)
+            await self._edit(channel_id, run.message_id, run.own, run.via, embed=embed, view=view)
         except discord.NotFound:
             await self._stopped(channel_id, run, "auto.gone", post=True)
             return False
@@ -348,25 +378,63 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             run.warn("autoplay of game %s could not show a step", exc)
             if result.outcome is None:
                 return True
-            channel = self.bot.get_partial_messageable(channel_id)
             try:
-                posted = await channel.send(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+                posted = await self.tables.surfaces.send(
+                    self.bot,
+                    channel_id,
+                    run.own,
+                    embed=embed,
+                    view=view,
+                    allowed_mentions=NO_MENTIONS,
+                )
             except discord.HTTPException as again:
                 run.warn("could not show the end of game %s either", again)
                 return False
-            if shown is not None:
-                await shown(posted.id)
+            if shown is not None and posted is not None:
+                await shown(posted.message_id)
             return False
         if shown is not None:
             await shown(run.message_id)
         return True
 
-    async def _edit(self, channel_id: int, message_id: int, **changes: Any) -> None:
-        """Edit a message in the channel with the bot's own token (it outlives interactions)."""
-        message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
-        await message.edit(allowed_mentions=NO_MENTIONS, **changes)
+    async def _edit(
+        self, channel_id: int, message_id: int, own: bool, via: Edit | None = None, **changes: Any
+    ) -> None:
+        """Edit a message of the channel outside an answer: with the bot's own token (it
+        outlives interactions) where that reaches, else through ``via``, its interaction's."""
+        if via is not None and not own:
+            await via(**changes)
+        elif not await self.tables.edit(self.bot, channel_id, message_id, own, **changes):
+            return
         if "view" in changes:
             self.tables.changed(channel_id, message_id, changes["view"])
+
+    async def _token_ran_out(self, channel_id: int, run: _Run) -> None:
+        """Pause where the message's interaction is about to expire: a Resume press is a new one."""
+        try:
+            await self.service.pause_autoplay(channel_id, run.game_id, run.message_id, run.by)
+            found = await self.service.game_in(channel_id)
+        except (Refusal, StorageError):
+            return  # the game moved on meanwhile (a hand's flip, its end): that answer shows it
+        if found is None or found[0].id != run.game_id:
+            return
+        row, game = found
+        if game is None:
+            return
+        lang = run.lang
+        embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
+        add_note(embed, t(lang, "auto.token_paused"), lang)
+        self._embeds.pop(run.message_id, None)
+        try:
+            await self._edit(
+                channel_id,
+                run.message_id,
+                run.own,
+                embed=embed,
+                view=paused_view(run.game_id, lang),
+            )
+        except discord.HTTPException as exc:
+            run.warn("could not show that autoplay of game %s paused", exc)
 
     async def _stopped(self, channel_id: int, run: _Run, key: str, *, post: bool = False) -> None:
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
@@ -377,16 +445,26 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         table = self._embeds.pop(run.message_id, None)
         try:
             if post:
-                await self.bot.get_partial_messageable(channel_id).send(
-                    text, allowed_mentions=NO_MENTIONS
+                await self.tables.surfaces.send(
+                    self.bot, channel_id, run.own, content=text, allowed_mentions=NO_MENTIONS
                 )
             elif table is not None:
                 # Its autoplay line says it stopped, and why: nothing claims the bot plays on.
                 embed = with_autoplay_line(table, text, run.lang)
-                await self._edit(channel_id, run.message_id, content=None, embed=embed, view=None)
+                await self._edit(
+                    channel_id,
+                    run.message_id,
+                    run.own,
+                    run.via,
+                    content=None,
+                    embed=embed,
+                    view=None,
+                )
             else:
                 # Not known what it shows (a restart came in between): it says only why.
-                await self._edit(channel_id, run.message_id, content=text, embeds=[], view=None)
+                await self._edit(
+                    channel_id, run.message_id, run.own, run.via, content=text, embeds=[], view=None
+                )
         except discord.HTTPException as exc:
             run.warn("could not tell that autoplay of game %s stopped", exc)
 
@@ -406,7 +484,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             if state is None or state.message != pressed:
                 raise Refusal("err.stale_button")
             if action == "resume":
-                return await self._resume(channel_id, game_id, name, lang)
+                return await self._resume(channel_id, game_id, name, lang, own_token(row.extra))
             # The task finishes the step it is in (and shows it) before this answer goes out.
             await self._halt(channel_id, game_id)
             if action == "pause":
@@ -425,7 +503,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
         await respond_in_turn(interaction, self.tables, work(), update=True)
 
-    async def _resume(self, channel_id: int, game_id: int, name: str, lang: Lang) -> Reply:
+    async def _resume(
+        self, channel_id: int, game_id: int, name: str, lang: Lang, own: bool
+    ) -> Reply:
         resumed = await self.service.resume_autoplay(channel_id, game_id, name)
         found = await self.service.game_in(channel_id)
         if found is None or found[0].id != game_id:
@@ -439,19 +519,24 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
         async def sent(message_id: int) -> None:
             self._embeds[message_id] = embed
-            self._start(channel_id, _Run(game_id, message_id, speed, name, lang, row.round))
+            self._start(channel_id, _Run(game_id, message_id, speed, name, lang, row.round, own))
 
         return Reply(embed=embed, view=running_view(game_id, lang), update=True, sent=sent)
 
     def restore(self) -> int:
         """Carry on the autoplay that was running when the bot stopped; return how many."""
         resumed = 0
+        for row, _ in self.service.running():
+            if row.extra.get("lang") and not own_token(row.extra):
+                self.tables.surfaces.fix_lang(row.channel_id, lang_for(row.extra["lang"]))
         for row, game in self.service.running():
             state = Autoplay.of(row.extra)
             if state is None or state.state != "running" or game.finished:
                 continue
             message, speed = state.message, state.speed
-            if message is None or speed not in SPEEDS:
+            if message is None or speed not in SPEEDS or not own_token(row.extra):
+                # Out of the bot's reach no interaction is left after a restart: a press on its
+                # message (Pause, Stop) is a new one, and shows the game as it stands.
                 continue
             lang = lang_for(row.extra.get("lang"))
             run = _Run(row.id, message, speed, state.by, lang, row.round)
@@ -568,7 +653,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         result = await self.service.play_on(channel_id, row.id, to_end=True)
         if autoplay is not None and autoplay.message is not None:
             # Its message would otherwise offer Pause or Resume for a game that is over.
-            ended = _Run(row.id, autoplay.message, "normal", "", lang, result.row.round)
+            own = own_token(row.extra)
+            ended = _Run(row.id, autoplay.message, "normal", "", lang, result.row.round, own)
             await self._stopped(channel_id, ended, "auto.ended")
         return await self._finished(result, lang)
 

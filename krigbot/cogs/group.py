@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
 from discord import app_commands
 
@@ -22,8 +22,18 @@ SUBCOMMANDS = (
     "rules",
 )
 """Every subcommand of /krig, in the order Discord lists them."""
+T = TypeVar("T")
 _OF_KRIG = "subcommand of"
 """The key of a command's ``extras`` that marks it as a subcommand of /krig."""
+
+
+def anywhere(command: T) -> T:
+    """Offer a top-level command wherever Krig can be played: servers, DMs and group DMs, through
+    a server's install of the bot or a user's own (Discord reads this on top-level commands only;
+    subcommands that belong to servers refuse elsewhere themselves)."""
+    installs = app_commands.allowed_installs(guilds=True, users=True)
+    contexts = app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    return installs(contexts(command))
 
 
 def subcommand(
@@ -38,7 +48,8 @@ def is_subcommand(command: object) -> bool:
     return isinstance(command, app_commands.Command) and command.extras.get(_OF_KRIG) == "krig"
 
 
-class KrigGroup(app_commands.Group, name="krig", guild_only=True):
+@anywhere
+class KrigGroup(app_commands.Group, name="krig"):
     """Play Krig (War), the card game"""
 
     def add_command(

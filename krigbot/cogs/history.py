@@ -21,6 +21,7 @@ from discord.ext import commands
 from krigbot.cogs.buttons import NUMBER, Buttons, GameButton, one_of, view_of
 from krigbot.cogs.group import subcommand
 from krigbot.cogs.replies import Reply, respond, user_lang
+from krigbot.cogs.surfaces import scope_of
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine import EngineError, load_game
 from krigbot.i18n import Lang, t
@@ -128,8 +129,7 @@ class HistoryCog(commands.Cog, name="History"):
         self, interaction: discord.Interaction[Any], user_id: int, page: int, *, first: bool = False
     ) -> None:
         """Answer with a page of the server's ended games (only ``user_id``'s unless 0)."""
-        assert interaction.guild_id is not None
-        guild_id = interaction.guild_id
+        guild_id = scope_of(interaction)
         lang = user_lang(interaction)
 
         async def work() -> Reply:
@@ -159,7 +159,7 @@ class HistoryCog(commands.Cog, name="History"):
 
         async def work() -> Reply:
             row = await self.storage.get_game(game_id)
-            if row is None or row.guild_id != interaction.guild_id or row.state is None:
+            if row is None or row.guild_id != scope_of(interaction) or row.state is None:
                 raise Refusal("replay.not_found", id=game_id)
             if row.is_active:
                 raise Refusal("replay.not_over", id=game_id)

@@ -22,13 +22,22 @@ from krigbot.cogs.buttons import (
     ForfeitButton,
     view_of,
 )
-from krigbot.cogs.group import subcommand
+from krigbot.cogs.group import anywhere, subcommand
 from krigbot.cogs.matches import Ending, ending, krigbot_line, started_reply
 from krigbot.cogs.pictures import Pictures
-from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
+from krigbot.cogs.replies import (
+    NO_MENTIONS,
+    Reply,
+    challenger_lang,
+    public_lang,
+    refuse,
+    respond,
+    user_lang,
+)
+from krigbot.cogs.surfaces import own_token, reach_extra, reaches, scope_of
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
-from krigbot.engine import HOUSE_RULES, Variant
+from krigbot.engine import HOUSE_RULES, EngineError, Variant, load_game
 from krigbot.engine.match import BEST_OF
 from krigbot.engine.rules import (
     MAX_ROUND_LIMIT,
@@ -59,6 +68,7 @@ from krigbot.render.play import (
     time_up_embed,
 )
 from krigbot.sessions import (
+    ENDING,
     MAX_FLIPS,
     Actor,
     Autoplay,
@@ -179,6 +189,8 @@ class KrigCog(commands.Cog, name="Krig"):
             log.warning("could not look for game ends never shown: %s", exc)
             return
         for row, game in endings:
+            if not own_token(row.extra):
+                continue  # no interaction reaches its chat after a restart: /krig status tells
             lang = lang_for(row.extra.get("lang"))
             embed = late_end_embed(row, game, lang)
             async with self.tables.turn(row.channel_id):
@@ -242,11 +254,10 @@ class KrigCog(commands.Cog, name="Krig"):
         best_of: int | None = None,
     ) -> None:
         """Challenge one to three players to a game of Krig"""
-        assert interaction.guild_id is not None
         assert interaction.channel_id is not None
-        guild_id, channel_id = interaction.guild_id, interaction.channel_id
+        guild_id, channel_id = scope_of(interaction), interaction.channel_id
         opponents = [o for o in (opponent, opponent2, opponent3) if o is not None]
-        lang = public_lang(interaction)
+        lang = challenger_lang(interaction)
         options: dict[str, Any] = {}
         if rounds is not None:
             if not 1 <= rounds <= MAX_ROUND_LIMIT:
@@ -289,7 +300,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 opponents=[_player(o) for o in opponents],
                 variant=variant,
                 options=options,
-                extra={"lang": lang},
+                extra={"lang": lang} | reach_extra(interaction),
             )
             row = result.row
             if result.replaced is not None:
@@ -300,6 +311,7 @@ class KrigCog(commands.Cog, name="Krig"):
             if result.replaced is not None:
                 idle = fmt_duration(self.service.idle_after, lang)
                 lines.append(t(lang, "game.abandoned", time=idle))
+            self.tables.surfaces.new_game(interaction, lang)
             if result.game is not None:
                 self._tables[row.id] = row.round
                 started = started_reply(self.service, row, result.game, lang)
@@ -345,10 +357,17 @@ class KrigCog(commands.Cog, name="Krig"):
         lang = lang_for(row.extra.get("lang"))
         within = fmt_duration(self.service.challenge_ttl, lang)
         embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
-        self.tables.forget(channel_id, message_id)  # its buttons go now
-        message = self.bot.get_partial_messageable(channel_id).get_partial_message(message_id)
         try:
-            await message.edit(embed=embed, view=None, allowed_mentions=NO_MENTIONS)
+            # Through the challenge's own interaction where nothing else reaches its chat.
+            await self.tables.edit(
+                self.bot,
+                channel_id,
+                message_id,
+                own_token(row.extra),
+                forget=True,
+                embed=embed,
+                view=None,
+            )
         except discord.HTTPException as exc:
             log.warning(
                 "could not mark challenge %s as expired: %s",
@@ -449,6 +468,22 @@ class KrigCog(commands.Cog, name="Krig"):
 
         return Reply(embed=embed, files=files, view=view, sent=sent, durable=True)
 
+    async def _unseen_end(self, game_id: int, lang: Lang, refusal: Refusal) -> Reply:
+        """Show on its table the end of a game that no message showed (its chat was out of the
+        bot's reach when its time ran out, or the bot restarted); else refuse as ``refusal``."""
+        row = await self.storage.get_game(game_id)
+        if row is None or row.status != "finished" or row.extra.get(ENDING) is None:
+            raise refusal
+        try:
+            game = load_game(row.state or {})
+        except EngineError:
+            raise refusal from None
+        if game.outcome is None:
+            raise refusal
+        embed = late_end_embed(row, game, lang)
+        over = await ending(self.service, row, game, lang, embed, self.web)
+        return Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
+
     async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
         """Return the table as it stands now, for a table message that shows an older round."""
         found = await self.service.game_in(channel_id)
@@ -467,7 +502,7 @@ class KrigCog(commands.Cog, name="Krig"):
         return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
 
     @app_commands.command()
-    @app_commands.guild_only()
+    @anywhere
     @app_commands.describe(count="Play several rounds at once (up to 50)")
     async def flip(
         self,
@@ -511,6 +546,8 @@ class KrigCog(commands.Cog, name="Krig"):
                     table_message_id=pressed,
                 )
             except Refusal as refusal:
+                if refusal.key == "err.game_over" and not reaches(interaction):
+                    return await self._unseen_end(game_id, lang, refusal)
                 if refusal.key != "flip.raced":
                     raise
                 answer = await self.service.lost_race(
@@ -676,10 +713,12 @@ class KrigCog(commands.Cog, name="Krig"):
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
         lang = public_lang(interaction)
-        moderator = _actor(interaction).moderator
+        actor = _actor(interaction)
 
         async def work() -> Reply:
-            row = await self.service.cancel(channel_id, interaction.user.id, moderator=moderator)
+            row = await self.service.cancel(
+                channel_id, actor.user_id, moderator=actor.moderator, in_server=actor.in_server
+            )
             name = safe_name(_display_name(interaction.user))
             # A challenge is no game yet: its challenger withdraws it, a moderator calls it off.
             withdrawn = row.status == "challenge" and interaction.user.id == row.challenger_id
@@ -689,14 +728,14 @@ class KrigCog(commands.Cog, name="Krig"):
                     if withdrawn
                     else t(lang, "challenge.cancelled_by", name=name)
                 )
-                message = self.bot.get_partial_messageable(channel_id).get_partial_message(
-                    row.challenge_message_id
-                )
                 with contextlib.suppress(discord.HTTPException):
-                    await message.edit(
+                    await self.tables.edit(
+                        self.bot,
+                        channel_id,
+                        row.challenge_message_id,
+                        own_token(row.extra),
                         embed=challenge_embed(row, lang, note=note),
                         view=None,
-                        allowed_mentions=NO_MENTIONS,
                     )
             live = self.tables.live(channel_id)
             if row.status == "challenge" and row.challenge_message_id is not None:
@@ -719,8 +758,7 @@ class KrigCog(commands.Cog, name="Krig"):
     @app_commands.choices(period=PERIOD_CHOICES)
     async def leaderboard(self, interaction: discord.Interaction[Any], period: str = "all") -> None:
         """This server's best players"""
-        assert interaction.guild_id is not None
-        guild_id = interaction.guild_id
+        guild_id = scope_of(interaction)
         lang = public_lang(interaction)
         if period not in PERIODS:
             await refuse(interaction, "err.bad_option", reason=period)
@@ -744,16 +782,21 @@ class KrigCog(commands.Cog, name="Krig"):
         self, interaction: discord.Interaction[Any], user: discord.User | None = None
     ) -> None:
         """A player's record on this server"""
-        assert interaction.guild_id is not None
-        guild_id = interaction.guild_id
+        guild_id = scope_of(interaction)
         target = user or interaction.user
         lang = public_lang(interaction)
 
         async def work() -> Reply:
             record = await self.storage.player_stats(guild_id, target.id)
             matches = await self.storage.match_records(guild_id, [target.id])
+            everywhere = await self.storage.record_everywhere(target.id)
             embed = stats_embed(
-                _display_name(target), target.id, record, lang, matches=matches.get(target.id)
+                _display_name(target),
+                target.id,
+                record,
+                lang,
+                matches=matches.get(target.id),
+                everywhere=everywhere,
             )
             return Reply(embed=embed)
 
@@ -772,7 +815,8 @@ class KrigCog(commands.Cog, name="Krig"):
         web: str | None = None,
     ) -> None:
         """Server settings for Krig (moderators)"""
-        assert interaction.guild_id is not None
+        if not reaches(interaction) or interaction.guild_id is None:
+            raise Refusal("here.server_only")
         guild_id = interaction.guild_id
         lang = user_lang(interaction)
         may_moderate(_actor(interaction))
@@ -837,4 +881,6 @@ def _player(user: discord.abc.User) -> Player:
 
 def _actor(interaction: discord.Interaction[Any]) -> Actor:
     """Return who acts, and whether Discord lets them manage messages in the channel."""
+    if interaction.guild_id is None:
+        return Actor(interaction.user.id, in_server=False)
     return Actor(interaction.user.id, interaction.permissions.manage_messages)

@@ -25,7 +25,8 @@ from krigbot.cogs.buttons import (
     GameButton,
     view_of,
 )
-from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang
+from krigbot.cogs.replies import NO_MENTIONS, Reply, challenger_lang
+from krigbot.cogs.surfaces import own_token, reach_extra, scope_of
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.fairness import fairness_command
@@ -141,7 +142,7 @@ class MatchCog(commands.Cog, name="Matches"):
         """Handle a Rematch press: a new challenge, the presser first, the same rules."""
         assert interaction.channel_id is not None
         channel_id = interaction.channel_id
-        lang = public_lang(interaction)
+        lang = challenger_lang(interaction)
         user_id = interaction.user.id
 
         async def work() -> Reply:
@@ -149,11 +150,12 @@ class MatchCog(commands.Cog, name="Matches"):
                 self.service,
                 game_id,
                 Player(user_id, interaction.user.display_name),
-                guild_id=interaction.guild_id,
+                guild_id=scope_of(interaction),
                 channel_id=channel_id,
-                extra={"lang": lang},
+                extra={"lang": lang} | reach_extra(interaction),
             )
             challenge = result.row
+            self.tables.surfaces.new_game(interaction, lang)
             accepted = krigbot_line(result, lang)
             if result.game is not None:
                 started = started_reply(self.service, challenge, result.game, lang)
@@ -182,6 +184,8 @@ class MatchCog(commands.Cog, name="Matches"):
         for finished, dealt in recovered:
             if finished.extra.get(ENDING) is not None:
                 continue  # its end was never shown: the Krig cog shows it, the match with it
+            if not own_token(finished.extra):
+                continue  # no interaction reaches its chat after a restart: the next press does
             lang = lang_for(finished.extra.get("lang"))
             channel = self.bot.get_partial_messageable(finished.channel_id)
             try:

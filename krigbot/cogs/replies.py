@@ -13,6 +13,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from krigbot.cogs.surfaces import reaches
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import context
 from krigbot.monitoring import Metrics, Outcome
@@ -51,8 +52,23 @@ def user_lang(interaction: discord.Interaction[Any]) -> Lang:
 
 
 def public_lang(interaction: discord.Interaction[Any]) -> Lang:
-    """Return the language for what everyone in the server sees (never the user's own)."""
+    """Return the language for what everyone in the server sees (never the user's own).
+
+    A chat outside servers has no locale: its game's language, fixed at its start, stands in.
+    """
+    if interaction.guild_locale is None:
+        tables = getattr(interaction.client, "tables", None)
+        fixed: Lang | None = (
+            None if tables is None else tables.surfaces.lang_of(interaction.channel_id)
+        )
+        if fixed is not None:
+            return fixed
     return lang_for(interaction.guild_locale or interaction.locale)
+
+
+def challenger_lang(interaction: discord.Interaction[Any]) -> Lang:
+    """Return the language of a new game's public text: the server's, else the challenger's."""
+    return public_lang(interaction) if interaction.guild_locale else user_lang(interaction)
 
 
 @dataclass(slots=True)
@@ -140,6 +156,10 @@ class Reply:
         """Show the reply in the channel with the bot's own token, outside the interaction."""
         if self.silent or self.ephemeral or interaction.channel_id is None:
             return
+        if not reaches(interaction):
+            # Nothing but the interaction reaches this chat: the next press shows the game.
+            log.info("an answer Discord did not take cannot be shown in a chat out of reach")
+            return
         # The failed attempt read the pictures to their end; a file discord.py opened itself
         # from a path is closed by now and is left out rather than sent empty.
         files = [file for file in self.files if not file.fp.closed]
@@ -220,7 +240,9 @@ async def _salvage(
 def jump_link(row: GameRow) -> str:
     """Return a link to the game's newest message (or its channel)."""
     message = row.table_message_id or row.challenge_message_id
-    base = f"https://discord.com/channels/{row.guild_id}/{row.channel_id}"
+    # Outside servers a game's scope is its chat, which Discord links under @me.
+    place = "@me" if row.guild_id == row.channel_id else row.guild_id
+    base = f"https://discord.com/channels/{place}/{row.channel_id}"
     return f"{base}/{message}" if message else base
 
 

@@ -22,7 +22,8 @@ from discord.ext import commands
 
 from krigbot.cogs.buttons import NUMBER, SEAT, Buttons, Field, FlipButton, GameButton, view_of
 from krigbot.cogs.matches import ending
-from krigbot.cogs.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
+from krigbot.cogs.replies import Reply, public_lang, respond, user_lang
+from krigbot.cogs.surfaces import own_token
 from krigbot.cogs.tables import Tables, respond_in_turn
 from krigbot.engine import Variant
 from krigbot.engine.cards import card_code, card_value, parse_card
@@ -312,14 +313,21 @@ class StealCog(commands.Cog, name="StealWar"):
         async with self._edits.setdefault(row.id, asyncio.Lock()):
             if version < self._shown.get(row.id, -1):
                 return False
-            channel = self.bot.get_partial_messageable(row.channel_id)
-            message = channel.get_partial_message(row.table_message_id)
             try:
-                await message.edit(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+                shown = await self.tables.edit(
+                    self.bot,
+                    row.channel_id,
+                    row.table_message_id,
+                    own_token(row.extra),
+                    embed=embed,
+                    view=view,
+                )
             except discord.HTTPException as exc:
                 log.warning(
                     "could not update the table of game %s: %s", row.id, exc, extra=about(row)
                 )
+                return False
+            if not shown:
                 return False
             self.tables.changed(row.channel_id, row.table_message_id, view)
             self._shown[row.id] = version

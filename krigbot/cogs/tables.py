@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import discord
 
+from krigbot.cogs import surfaces
 from krigbot.cogs.replies import (
     NO_MENTIONS,
     Reply,
@@ -36,14 +37,11 @@ from krigbot.cogs.replies import (
     refuse,
     user_lang,
 )
+from krigbot.cogs.surfaces import Surfaces, reaches
 from krigbot.i18n import t
 from krigbot.sessions import Refusal
 
 log = logging.getLogger(__name__)
-
-TOKEN_SECONDS = 14 * 60
-"""How long an interaction's token is used to edit its messages (Discord keeps it 15 minutes);
-such edits do not count against the channel's rate limit. Later edits use the bot's token."""
 
 RETIRING_AT_ONCE = 4
 """How many greying edits are under way at once (they wait behind interaction answers)."""
@@ -81,6 +79,8 @@ class Shown:
     edit: Edit
     retired: Callable[[], dict[str, Any]] | None = None
     """What else the message must say once it is superseded (a Steal War table's countdown)."""
+    until: float | None = None
+    """Where only its interaction reaches it: the ``time.monotonic()`` its edits stop working."""
 
 
 class _Held:
@@ -109,20 +109,25 @@ def editor(
     """Return a function that edits a message: through its interaction's token while it lasts.
 
     ``original`` says the message is the interaction's own (its response, or the message whose
-    button was pressed); otherwise it is one of its follow-ups.
+    button was pressed); otherwise it is one of its follow-ups. Interactions' tokens do not count
+    against the channel's rate limit; later edits use the bot's own token where it reaches (see
+    ``surfaces``), and elsewhere nothing can edit the message any more.
     """
     made = time.monotonic()
     held = _Held(interaction)
+    own = interaction is None or reaches(interaction)
     if interaction is not None:
         # The interaction (its payload, its member, its message: about 5 KiB) is let go when
         # its token expires, so a live table of an idle game does not keep it for hours; the
         # timer holds the holder weakly, so a message dropped sooner frees it at once.
-        asyncio.get_running_loop().call_later(TOKEN_SECONDS, _Held.release, weakref.ref(held))
+        asyncio.get_running_loop().call_later(
+            surfaces.TOKEN_SECONDS, _Held.release, weakref.ref(held)
+        )
 
     async def edit(**changes: Any) -> None:
         changes.setdefault("allowed_mentions", NO_MENTIONS)
         through = held.interaction
-        if through is not None and time.monotonic() - made < TOKEN_SECONDS:
+        if through is not None and time.monotonic() - made < surfaces.TOKEN_SECONDS:
             try:
                 if original:
                     await through.edit_original_response(**changes)
@@ -130,9 +135,15 @@ def editor(
                     await through.followup.edit_message(message_id, **changes)
                 return
             except discord.HTTPException as exc:
+                if not own:
+                    raise
                 # The answer was shown with the bot's token instead (Discord refused it), or
                 # the token is gone: the bot's own token can still edit the message.
                 log.info("editing message %s through its interaction failed: %s", message_id, exc)
+        if not own:
+            # Its buttons are checked when pressed: a press shows the game as it stands.
+            log.info("message %s is out of reach since its interaction expired", message_id)
+            return
         channel = client.get_partial_messageable(channel_id)
         await channel.get_partial_message(message_id).edit(**changes)
 
@@ -151,6 +162,8 @@ class Tables:
         self._answering = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self.surfaces = Surfaces()
+        """The interactions of chats the bot's own token does not reach (for follow-ups)."""
 
     def turn(self, channel_id: int) -> asyncio.Lock:
         """Return the lock an action holds from before its commit until its message is out."""
@@ -188,6 +201,36 @@ class Tables:
             del self._live[channel_id]
             if grey:
                 self._retire(current)
+
+    async def edit(
+        self,
+        client: discord.Client,
+        channel_id: int,
+        message_id: int,
+        own: bool,
+        *,
+        forget: bool = False,
+        **changes: Any,
+    ) -> bool:
+        """Edit a game's message outside an answer; False where nothing reaches it any more.
+
+        With the bot's own token where that reaches (``own``: see ``surfaces.own_token``);
+        elsewhere the channel's live message is edited through the interaction that showed it,
+        while its token lasts. ``forget``: the message is no longer live (its buttons go).
+        """
+        live = self._live.get(channel_id)
+        if forget:
+            self.forget(channel_id, message_id)
+        if own:
+            changes.setdefault("allowed_mentions", NO_MENTIONS)
+            message = client.get_partial_messageable(channel_id).get_partial_message(message_id)
+            await message.edit(**changes)
+            return True
+        if live is not None and live.message_id == message_id:
+            await live.edit(**changes)
+            return True
+        log.info("message %s is out of reach outside an answer", message_id)
+        return False
 
     def add_aside(self, game_id: int, shown: Shown) -> None:
         """Keep a message of a game whose buttons work until the game ends (a finish request,
@@ -290,6 +333,7 @@ async def respond_in_turn(
     Like ``respond()``, it defers when the work takes close to Discord's deadline; a reply
     that is public and has buttons becomes the channel's live message.
     """
+    tables.surfaces.hold(interaction)
     with tables.answering(), in_progress() as wait:
         await _respond_in_turn(interaction, tables, work, wait(interaction), update=update)
 
@@ -438,10 +482,11 @@ def _and_show(
     async def sent(message_id: int) -> None:
         if has_buttons(view):
             assert view is not None
+            until = None if reaches(interaction) else time.monotonic() + surfaces.TOKEN_SECONDS
             edit = editor(
                 interaction.client, channel_id, message_id, interaction, original=original
             )
-            tables.show(channel_id, Shown(message_id, view, edit))
+            tables.show(channel_id, Shown(message_id, view, edit, until=until))
         elif reply.update:
             tables.forget(channel_id, message_id)
         if after is not None:

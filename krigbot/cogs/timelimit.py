@@ -18,6 +18,7 @@ from discord.ext import commands
 
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS
+from krigbot.cogs.surfaces import own_token
 from krigbot.cogs.tables import Shown, Tables, editor
 from krigbot.i18n import lang_for, t
 from krigbot.logs import about
@@ -74,24 +75,38 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         lang = lang_for(row.extra.get("lang"))
         embed = time_up_embed(row, game, lang)
         over = await ending(self.service, row, game, lang, embed, self.web)
-        channel = self.bot.get_partial_messageable(row.channel_id)
+        tables = self.tables
         try:
-            message = await channel.send(embed=embed, view=over.view, allowed_mentions=NO_MENTIONS)
+            # In a chat out of the bot's reach, as a follow-up of its newest interaction.
+            posted = await tables.surfaces.send(
+                self.bot,
+                row.channel_id,
+                own_token(row.extra),
+                embed=embed,
+                view=over.view,
+                allowed_mentions=NO_MENTIONS,
+            )
         except discord.HTTPException as exc:
             # The end stays marked as unshown: the next start of the bot shows it.
             log.warning("could not announce the end of game %s: %s", row.id, exc, extra=about(row))
             return
-        tables = self.tables
+        if posted is None:
+            return  # nothing reaches the chat now: the next press there shows the result
+        message_id = posted.message_id
         table = tables.live(row.channel_id)
         if table is not None:
             # The old table goes grey and points to the result below.
             tables.forget(row.channel_id, table.message_id)
             tables.retire(table, content=t(lang, "time.table_over"))
         elif row.table_message_id is not None:  # not known since a restart: edit it directly
-            old = channel.get_partial_message(row.table_message_id)
             try:
-                await old.edit(
-                    content=t(lang, "time.table_over"), view=None, allowed_mentions=NO_MENTIONS
+                await tables.edit(
+                    self.bot,
+                    row.channel_id,
+                    row.table_message_id,
+                    own_token(row.extra),
+                    content=t(lang, "time.table_over"),
+                    view=None,
                 )
             except discord.HTTPException as exc:
                 log.warning(
@@ -100,7 +115,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
                     exc,
                     extra=about(row),
                 )
-        edit = editor(self.bot, row.channel_id, message.id)
-        tables.show(row.channel_id, Shown(message.id, over.view, edit))
+        edit = editor(self.bot, row.channel_id, message_id, posted.through, original=False)
+        tables.show(row.channel_id, Shown(message_id, over.view, edit))
         tables.end_game(row.id)
-        await over.sent(message.id)
+        await over.sent(message_id)

@@ -29,7 +29,14 @@ from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
 from krigbot.render.matches import match_lines, match_rule
 
 if TYPE_CHECKING:
-    from krigbot.storage import GameRow, LeaderboardRow, MatchRecord, PlayerStats
+    from krigbot.storage import (
+        Everywhere,
+        GameRow,
+        LeaderboardRow,
+        MatchRecord,
+        PlayerStats,
+        Tally,
+    )
 
 COLOUR_TABLE = discord.Colour.blurple()
 COLOUR_WAR = discord.Colour.red()
@@ -531,9 +538,23 @@ def stats_embed(
     lang: Lang,
     *,
     matches: MatchRecord | None = None,
+    everywhere: Everywhere | None = None,
 ) -> discord.Embed:
-    """Return one player's record on a server (with their best-of matches, if any)."""
+    """Return one player's record on a server (with their best-of matches, if any).
+
+    ``everywhere``: their record over every server and chat, in servers and in chats apart.
+    """
     embed = discord.Embed(title=t(lang, "stats.title", name=safe_name(name)), colour=COLOUR_INFO)
+    if everywhere is not None and everywhere.servers.games + everywhere.chats.games:
+        lines = [
+            f"{t(lang, key)}: {t(lang, 'stats.line', **_tally(record))}"
+            for key, record in (
+                ("stats.in_servers", everywhere.servers),
+                ("stats.in_chats", everywhere.chats),
+            )
+            if record.games
+        ]
+        embed.add_field(name=t(lang, "stats.everywhere"), value="\n".join(lines), inline=False)
     if stats.games == 0:
         if stats.against_krigbot is None:
             embed.description = t(lang, "stats.none", name=safe_name(name))
@@ -613,6 +634,10 @@ def _add_krigbot_record(embed: discord.Embed, stats: PlayerStats, lang: Lang) ->
             inline=False,
         )
     return embed
+
+
+def _tally(record: Tally) -> dict[str, int]:
+    return {"wins": record.wins, "losses": record.losses, "draws": record.draws}
 
 
 def time_left_text(deadline: datetime, left: timedelta, lang: Lang) -> str:

@@ -1,7 +1,9 @@
 """Who may act on a game now: its players while it runs, moderators where Discord says so.
 
 The one place that answers it. The edge passes in what only it knows (whether the user may
-manage messages in the channel) as an :class:`Actor`.
+manage messages in the channel, whether the channel is in a server at all) as an :class:`Actor`.
+Outside servers (a group DM, a DM) nobody is a moderator: a user install gives no one power
+over others, and a game there belongs to its players alone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ class Actor:
     user_id: int
     moderator: bool = False
     """They may manage messages in the channel (Discord's permission, checked by the edge)."""
+    in_server: bool = True
+    """The channel is a server's; False in a group DM or DM, where no one moderates."""
+
+    def __post_init__(self) -> None:
+        if self.moderator and not self.in_server:
+            raise ValueError("no one moderates outside a server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,13 +70,17 @@ def authorize(
 
 
 def may_cancel(row: GameRow, actor: Actor) -> None:
-    """Refuse to cancel a game unless a moderator asks, or its challenger before it is dealt."""
+    """Refuse to cancel a game unless a moderator asks, or its challenger before it is dealt.
+
+    Outside a server its players stand in for the moderator: any of them may call it off.
+    """
     early = row.status == "challenge" and actor.user_id == row.challenger_id
-    if not (actor.moderator or early):
+    own = not actor.in_server and actor.user_id in row.players
+    if not (actor.moderator or early or own):
         raise Refusal("err.cancel_denied")
 
 
 def may_moderate(actor: Actor) -> None:
-    """Refuse a server setting to anyone who may not manage messages."""
+    """Refuse a server setting to anyone who may not manage messages, and anywhere but a server."""
     if not actor.moderator:
         raise Refusal("settings.denied")

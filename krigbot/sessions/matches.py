@@ -121,7 +121,7 @@ class MatchKeeper:
         rules = Rules.from_dict(row.rules)
         seed = self.service.seeds()
         game = new_game(rules, seed=seed)
-        extra = {key: value for key, value in row.extra.items() if key == "lang"}
+        extra = {key: value for key, value in row.extra.items() if key in ("lang", "reach")}
         extra["match"] = MatchInfo(match.id, match.best_of, match.game + 1, score).to_extra()
         extra.update(dealt_extra(rules, now) or {})  # each game has its own time limit
         following = NextGame(

@@ -134,13 +134,15 @@ class Play(TimeLimits):
                 raise
             return FlipResult(row, game)
 
-    async def cancel(self, channel_id: int, user_id: int, *, moderator: bool) -> GameRow:
+    async def cancel(
+        self, channel_id: int, user_id: int, *, moderator: bool, in_server: bool = True
+    ) -> GameRow:
         """End the channel's game with no result (a moderator, or the challenger early)."""
         async with self.lock(channel_id):
             row = await self.storage.active_game(channel_id)
             if row is None:
                 raise Refusal("err.no_game")
-            may_cancel(row, Actor(user_id, moderator))
+            may_cancel(row, Actor(user_id, moderator, in_server))
             self._forget(channel_id)
             if not await self.storage.end_game(row.id, "cancelled", self.clock()):
                 raise Refusal("err.no_game")

@@ -34,6 +34,7 @@ from krigbot.storage.models import (
     PlayerStats,
 )
 from krigbot.storage.records import PotRecord, VariantRecord
+from krigbot.storage.stats import Everywhere, Tally
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -46,6 +47,7 @@ __all__ = [
     "DatabaseReadOnlyError",
     "DiskFullError",
     "EndStatus",
+    "Everywhere",
     "GameRow",
     "GameStatus",
     "HeadToHead",
@@ -66,5 +68,6 @@ __all__ = [
     "Storage",
     "StorageClosedError",
     "StorageError",
+    "Tally",
     "VariantRecord",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from krigbot.storage.base import StorageBase
@@ -115,6 +116,33 @@ def _partner(row: sqlite3.Row | None) -> PartnerRecord | None:
     return from_columns(PartnerRecord, row)
 
 
+# Outside servers a game's records belong to its chat: its scope (guild_id) is its channel id.
+_EVERYWHERE: Final = f"""
+SELECT games.channel_id = results.guild_id AS in_chat, {tally("results.outcome")}
+FROM results JOIN games ON games.id = results.game_id
+WHERE results.user_id = ?
+GROUP BY in_chat
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Games played and how they ended."""
+
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Everywhere:
+    """A player's record over every server and chat: in servers, and in group DMs and DMs."""
+
+    servers: Tally
+    chats: Tally
+
+
 class StatsStore(StorageBase):
     """Aggregate the results table, always within one guild."""
 
@@ -147,6 +175,14 @@ class StatsStore(StorageBase):
             top_partner=_partner(partners[0] if partners else None),
             against_krigbot=from_columns(KrigbotRecord, versus) if versus["games"] else None,
         )
+
+    async def record_everywhere(self, user_id: int) -> Everywhere:
+        """Sum up one player's finished games everywhere, in servers and in chats apart."""
+        found = {
+            bool(row["in_chat"]): Tally(row["games"], row["wins"], row["draws"], row["losses"])
+            for row in await self._fetchall(_EVERYWHERE, (user_id,))
+        }
+        return Everywhere(servers=found.get(False, Tally()), chats=found.get(True, Tally()))
 
     async def recent_games(
         self,

@@ -299,40 +299,6 @@ async def test_a_tricky_name_in_a_refusal_is_escaped(
     assert_shown_literally(answer.content, mallory.display_name or "")
 
 
-# ----------------------------------------------------------------------------- DMs
-
-
-@pytest.mark.parametrize(
-    ("command", "options"),
-    [
-        ("flip", []),
-        ("krig", [{"type": 1, "name": "status", "options": []}]),
-        ("krig", [{"type": 1, "name": "rules", "options": []}]),
-    ],
-)
-async def test_a_command_in_direct_messages_is_refused(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    bot: KrigBot,
-    command: str,
-    options: list[dict[str, Any]],
-) -> None:
-    # The commands are not offered in DMs; a forged interaction is answered all the same.
-    rec = await standin.slash_raw(command, user=world.bob, options=options)
-    answer = await rec.response()
-
-    assert answer.ephemeral
-    assert answer.content == t("sv", "err.dm_only")
-
-
-async def test_the_commands_are_not_offered_in_direct_messages(
-    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
-) -> None:
-    for name in ("krig", "flip"):
-        command = standin.synced_command(name)
-        assert command.get("contexts") == [0] or command.get("dm_permission") is False
-
-
 # ----------------------------------------------------------------------- unknown errors
 
 

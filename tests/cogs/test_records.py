@@ -234,6 +234,10 @@ async def test_stats_show_a_players_whole_record_on_this_server(
             lost=1,
             neither=0,
         ),
+        # Her record everywhere counts the other server's game too.
+        t("nb", "stats.everywhere"): t("nb", "stats.in_servers")
+        + ": "
+        + t("nb", "stats.line", wins=3, losses=1, draws=1),
     }
 
 

@@ -31,6 +31,15 @@ from tests.standin.commands import (
     find_command,
     message_target_json,
 )
+from tests.standin.contexts import (
+    app_permissions as reach_permissions,
+)
+from tests.standin.contexts import (
+    check_offered,
+    context_of,
+    installed_in,
+    owners,
+)
 from tests.standin.events import EventLog, Guard
 from tests.standin.messages import Message
 from tests.standin.records import (
@@ -406,20 +415,10 @@ class InteractionClient:
         self, resolved: ResolvedCommand, user: User, channel: Channel, enforce_permissions: bool
     ) -> None:
         cmd = resolved.command
-        contexts = cmd.get("contexts")
+        check_offered(self.world, cmd, resolved.guild_id is not None, user, channel)
         guild = channel.guild
         if guild is None:
-            if (
-                resolved.guild_id is not None
-                or cmd.get("dm_permission") is False
-                or (contexts is not None and 1 not in contexts)
-            ):
-                raise CommandNotAvailableError(f"{cmd['name']!r} is not available in DMs")
             return
-        if contexts is not None and 0 not in contexts:
-            raise CommandNotAvailableError(
-                f"{cmd['name']!r} is not available in guilds (contexts={contexts})"
-            )
         member = guild.members.get(user.id)
         if member is None:
             raise StandInError(
@@ -570,6 +569,7 @@ class InteractionClient:
             "entitlement_sku_ids": [],
             "attachment_size_limit": self.max_file_size,
         }
+        reach = reach_permissions(self.world, channel)
         if guild is not None:
             member = guild.members.get(user.id)
             if member is None:
@@ -581,33 +581,36 @@ class InteractionClient:
                 if member_permissions is not None
                 else member.permissions_in(channel)
             )
-            bot_member = guild.members[self.app.bot_user.id]
-            app_perms = (
-                permission_value(app_permissions)
-                if app_permissions is not None
-                else channel.permissions_for(bot_member)
-            )
+            if app_permissions is not None:
+                app_perms = permission_value(app_permissions)
+            elif installed_in(self.world, guild):
+                app_perms = channel.permissions_for(guild.members[self.app.bot_user.id])
+            else:
+                assert reach is not None
+                app_perms = reach
             payload |= {
                 "guild_id": str(guild.id),
                 "guild": guild.partial_json(),
                 "guild_locale": guild.locale,
                 "member": member.to_json() | {"permissions": str(perms)},
                 "app_permissions": str(app_perms),
-                "context": 0,
-                "authorizing_integration_owners": {"0": str(guild.id)},
             }
             payload["channel"]["permissions"] = str(perms)
         else:
+            default = DEFAULT_BOT_PERMISSIONS if reach is None else reach
             payload |= {
                 "user": user.to_json(),
                 "app_permissions": str(
-                    permission_value(app_permissions)
-                    if app_permissions is not None
-                    else DEFAULT_BOT_PERMISSIONS
+                    permission_value(app_permissions) if app_permissions is not None else default
                 ),
-                "context": 1,
-                "authorizing_integration_owners": {"0": "0"},
             }
+        # A press on a message answers to the install that made the message.
+        made_by = (message.interaction_metadata or {}) if message is not None else {}
+        payload |= {
+            "context": context_of(channel),
+            "authorizing_integration_owners": made_by.get("authorizing_integration_owners")
+            or owners(self.world, user, channel),
+        }
         if message is not None:
             payload["message"] = message.to_json()
         for key, value in (extra or {}).items():

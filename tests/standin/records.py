@@ -179,6 +179,8 @@ class InteractionRecord:
     rejected: list[tuple[int, int]] = field(default_factory=list)
     #: Whether the first follow-up has been used to fill a deferred "thinking" response.
     defer_filled: bool = False
+    #: Whether Discord made a response ephemeral ("Use External Apps" denied in the server).
+    forced_ephemeral: bool = False
 
     def __post_init__(self) -> None:
         self.callbacks = EventLog(self.guard)

@@ -17,6 +17,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from tests.standin.contexts import bot_sees
 from tests.standin.events import Cursor, EventLog
 from tests.standin.gateway import DIRECT_MESSAGES, GUILD_MESSAGES, MESSAGE_CONTENT, Session
 from tests.standin.messages import (
@@ -148,7 +149,7 @@ class MessageStore:
         """Mark ``msg`` deleted and tell the bot (MESSAGE_DELETE) unless it was ephemeral."""
         msg.deleted = True
         self.channel_events.append(ChannelEvent("delete", msg, msg.revision(), time.perf_counter()))
-        if not msg.ephemeral:
+        if not msg.ephemeral and bot_sees(self._standin.world, msg.channel):
             guild = msg.channel.guild
             data = {"id": str(msg.id), "channel_id": str(msg.channel.id)}
             if guild is not None:
@@ -163,6 +164,8 @@ class MessageStore:
     def _message_event(self, event: str, msg: Message) -> None:
         if msg.ephemeral or not self._standin.dispatch_message_events:
             return
+        if not bot_sees(self._standin.world, msg.channel):
+            return  # the bot is no member there: it hears nothing of the channel
         guild = msg.channel.guild
 
         def build(session: Session) -> dict[str, Any]:

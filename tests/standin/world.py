@@ -269,7 +269,11 @@ class Overwrite:
 
 @dataclass(eq=False)
 class Channel:
-    """A guild text channel (type 0) or a DM channel (type 1, ``guild`` is None)."""
+    """A guild text channel (type 0), a DM (type 1) or a group DM (type 3; ``guild`` is None).
+
+    The bot's own DM with a user has ``recipient``; a DM or group DM between users (which the
+    bot is no member of) has ``recipients`` instead (see ``tests/standin/contexts.py``).
+    """
 
     id: int
     name: str
@@ -278,6 +282,7 @@ class Channel:
     position: int = 0
     topic: str | None = None
     recipient: User | None = None
+    recipients: list[User] = field(default_factory=list)
     overwrites: dict[int, Overwrite] = field(default_factory=dict)
     #: Every message ever stored in this channel, deleted ones included (see ``Message.deleted``).
     messages: list[Message] = field(default_factory=list)
@@ -327,8 +332,14 @@ class Channel:
                 "id": str(self.id),
                 "type": self.type,
                 "last_message_id": None if last is None else str(last),
-                "recipients": [self.recipient.to_json()] if self.recipient else [],
+                "recipients": [u.to_json() for u in self.recipients]
+                or ([self.recipient.to_json()] if self.recipient else []),
                 "flags": 0,
+                **(
+                    {"name": self.name, "owner_id": str(self.recipients[0].id)}
+                    if self.type == 3
+                    else {}
+                ),
             }
         return {
             "id": str(self.id),
@@ -483,6 +494,12 @@ class World:
         self.channels: dict[int, Channel] = {}
         self.roles: dict[int, Role] = {}
         self._dm_channels: dict[int, Channel] = {}
+        #: Users who installed the bot on their account (a user install).
+        self.user_installs: set[int] = set()
+        #: Guilds the bot was never added to, reached only through members' user installs.
+        self.outside_guilds: dict[int, Guild] = {}
+        #: Channel REST calls refused because the bot cannot see the channel (403 50001).
+        self.refused: list[tuple[str, str]] = []
 
     def dm_channel(self, user: User) -> Channel:
         """The DM channel between the bot and ``user`` (created on first use)."""

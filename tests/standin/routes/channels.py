@@ -9,6 +9,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from tests.standin.apps import Application
+from tests.standin.contexts import check_reach
 from tests.standin.messages import EPHEMERAL, Message
 from tests.standin.rest import (
     API_PREFIX,
@@ -36,7 +37,11 @@ _MESSAGE = f"{_CHANNEL}/messages/{{message_id}}"
 
 
 def _channel(request: web.Request) -> Channel:
-    return find(standin_of(request).world.channels, path_id(request, "channel_id"), Unknown.CHANNEL)
+    world = standin_of(request).world
+    channel = find(world.channels, path_id(request, "channel_id"), Unknown.CHANNEL)
+    # A private channel, or a guild that never added the bot: its token reaches nothing there.
+    check_reach(world, channel, request.method, request.path)
+    return channel
 
 
 def _message(request: web.Request, channel: Channel) -> Message:

@@ -12,6 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.standin.contexts import check_followup, forced_ephemeral
 from tests.standin.messages import EPHEMERAL, LOADING, FormErrors, Message
 from tests.standin.records import (
     APPLICATION_COMMAND,
@@ -109,6 +110,12 @@ async def callback(request: web.Request) -> web.Response:
     store = standin.store
     bot = record.application.bot_user
     message: Message | None = None
+    if rtype in (CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE) and forced_ephemeral(
+        standin.world, record
+    ):
+        # The server denies "Use External Apps": Discord shows the answer to its user alone.
+        data = {**data, "flags": int(data.get("flags") or 0) | EPHEMERAL}
+        record.forced_ephemeral = True
     if rtype == CHANNEL_MESSAGE:
         assert record.channel is not None
         message = store.create(
@@ -213,8 +220,13 @@ def _webhook_message(request: web.Request, record: InteractionRecord) -> Message
 @routes.post(f"{API_PREFIX}/webhooks/{{app_id}}/{{token}}")
 async def webhook_execute(request: web.Request) -> web.Response:
     record = _webhook_record(request)
-    store = standin_of(request).store
+    standin = standin_of(request)
+    store = standin.store
     payload, files = await read_payload(request)
+    check_followup(standin.world, record)
+    if forced_ephemeral(standin.world, record):
+        payload = {**payload, "flags": int(payload.get("flags") or 0) | EPHEMERAL}
+        record.forced_ephemeral = True
     original = record.original
     if (
         original is not None

@@ -287,6 +287,10 @@ class KrigCog(commands.Cog, name="Krig"):
             await refuse(interaction, "err.bad_option", reason=str(best_of))
             return
         people = [o for o in opponents if o.id != self.service.krigbot_id]
+        if people and interaction.context.dm_channel:
+            # Nobody but the player and Krigbot sees the bot's DM: a friend could never answer.
+            await refuse(interaction, "krigbot.dm_only")
+            return
         if best_of is not None and len(people) < len(opponents):
             # A match's wins reach the leaderboard: none are won against Krigbot.
             await refuse(interaction, "krigbot.no_match")

@@ -246,3 +246,44 @@ async def test_autoplay_plays_a_game_against_krigbot_to_its_end(
         record = (await bot.storage.player_stats(world.no_guild.id, world.alice.id)).against_krigbot
         assert record is not None
         assert (record.games, record.wins) == (1, 1)
+
+
+async def test_a_whole_game_against_krigbot_in_its_dm_counts_apart_in_that_chat(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seed = find_seed(ONE_ROUND, lambda played: played.winner == 0)
+    seeds.fix(seed)
+    dm = standin.world.dm_channel(world.alice)
+
+    answer = await (
+        await challenge(standin, dm, world.alice, standin.bot_user, rounds=1)
+    ).response()
+    assert not answer.ephemeral, text_of(answer)
+    assert t("nb", "krigbot.accepts", name="Krigbot") in text_of(answer)
+    table = table_of(answer)
+    await settled()
+    await press(standin, table, flip_button(table), world.alice)
+    await settled()
+
+    assert "🏆 " + t("nb", "over.winner", name="**Alice**") in text_of(table)
+    game_id = int(flip_button(answer).split(":")[2])
+    row = await game_row(bot, game_id)
+    assert (row.status, row.guild_id) == ("finished", dm.id)
+    stats = await command(standin, dm, world.alice, "stats")
+    assert t("nb", "stats.krigbot_line", count=1, games=1, wins=1, draws=0, losses=0) in text_of(
+        stats
+    )
+    board = await command(standin, dm, world.alice, "leaderboard")
+    assert board.embeds[0]["description"] == t("nb", "lb.empty")
+
+
+async def test_a_friend_challenged_in_the_dm_with_krigbot_is_refused_privately(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    dm = standin.world.dm_channel(world.alice)
+
+    answer = await (await challenge(standin, dm, world.alice, world.bob)).response()
+
+    assert answer.ephemeral
+    assert answer.content == t("nb", "krigbot.dm_only")
+    assert await bot.storage.game_count() == 0

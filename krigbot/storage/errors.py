@@ -63,6 +63,29 @@ class ChannelBusyError(StorageError):
         self.game_id = game_id
 
 
+class RoundConflictError(StorageError):
+    """A round or finish was not saved: the game is no longer running at the expected round.
+
+    Another writer moved it first (another process holding the same channel, or a stale copy
+    in memory), or it ended, or it is gone. Nothing was written. ``round`` and ``status`` are
+    what the database holds now (None if the game is gone): whoever holds a cached copy of
+    the game should drop it, read the game again and decide anew.
+    """
+
+    def __init__(
+        self, game_id: int, expected_round: int, round: int | None, status: str | None
+    ) -> None:
+        now = "is gone" if status is None else f"is {status} at round {round}"
+        super().__init__(
+            f"Game {game_id} was not saved: expected running at round {expected_round}, "
+            f"but it {now}."
+        )
+        self.game_id = game_id
+        self.expected_round = expected_round
+        self.round = round
+        self.status = status
+
+
 def translate_error(exc: sqlite3.Error, path: str) -> StorageError:
     """Turn a sqlite3 error into the StorageError subclass that explains it."""
     # Python 3.11 exposes the (extended) result code; the low byte is the primary code.

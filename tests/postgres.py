@@ -13,10 +13,10 @@ import ctypes
 import itertools
 import os
 import pwd
+import select
 import shutil
 import signal
 import subprocess
-import select
 import tempfile
 import threading
 import time
@@ -81,8 +81,18 @@ class Cluster:
     def psql(self, sql: str, database: str = "postgres") -> str:
         """Run one SQL command with psql and return its unaligned output."""
         done = subprocess.run(
-            [BIN / "psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql,
-             self.dsn(database)],
+            [
+                BIN / "psql",
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+                self.dsn(database),
+            ],
             check=False,
             capture_output=True,
             text=True,
@@ -91,11 +101,10 @@ class Cluster:
             raise RuntimeError(f"psql {sql!r} failed: {done.stderr.strip()}")
         return done.stdout.strip()
 
-    def create_database(self, prefix: str = "krig") -> str:
-        """Create a new empty database and return its URL."""
+    def create_database(self, *, template: str = "template0", prefix: str = "krig") -> str:
+        """Create a new database, a copy of ``template`` (empty by default); return its URL."""
         name = f"{prefix}_{next(self._names)}"
-        # FILE_COPY: with fsync off, copying template0's files beats logging them page by page.
-        self.psql(f"CREATE DATABASE {name} TEMPLATE template0 STRATEGY FILE_COPY")
+        self.psql(f"CREATE DATABASE {name} TEMPLATE {template}")
         return self.dsn(name)
 
     def stop(self) -> None:
@@ -126,8 +135,18 @@ def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> C
     as_user = {} if user is None else {"user": user.pw_uid, "group": user.pw_gid}
     try:
         subprocess.run(
-            [BIN / "initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8",
-             "--locale=C", "--no-sync"],
+            [
+                BIN / "initdb",
+                "-D",
+                data,
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ],
             check=True,
             capture_output=True,
             cwd=folder,
@@ -137,13 +156,25 @@ def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> C
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {exc.stderr.decode(errors='replace')}") from exc
     process = subprocess.Popen(
-        [BIN / "postgres", "-D", data, "-k", folder, "-c", "listen_addresses=",
-         "-c", "max_connections=200", "-c", "lc_messages=C",
-         *(DURABLE if durable else FAST), *settings],
+        [
+            BIN / "postgres",
+            "-D",
+            data,
+            "-k",
+            folder,
+            "-c",
+            "listen_addresses=",
+            "-c",
+            "max_connections=200",
+            "-c",
+            "lc_messages=C",
+            *(DURABLE if durable else FAST),
+            *settings,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=folder,
-        preexec_fn=_die_with_parent,  # noqa: PLW1509 - only prctl, before exec
+        preexec_fn=_die_with_parent,
         **as_user,  # type: ignore[arg-type]
     )
     cluster = Cluster(folder, process)

@@ -95,7 +95,6 @@ BATCH_LIMIT: Final = 64
 """Most rows one coalesced statement writes (a bound on the statement texts SQLite caches)."""
 
 
-
 @dataclass(frozen=True, slots=True)
 class Coalesced:
     """One kind of single-row UPDATE whose writes, when many wait at once, go as one statement.
@@ -240,4 +239,3 @@ def _next_batch(
     batch = waiting.writes[:count]
     del waiting.writes[:count]
     return batch
-

@@ -40,7 +40,6 @@ SELECT {GAME_COLUMNS} FROM games WHERE status IN ('challenge', 'running') ORDER 
 """
 
 
-
 @cache
 def _select_to_resume(d: Dialect) -> str:
     return f"""
@@ -72,6 +71,7 @@ INSERT INTO games (
 ) VALUES (?, ?, ?, 'challenge', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
 {ONE_PER_CHANNEL}
 """
+
 
 # One statement each, atomic without a transaction around it, and one trip to aiosqlite's
 # thread: several trips holding the connection made a rush of new games queue every write.
@@ -199,19 +199,19 @@ class GameStore(StorageBase):
         async with self._transaction() as db:
             inserted = await db.fetch(
                 _INSERT_GAME,
-                    (
-                        guild_id,
-                        channel_id,
-                        challenger_id,
-                        variant,
-                        rules_json,
-                        seed,
-                        encode_json(players),
-                        encode_json(names),
-                        encode_json(accepted),
-                        stamp,
-                        stamp,
-                        stamp,
+                (
+                    guild_id,
+                    channel_id,
+                    challenger_id,
+                    variant,
+                    rules_json,
+                    seed,
+                    encode_json(players),
+                    encode_json(names),
+                    encode_json(accepted),
+                    stamp,
+                    stamp,
+                    stamp,
                     extra_json,
                 ),
             )
@@ -359,9 +359,7 @@ class GameStore(StorageBase):
                 strangers = set(users) - set(game.players)
                 if strangers:
                     # Raising rolls the whole transaction back, the status change included.
-                    raise ValueError(
-                        f"results name users who are not players: {sorted(strangers)}"
-                    )
+                    raise ValueError(f"results name users who are not players: {sorted(strangers)}")
                 await db.run_many(
                     _INSERT_RESULT,
                     [

@@ -54,7 +54,6 @@ VALUES (?, ?, ?, ?, ?, ?)
 """
 
 
-
 # INDEXED BY: without statistics SQLite would scan every finished game by status; the partial
 # index holds match games only, the few this start-up check is about.
 @cache
@@ -132,20 +131,20 @@ class MatchStore(StorageBase):
                 return None
             inserted = await db.fetch(
                 _INSERT_RUNNING,
-                    (
-                        step.guild_id,
-                        step.channel_id,
-                        next_game.challenger_id,
-                        next_game.variant,
-                        encode_json(next_game.rules),
-                        next_game.seed,
-                        encode_json(step.players),
-                        encode_json(next_game.names),
-                        encode_json(step.players),
-                        encode_json(next_game.state),
-                        stamp,
-                        stamp,
-                        stamp,
+                (
+                    step.guild_id,
+                    step.channel_id,
+                    next_game.challenger_id,
+                    next_game.variant,
+                    encode_json(next_game.rules),
+                    next_game.seed,
+                    encode_json(step.players),
+                    encode_json(next_game.names),
+                    encode_json(step.players),
+                    encode_json(next_game.state),
+                    stamp,
+                    stamp,
+                    stamp,
                     encode_json(next_game.extra),
                 ),
             )

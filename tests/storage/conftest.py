@@ -1,20 +1,14 @@
-"""The storage every test of this folder gets: a new database file, closed after the test."""
+"""Every storage test here runs against both backends, unless marked ``sqlite_only``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
-from krigbot.storage import Storage
-
-if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-    from pathlib import Path
+from tests.conftest import BACKENDS
 
 
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
-    opened = await Storage.open(tmp_path / "krig.db")
-    yield opened
-    await opened.close()
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run each test that takes a storage once per backend."""
+    if "backend" in metafunc.fixturenames:
+        only = metafunc.definition.get_closest_marker("sqlite_only")
+        metafunc.parametrize("backend", ["sqlite"] if only else BACKENDS)

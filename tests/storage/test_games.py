@@ -22,7 +22,9 @@ def results_for(players: tuple[int, ...], winner: int) -> list[PlayerResult]:
 
 async def count_results(storage: Storage, game_id: int) -> int:
     """Count result rows through a second connection (sees only committed data)."""
-    ((count,),) = await committed(storage, "SELECT COUNT(*) FROM results WHERE game_id = ?", game_id)
+    ((count,),) = await committed(
+        storage, "SELECT COUNT(*) FROM results WHERE game_id = ?", game_id
+    )
     return int(count)
 
 

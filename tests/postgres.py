@@ -79,7 +79,9 @@ class Cluster:
         return f"postgresql://postgres@/{database}?host={self.folder}"
 
     def psql(self, sql: str, database: str = "postgres") -> str:
-        """Run one SQL command with psql and return its unaligned output."""
+        """Run one SQL command with psql on a database (a name or a URL); return its output."""
+        if "://" not in database:
+            database = self.dsn(database)
         done = subprocess.run(
             [
                 BIN / "psql",
@@ -91,7 +93,7 @@ class Cluster:
                 "ON_ERROR_STOP=1",
                 "-c",
                 sql,
-                self.dsn(database),
+                database,
             ],
             check=False,
             capture_output=True,

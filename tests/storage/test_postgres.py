@@ -62,7 +62,7 @@ async def test_a_newer_schema_is_refused(postgres: Cluster, pg_dsn: str) -> None
 async def test_a_round_saved_by_another_process_refuses_the_stale_one(pg_dsn: str) -> None:
     async with await Storage.open(pg_dsn) as here, await Storage.open(pg_dsn) as there:
         game = await running_game(here)
-        assert await there.save_round(game.id, expected_round=0, state={"by": 2}, round=1, now=at(1))
+        await there.save_round(game.id, expected_round=0, state={"by": 2}, round=1, now=at(1))
         with pytest.raises(RoundConflictError) as moved:
             await here.save_round(game.id, expected_round=0, state={"by": 1}, round=1, now=at(1))
         assert (moved.value.expected_round, moved.value.round, moved.value.status) == (
@@ -93,7 +93,8 @@ async def test_two_processes_racing_to_save_one_round_save_it_once(pg_dsn: str) 
                 return_exceptions=True,
             )
             assert outcomes.count(True) == 1
-            assert all(isinstance(lost, RoundConflictError) for lost in outcomes if lost is not True)
+            lost = [outcome for outcome in outcomes if outcome is not True]
+            assert all(isinstance(outcome, RoundConflictError) for outcome in lost)
             stored = await there.get_game(game.id)
             assert stored is not None
             assert (stored.round, stored.state) == (current + 1, {"by": outcomes.index(True)})

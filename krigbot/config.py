@@ -183,6 +183,17 @@ def _without_password(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
+def sqlite_file(
+    env: Mapping[str, str | None] | None = None, *, folder: str | Path = PROJECT
+) -> Path:
+    """Return the SQLite file ``KRIG_DB`` names (environment first, then ``folder/.env``)."""
+    folder = Path(folder)
+    env_file = folder / ".env"
+    values = dict(dotenv_values(env_file)) if env_file.is_file() else {}
+    values.update(os.environ if env is None else env)
+    return _db_path(values.get("KRIG_DB"), folder)
+
+
 def _db_path(value: str | None, folder: Path) -> Path:
     raw = (value or "").strip() or DEFAULT_DB
     if raw == MEMORY:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +25,8 @@ class Row(Protocol):
     """One row of a result, by column name or position (sqlite3.Row, asyncpg.Record)."""
 
     def __getitem__(self, key: Any, /) -> Any: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
 
 
 class Connection(Protocol):

@@ -31,7 +31,7 @@ from krigbot.storage.errors import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -208,6 +208,29 @@ class PostgresStorage(Storage):
             async with connection.conn.transaction():
                 yield connection
             self._committed(started)
+
+    @asynccontextmanager
+    async def importing(
+        self,
+    ) -> AsyncIterator[Callable[[str, Sequence[str], list[Row]], Awaitable[None]]]:
+        """Copy rows into tables as one transaction; the ids of new games go on after the last.
+
+        The block gets a function ``load(table, columns, rows)``, which sends rows with COPY.
+        """
+        async with self._transaction() as connection:
+            assert isinstance(connection, PostgresConnection)
+            conn = connection.conn
+
+            async def load(table: str, columns: Sequence[str], rows: list[Row]) -> None:
+                await conn.copy_records_to_table(
+                    table, records=[tuple(row) for row in rows], columns=list(columns)
+                )
+
+            yield load
+            await conn.execute(
+                "SELECT setval(pg_get_serial_sequence('games', 'id'), "
+                "GREATEST((SELECT MAX(id) FROM games), 1), (SELECT MAX(id) FROM games) IS NOT NULL)"
+            )
 
     async def checkpoint(self) -> tuple[int, int] | None:
         """Return None: PostgreSQL checkpoints by itself."""

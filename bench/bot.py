@@ -6,7 +6,8 @@ Runs ``python bot.py`` as its own process (as a user runs it) against the Discor
 - the median and p99 time from dispatching a ``/flip`` interaction to the bot's reply arriving,
   one flip at a time;
 - sustained durable flips per second with many games in as many channels flipping at once
-  (every flip is committed to SQLite before its reply goes out);
+  (every flip is committed to SQLite, or with ``--database postgres`` to a PostgreSQL 15 the
+  bench starts with fsync on, before its reply goes out);
 - the memory an idle running game costs the bot process (resident set growth per game).
 
 Nothing here asserts; it prints figures. Two cores: the stand-in and this driver share one
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 
+from tests.postgres import cluster_running
 from tests.standin import BotCrashed, Channel, DiscordStandIn, User
 
 if TYPE_CHECKING:
@@ -120,6 +122,8 @@ class Bench:
         self.moderator = standin.add_user("mod", "Mona Mod", locale="nb")
         standin.add_member(self.guild, self.moderator, roles=[moderators])
         self.proc: asyncio.subprocess.Process | None = None
+        self.database_url: str | None = None
+        """The PostgreSQL database the bot uses (None: SQLite in the work folder)."""
         self.users: list[User] = []
         self.deferrals = 0
 
@@ -137,6 +141,8 @@ class Bench:
         env.update(
             DISCORD_TOKEN="bench-token", KRIG_DB=str(self.workdir / "krig.db"), LOG_LEVEL="WARNING"
         )
+        if self.database_url is not None:
+            env["KRIG_DATABASE_URL"] = self.database_url
         if self.metrics_port is not None:
             env["KRIG_METRICS_PORT"] = str(self.metrics_port)
         profile = (
@@ -214,11 +220,15 @@ class Bench:
 
 
 async def run(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    postgres = cluster_running(durable=True) if args.database == "postgres" else None
+    with tempfile.TemporaryDirectory() as tmp, postgres or contextlib.nullcontext() as cluster:
         async with DiscordStandIn() as standin:
             bench = Bench(
                 standin, Path(tmp), images=args.images == "on", metrics=args.metrics == "on"
             )
+            if cluster is not None:
+                bench.database_url = cluster.create_database()
+            print(f"database: {args.database}")
             await bench.start_bot()
             scraper = asyncio.create_task(bench.scrape()) if args.metrics == "on" else None
             try:
@@ -353,6 +363,12 @@ def main() -> None:
         help="running games for the memory figure (bounded caches, e.g. SQLite's, amortise)",
     )
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the load phase")
+    parser.add_argument(
+        "--database",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="the bot's database (postgres: a PostgreSQL 15 started for the run, fsync on)",
+    )
     parser.add_argument(
         "--profile", metavar="FILE", help="record the bot with py-spy during the load"
     )

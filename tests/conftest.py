@@ -32,11 +32,6 @@ LEFTOVER_GRACE = 5.0
 """Seconds a process still there at the end may take to exit (a worker signalled just now)."""
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """Register the marker of the storage tests that are about SQLite itself."""
-    config.addinivalue_line("markers", "sqlite_only: a storage test about SQLite's own file")
-
-
 BACKENDS = ("sqlite", "postgres")
 MIGRATED = "krig_migrated"
 """The PostgreSQL database each test's is copied from: migrated, no games."""

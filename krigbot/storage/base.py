@@ -94,7 +94,7 @@ class Dialect(ABC):
 
 
 BATCH_LIMIT: Final = 64
-"""Most rows one coalesced statement writes (a bound on the statement texts SQLite caches)."""
+"""Most rows one coalesced statement writes (in SQLite, a bound on the statement texts cached)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +102,11 @@ class Coalesced:
     """One kind of single-row UPDATE whose writes, when many wait at once, go as one statement.
 
     Every write crosses to aiosqlite's thread and back, and under load that trip costs far more
-    than the write: the worker thread and the event loop take turns at the GIL. So writes that
-    arrive while one is on its way wait for it and then go together, as one statement (one
-    trip, one transaction). Alone, a write goes at once, as the plain statement.
+    than the write: the worker thread and the event loop take turns at the GIL. On PostgreSQL
+    every commit waits for the disk to sync its log, which a disk does only some hundreds of
+    times a second. So writes that arrive while one is on its way wait for it and then go
+    together, as one statement (one trip, one transaction, one sync). Alone, a write goes at
+    once, as the plain statement.
 
     ``single`` changes one row, its parameters ending with the game id and any further ``WHERE``
     values. ``update`` is the same change for many rows, read from ``{batch}``: a relation

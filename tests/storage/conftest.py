@@ -1,4 +1,4 @@
-"""Every storage test here runs against both backends, unless marked ``sqlite_only``."""
+"""Every storage test here that takes a storage runs against both backends."""
 
 from __future__ import annotations
 
@@ -10,5 +10,4 @@ from tests.conftest import BACKENDS
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run each test that takes a storage once per backend."""
     if "backend" in metafunc.fixturenames:
-        only = metafunc.definition.get_closest_marker("sqlite_only")
-        metafunc.parametrize("backend", ["sqlite"] if only else BACKENDS)
+        metafunc.parametrize("backend", BACKENDS)

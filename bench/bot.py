@@ -69,6 +69,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cluster_cpu_seconds(pid: int) -> float:
+    """Return the CPU time of a PostgreSQL server: its postmaster and its server processes."""
+    total = cpu_seconds(pid)
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        with contextlib.suppress(OSError):  # a server process that ended meanwhile
+            total += cpu_seconds(int(child))
+    return total
+
+
 def ms(sorted_seconds: list[float], fraction: float) -> float:
     """Return a percentile (0.5 the median) of sorted times in seconds, in milliseconds."""
     return sorted_seconds[int(fraction * (len(sorted_seconds) - 1))] * 1000
@@ -124,6 +133,8 @@ class Bench:
         self.proc: asyncio.subprocess.Process | None = None
         self.database_url: str | None = None
         """The PostgreSQL database the bot uses (None: SQLite in the work folder)."""
+        self.database_pid: int | None = None
+        """The PostgreSQL server's postmaster, whose CPU is counted with the bot's."""
         self.users: list[User] = []
         self.deferrals = 0
 
@@ -228,6 +239,7 @@ async def run(args: argparse.Namespace) -> None:
             )
             if cluster is not None:
                 bench.database_url = cluster.create_database()
+                bench.database_pid = cluster.process.pid
             print(f"database: {args.database}")
             await bench.start_bot()
             scraper = asyncio.create_task(bench.scrape()) if args.metrics == "on" else None
@@ -325,9 +337,12 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
+    server = bench.database_pid
+    server_cpu = cluster_cpu_seconds(server) if server is not None else 0.0
     phase = await measured(
         bench.proc.pid, asyncio.gather(*(player(table) for table in tables[: args.games]))
     )
+    server_cpu = cluster_cpu_seconds(server) - server_cpu if server is not None else 0.0
     latencies.sort()
     print(
         f"{args.games} channels flipping at once: {played_total / phase.elapsed:.0f} durable "
@@ -339,6 +354,11 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
         f"   CPU busy: bot process {phase.bot_share:.0%} ({per_flip:.2f} ms per flip), "
         f"stand-in and driver {phase.own_share:.0%}   (bare discord.py: python -m bench.floor)"
     )
+    if server is not None:
+        print(
+            f"   PostgreSQL server: {server_cpu / phase.elapsed:.0%} of a core "
+            f"({server_cpu / max(played_total, 1) * 1000:.2f} ms per flip)"
+        )
     print(f"   replies deferred (work near the 3 s deadline): {bench.deferrals}")
     if spy is not None:
         await spy.wait()

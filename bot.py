@@ -44,9 +44,9 @@ async def run(settings: Settings) -> int:
     from krigbot.storage import Storage, StorageError
 
     try:
-        storage = await Storage.open(settings.db_path)
+        storage = await Storage.open(settings.database)
     except StorageError as exc:
-        return fail(f"cannot use the database {settings.db_path}: {exc}")
+        return fail(f"cannot use the database {settings.database_name}: {exc}")
     if settings.render_processes:
         # Before anything else that is slow: a worker takes a second to start. (Not before
         # the database: a start that fails there would wait for it on the way out.)
@@ -136,7 +136,7 @@ async def serve(settings: Settings, storage: Storage) -> int:
             "and DNS, then start again."
         )
     except StorageError as exc:
-        return fail(f"the database {settings.db_path} failed at start-up: {exc}")
+        return fail(f"the database {settings.database_name} failed at start-up: {exc}")
     finally:
         freezer.cancel()
         if web is not None:

@@ -6,7 +6,8 @@ Runs ``python bot.py`` as its own process (as a user runs it) against the Discor
 - the median and p99 time from dispatching a ``/flip`` interaction to the bot's reply arriving,
   one flip at a time;
 - sustained durable flips per second with many games in as many channels flipping at once
-  (every flip is committed to SQLite before its reply goes out);
+  (every flip is committed to SQLite, or with ``--database postgres`` to a PostgreSQL 15 the
+  bench starts with fsync on, before its reply goes out);
 - the memory an idle running game costs the bot process (resident set growth per game).
 
 Nothing here asserts; it prints figures. Two cores: the stand-in and this driver share one
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 
+from tests.postgres import cluster_running
 from tests.standin import BotCrashed, Channel, DiscordStandIn, User
 
 if TYPE_CHECKING:
@@ -65,6 +67,15 @@ def cpu_seconds(pid: int) -> float:
     """Return the CPU time a process has used (user + system), in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cluster_cpu_seconds(pid: int) -> float:
+    """Return the CPU time of a PostgreSQL server: its postmaster and its server processes."""
+    total = cpu_seconds(pid)
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        with contextlib.suppress(OSError):  # a server process that ended meanwhile
+            total += cpu_seconds(int(child))
+    return total
 
 
 def ms(sorted_seconds: list[float], fraction: float) -> float:
@@ -120,6 +131,10 @@ class Bench:
         self.moderator = standin.add_user("mod", "Mona Mod", locale="nb")
         standin.add_member(self.guild, self.moderator, roles=[moderators])
         self.proc: asyncio.subprocess.Process | None = None
+        self.database_url: str | None = None
+        """The PostgreSQL database the bot uses (None: SQLite in the work folder)."""
+        self.database_pid: int | None = None
+        """The PostgreSQL server's postmaster, whose CPU is counted with the bot's."""
         self.users: list[User] = []
         self.deferrals = 0
 
@@ -137,6 +152,8 @@ class Bench:
         env.update(
             DISCORD_TOKEN="bench-token", KRIG_DB=str(self.workdir / "krig.db"), LOG_LEVEL="WARNING"
         )
+        if self.database_url is not None:
+            env["KRIG_DATABASE_URL"] = self.database_url
         if self.metrics_port is not None:
             env["KRIG_METRICS_PORT"] = str(self.metrics_port)
         profile = (
@@ -214,11 +231,16 @@ class Bench:
 
 
 async def run(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    postgres = cluster_running(durable=True) if args.database == "postgres" else None
+    with tempfile.TemporaryDirectory() as tmp, postgres or contextlib.nullcontext() as cluster:
         async with DiscordStandIn() as standin:
             bench = Bench(
                 standin, Path(tmp), images=args.images == "on", metrics=args.metrics == "on"
             )
+            if cluster is not None:
+                bench.database_url = cluster.create_database()
+                bench.database_pid = cluster.process.pid
+            print(f"database: {args.database}")
             await bench.start_bot()
             scraper = asyncio.create_task(bench.scrape()) if args.metrics == "on" else None
             try:
@@ -315,9 +337,12 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
+    server = bench.database_pid
+    server_cpu = cluster_cpu_seconds(server) if server is not None else 0.0
     phase = await measured(
         bench.proc.pid, asyncio.gather(*(player(table) for table in tables[: args.games]))
     )
+    server_cpu = cluster_cpu_seconds(server) - server_cpu if server is not None else 0.0
     latencies.sort()
     print(
         f"{args.games} channels flipping at once: {played_total / phase.elapsed:.0f} durable "
@@ -329,6 +354,11 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
         f"   CPU busy: bot process {phase.bot_share:.0%} ({per_flip:.2f} ms per flip), "
         f"stand-in and driver {phase.own_share:.0%}   (bare discord.py: python -m bench.floor)"
     )
+    if server is not None:
+        print(
+            f"   PostgreSQL server: {server_cpu / phase.elapsed:.0%} of a core "
+            f"({server_cpu / max(played_total, 1) * 1000:.2f} ms per flip)"
+        )
     print(f"   replies deferred (work near the 3 s deadline): {bench.deferrals}")
     if spy is not None:
         await spy.wait()
@@ -353,6 +383,12 @@ def main() -> None:
         help="running games for the memory figure (bounded caches, e.g. SQLite's, amortise)",
     )
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the load phase")
+    parser.add_argument(
+        "--database",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="the bot's database (postgres: a PostgreSQL 15 started for the run, fsync on)",
+    )
     parser.add_argument(
         "--profile", metavar="FILE", help="record the bot with py-spy during the load"
     )

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from dotenv import dotenv_values
 
@@ -36,6 +37,8 @@ class Settings:
 
     token: str
     db_path: Path = Path(DEFAULT_DB)
+    database_url: str | None = None
+    """A ``postgresql://`` URL (``KRIG_DATABASE_URL``): the database instead of ``db_path``."""
     dev_guild: int | None = None
     log_level: str = "INFO"
     idle_hours: float = 24.0
@@ -65,7 +68,9 @@ class Settings:
     def __repr__(self) -> str:
         # Never let the token reach a log line or a traceback.
         return (
-            f"Settings(token=<hidden>, db_path={str(self.db_path)!r}, dev_guild={self.dev_guild}, "
+            f"Settings(token=<hidden>, db_path={str(self.db_path)!r}, "
+            f"database_url={self.database_url and _without_password(self.database_url)!r}, "
+            f"dev_guild={self.dev_guild}, "
             f"log_level={self.log_level!r}, idle_hours={self.idle_hours}, "
             f"challenge_seconds={self.challenge_seconds}, choice_seconds={self.choice_seconds}, "
             f"autoplay_seconds={self.autoplay_seconds}, render_processes={self.render_processes}, "
@@ -73,6 +78,18 @@ class Settings:
             f"metrics_host={self.metrics_host!r}, "
             f"web_port={self.web_port}, web_host={self.web_host!r}, web_url={self.web_url!r}, "
             f"web_secret={'<hidden>' if self.web_secret else None})"
+        )
+
+    @property
+    def database(self) -> str | Path:
+        """Return where the database is: the PostgreSQL URL if one is set, else the SQLite file."""
+        return self.db_path if self.database_url is None else self.database_url
+
+    @property
+    def database_name(self) -> str:
+        """Return the database's location for messages and logs (no password)."""
+        return (
+            str(self.db_path) if self.database_url is None else _without_password(self.database_url)
         )
 
     @classmethod
@@ -114,6 +131,7 @@ class Settings:
         return cls(
             token=token,
             db_path=_db_path(merged.get("KRIG_DB"), folder),
+            database_url=_database_url(merged.get("KRIG_DATABASE_URL")),
             dev_guild=_optional_id(merged.get("KRIG_DEV_GUILD")),
             log_level=level,
             idle_hours=_positive(merged, "KRIG_IDLE_HOURS", 24.0),
@@ -141,6 +159,39 @@ def _web_url(raw: str | None) -> str | None:
             f"not {raw!r}"
         )
     return url
+
+
+def _database_url(raw: str | None) -> str | None:
+    if raw is None or not raw.strip():
+        return None
+    url = raw.strip()
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(
+            "KRIG_DATABASE_URL must be a PostgreSQL URL such as "
+            f"postgresql://krig@localhost/krig, not {_without_password(url)!r} "
+            "(leave it unset to use the SQLite file KRIG_DB)"
+        )
+    return url
+
+
+def _without_password(url: str) -> str:
+    """Hide the password of a database URL."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def sqlite_file(
+    env: Mapping[str, str | None] | None = None, *, folder: str | Path = PROJECT
+) -> Path:
+    """Return the SQLite file ``KRIG_DB`` names (environment first, then ``folder/.env``)."""
+    folder = Path(folder)
+    env_file = folder / ".env"
+    values = dict(dotenv_values(env_file)) if env_file.is_file() else {}
+    values.update(os.environ if env is None else env)
+    return _db_path(values.get("KRIG_DB"), folder)
 
 
 def _db_path(value: str | None, folder: Path) -> Path:

@@ -5,10 +5,11 @@ And a check that the suite leaves no process of its own behind (:func:`pytest_se
 
 from __future__ import annotations
 
+import asyncio
 import os
 import select
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from krigbot.bot import KrigBot
 from krigbot.config import Settings
 from krigbot.storage import Storage
 from tests.cogs.helpers import ChosenSeeds
+from tests.postgres import Cluster, cluster_running
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld, standin, standin_world
 
@@ -30,6 +32,41 @@ LEFTOVER_GRACE = 5.0
 """Seconds a process still there at the end may take to exit (a worker signalled just now)."""
 
 
+BACKENDS = ("sqlite", "postgres")
+"""The storages every contract test runs against (tests/storage) and the bot's slice of them."""
+MIGRATED = "krig_migrated"
+"""The PostgreSQL database each test's is copied from: migrated, no games."""
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Cluster]:
+    """Run one PostgreSQL 15 cluster for the whole run (started at its first use).
+
+    A machine without PostgreSQL fails the tests that need it: they are never skipped.
+    """
+    with cluster_running() as cluster:
+        # Each test's database is a copy of one migrated once: copying is cheaper than migrating.
+        cluster.psql(f"CREATE DATABASE {MIGRATED} TEMPLATE template0")
+        asyncio.run(_migrate(cluster.dsn(MIGRATED)))
+        yield cluster
+
+
+async def _migrate(url: str) -> None:
+    await (await Storage.open(url)).close()
+
+
+@pytest.fixture
+def pg_dsn(postgres: Cluster) -> str:
+    """Return the URL of a new PostgreSQL database for this test, migrated, with no games."""
+    return postgres.create_database(template=MIGRATED)
+
+
+@pytest.fixture
+def pg_empty_dsn(postgres: Cluster) -> str:
+    """Return the URL of a new, empty PostgreSQL database (no tables) for this test."""
+    return postgres.create_database()
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     """Return where this test's database lives."""
@@ -37,9 +74,23 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def storage(db_path: Path) -> AsyncIterator[Storage]:
-    """Return an opened storage on a fresh file."""
-    opened = await Storage.open(db_path)
+def backend() -> str:
+    """Return the backend of the test's storage: SQLite, unless the test asks for both."""
+    return "sqlite"
+
+
+@pytest.fixture
+def database(backend: str, db_path: Path, request: pytest.FixtureRequest) -> str | Path:
+    """Return where the test's database is: a file, or a new PostgreSQL database."""
+    if backend == "postgres":
+        return str(request.getfixturevalue("pg_dsn"))
+    return db_path
+
+
+@pytest.fixture
+async def storage(database: str | Path) -> AsyncIterator[Storage]:
+    """Return an opened storage on a fresh database."""
+    opened = await Storage.open(database)
     yield opened
     await opened.close()
 

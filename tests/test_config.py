@@ -239,3 +239,23 @@ def test_the_project_is_the_folder_of_bot_py() -> None:
     # KRIG_DB blank: a .env of the checkout's own may set it, and the environment wins.
     settings = Settings.load({"DISCORD_TOKEN": TOKEN, "KRIG_DB": ""})
     assert settings.db_path == PROJECT / "data" / "krig.db"
+
+
+def test_a_postgresql_url_chooses_postgresql_and_its_password_stays_hidden() -> None:
+    settings = Settings.load(
+        {"DISCORD_TOKEN": "t", "KRIG_DATABASE_URL": " postgresql://krig:s3cret@db/krig "},
+        folder="/nowhere",
+    )
+    assert settings.database == "postgresql://krig:s3cret@db/krig"
+    assert settings.database_name == "postgresql://krig:***@db/krig"
+    assert "s3cret" not in repr(settings)
+
+
+def test_without_a_database_url_the_sqlite_file_is_the_database() -> None:
+    settings = Settings.load({"DISCORD_TOKEN": "t", "KRIG_DATABASE_URL": ""}, folder="/nowhere")
+    assert settings.database == settings.db_path == Path("/nowhere/data/krig.db")
+
+
+def test_a_database_url_that_is_not_postgresql_is_refused() -> None:
+    with pytest.raises(ConfigError, match="KRIG_DATABASE_URL must be a PostgreSQL URL"):
+        Settings.load({"DISCORD_TOKEN": "t", "KRIG_DATABASE_URL": "mysql://x/y"}, folder="/")

@@ -302,15 +302,22 @@ async def until(condition: Callable[[], bool], *, seconds: float, what: str) -> 
 class BotProcess:
     """One `python bot.py` process against the stand-in, restartable."""
 
-    def __init__(self, standin: DiscordStandIn, tmp_path: Path) -> None:
+    def __init__(self, standin: DiscordStandIn, tmp_path: Path, **settings: str) -> None:
         self.standin = standin
         self.tmp_path = tmp_path
         self.db = tmp_path / "data" / "krig.db"
+        self.settings = settings
+        """More of the bot's environment (``KRIG_DATABASE_URL``)."""
         self.proc: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
         after = len(self.standin.gateway_events)
-        env = bot_env(self.standin.subprocess_env(), DISCORD_TOKEN=SECRET, KRIG_DB=str(self.db))
+        env = bot_env(
+            self.standin.subprocess_env(),
+            DISCORD_TOKEN=SECRET,
+            KRIG_DB=str(self.db),
+            **self.settings,
+        )
         with (self.tmp_path / "stderr.txt").open("ab") as stderr:
             self.proc = await asyncio.create_subprocess_exec(
                 sys.executable,

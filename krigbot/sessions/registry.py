@@ -21,7 +21,7 @@ from krigbot.logs import about, context
 from krigbot.monitoring import Metrics
 from krigbot.sessions.deadlines import Deadlines
 from krigbot.sessions.results import Refusal, player_results
-from krigbot.storage import GameRow, Storage, StorageError
+from krigbot.storage import GameRow, RoundConflictError, Storage, StorageError
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class Registry:
             if game.outcome is not None:
                 # Marked in the write that ends it, cleared once its message is out: a bot
                 # stopped in between shows the end when it starts again (unshown_endings).
-                ok = await self.storage.finish_game(
+                await self.storage.finish_game(
                     row.id,
                     expected_round=row.round,
                     state=state,
@@ -191,15 +191,15 @@ class Registry:
                     extra={ENDING: "unshown"},
                 )
             else:
-                ok = await self.storage.save_round(
+                await self.storage.save_round(
                     row.id, expected_round=row.round, state=state, round=game.round, now=now
                 )
+        except RoundConflictError:
+            raise Refusal("flip.raced") from None
         except StorageError as exc:
             # Expected in bad weather (locked, read-only, full): one line that says which.
             log.error("could not save game %s: %s", row.id, exc, extra=about(row))
             raise Refusal("err.storage") from None
-        if not ok:
-            raise Refusal("flip.raced")
         if self.metrics is not None:
             self.metrics.rounds.inc(game.round - row.round)
             if game.outcome is not None:

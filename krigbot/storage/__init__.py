@@ -1,4 +1,4 @@
-"""Krigbot's SQLite storage: games, per-player results, stats and guild settings."""
+"""Krigbot's storage: games, results, stats and guild settings, in SQLite or PostgreSQL."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from krigbot.storage.errors import (
     DiskFullError,
     MigrationError,
     NotADatabaseError,
+    RoundConflictError,
     SchemaTooNewError,
     StorageClosedError,
     StorageError,
@@ -64,6 +65,7 @@ __all__ = [
     "PlayerResult",
     "PlayerStats",
     "PotRecord",
+    "RoundConflictError",
     "SchemaTooNewError",
     "Storage",
     "StorageClosedError",

@@ -1,58 +1,100 @@
-"""The shared connection, its lock, and the helpers every query module uses."""
+"""The seam between the query modules and a database: connections, dialects, coalesced writes.
+
+The query modules (games, matches, stats, settings, records) are written once, with ``?``
+placeholders, against :class:`Connection` and :class:`Dialect`; ``storage.sqlite`` and
+``storage.postgres`` implement both for aiosqlite and asyncpg.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import time
-from contextlib import asynccontextmanager
+from abc import ABC, abstractmethod
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
-
-from krigbot.storage.errors import StorageClosedError, translate_error
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable
-
-    import aiosqlite
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
 log = logging.getLogger(__name__)
 
 
-async def run(db: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> None:
-    """Execute a statement whose rows (if any) are not needed."""
-    # execute_fetchall creates, drains and drops the cursor on aiosqlite's worker thread
-    # in one hop; a bare execute() would leave a cursor to be finalised on our thread.
-    await db.execute_fetchall(sql, params)
+class Row(Protocol):
+    """One row of a result, by column name or position (sqlite3.Row, asyncpg.Record)."""
+
+    def __getitem__(self, key: Any, /) -> Any: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
 
 
-async def run_counted(db: aiosqlite.Connection, sql: str, params: Iterable[Any]) -> int:
-    """Execute a data-changing statement and return how many rows it changed.
+class Connection(Protocol):
+    """What the query modules run their statements on, inside or outside a transaction."""
 
-    Only while holding the connection alone: the count is the change in total_changes, which
-    saves a second trip to aiosqlite's thread (a cursor, then closing it) on every write.
-    """
-    before = db.total_changes
-    await run(db, sql, params)
-    return db.total_changes - before
+    async def fetch(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
+        """Run a query and return all its rows."""
+        ...
+
+    async def run(self, sql: str, params: Iterable[Any] = ()) -> int:
+        """Execute a data-changing statement and return how many rows it changed."""
+        ...
+
+    async def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Execute one statement once per row of parameters."""
+        ...
 
 
-async def rollback_quietly(db: aiosqlite.Connection) -> None:
-    """Roll back the open transaction, if any, without raising."""
-    try:
-        await run(db, "ROLLBACK")
-    except sqlite3.Error as exc:
-        # SQLite rolls back by itself after some errors (e.g. disk full), and a cancelled
-        # COMMIT may already have run; either way there is nothing left to undo.
-        log.debug("rollback skipped: %s", exc)
+class Dialect(ABC):
+    """The SQL that differs between the databases, as fragments the query modules splice in."""
+
+    name: str
+    for_update: str
+    """Appended to a SELECT that is followed by a write to the rows it read."""
+
+    @abstractmethod
+    def batched(self, kind: Coalesced, n: int) -> str:
+        """Return the statement writing ``n`` rows of a coalesced kind at once."""
+
+    @abstractmethod
+    def batch_params(self, batch: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """Return the parameters of :meth:`batched` for these writes."""
+
+    @abstractmethod
+    def indexed_by(self, index: str) -> str:
+        """Return a hint to read a table through an index (empty where the planner needs none)."""
+
+    @abstractmethod
+    def json_same(self, column: str) -> str:
+        """Return a condition: the JSON column holds the same value as the JSON parameter."""
+
+    @abstractmethod
+    def json_values(self) -> str:
+        """Return a subquery of the values of a JSON list parameter (as text)."""
+
+    @abstractmethod
+    def json_keys(self, column: str, alias: str) -> str:
+        """Return a FROM item listing a JSON object column's keys as ``alias.key``."""
+
+    @abstractmethod
+    def json_key_set(self, column: str) -> str:
+        """Return a condition: the key named by the parameter is in the object, and not null."""
+
+    @abstractmethod
+    def json_int(self, column: str, *path: str) -> str:
+        """Return the integer at a path of keys inside a JSON column (NULL if missing)."""
+
+    @abstractmethod
+    def json_elements(self, column: str, alias: str) -> str:
+        """Return a FROM item listing a JSON list's elements as ``alias.key, alias.value``."""
+
+    @abstractmethod
+    def json_list_has(self, column: str) -> str:
+        """Return a condition: the JSON list column holds the integer parameter."""
 
 
 BATCH_LIMIT: Final = 64
-"""Most rows one coalesced statement writes (a bound on the statement texts SQLite caches)."""
-
-BATCHES: Final = sqlite3.sqlite_version_info >= (3, 35)
-"""UPDATE ... FROM with RETURNING (SQLite 3.35); with an older SQLite every write goes alone."""
+"""Most rows one coalesced statement writes (in SQLite, a bound on the statement texts cached)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,17 +102,22 @@ class Coalesced:
     """One kind of single-row UPDATE whose writes, when many wait at once, go as one statement.
 
     Every write crosses to aiosqlite's thread and back, and under load that trip costs far more
-    than the write: the worker thread and the event loop take turns at the GIL. So writes that
-    arrive while one is on its way wait for it and then go together, as one statement (one
-    trip, one transaction). Alone, a write goes at once, as the plain statement.
+    than the write: the worker thread and the event loop take turns at the GIL. On PostgreSQL
+    every commit waits for the disk to sync its log, which a disk does only some hundreds of
+    times a second. So writes that arrive while one is on its way wait for it and then go
+    together, as one statement (one trip, one transaction, one sync). Alone, a write goes at
+    once, as the plain statement.
 
     ``single`` changes one row, its parameters ending with the game id and any further ``WHERE``
-    values; ``batched(n)`` is the same change for ``n`` rows as one statement whose ``VALUES``
-    rows hold the same parameters in the same order, ending with ``RETURNING games.id``.
+    values. ``update`` is the same change for many rows, read from ``{batch}``: a relation
+    named ``batch`` whose ``columns`` (name and PostgreSQL type) are those parameters in the
+    same order; it ends with ``RETURNING games.id``. The dialect says where the rows come from
+    (``VALUES`` rows in SQLite, ``unnest`` of one array per column in PostgreSQL).
     """
 
     single: str
-    batched: Callable[[int], str]
+    update: str
+    columns: tuple[tuple[str, str], ...]
     key: int
     """Index of the game id in a write's parameters."""
 
@@ -83,73 +130,43 @@ class _Waiting:
     task: asyncio.Task[None] | None = None
 
 
-class StorageBase:
-    """Own the connection and make every use of it exclusive."""
+class StorageBase(ABC):
+    """The query modules' view of a database: a connection to hold, and its dialect."""
 
-    # Why an asyncio.Lock around *every* use of the connection, reads included:
-    # all coroutines share one sqlite3 connection, and a transaction on a connection is
-    # visible to whatever runs on it next. Without the lock, a coroutine's statements
-    # could land in the middle of another's BEGIN ... COMMIT: a second BEGIN fails
-    # ("cannot start a transaction within a transaction"), a plain UPDATE silently joins
-    # the foreign transaction (and is lost if that one rolls back after we acknowledged
-    # it), and a read sees uncommitted rows. BEGIN IMMEDIATE alone cannot prevent this,
-    # since SQLite's locks are per connection; we use it *as well*, so that another
-    # process (a backup tool, a second bot) cannot write between our read and our write
-    # and so that busy_timeout applies at BEGIN instead of failing at a lock upgrade.
-    # aiosqlite runs everything on one thread anyway, so the lock costs no parallelism.
+    dialect: Dialect
+    batches: bool = True
+    """Whether coalesced writes may go as one statement (not with an SQLite older than 3.35)."""
 
-    def __init__(self, db: aiosqlite.Connection, path: str) -> None:
-        """Wrap an open, configured and migrated connection."""
-        self._db: aiosqlite.Connection | None = db
-        self._path = path
-        self._lock = asyncio.Lock()
+    def __init__(self, location: str) -> None:
+        """Remember where the database is, for messages."""
+        self._path = location
         self._waiting: dict[Coalesced, _Waiting] = {}
         self.on_write: Callable[[float, int], None] | None = None
         """Told of every write that commits: its seconds, and how many writes went together."""
 
     @property
     def path(self) -> str:
-        """Return the database location this storage was opened with."""
+        """Return the database location this storage was opened with (no password)."""
         return self._path
 
-    @asynccontextmanager
-    async def _session(self) -> AsyncIterator[aiosqlite.Connection]:
-        """Hold the connection exclusively and translate sqlite3 errors."""
-        async with self._lock:
-            if self._db is None:
-                raise StorageClosedError(f"The storage for {self._path} is closed.")
-            try:
-                yield self._db
-            except sqlite3.Error as exc:
-                raise translate_error(exc, self._path) from exc
+    @abstractmethod
+    def _session(self) -> AbstractAsyncContextManager[Connection]:
+        """Hold a connection for a few statements, each its own transaction."""
 
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+    @abstractmethod
+    def _transaction(self) -> AbstractAsyncContextManager[Connection]:
         """Run the body as one write transaction that commits before returning."""
-        async with self._session() as db:
-            try:
-                # BEGIN inside the try: if we are cancelled while awaiting it, it still
-                # runs on aiosqlite's thread, so it must be rolled back like the rest.
-                started = time.perf_counter()
-                await run(db, "BEGIN IMMEDIATE")
-                yield db
-                await run(db, "COMMIT")
-                if self.on_write is not None:
-                    self.on_write(time.perf_counter() - started, 1)
-            except BaseException:
-                # BaseException: a cancelled task must not leave the transaction open,
-                # or the next coroutine's statements would join it. The ROLLBACK is
-                # queued on aiosqlite's FIFO thread before the lock is released, so it
-                # runs before anything the next lock holder sends.
-                await rollback_quietly(db)
-                raise
+
+    def _committed(self, started: float) -> None:
+        """Tell ``on_write`` of a transaction begun at ``started`` that has just committed."""
+        if self.on_write is not None:
+            self.on_write(time.perf_counter() - started, 1)
 
     async def _write(self, sql: str, params: Iterable[Any]) -> int:
         """Run one statement as its own transaction and return the changed row count."""
-        # The connection is in autocommit mode, so a single statement is already an
-        # atomic transaction that is committed when execute() returns.
+        # Outside a transaction a single statement is already one, committed when it returns.
         async with self._session() as db:
-            return await run_counted(db, sql, params)
+            return await db.run(sql, params)
 
     async def _coalesced(self, kind: Coalesced, params: tuple[Any, ...]) -> bool:
         """Write one row with others waiting at the same time; True if the row changed.
@@ -167,7 +184,7 @@ class StorageBase:
         """Send the waiting writes of one kind, as many per statement as may go together."""
         try:
             while waiting.writes:
-                batch = _next_batch(kind, waiting)
+                batch = _next_batch(kind, waiting, BATCH_LIMIT if self.batches else 1)
                 started = time.perf_counter()
                 try:
                     changed = await self._write_batch(kind, [params for params, _ in batch])
@@ -198,25 +215,24 @@ class StorageBase:
         if len(batch) == 1:
             (params,) = batch
             return {params[kind.key]} if await self._write(kind.single, params) == 1 else set()
-        flat = [value for params in batch for value in params]
-        return {int(row[0]) for row in await self._fetchall(kind.batched(len(batch)), flat)}
+        sql = self.dialect.batched(kind, len(batch))
+        return {int(row[0]) for row in await self._fetchall(sql, self.dialect.batch_params(batch))}
 
-    async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         """Run a query and return all its rows."""
         async with self._session() as db:
-            return list(await db.execute_fetchall(sql, params))
+            return await db.fetch(sql, params)
 
-    async def _fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
+    async def _fetchone(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
         """Run a query and return its first row, if any."""
         rows = await self._fetchall(sql, params)
         return rows[0] if rows else None
 
 
 def _next_batch(
-    kind: Coalesced, waiting: _Waiting
+    kind: Coalesced, waiting: _Waiting, limit: int
 ) -> list[tuple[tuple[Any, ...], asyncio.Future[bool]]]:
     """Take the next writes that may go together: distinct games, up to the limit, in order."""
-    limit = BATCH_LIMIT if BATCHES else 1
     games: set[Any] = set()
     count = 0
     for params, _ in waiting.writes:

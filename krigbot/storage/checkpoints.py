@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Final
 
 import aiosqlite
 
-from krigbot.storage.base import run
-
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
@@ -62,7 +60,7 @@ class Checkpointer:
             return None
         checkpointer._db = db
         try:
-            await run(db, "PRAGMA busy_timeout = 1000")
+            await db.execute_fetchall("PRAGMA busy_timeout = 1000")
         except sqlite3.Error as exc:
             log.warning("checkpoints stay with the writes on %s: %s", path, exc)
             await db.close()

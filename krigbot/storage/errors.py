@@ -1,4 +1,4 @@
-"""Exceptions raised by the storage layer, and the mapping from sqlite3 errors."""
+"""Exceptions raised by the storage layer, and the mapping from sqlite3 and PostgreSQL errors."""
 
 from __future__ import annotations
 
@@ -63,6 +63,29 @@ class ChannelBusyError(StorageError):
         self.game_id = game_id
 
 
+class RoundConflictError(StorageError):
+    """A round or finish was not saved: the game is no longer running at the expected round.
+
+    Another writer moved it first (another process holding the same channel, or a stale copy
+    in memory), or it ended, or it is gone. Nothing was written. ``round`` and ``status`` are
+    what the database holds now (None if the game is gone): whoever holds a cached copy of
+    the game should drop it, read the game again and decide anew.
+    """
+
+    def __init__(
+        self, game_id: int, expected_round: int, round: int | None, status: str | None
+    ) -> None:
+        now = "is gone" if status is None else f"is {status} at round {round}"
+        super().__init__(
+            f"Game {game_id} was not saved: expected running at round {expected_round}, "
+            f"but it {now}."
+        )
+        self.game_id = game_id
+        self.expected_round = expected_round
+        self.round = round
+        self.status = status
+
+
 def translate_error(exc: sqlite3.Error, path: str) -> StorageError:
     """Turn a sqlite3 error into the StorageError subclass that explains it."""
     # Python 3.11 exposes the (extended) result code; the low byte is the primary code.
@@ -98,3 +121,63 @@ def translate_error(exc: sqlite3.Error, path: str) -> StorageError:
             "and that its folder exists and is writable."
         )
     return StorageError(f"Database error on {path}: {message}")
+
+
+_POSTGRES_STATES: dict[str, tuple[type[StorageError], str]] = {
+    "53100": (DiskFullError, "The disk holding the database {where} is full ({message})."),
+    "53200": (DiskFullError, "The database server {where} is out of memory ({message})."),
+    "25006": (
+        DatabaseReadOnlyError,
+        "The database {where} is read-only ({message}); is it a standby?",
+    ),
+    "55P03": (
+        DatabaseLockedError,
+        "The database {where} is locked by another connection ({message}).",
+    ),
+    "40P01": (DatabaseLockedError, "The database {where} found a deadlock ({message}); try again."),
+    "57014": (DatabaseLockedError, "A statement on {where} took too long ({message})."),
+    "XX001": (
+        DatabaseCorruptError,
+        "The database {where} is corrupt ({message}); restore it from a backup.",
+    ),
+    "XX002": (
+        DatabaseCorruptError,
+        "An index of the database {where} is corrupt ({message}); REINDEX it.",
+    ),
+    "3D000": (
+        CannotOpenDatabaseError,
+        "The database {where} does not exist ({message}); create it first (createdb).",
+    ),
+    "28P01": (CannotOpenDatabaseError, "PostgreSQL refused the password for {where} ({message})."),
+    "28000": (
+        CannotOpenDatabaseError,
+        "PostgreSQL refused the user of {where} ({message}); check pg_hba.conf.",
+    ),
+    "57P01": (
+        CannotOpenDatabaseError,
+        "The PostgreSQL server of {where} is shutting down ({message}).",
+    ),
+    "57P03": (
+        CannotOpenDatabaseError,
+        "The PostgreSQL server of {where} is not accepting connections yet ({message}).",
+    ),
+}
+"""PostgreSQL's SQLSTATE codes that say more than "database error", and what they mean here."""
+
+
+def translate_postgres_error(exc: Exception, where: str) -> StorageError:
+    """Turn an asyncpg or connection error into the StorageError subclass that explains it."""
+    message = str(exc) or type(exc).__name__
+    state = getattr(exc, "sqlstate", None)
+    if isinstance(state, str):
+        if state in _POSTGRES_STATES:
+            kind, text = _POSTGRES_STATES[state]
+            return kind(text.format(where=where, message=message))
+        if state.startswith("08"):  # connection exceptions
+            return CannotOpenDatabaseError(f"Lost the connection to {where} ({message}).")
+    if isinstance(exc, OSError):
+        return CannotOpenDatabaseError(
+            f"Cannot reach the PostgreSQL server of {where} ({message}); is it running, and is "
+            "the host (or the socket folder) in KRIG_DATABASE_URL right?"
+        )
+    return StorageError(f"Database error on {where}: {message}")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-from krigbot.storage.base import Coalesced, StorageBase, run, run_counted
-from krigbot.storage.errors import ChannelBusyError, StorageError
+from krigbot.storage.base import Coalesced, StorageBase
+from krigbot.storage.errors import ChannelBusyError, RoundConflictError, StorageError
 from krigbot.storage.models import (
     ACTIVE_STATUSES,
     END_STATUSES,
@@ -27,7 +27,7 @@ from krigbot.storage.models import (
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    import aiosqlite
+    from krigbot.storage.base import Connection, Dialect
 
 _SELECT_GAME: Final = f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?"
 
@@ -39,36 +39,51 @@ _SELECT_ALL_ACTIVE: Final = f"""
 SELECT {GAME_COLUMNS} FROM games WHERE status IN ('challenge', 'running') ORDER BY id
 """
 
-_SELECT_TO_RESUME: Final = f"""
+
+@cache
+def _select_to_resume(d: Dialect) -> str:
+    return f"""
 SELECT {GAME_COLUMNS} FROM games
 WHERE status = 'challenge'
    OR (status = 'running'
-       AND (variant IN (SELECT value FROM json_each(?))
-            OR EXISTS (SELECT 1 FROM json_each(games.extra)
-                       WHERE key IN (SELECT value FROM json_each(?)))))
+       AND (variant IN ({d.json_values()})
+            OR EXISTS (SELECT 1 FROM {d.json_keys("games.extra", "k")}
+                       WHERE k.key IN ({d.json_values()}))))
 ORDER BY id
 """
+
 
 _SELECT_ACTIVE_PAGE: Final = f"""
 SELECT {GAME_COLUMNS} FROM games
 WHERE status IN ('challenge', 'running') AND id > ? ORDER BY id LIMIT ?
 """
 
-_INSERT_GAME: Final = """
+# A second active game in the channel is refused by the partial unique index; DO NOTHING
+# instead of an error, so the transaction goes on (PostgreSQL aborts it on an error).
+ONE_PER_CHANNEL: Final = (
+    "ON CONFLICT (channel_id) WHERE status IN ('challenge', 'running') DO NOTHING RETURNING id"
+)
+
+_INSERT_GAME: Final = f"""
 INSERT INTO games (
     guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
     accepted, round, created_at, updated_at, last_activity_at, extra
 ) VALUES (?, ?, ?, 'challenge', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+{ONE_PER_CHANNEL}
 """
+
 
 # One statement each, atomic without a transaction around it, and one trip to aiosqlite's
 # thread: several trips holding the connection made a rush of new games queue every write.
 # The accepted list read before must still be there (else another accept came first).
-_ACCEPT: Final = f"""
+@cache
+def _accept(d: Dialect) -> str:
+    return f"""
 UPDATE games SET accepted = ?, updated_at = ?, last_activity_at = ?
-WHERE id = ? AND status = 'challenge' AND json(accepted) = json(?)
+WHERE id = ? AND status = 'challenge' AND {d.json_same("accepted")}
 RETURNING {GAME_COLUMNS}
 """
+
 
 _ACCEPT_ATTEMPTS: Final = 8
 """Each failed attempt means another player accepted meanwhile; a game has at most 4."""
@@ -89,39 +104,39 @@ WHERE id = ? AND round = ? AND status = 'running'
 """
 
 
-def _rows(n: int, width: int) -> str:
-    """Return ``VALUES`` rows of placeholders: n rows of width values."""
-    row = "(" + ", ".join("?" * width) + ")"
-    return ", ".join([row] * n)
-
-
 # Under load, many games' rounds as one statement: each row as _SAVE_ROUND, same parameters.
 _SAVE_ROUNDS = Coalesced(
     single=_SAVE_ROUND,
-    batched=lambda n: (
-        f"""
-WITH batch(state, round, updated_at, last_activity_at, id, expected) AS (VALUES {_rows(n, 6)})
+    update="""
 UPDATE games SET state = batch.state, round = batch.round, updated_at = batch.updated_at,
     last_activity_at = batch.last_activity_at
-FROM batch WHERE games.id = batch.id AND games.round = batch.expected AND games.status = 'running'
+FROM {batch} WHERE games.id = batch.id AND games.round = batch.expected
+    AND games.status = 'running'
 RETURNING games.id
-"""
+""",
+    columns=(
+        ("state", "json"),
+        ("round", "integer"),
+        ("updated_at", "text"),
+        ("last_activity_at", "text"),
+        ("id", "bigint"),
+        ("expected", "integer"),
     ),
     key=4,
 )
+
+_STORED_ROUND: Final = "SELECT round, status FROM games WHERE id = ?"
 
 _SET_TABLE: Final = "UPDATE games SET table_message_id = ?, updated_at = ? WHERE id = ?"
 
 _SET_TABLES = Coalesced(
     single=_SET_TABLE,
-    batched=lambda n: (
-        f"""
-WITH batch(message, updated_at, id) AS (VALUES {_rows(n, 3)})
+    update="""
 UPDATE games SET table_message_id = batch.message, updated_at = batch.updated_at
-FROM batch WHERE games.id = batch.id
+FROM {batch} WHERE games.id = batch.id
 RETURNING games.id
-"""
-    ),
+""",
+    columns=(("message", "bigint"), ("updated_at", "text"), ("id", "bigint")),
     key=2,
 )
 
@@ -137,12 +152,12 @@ _INSERT_RESULT: Final = """
 INSERT INTO results (
     game_id, guild_id, user_id, seat, team, outcome, rounds, wars_won, biggest_pot,
     finished_at
-) SELECT id, guild_id, ?, ?, ?, ?, ?, ?, ?, ? FROM games WHERE id = ?
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 _INSERT_KRIGBOT_RESULT: Final = """
 INSERT INTO krigbot_results (game_id, guild_id, user_id, outcome, finished_at)
-SELECT id, guild_id, ?, ?, ? FROM games WHERE id = ?
+VALUES (?, ?, ?, ?, ?)
 """
 
 
@@ -187,35 +202,33 @@ class GameStore(StorageBase):
         stamp = encode_time(now)
         accepted = (challenger_id,)
         async with self._transaction() as db:
-            try:
-                row = await db.execute_insert(
-                    _INSERT_GAME,
-                    (
-                        guild_id,
-                        channel_id,
-                        challenger_id,
-                        variant,
-                        rules_json,
-                        seed,
-                        encode_json(players),
-                        encode_json(names),
-                        encode_json(accepted),
-                        stamp,
-                        stamp,
-                        stamp,
-                        extra_json,
-                    ),
-                )
-            except sqlite3.IntegrityError as exc:
-                if "games.channel_id" not in str(exc):
-                    raise
-                # The partial unique index refused a second active game; inside the
-                # same IMMEDIATE transaction the holder cannot change under us.
-                busy = list(await db.execute_fetchall(_SELECT_ACTIVE, (channel_id,)))
+            inserted = await db.fetch(
+                _INSERT_GAME,
+                (
+                    guild_id,
+                    channel_id,
+                    challenger_id,
+                    variant,
+                    rules_json,
+                    seed,
+                    encode_json(players),
+                    encode_json(names),
+                    encode_json(accepted),
+                    stamp,
+                    stamp,
+                    stamp,
+                    extra_json,
+                ),
+            )
+            if not inserted:
+                # The partial unique index refused a second active game. SQLite's IMMEDIATE
+                # transaction keeps the holder as it is; PostgreSQL waited for the holder's
+                # transaction, and this statement sees what it committed.
+                busy = await db.fetch(_SELECT_ACTIVE, (channel_id,))
                 if not busy:
-                    raise
-                raise ChannelBusyError(channel_id, busy[0]["id"]) from exc
-        assert row is not None  # last_insert_rowid() always returns a row
+                    raise StorageError(f"the game in channel {channel_id} just ended; try again")
+                raise ChannelBusyError(channel_id, busy[0]["id"])
+        (row,) = inserted
         moment = datetime.fromisoformat(stamp)
         return GameRow(
             id=int(row[0]),
@@ -262,7 +275,7 @@ class GameStore(StorageBase):
                 return game  # Idempotent: a second click changes nothing.
             accepted = (*game.accepted, user_id)
             row = await self._fetchone(
-                _ACCEPT,
+                _accept(self.dialect),
                 (encode_json(accepted), stamp, stamp, game_id, encode_json(game.accepted)),
             )
             if row is not None:
@@ -290,12 +303,23 @@ class GameStore(StorageBase):
         state: JSONDict,
         round: int,
         now: datetime,
-    ) -> bool:
-        """Store a played round if the game is running at expected_round; False otherwise."""
+    ) -> Literal[True]:
+        """Store a played round if the game is running at ``expected_round``; return True.
+
+        Raises RoundConflictError, having written nothing, if it is not (see there).
+        """
         stamp = encode_time(now)
-        return await self._coalesced(
-            _SAVE_ROUNDS, (encode_json(state), round, stamp, stamp, game_id, expected_round)
-        )
+        params = (encode_json(state), round, stamp, stamp, game_id, expected_round)
+        if not await self._coalesced(_SAVE_ROUNDS, params):
+            raise await self._conflict(game_id, expected_round)
+        return True
+
+    async def _conflict(self, game_id: int, expected_round: int) -> RoundConflictError:
+        """Describe a write that lost its round check, from what the database holds now."""
+        row = await self._fetchone(_STORED_ROUND, (game_id,))
+        if row is None:
+            return RoundConflictError(game_id, expected_round, None, None)
+        return RoundConflictError(game_id, expected_round, row["round"], row["status"])
 
     async def finish_game(
         self,
@@ -308,12 +332,13 @@ class GameStore(StorageBase):
         results: Sequence[PlayerResult],
         now: datetime,
         extra: JSONDict | None = None,
-    ) -> bool:
-        """Finish a running game at expected_round and record each player's result.
+    ) -> Literal[True]:
+        """Finish a running game at ``expected_round``, record each player's result; return True.
 
         A result ``against_krigbot`` goes to the record against Krigbot, not to ``results``.
 
         ``extra`` is merged into the game's extra in the same write (a key set to None goes).
+        Raises RoundConflictError, having written nothing, if the game is not running there.
         """
         users = [r.user_id for r in results]
         seats = [r.seat for r in results]
@@ -321,8 +346,7 @@ class GameStore(StorageBase):
             raise ValueError("results must name each user and each seat at most once")
         stamp = encode_time(now)
         async with self._transaction() as db:
-            changed = await run_counted(
-                db,
+            changed = await db.run(
                 _FINISH,
                 (
                     encode_json(state),
@@ -336,38 +360,42 @@ class GameStore(StorageBase):
                     expected_round,
                 ),
             )
-            if changed == 0:
-                return False  # Lost the race (or wrong round/status); nothing was written.
-            game = await _read_game(db, game_id)
-            assert game is not None  # We just updated it inside this transaction.
-            strangers = set(users) - set(game.players)
-            if strangers:
-                # Raising rolls the whole transaction back, the status change included.
-                raise ValueError(f"results name users who are not players: {sorted(strangers)}")
-            async with db.executemany(
-                _INSERT_RESULT,
-                [
-                    (
-                        r.user_id,
-                        r.seat,
-                        r.team,
-                        r.outcome,
-                        r.rounds,
-                        r.wars_won,
-                        r.biggest_pot,
-                        stamp,
-                        game_id,
-                    )
-                    for r in results
-                    if not r.against_krigbot
-                ],
-            ):
-                pass
-            async with db.executemany(
-                _INSERT_KRIGBOT_RESULT,
-                [(r.user_id, r.outcome, stamp, game_id) for r in results if r.against_krigbot],
-            ):
-                pass
+            if changed == 1:
+                game = await _read_game(db, game_id)
+                assert game is not None  # We just updated it inside this transaction.
+                strangers = set(users) - set(game.players)
+                if strangers:
+                    # Raising rolls the whole transaction back, the status change included.
+                    raise ValueError(f"results name users who are not players: {sorted(strangers)}")
+                await db.run_many(
+                    _INSERT_RESULT,
+                    [
+                        (
+                            game_id,
+                            game.guild_id,
+                            r.user_id,
+                            r.seat,
+                            r.team,
+                            r.outcome,
+                            r.rounds,
+                            r.wars_won,
+                            r.biggest_pot,
+                            stamp,
+                        )
+                        for r in results
+                        if not r.against_krigbot
+                    ],
+                )
+                await db.run_many(
+                    _INSERT_KRIGBOT_RESULT,
+                    [
+                        (game_id, game.guild_id, r.user_id, r.outcome, stamp)
+                        for r in results
+                        if r.against_krigbot
+                    ],
+                )
+        if changed == 0:
+            raise await self._conflict(game_id, expected_round)  # nothing was written
         return True
 
     async def end_game(
@@ -432,15 +460,14 @@ class GameStore(StorageBase):
         """Merge keys into the game's extra dict and return it; None if the game is unknown."""
         stamp = encode_time(_now() if now is None else now)
         async with self._transaction() as db:
-            rows = list(
-                await db.execute_fetchall("SELECT extra FROM games WHERE id = ?", (game_id,))
+            rows = await db.fetch(
+                f"SELECT extra FROM games WHERE id = ?{self.dialect.for_update}", (game_id,)
             )
             if not rows:
                 return None
             merged = decode_dict(rows[0]["extra"])
             merged.update(extra)
-            await run(
-                db,
+            await db.run(
                 "UPDATE games SET extra = ?, updated_at = ? WHERE id = ?",
                 (encode_json(merged), stamp, game_id),
             )
@@ -460,7 +487,8 @@ class GameStore(StorageBase):
         its extra; the others are not read (their saved states are most of the database).
         """
         params = (encode_json(list(variants)), encode_json(list(extra_keys)))
-        return [game_from_row(row) for row in await self._fetchall(_SELECT_TO_RESUME, params)]
+        rows = await self._fetchall(_select_to_resume(self.dialect), params)
+        return [game_from_row(row) for row in rows]
 
     async def active_games_after(self, after: int, limit: int) -> list[GameRow]:
         """Return a page of active games: up to ``limit`` with ids above ``after``, by id."""
@@ -487,9 +515,7 @@ class GameStore(StorageBase):
     async def finished_unshown(self, key: str, *, since: datetime) -> list[GameRow]:
         """Return the games finished since ``since`` whose extra has ``key`` set, oldest first."""
         rows = await self._fetchall(
-            f"SELECT {GAME_COLUMNS} FROM games INDEXED BY games_status_activity "
-            "WHERE status = 'finished' AND last_activity_at >= ? "
-            "AND json_extract(extra, '$.' || ?) IS NOT NULL ORDER BY id",
+            _finished_unshown(self.dialect),
             (encode_time(since), key),
         )
         return [game_from_row(row) for row in rows]
@@ -504,7 +530,16 @@ class GameStore(StorageBase):
         return int(row[0])
 
 
-async def _read_game(db: aiosqlite.Connection, game_id: int) -> GameRow | None:
+@cache
+def _finished_unshown(d: Dialect) -> str:
+    return (
+        f"SELECT {GAME_COLUMNS} FROM games {d.indexed_by('games_status_activity')} "
+        "WHERE status = 'finished' AND last_activity_at >= ? "
+        f"AND {d.json_key_set('extra')} ORDER BY id"
+    )
+
+
+async def _read_game(db: Connection, game_id: int) -> GameRow | None:
     """Read a game on a connection the caller already holds."""
-    rows = list(await db.execute_fetchall(_SELECT_GAME, (game_id,)))
+    rows = await db.fetch(_SELECT_GAME, (game_id,))
     return game_from_row(rows[0]) if rows else None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Final
 
-from krigbot.storage.base import StorageBase, run
+from krigbot.storage.base import StorageBase
 from krigbot.storage.errors import ChannelBusyError
+from krigbot.storage.games import ONE_PER_CHANNEL
 from krigbot.storage.models import (
     GAME_COLUMNS,
     GameRow,
@@ -17,13 +18,13 @@ from krigbot.storage.models import (
     encode_time,
     game_from_row,
 )
-from krigbot.storage.stats import EVER
+from krigbot.storage.stats import EVER, counted
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from datetime import datetime
 
-    import aiosqlite
+    from krigbot.storage.base import Connection, Dialect
 
 _GAMES_COUNTED: Final = "SELECT games FROM matches WHERE id = ?"
 
@@ -39,11 +40,12 @@ ON CONFLICT (id) DO UPDATE SET
 WHERE matches.games < excluded.games
 """
 
-_INSERT_RUNNING: Final = """
+_INSERT_RUNNING: Final = f"""
 INSERT INTO games (
     guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
     accepted, state, round, created_at, updated_at, last_activity_at, extra
 ) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+{ONE_PER_CHANNEL}
 """
 
 _INSERT_RESULT: Final = """
@@ -51,22 +53,26 @@ INSERT INTO match_results (match_id, guild_id, user_id, outcome, games_won, fini
 VALUES (?, ?, ?, ?, ?, ?)
 """
 
+
 # INDEXED BY: without statistics SQLite would scan every finished game by status; the partial
 # index holds match games only, the few this start-up check is about.
-_UNADVANCED: Final = f"""
-SELECT {GAME_COLUMNS} FROM games AS g INDEXED BY games_match
-WHERE json_extract(g.extra, '$.match.id') IS NOT NULL AND g.status = 'finished'
+@cache
+def _unadvanced(d: Dialect) -> str:
+    match_id = d.json_int("g.extra", "match", "id")
+    return f"""
+SELECT {GAME_COLUMNS} FROM games AS g {d.indexed_by("games_match")}
+WHERE {match_id} IS NOT NULL AND g.status = 'finished'
   AND NOT EXISTS (
       SELECT 1 FROM matches AS m
-      WHERE m.id = json_extract(g.extra, '$.match.id')
-        AND m.games >= json_extract(g.extra, '$.match.game'))
+      WHERE m.id = {match_id} AND m.games >= {d.json_int("g.extra", "match", "game")})
 ORDER BY g.id
 """
 
-_RECORDS: Final = """
-SELECT user_id, COUNT(*) AS matches, SUM(outcome = 'win') AS wins
+
+_RECORDS: Final = f"""
+SELECT user_id, COUNT(*) AS matches, {counted("outcome = 'win'")} AS wins
 FROM match_results
-WHERE guild_id = ? AND finished_at >= ? AND user_id IN ({marks})
+WHERE guild_id = ? AND finished_at >= ? AND user_id IN ({{marks}})
 GROUP BY user_id
 """
 
@@ -123,38 +129,34 @@ class MatchStore(StorageBase):
         async with self._transaction() as db:
             if await _counted(db, step):
                 return None
-            try:
-                inserted = await db.execute_insert(
-                    _INSERT_RUNNING,
-                    (
-                        step.guild_id,
-                        step.channel_id,
-                        next_game.challenger_id,
-                        next_game.variant,
-                        encode_json(next_game.rules),
-                        next_game.seed,
-                        encode_json(step.players),
-                        encode_json(next_game.names),
-                        encode_json(step.players),
-                        encode_json(next_game.state),
-                        stamp,
-                        stamp,
-                        stamp,
-                        encode_json(next_game.extra),
-                    ),
-                )
-            except sqlite3.IntegrityError as exc:
-                if "games.channel_id" not in str(exc):
-                    raise
-                raise ChannelBusyError(step.channel_id, 0) from exc
-            assert inserted is not None
-            game_id = int(inserted[0])
-            await run(db, _UPSERT_MATCH, _match_params(step, game_id, stamp, finished=None))
-            rows = list(
-                await db.execute_fetchall(
-                    f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)
-                )
+            inserted = await db.fetch(
+                _INSERT_RUNNING,
+                (
+                    step.guild_id,
+                    step.channel_id,
+                    next_game.challenger_id,
+                    next_game.variant,
+                    encode_json(next_game.rules),
+                    next_game.seed,
+                    encode_json(step.players),
+                    encode_json(next_game.names),
+                    encode_json(step.players),
+                    encode_json(next_game.state),
+                    stamp,
+                    stamp,
+                    stamp,
+                    encode_json(next_game.extra),
+                ),
             )
+            if not inserted:
+                # Another process advancing the same match got there first (PostgreSQL let
+                # this insert wait for it), or another game holds the channel.
+                if await _counted(db, step):
+                    return None
+                raise ChannelBusyError(step.channel_id, 0)
+            game_id = int(inserted[0][0])
+            await db.run(_UPSERT_MATCH, _match_params(step, game_id, stamp, finished=None))
+            rows = await db.fetch(f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?", (game_id,))
         return game_from_row(rows[0])
 
     async def finish_match(
@@ -166,8 +168,12 @@ class MatchStore(StorageBase):
         async with self._transaction() as db:
             if await _counted(db, step):
                 return False
-            await run(db, _UPSERT_MATCH, _match_params(step, game_id, stamp, finished=stamp))
-            async with db.executemany(
+            changed = await db.run(
+                _UPSERT_MATCH, _match_params(step, game_id, stamp, finished=stamp)
+            )
+            if changed == 0:
+                return False  # counted meanwhile by another process (PostgreSQL waited for it)
+            await db.run_many(
                 _INSERT_RESULT,
                 [
                     (
@@ -180,13 +186,12 @@ class MatchStore(StorageBase):
                     )
                     for seat, user_id in enumerate(step.players)
                 ],
-            ):
-                pass
+            )
         return True
 
     async def unadvanced_match_games(self) -> list[GameRow]:
         """Return finished match games that their match has not counted yet, oldest first."""
-        return [game_from_row(row) for row in await self._fetchall(_UNADVANCED)]
+        return [game_from_row(row) for row in await self._fetchall(_unadvanced(self.dialect))]
 
     async def match_records(
         self, guild_id: int, user_ids: Sequence[int], *, since: datetime | None = None
@@ -200,8 +205,8 @@ class MatchStore(StorageBase):
         return {row["user_id"]: MatchRecord(row["matches"], row["wins"]) for row in rows}
 
 
-async def _counted(db: aiosqlite.Connection, step: MatchStep) -> bool:
-    rows = list(await db.execute_fetchall(_GAMES_COUNTED, (step.match_id,)))
+async def _counted(db: Connection, step: MatchStep) -> bool:
+    rows = await db.fetch(_GAMES_COUNTED, (step.match_id,))
     return bool(rows) and int(rows[0]["games"]) >= step.games
 
 

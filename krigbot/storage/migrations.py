@@ -1,4 +1,10 @@
-"""Forward-only schema migrations tracked with PRAGMA user_version."""
+"""Forward-only numbered schema migrations, one folder per dialect.
+
+``migrations/sqlite/`` and ``migrations/postgres/`` each hold ``NNNN_name.sql`` files numbered
+1..N; a change to the schema adds the same number to both folders. Each backend applies its
+own (``storage.sqlite.migrate``: ``PRAGMA user_version``; ``storage.postgres.migrate``: a
+version table, under an advisory lock).
+"""
 
 from __future__ import annotations
 
@@ -6,36 +12,27 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-from krigbot.storage.base import rollback_quietly, run
-from krigbot.storage.errors import (
-    MigrationError,
-    SchemaTooNewError,
-    StorageError,
-    translate_error,
-)
-
-if TYPE_CHECKING:
-    import aiosqlite
+from krigbot.storage.errors import MigrationError
 
 _FILE_NAME: Final = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
 @dataclass(frozen=True, slots=True)
 class Migration:
-    """One numbered .sql file from krigbot/storage/migrations/."""
+    """One numbered .sql file from a folder of krigbot/storage/migrations/."""
 
     version: int
     name: str
     sql: str
 
 
-def load_migrations() -> tuple[Migration, ...]:
-    """Read the migration files in version order and check they are numbered 1..N."""
+def load_migrations(dialect: str) -> tuple[Migration, ...]:
+    """Read a dialect's migration files in version order and check they are numbered 1..N."""
     # The folder is read as package data (not a package itself), so it also works
     # from a wheel or zip.
-    folder = resources.files("krigbot.storage").joinpath("migrations")
+    folder = resources.files("krigbot.storage").joinpath("migrations", dialect)
     found: list[Migration] = []
     for entry in folder.iterdir():
         match = _FILE_NAME.match(entry.name)
@@ -76,46 +73,3 @@ def _has_code(text: str) -> bool:
     """Tell whether SQL text contains anything besides whitespace and comments."""
     without_blocks = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
     return any(line.split("--", 1)[0].strip(" \t;") for line in without_blocks.splitlines())
-
-
-async def user_version(db: aiosqlite.Connection) -> int:
-    """Read the schema version stored in the database header."""
-    rows = list(await db.execute_fetchall("PRAGMA user_version"))
-    return int(rows[0][0])
-
-
-async def migrate(db: aiosqlite.Connection, path: str) -> int:
-    """Apply every pending migration in one transaction and return the schema version."""
-    migrations = load_migrations()
-    latest = len(migrations)
-    current = await user_version(db)
-    if current > latest:
-        raise SchemaTooNewError(path, current, latest)
-    if current == latest:
-        # Up to date: no write, so an up-to-date database opens without a write lock.
-        return current
-    try:
-        await run(db, "BEGIN IMMEDIATE")
-        # Read again under the write lock: another process may have migrated meanwhile.
-        current = await user_version(db)
-        if current > latest:
-            raise SchemaTooNewError(path, current, latest)
-        for migration in migrations[current:]:
-            for statement in split_statements(migration.sql):
-                try:
-                    await run(db, statement)
-                except sqlite3.Error as exc:
-                    error = translate_error(exc, path)
-                    if type(error) is StorageError:
-                        # Not an environment problem (lock, disk, ...): the SQL is at fault.
-                        error = MigrationError(
-                            f"Migration {migration.name} failed on {path}: {exc}"
-                        )
-                    raise error from exc
-        # PRAGMA user_version is part of the transaction: all or nothing.
-        await run(db, f"PRAGMA user_version = {latest:d}")
-        await run(db, "COMMIT")
-    except BaseException:
-        await rollback_quietly(db)
-        raise
-    return latest

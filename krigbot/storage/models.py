@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, get_args
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Iterable
 
     from _typeshed import DataclassInstance
+
+    from krigbot.storage.base import Row
 
 GameStatus = Literal[
     "challenge", "running", "finished", "cancelled", "abandoned", "declined", "expired"
@@ -200,7 +201,7 @@ def check_statuses(statuses: Iterable[str]) -> tuple[str, ...]:
     return result
 
 
-def from_columns(kind: type[RowType], row: sqlite3.Row, **computed: object) -> RowType:
+def from_columns(kind: type[RowType], row: Row, **computed: object) -> RowType:
     """Build a row type from the columns named as its fields, but for the ``computed`` ones."""
     columns = {field.name: row[field.name] for field in fields(kind) if field.name not in computed}
     return kind(**columns, **computed)
@@ -213,7 +214,7 @@ GAME_COLUMNS: Final = (
 )
 
 
-def game_from_row(row: sqlite3.Row) -> GameRow:
+def game_from_row(row: Row) -> GameRow:
     """Build a GameRow from a row selected with GAME_COLUMNS."""
     state = row["state"]
     result = row["result"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import TYPE_CHECKING, Final
 
 from krigbot.storage.base import StorageBase
@@ -19,17 +20,24 @@ from krigbot.storage.stats import EVER, OPPONENTS, head_to_head, tally
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from krigbot.storage.base import Dialect
+
 _ENDED: Final = ", ".join(f"'{status}'" for status in HISTORY_STATUSES)
 
 # The display name a user had in each ended game of the guild, newest game first; the first
 # name seen per user is the one they played under most recently.
-_NAMES: Final = f"""
+
+
+@cache
+def _names(d: Dialect) -> str:
+    return f"""
 SELECT player.value AS user_id, name.value AS name
-FROM games, json_each(games.players) AS player, json_each(games.names) AS name
+FROM games, {d.json_elements("games.players", "player")}, {d.json_elements("games.names", "name")}
 WHERE games.guild_id = ? AND games.status IN ({_ENDED}) AND name.key = player.key
-  AND player.value IN ({{marks}})
+  AND CAST(player.value AS BIGINT) IN ({{marks}})
 ORDER BY games.id DESC
 """
+
 
 _PLAYERS: Final = "SELECT DISTINCT user_id FROM results WHERE guild_id = ? ORDER BY user_id"
 
@@ -85,7 +93,7 @@ class RecordStore(StorageBase):
         wanted = sorted(set(user_ids))
         if not wanted:
             return {}
-        sql = _NAMES.format(marks=", ".join("?" * len(wanted)))
+        sql = _names(self.dialect).format(marks=", ".join("?" * len(wanted)))
         names: dict[int, str] = {}
         for row in await self._fetchall(sql, (guild_id, *wanted)):
             names.setdefault(int(row["user_id"]), str(row["name"]))

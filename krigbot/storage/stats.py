@@ -23,37 +23,42 @@ from krigbot.storage.models import (
 )
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Iterable
     from datetime import datetime
+
+    from krigbot.storage.base import Row
 
 # Every stored time is non-empty text, so '' as the lower bound means "since ever" and
 # keeps one SQL text (one prepared statement) for both cases.
 EVER: Final = ""
 
 
+def counted(condition: str) -> str:
+    """Return an aggregate counting the rows where ``condition`` holds (0 for none)."""
+    return f"COUNT(*) FILTER (WHERE {condition})"
+
+
 def tally(outcome: str) -> str:
     """Return the columns that count the games and their wins, draws and losses by ``outcome``."""
-    return (
-        f"COUNT(*) AS games, SUM({outcome} = 'win') AS wins, "
-        f"SUM({outcome} = 'draw') AS draws, SUM({outcome} = 'loss') AS losses"
-    )
+    wins, draws, losses = (counted(f"{outcome} = '{kind}'") for kind in ("win", "draw", "loss"))
+    return f"COUNT(*) AS games, {wins} AS wins, {draws} AS draws, {losses} AS losses"
 
 
+# PostgreSQL names a result column only alone in ORDER BY, not inside an expression.
 _LEADERBOARD: Final = f"""
 SELECT user_id, {tally("outcome")}
 FROM results
 WHERE guild_id = ? AND finished_at >= ?
 GROUP BY user_id
-ORDER BY wins DESC, CAST(wins AS REAL) / games DESC, games DESC, user_id ASC
+ORDER BY wins DESC, {counted("outcome = 'win'")} * 1.0 / COUNT(*) DESC, games DESC, user_id ASC
 LIMIT ?
 """
 
-_PLAYER_TOTALS: Final = """
+_PLAYER_TOTALS: Final = f"""
 SELECT COUNT(*)                          AS games,
-       COALESCE(SUM(outcome = 'win'), 0)  AS wins,
-       COALESCE(SUM(outcome = 'draw'), 0) AS draws,
-       COALESCE(SUM(outcome = 'loss'), 0) AS losses,
+       {counted("outcome = 'win'")}  AS wins,
+       {counted("outcome = 'draw'")} AS draws,
+       {counted("outcome = 'loss'")} AS losses,
        COALESCE(SUM(wars_won), 0)         AS wars_won,
        COALESCE(MAX(biggest_pot), 0)      AS biggest_pot,
        COALESCE(MAX(rounds), 0)           AS longest_game
@@ -67,10 +72,10 @@ WHERE guild_id = ? AND user_id = ? AND finished_at >= ?
 # the player's own losses instead would count a third player's wins against the opponent, and
 # the two players' records would not mirror.
 OPPONENTS: Final = """
-SELECT other.user_id                                       AS user_id,
-       COUNT(*)                                            AS games,
-       SUM(me.outcome = 'win' AND other.outcome <> 'win')  AS won,
-       SUM(other.outcome = 'win' AND me.outcome <> 'win')  AS lost
+SELECT other.user_id                                               AS user_id,
+       COUNT(*)                                                    AS games,
+       COUNT(*) FILTER (WHERE me.outcome = 'win' AND other.outcome <> 'win')  AS won,
+       COUNT(*) FILTER (WHERE other.outcome = 'win' AND me.outcome <> 'win')  AS lost
 FROM results AS me
 JOIN results AS other ON other.game_id = me.game_id AND other.user_id <> me.user_id
 WHERE me.guild_id = ? AND me.user_id = ? AND me.finished_at >= ?
@@ -101,7 +106,7 @@ WHERE guild_id = ? AND user_id = ? AND finished_at >= ?
 """
 
 
-def head_to_head(row: sqlite3.Row) -> HeadToHead:
+def head_to_head(row: Row) -> HeadToHead:
     """Build a HeadToHead from a row of ``OPPONENTS``."""
     games, won, lost = row["games"], row["won"], row["lost"]
     return HeadToHead(
@@ -109,7 +114,7 @@ def head_to_head(row: sqlite3.Row) -> HeadToHead:
     )
 
 
-def _partner(row: sqlite3.Row | None) -> PartnerRecord | None:
+def _partner(row: Row | None) -> PartnerRecord | None:
     """Build a PartnerRecord from a partner row."""
     if row is None:
         return None
@@ -162,12 +167,12 @@ class StatsStore(StorageBase):
         """Sum up one player's finished games in a guild (zeros if none), Krigbot's apart."""
         lower = EVER if since is None else encode_time(since)
         params = (guild_id, user_id, lower)
-        # One lock hold for the four queries, so no write of ours lands in between.
+        # One connection for the four queries: in SQLite, no write lands in between.
         async with self._session() as db:
-            (totals,) = await db.execute_fetchall(_PLAYER_TOTALS, params)
-            opponents = list(await db.execute_fetchall(OPPONENTS, (*params, 1)))
-            partners = list(await db.execute_fetchall(_TOP_PARTNER, params))
-            (versus,) = await db.execute_fetchall(_AGAINST_KRIGBOT, params)
+            (totals,) = await db.fetch(_PLAYER_TOTALS, params)
+            opponents = await db.fetch(OPPONENTS, (*params, 1))
+            partners = await db.fetch(_TOP_PARTNER, params)
+            (versus,) = await db.fetch(_AGAINST_KRIGBOT, params)
         return from_columns(
             PlayerStats,
             totals,
@@ -199,9 +204,7 @@ class StatsStore(StorageBase):
         sql = f"SELECT {GAME_COLUMNS} FROM games WHERE guild_id = ? AND status IN ({marks})"
         params: list[object] = [guild_id, *wanted]
         if user_id is not None:
-            # Uses SQLite's built-in JSON functions (part of the core since 3.38, and
-            # enabled in practically every earlier build Python ships with).
-            sql += " AND EXISTS (SELECT 1 FROM json_each(games.players) AS p WHERE p.value = ?)"
+            sql += f" AND {self.dialect.json_list_has('games.players')}"
             params.append(user_id)
         sql += " ORDER BY finished_at DESC, id DESC LIMIT ? OFFSET ?"
         params += [limit, offset]

@@ -23,6 +23,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
+from tests.conftest import BACKENDS
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.texts import pattern
@@ -41,6 +42,7 @@ def battle_lines(played: Round) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_flip_plays_one_round_and_shows_cards_winner_counts_and_round(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
@@ -152,6 +154,7 @@ async def test_the_last_round_shows_the_result_reason_rounds_wars_and_biggest_po
     assert row.round == 5
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_the_flip_button_plays_the_next_round_on_the_table_message(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
@@ -272,6 +275,7 @@ async def test_a_three_player_round_names_everyone_in_the_war(
     assert [line.split(":")[0] for line in counts.splitlines()] == ["Alice", "Bob", "Carol"]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("variant", list(PRESETS))
 async def test_every_variant_can_be_challenged_and_played(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, variant: str

@@ -19,6 +19,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
+from tests.conftest import BACKENDS
 from tests.standin import Channel, DiscordStandIn, InteractionResponse, User
 from tests.standin.fixtures import SampleWorld
 from tests.texts import board_line
@@ -93,6 +94,7 @@ async def test_an_empty_leaderboard_says_no_game_has_finished(
     assert answer.embeds[0]["description"] == t("nb", "lb.empty")
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_game_played_to_the_end_puts_its_winner_on_top(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
@@ -138,6 +140,7 @@ async def test_the_leaderboard_shows_the_top_ten_by_wins_with_games_draws_and_wi
     ("period", "wins"),
     [("all", 3), ("month", 2), ("week", 1)],
 )
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_the_leaderboard_period_counts_only_games_finished_within_it(
     standin: DiscordStandIn,
     world: SampleWorld,
@@ -186,6 +189,7 @@ def fields(answer: InteractionResponse) -> dict[str, str]:
     return {field["name"]: field["value"] for field in answer.embeds[0].get("fields", [])}
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_stats_show_a_players_whole_record_on_this_server(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
@@ -265,6 +269,7 @@ async def test_stats_without_a_user_show_the_askers_own_record(
     )
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_head_to_head_in_three_player_games_mirrors_between_the_two_players(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:

@@ -24,6 +24,7 @@ from tests.cogs.helpers import (
     text_of,
 )
 from tests.cogs.play_helpers import command, edit_of, running_bot
+from tests.conftest import BACKENDS
 from tests.standin import DiscordStandIn, InteractionResponse, Message, User
 from tests.standin.fixtures import SampleWorld
 
@@ -86,6 +87,7 @@ async def test_a_game_against_krigbot_is_dealt_at_once_and_ends_in_a_result(
     assert len(public_messages(standin, world.no_channel)) == 1
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_game_against_krigbot_counts_in_stats_apart_and_never_on_the_leaderboard(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
@@ -248,6 +250,7 @@ async def test_autoplay_plays_a_game_against_krigbot_to_its_end(
         assert (record.games, record.wins) == (1, 1)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_whole_game_against_krigbot_in_its_dm_counts_apart_in_that_chat(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from krigbot.storage import PlayerResult
+from krigbot.storage import PlayerResult, Storage
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from krigbot.storage import GameRow, Outcome, Storage
+    from krigbot.storage import GameRow, Outcome
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -115,3 +115,9 @@ async def record_game(
     row = await storage.get_game(game.id)
     assert row is not None
     return row
+
+
+async def committed(storage: Storage, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """Run a query on a second storage on the same database: it sees only what is committed."""
+    async with await Storage.open(storage.path) as other:
+        return [tuple(row) for row in await other._fetchall(sql, params)]

@@ -1,20 +1,13 @@
-"""The storage every test of this folder gets: a new database file, closed after the test."""
+"""Every storage test here that takes a storage runs against both backends."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
-from krigbot.storage import Storage
-
-if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-    from pathlib import Path
+from tests.conftest import BACKENDS
 
 
-@pytest.fixture
-async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
-    opened = await Storage.open(tmp_path / "krig.db")
-    yield opened
-    await opened.close()
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run each test that takes a storage once per backend."""
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", BACKENDS)

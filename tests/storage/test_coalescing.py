@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from krigbot.storage import Storage, StorageError, base
+from krigbot.storage import DiskFullError, RoundConflictError, Storage, base
 from tests.storage import at, running_game
 
 if TYPE_CHECKING:
@@ -19,20 +19,33 @@ async def games(storage: Storage, count: int, first_channel: int = 1000) -> list
     return [await running_game(storage, channel_id=first_channel + i) for i in range(count)]
 
 
-async def updates_traced(storage: Storage) -> list[str]:
-    """Record every UPDATE the storage's connection runs from now on."""
-    statements: list[str] = []
-    db = storage._db
-    assert db is not None
-    await db.set_trace_callback(
-        lambda sql: statements.append(sql) if sql.lstrip().startswith(("UPDATE", "WITH")) else None
-    )
-    return statements
+def statements_counted(storage: Storage) -> list[int]:
+    """Record, from now on, how many writes each committed statement or transaction carried."""
+    carried: list[int] = []
+    storage.on_write = lambda _seconds, writes: carried.append(writes)
+    return carried
+
+
+async def refuse_rounds_with(storage: Storage, word: str) -> None:
+    """Make the database refuse to save a state holding ``word`` (as a full disk would)."""
+    if storage.dialect.name == "sqlite":
+        trigger = (
+            f"CREATE TRIGGER refuse BEFORE UPDATE ON games WHEN NEW.state LIKE '%{word}%' "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+    else:
+        trigger = (
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'could not extend file' USING ERRCODE = 'disk_full'; END $$;"
+            "CREATE TRIGGER refuse BEFORE UPDATE ON games FOR EACH ROW "
+            f"WHEN (NEW.state::text LIKE '%{word}%') EXECUTE FUNCTION refuse()"
+        )
+    await storage._write(trigger, ())
 
 
 async def test_rounds_of_many_games_at_once_all_land_in_few_statements(storage: Storage) -> None:
     rows = await games(storage, 150)
-    statements = await updates_traced(storage)
+    statements = statements_counted(storage)
     saved = await asyncio.gather(
         *(
             storage.save_round(
@@ -51,7 +64,7 @@ async def test_rounds_of_many_games_at_once_all_land_in_few_statements(storage: 
             at(row.id),
         )
     # They went together, as few statements as the limit of rows per statement allows.
-    assert len(statements) == -(-150 // base.BATCH_LIMIT)
+    assert statements == [base.BATCH_LIMIT, base.BATCH_LIMIT, 150 - 2 * base.BATCH_LIMIT]
 
 
 async def test_a_stale_round_among_many_fails_alone(storage: Storage) -> None:
@@ -68,9 +81,12 @@ async def test_a_stale_round_among_many_fails_alone(storage: Storage) -> None:
                 now=at(1),
             )
             for row in rows
-        )
+        ),
+        return_exceptions=True,
     )
-    assert saved == [row is not stale for row in rows]
+    assert [outcome is True for outcome in saved] == [row is not stale for row in rows]
+    assert isinstance(saved[4], RoundConflictError)
+    assert (saved[4].expected_round, saved[4].round) == (7, 0)
     assert await storage.get_game(stale.id) == before
 
 
@@ -95,13 +111,8 @@ async def test_a_failing_statement_fails_each_of_its_writes_and_writes_none(
     storage: Storage,
 ) -> None:
     rows = await games(storage, 12)
-    db = storage._db
-    assert db is not None
     # The database refuses one of the rows (as a full disk would refuse them all).
-    await db.execute(
-        "CREATE TRIGGER refuse BEFORE UPDATE ON games WHEN NEW.state LIKE '%boom%' "
-        "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
-    )
+    await refuse_rounds_with(storage, "boom")
     before = {row.id: await storage.get_game(row.id) for row in rows}
     outcomes = await asyncio.gather(
         *(
@@ -117,7 +128,7 @@ async def test_a_failing_statement_fails_each_of_its_writes_and_writes_none(
         return_exceptions=True,
     )
     # They went as one statement, which failed as a whole: every caller hears, none landed.
-    assert all(isinstance(outcome, StorageError) for outcome in outcomes)
+    assert all(isinstance(outcome, DiskFullError) for outcome in outcomes)
     for row in rows:
         assert await storage.get_game(row.id) == before[row.id]
     # The storage goes on: the same rounds, without the bad one, are saved.
@@ -171,9 +182,9 @@ async def test_a_write_whose_caller_gave_up_still_lands(
 async def test_with_an_old_sqlite_every_write_goes_alone(
     storage: Storage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(base, "BATCHES", False)
+    monkeypatch.setattr(storage, "batches", False)
     rows = await games(storage, 20)
-    statements = await updates_traced(storage)
+    statements = statements_counted(storage)
     saved = await asyncio.gather(
         *(
             storage.save_round(row.id, expected_round=0, state={}, round=1, now=at(1))
@@ -181,4 +192,4 @@ async def test_with_an_old_sqlite_every_write_goes_alone(
         )
     )
     assert saved == [True] * 20
-    assert len(statements) == 20
+    assert statements == [1] * 20

@@ -29,7 +29,7 @@ from krigbot.storage.errors import (
 from krigbot.storage.migrations import Migration, load_migrations, split_statements
 from tests.storage import T0, at, new_game, pr, record_game, running_game
 
-LATEST = len(load_migrations())
+LATEST = len(load_migrations("sqlite"))
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -45,10 +45,16 @@ def schema(path: Path) -> list[tuple[str, str]]:
         return db.execute("SELECT type, name FROM sqlite_schema ORDER BY name").fetchall()
 
 
-def test_migration_files_are_numbered_from_one() -> None:
-    versions = [m.version for m in load_migrations()]
+@pytest.mark.parametrize("dialect", ["sqlite", "postgres"])
+def test_migration_files_are_numbered_from_one(dialect: str) -> None:
+    versions = [m.version for m in load_migrations(dialect)]
     assert versions == list(range(1, len(versions) + 1))
     assert versions, "the initial migration must be found as package data"
+
+
+def test_each_dialect_has_the_same_migrations() -> None:
+    sqlite, postgres = load_migrations("sqlite"), load_migrations("postgres")
+    assert [m.name for m in sqlite] == [m.name for m in postgres]
 
 
 async def test_open_creates_folder_schema_and_wal(tmp_path: Path) -> None:
@@ -84,9 +90,9 @@ async def test_pending_migrations_apply_on_an_older_database(
 ) -> None:
     path = tmp_path / "krig.db"
     await (await Storage.open(path)).close()
-    real = load_migrations()
+    real = load_migrations("sqlite")
     extra = Migration(LATEST + 1, "9999_test.sql", "CREATE TABLE later (x INTEGER);")
-    monkeypatch.setattr(migrations_module, "load_migrations", lambda: (*real, extra))
+    monkeypatch.setattr(migrations_module, "load_migrations", lambda _dialect: (*real, extra))
     await (await Storage.open(path)).close()
     assert user_version(path) == LATEST + 1
     assert ("table", "later") in schema(path)
@@ -95,9 +101,9 @@ async def test_pending_migrations_apply_on_an_older_database(
 async def test_migrations_are_all_or_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = load_migrations()
+    real = load_migrations("sqlite")
     broken = Migration(LATEST + 1, "9999_broken.sql", "CREATE TABLE ok (x);\nNOT SQL AT ALL;")
-    monkeypatch.setattr(migrations_module, "load_migrations", lambda: (*real, broken))
+    monkeypatch.setattr(migrations_module, "load_migrations", lambda _dialect: (*real, broken))
     path = tmp_path / "krig.db"
     with pytest.raises(MigrationError, match=r"9999_broken\.sql"):
         await Storage.open(path)

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from krigbot.storage import ChannelBusyError, PlayerResult, Storage
-from tests.storage import T0, at, new_game, running_game
-
-if TYPE_CHECKING:
-    pass
+from krigbot.storage import ChannelBusyError, PlayerResult, RoundConflictError, Storage
+from tests.storage import T0, at, committed, new_game, running_game
 
 
 def results_for(players: tuple[int, ...], winner: int) -> list[PlayerResult]:
@@ -24,12 +20,12 @@ def results_for(players: tuple[int, ...], winner: int) -> list[PlayerResult]:
     ]
 
 
-def count_results(storage: Storage, game_id: int) -> int:
-    """Count result rows through a second, plain connection (sees only committed data)."""
-    with sqlite3.connect(storage.path) as db:
-        return int(
-            db.execute("SELECT COUNT(*) FROM results WHERE game_id = ?", (game_id,)).fetchone()[0]
-        )
+async def count_results(storage: Storage, game_id: int) -> int:
+    """Count result rows through a second connection (sees only committed data)."""
+    ((count,),) = await committed(
+        storage, "SELECT COUNT(*) FROM results WHERE game_id = ?", game_id
+    )
+    return int(count)
 
 
 async def test_create_game_stores_a_challenge(storage: Storage) -> None:
@@ -156,17 +152,22 @@ async def test_save_round_with_a_stale_round_changes_nothing(storage: Storage) -
     game = await running_game(storage)
     assert await storage.save_round(game.id, expected_round=0, state={"n": 1}, round=1, now=at(1))
     before = await storage.get_game(game.id)
-    assert not await storage.save_round(
-        game.id, expected_round=0, state={"n": "stale"}, round=1, now=at(2)
-    )
+    with pytest.raises(RoundConflictError) as moved:
+        await storage.save_round(
+            game.id, expected_round=0, state={"n": "stale"}, round=1, now=at(2)
+        )
+    # The refusal says what the database holds instead.
+    assert (moved.value.game_id, moved.value.round, moved.value.status) == (game.id, 1, "running")
     assert await storage.get_game(game.id) == before
     # Nor does it touch a game that is not running, or that does not exist.
     challenge = await new_game(storage, channel_id=300)
-    assert not await storage.save_round(
-        challenge.id, expected_round=0, state={}, round=1, now=at(2)
-    )
+    with pytest.raises(RoundConflictError) as moved:
+        await storage.save_round(challenge.id, expected_round=0, state={}, round=1, now=at(2))
+    assert (moved.value.round, moved.value.status) == (0, "challenge")
     assert await storage.get_game(challenge.id) == challenge
-    assert not await storage.save_round(999, expected_round=0, state={}, round=1, now=at(2))
+    with pytest.raises(RoundConflictError) as moved:
+        await storage.save_round(999, expected_round=0, state={}, round=1, now=at(2))
+    assert (moved.value.round, moved.value.status) == (None, None)
     # A state that is not JSON-safe is refused before anything is written.
     with pytest.raises(ValueError, match="JSON"):
         await storage.save_round(
@@ -184,8 +185,9 @@ async def test_racing_flips_play_exactly_one_round(storage: Storage) -> None:
             )
             for who in range(6)
         ]
-        outcomes = await asyncio.gather(*presses)
+        outcomes = await asyncio.gather(*presses, return_exceptions=True)
         assert outcomes.count(True) == 1
+        assert all(isinstance(lost, RoundConflictError) for lost in outcomes if lost is not True)
         row = await storage.get_game(game.id)
         assert row is not None
         assert row.round == current + 1
@@ -205,9 +207,11 @@ async def test_finish_game_records_results_once(storage: Storage) -> None:
         "now": at(2),
     }
     assert await storage.finish_game(game.id, **finish)
-    assert not await storage.finish_game(game.id, **finish)
-    assert not await storage.finish_game(game.id, **{**finish, "expected_round": 2})
-    assert count_results(storage, game.id) == 2
+    with pytest.raises(RoundConflictError):
+        await storage.finish_game(game.id, **finish)
+    with pytest.raises(RoundConflictError):
+        await storage.finish_game(game.id, **{**finish, "expected_round": 2})
+    assert await count_results(storage, game.id) == 2
     row = await storage.get_game(game.id)
     assert row is not None
     assert (row.status, row.round, row.finished_at) == ("finished", 2, at(2))
@@ -215,24 +219,26 @@ async def test_finish_game_records_results_once(storage: Storage) -> None:
     assert not row.is_active
     assert await storage.active_game(game.channel_id) is None
     # A late Flip press after the finish does nothing.
-    assert not await storage.save_round(game.id, expected_round=2, state={}, round=3, now=at(3))
+    with pytest.raises(RoundConflictError):
+        await storage.save_round(game.id, expected_round=2, state={}, round=3, now=at(3))
 
 
 async def test_finish_game_with_a_stale_round_writes_nothing(storage: Storage) -> None:
     game = await running_game(storage)
     assert await storage.save_round(game.id, expected_round=0, state={}, round=1, now=at(1))
     before = await storage.get_game(game.id)
-    assert not await storage.finish_game(
-        game.id,
-        expected_round=0,
-        state={},
-        round=1,
-        result={},
-        results=results_for(game.players, winner=10),
-        now=at(2),
-    )
+    with pytest.raises(RoundConflictError):
+        await storage.finish_game(
+            game.id,
+            expected_round=0,
+            state={},
+            round=1,
+            result={},
+            results=results_for(game.players, winner=10),
+            now=at(2),
+        )
     assert await storage.get_game(game.id) == before
-    assert count_results(storage, game.id) == 0
+    assert await count_results(storage, game.id) == 0
 
 
 async def test_finish_game_rolls_back_on_bad_results(storage: Storage) -> None:
@@ -256,7 +262,7 @@ async def test_finish_game_rolls_back_on_bad_results(storage: Storage) -> None:
     with pytest.raises(ValueError, match="outcome"):
         PlayerResult(10, 0, "victory", 1)  # type: ignore[arg-type]
     assert await storage.get_game(game.id) == before
-    assert count_results(storage, game.id) == 0
+    assert await count_results(storage, game.id) == 0
     # The failed attempts left no transaction open: the game can still finish.
     assert await storage.finish_game(
         game.id,
@@ -267,7 +273,7 @@ async def test_finish_game_rolls_back_on_bad_results(storage: Storage) -> None:
         results=results_for(game.players, winner=10),
         now=at(2),
     )
-    assert count_results(storage, game.id) == 2
+    assert await count_results(storage, game.id) == 2
 
 
 async def test_end_game_statuses_and_conditions(storage: Storage) -> None:
@@ -286,7 +292,7 @@ async def test_end_game_statuses_and_conditions(storage: Storage) -> None:
     assert row is not None
     assert (row.status, row.finished_at, row.result) == ("abandoned", at(3), {"reason": "inactive"})
     assert not await storage.end_game(game.id, "cancelled", at(4))
-    assert count_results(storage, game.id) == 0
+    assert await count_results(storage, game.id) == 0
 
 
 async def test_message_ids_and_extra(storage: Storage) -> None:
@@ -354,7 +360,7 @@ async def test_concurrent_mixed_writes_do_not_interleave(storage: Storage) -> No
     assert await storage.game_count("finished") == 20
     assert await storage.game_count("challenge") == 20
     for game in games:
-        assert count_results(storage, game.id) == 2
+        assert await count_results(storage, game.id) == 2
     assert len(await storage.get_settings(1)) == 20
 
 
@@ -378,14 +384,13 @@ async def test_cancelled_finish_is_all_or_nothing(storage: Storage, steps: int) 
     await asyncio.gather(task, return_exceptions=True)
     row = await storage.get_game(game.id)
     assert row is not None
-    assert (row.status == "finished") == (count_results(storage, game.id) == 2)
-    assert count_results(storage, game.id) in (0, 2)
+    assert (row.status == "finished") == (await count_results(storage, game.id) == 2)
+    assert await count_results(storage, game.id) in (0, 2)
     # The connection is usable and not stuck inside a half-done transaction.
     other = await running_game(storage, channel_id=999)
     assert await storage.save_round(other.id, expected_round=0, state={}, round=1, now=at(2))
-    assert count_results(storage, game.id) in (0, 2)
-    with sqlite3.connect(storage.path) as db:
-        (status,) = db.execute("SELECT status FROM games WHERE id = ?", (other.id,)).fetchone()
+    assert await count_results(storage, game.id) in (0, 2)
+    ((status,),) = await committed(storage, "SELECT status FROM games WHERE id = ?", other.id)
     assert status == "running"  # committed, visible to another connection
 
 

@@ -1,0 +1,150 @@
+"""Copy an SQLite database into an empty PostgreSQL one, then check that everything arrived.
+
+    python -m krigbot.storage.migrate_to postgresql://krig@localhost/krig [--from data/krig.db]
+
+Without ``--from`` the SQLite file is the bot's own (``KRIG_DB``, from the environment or
+``.env``). Stop the bot first: rounds played while copying would not be copied. The target
+must hold no Krigbot data (it is migrated first if it is new); everything is copied in one
+transaction, so a failed copy leaves it as it was. Afterwards every table's row count and
+every game, saved state included, are compared between the two databases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from krigbot.config import sqlite_file
+from krigbot.storage.database import Storage, is_postgres_url
+from krigbot.storage.errors import StorageError
+from krigbot.storage.models import GAME_COLUMNS, game_from_row
+from krigbot.storage.postgres import PostgresStorage, redacted
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+TABLES: Final = (
+    "games",
+    "results",
+    "krigbot_results",
+    "guild_settings",
+    "matches",
+    "match_results",
+)
+"""Every table, parents before the tables that refer to them."""
+PAGE: Final = 1000
+"""Games read, copied and compared at a time (their saved states are most of the database)."""
+
+_GAME_PAGE: Final = f"SELECT {GAME_COLUMNS} FROM games WHERE id > ? ORDER BY id LIMIT {PAGE}"
+
+
+class MigrateError(Exception):
+    """The copy cannot start, or did not arrive whole; the message says why."""
+
+
+async def counts(storage: Storage) -> dict[str, int]:
+    """Count the rows of every table."""
+    found = {}
+    for table in TABLES:
+        row = await storage._fetchone(f"SELECT COUNT(*) FROM {table}")
+        assert row is not None
+        found[table] = int(row[0])
+    return found
+
+
+async def copy(source: Storage, target: PostgresStorage, say: Callable[[str], None]) -> None:
+    """Copy every row of every table from source to target, in one transaction."""
+    async with target.importing() as load:
+        for table in TABLES:
+            columns = [
+                str(row["name"])
+                for row in await source._fetchall(
+                    f"SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
+                )
+            ]
+            listed = ", ".join(columns)
+            if table == "games":
+                last, copied = 0, 0
+                while rows := await source._fetchall(
+                    f"SELECT {listed} FROM games WHERE id > ? ORDER BY id LIMIT {PAGE}", (last,)
+                ):
+                    await load(table, columns, rows)
+                    last, copied = int(rows[-1]["id"]), copied + len(rows)
+                say(f"  games: {copied}")
+                continue
+            rows = await source._fetchall(f"SELECT {listed} FROM {table}")
+            await load(table, columns, rows)
+            say(f"  {table}: {len(rows)}")
+
+
+async def verify(source: Storage, target: Storage) -> int:
+    """Compare row counts and every game; return how many games were compared."""
+    before, after = await counts(source), await counts(target)
+    if before != after:
+        wrong = [f"{t} {before[t]} -> {after[t]}" for t in TABLES if before[t] != after[t]]
+        raise MigrateError(f"row counts differ after copying: {', '.join(wrong)}")
+    last, compared = 0, 0
+    while rows := await source._fetchall(_GAME_PAGE, (last,)):
+        there = [game_from_row(row) for row in await target._fetchall(_GAME_PAGE, (last,))]
+        here = [game_from_row(row) for row in rows]
+        for mine, theirs in zip(here, there, strict=False):
+            if mine != theirs:
+                raise MigrateError(f"game {mine.id} differs after copying")
+        if len(here) != len(there):
+            raise MigrateError(f"games after id {last} differ after copying")
+        last, compared = here[-1].id, compared + len(here)
+    return compared
+
+
+async def migrate_to(url: str, path: Path, say: Callable[[str], None] = print) -> None:
+    """Copy the SQLite database at ``path`` into the empty PostgreSQL database at ``url``."""
+    async with await Storage.open(path) as source:
+        target = await PostgresStorage.connect(url)
+        async with target:
+            present = {table: n for table, n in (await counts(target)).items() if n}
+            if present:
+                listed = ", ".join(f"{table} ({n} rows)" for table, n in present.items())
+                raise MigrateError(
+                    f"{redacted(url)} already holds Krigbot data: {listed}; "
+                    "copy only into an empty database"
+                )
+            say(f"copying {path} into {redacted(url)}:")
+            await copy(source, target, say)
+            games = await verify(source, target)
+    say(f"done: every table's row count matches, and all {games} games are the same there.")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m krigbot.storage.migrate_to",
+        description="Copy Krigbot's SQLite database into an empty PostgreSQL database.",
+    )
+    parser.add_argument(
+        "url", help="the PostgreSQL database, e.g. postgresql://krig@localhost/krig"
+    )
+    parser.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        help="the SQLite file (default: KRIG_DB, as the bot reads it)",
+    )
+    args = parser.parse_args(argv)
+    source = args.source if args.source is not None else sqlite_file()
+    try:
+        if not is_postgres_url(args.url):
+            raise MigrateError(f"the target must be a postgresql:// URL, not {args.url!r}")
+        if not source.is_file():
+            raise MigrateError(f"there is no SQLite database at {source} (pass --from PATH)")
+        asyncio.run(migrate_to(args.url, source))
+    except (MigrateError, StorageError) as exc:
+        print(f"migrate_to: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,298 @@
+"""The PostgreSQL backend (asyncpg): its connections, its dialect, its migrations, its storage.
+
+Many bot processes may share one PostgreSQL database. What keeps them apart is in the SQL
+itself, as in SQLite: every change to a game checks in its ``WHERE`` clause that the game is
+still as its writer read it (the round, the status, the accepted players), and PostgreSQL
+re-checks that clause once a concurrent writer of the row has committed. The one-active-game-
+per-channel index decides between two challenges. Migrations run under an advisory lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from contextlib import asynccontextmanager
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final, Self
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type hints
+
+from krigbot.storage import migrations
+from krigbot.storage.base import Coalesced, Connection, Dialect, Row
+from krigbot.storage.database import Storage
+from krigbot.storage.errors import (
+    MigrationError,
+    SchemaTooNewError,
+    StorageClosedError,
+    StorageError,
+    translate_postgres_error,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+
+log = logging.getLogger(__name__)
+
+POOL_SIZE: Final = 4
+"""Connections per bot process: reads go on beside the writes, each kind of write one at a time."""
+CONNECT_SECONDS: Final = 10.0
+PROBE_SECONDS: Final = 1.0
+MIGRATION_LOCK: Final = 0x6B726967_6D696772  # "krigmigr": one advisory lock key for migrating
+VERSION_TABLE: Final = "krig_schema_version"
+_ERRORS: Final = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+
+
+@cache
+def positional(sql: str) -> str:
+    """Rewrite the query modules' ``?`` placeholders as PostgreSQL's ``$1, $2, ...``."""
+    pieces = sql.split("'")
+    # Even pieces are outside string literals ('' inside a literal splits into two odd ones).
+    number = 0
+    for index in range(0, len(pieces), 2):
+        parts = pieces[index].split("?")
+        text = parts[0]
+        for part in parts[1:]:
+            number += 1
+            text += f"${number}{part}"
+        pieces[index] = text
+    return "'".join(pieces)
+
+
+def _count(status: str) -> int:
+    """Return the row count of a command status such as ``UPDATE 3`` or ``INSERT 0 1``."""
+    last = status.rsplit(" ", 1)[-1]
+    return int(last) if last.isdigit() else 0
+
+
+class PostgresConnection:
+    """One pooled asyncpg connection, as the query modules use it."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def fetch(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
+        """Run a query and return all its rows."""
+        return list(await self.conn.fetch(positional(sql), *params))
+
+    async def run(self, sql: str, params: Iterable[Any] = ()) -> int:
+        """Execute a data-changing statement and return how many rows it changed."""
+        values = tuple(params)
+        if not values:
+            # No parameters: the simple protocol, which also runs a script of statements.
+            return _count(await self.conn.execute(sql))
+        return _count(await self.conn.execute(positional(sql), *values))
+
+    async def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Execute one statement once per row of parameters (one round trip)."""
+        await self.conn.executemany(positional(sql), rows)
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL's SQL: jsonb operators, batches as ``unnest`` of one array per column."""
+
+    name = "postgres"
+    # Read committed: a plain read followed by a write could lose another process's write.
+    for_update = " FOR UPDATE"
+
+    def batched(self, kind: Coalesced, n: int) -> str:
+        """Return the statement writing any number of rows: one text, one prepared statement."""
+        arrays = ", ".join(f"?::{kind_type}[]" for _, kind_type in kind.columns)
+        names = ", ".join(name for name, _ in kind.columns)
+        return kind.update.format(batch=f"unnest({arrays}) AS batch({names})")
+
+    def batch_params(self, batch: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """Return one array per column of :meth:`batched`."""
+        return [list(column) for column in zip(*batch, strict=True)]
+
+    def indexed_by(self, index: str) -> str:
+        """Leave the choice to the planner, which keeps statistics."""
+        return ""
+
+    def json_same(self, column: str) -> str:
+        """Compare as jsonb (equal values, whatever the spacing)."""
+        return f"{column} = CAST(? AS JSONB)"
+
+    def json_values(self) -> str:
+        """Return a subquery of the values of a JSON list parameter."""
+        return "SELECT jsonb_array_elements_text(CAST(? AS JSONB))"
+
+    def json_keys(self, column: str, alias: str) -> str:
+        """Return a FROM item listing a jsonb object's keys."""
+        return f"jsonb_object_keys({column}) AS {alias}(key)"
+
+    def json_key_set(self, column: str) -> str:
+        """Tell whether the key named by the parameter is set (``->>`` is NULL for null)."""
+        return f"{column} ->> CAST(? AS TEXT) IS NOT NULL"
+
+    def json_int(self, column: str, *path: str) -> str:
+        """Return the integer at a path of keys inside a jsonb column."""
+        return f"CAST({column} #>> '{{{','.join(path)}}}' AS BIGINT)"
+
+    def json_elements(self, column: str, alias: str) -> str:
+        """Return a FROM item listing a jsonb list's elements (as text), numbered."""
+        return f"jsonb_array_elements_text({column}) WITH ORDINALITY AS {alias}(value, key)"
+
+    def json_list_has(self, column: str) -> str:
+        """Tell whether the jsonb list holds the integer parameter."""
+        return f"{column} @> jsonb_build_array(CAST(? AS BIGINT))"
+
+
+POSTGRES: Final = PostgresDialect()
+
+
+def redacted(url: str) -> str:
+    """Return the URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+
+
+class PostgresStorage(Storage):
+    """Krigbot's database in PostgreSQL, on a small pool of connections; many processes share it."""
+
+    dialect = POSTGRES
+
+    def __init__(self, pool: asyncpg.Pool, where: str) -> None:
+        """Wrap an open pool on a migrated database."""
+        super().__init__(where)
+        self._pool: asyncpg.Pool | None = pool
+
+    @classmethod
+    async def connect(cls, url: str, *, pool_size: int = POOL_SIZE) -> Self:
+        """Connect to the database at ``url`` and migrate it."""
+        where = redacted(url)
+        try:
+            pool = await asyncpg.create_pool(
+                url,
+                min_size=1,
+                max_size=pool_size,
+                timeout=CONNECT_SECONDS,
+                server_settings={"application_name": "krigbot"},
+            )
+        except (TimeoutError, *_ERRORS) as exc:
+            raise translate_postgres_error(exc, where) from exc
+        storage = cls(pool, where)
+        try:
+            async with storage._session() as connection:
+                assert isinstance(connection, PostgresConnection)
+                await migrate(connection.conn, where)
+        except BaseException:
+            await storage.close()
+            raise
+        return storage
+
+    @asynccontextmanager
+    async def _session(self) -> AsyncIterator[Connection]:
+        """Hold one connection of the pool and translate asyncpg errors."""
+        if self._pool is None:
+            raise StorageClosedError(f"The storage for {self._path} is closed.")
+        try:
+            async with self._pool.acquire() as conn:
+                yield PostgresConnection(conn)
+        except _ERRORS as exc:
+            raise translate_postgres_error(exc, self._path) from exc
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[Connection]:
+        """Run the body as one transaction that commits before returning."""
+        async with self._session() as connection:
+            assert isinstance(connection, PostgresConnection)
+            started = time.perf_counter()
+            async with connection.conn.transaction():
+                yield connection
+            self._committed(started)
+
+    @asynccontextmanager
+    async def importing(
+        self,
+    ) -> AsyncIterator[Callable[[str, Sequence[str], list[Row]], Awaitable[None]]]:
+        """Copy rows into tables as one transaction; the ids of new games go on after the last.
+
+        The block gets a function ``load(table, columns, rows)``, which sends rows with COPY.
+        """
+        async with self._transaction() as connection:
+            assert isinstance(connection, PostgresConnection)
+            conn = connection.conn
+
+            async def load(table: str, columns: Sequence[str], rows: list[Row]) -> None:
+                await conn.copy_records_to_table(
+                    table, records=[tuple(row) for row in rows], columns=list(columns)
+                )
+
+            yield load
+            await conn.execute(
+                "SELECT setval(pg_get_serial_sequence('games', 'id'), "
+                "GREATEST((SELECT MAX(id) FROM games), 1), (SELECT MAX(id) FROM games) IS NOT NULL)"
+            )
+
+    async def checkpoint(self) -> tuple[int, int] | None:
+        """Return None: PostgreSQL checkpoints by itself."""
+        return None
+
+    async def probe(self) -> str | None:
+        """Return None if the database would take a write now, or one line saying why not."""
+        try:
+            async with asyncio.timeout(PROBE_SECONDS):
+                row = await self._fetchone(
+                    "SELECT NOT pg_is_in_recovery() AND "
+                    "current_setting('transaction_read_only') = 'off'"
+                )
+        except (StorageError, TimeoutError) as exc:
+            return f"the database {self._path} does not take writes: {exc or 'no answer'}"
+        if row is None or not row[0]:
+            return f"the database {self._path} does not take writes: it is read-only"
+        return None
+
+    async def close(self) -> None:
+        """Close the pool, waiting for the statements in progress. Safe to call twice."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+
+async def _version(conn: asyncpg.Connection) -> int:
+    """Read the schema version (0 on an empty database)."""
+    if await conn.fetchval("SELECT to_regclass($1) IS NULL", VERSION_TABLE):
+        return 0
+    return int(await conn.fetchval(f"SELECT COALESCE(MAX(version), 0) FROM {VERSION_TABLE}"))
+
+
+async def migrate(conn: asyncpg.Connection, where: str) -> int:
+    """Apply every pending migration in one transaction, under an advisory lock.
+
+    Two processes starting together on a new database: the second waits for the lock, then
+    finds the first one's version and applies nothing.
+    """
+    pending = migrations.load_migrations(POSTGRES.name)
+    latest = len(pending)
+    current = await _version(conn)
+    if current > latest:
+        raise SchemaTooNewError(where, current, latest)
+    if current == latest:
+        return current
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+        await conn.execute(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version INTEGER NOT NULL)")
+        current = await _version(conn)
+        if current > latest:
+            raise SchemaTooNewError(where, current, latest)
+        for migration in pending[current:]:
+            try:
+                await conn.execute(migration.sql)
+            except asyncpg.PostgresError as exc:
+                error = translate_postgres_error(exc, where)
+                if type(error) is StorageError:
+                    error = MigrationError(f"Migration {migration.name} failed on {where}: {exc}")
+                raise error from exc
+        await conn.execute(f"DELETE FROM {VERSION_TABLE}")
+        await conn.execute(f"INSERT INTO {VERSION_TABLE} (version) VALUES ($1)", latest)
+    if current < latest:
+        log.info("migrated %s from schema version %d to %d", where, current, latest)
+    return latest

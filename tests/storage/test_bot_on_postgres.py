@@ -1,0 +1,53 @@
+"""``python bot.py`` on PostgreSQL: it plays there, and a SIGKILL loses no acknowledged round."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from krigbot.i18n import t
+from krigbot.storage import Storage
+from tests.test_process import BotProcess
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.standin import DiscordStandIn
+    from tests.standin.fixtures import SampleWorld
+
+
+async def test_a_bot_killed_between_flips_on_postgresql_keeps_every_round(
+    standin: DiscordStandIn, standin_world: SampleWorld, tmp_path: Path, pg_dsn: str
+) -> None:
+    w = standin_world
+    bot = BotProcess(standin, tmp_path, KRIG_DATABASE_URL=pg_dsn)
+    try:
+        await bot.start()
+        challenge = await standin.slash(
+            "krig start", user=w.alice, channel=w.no_channel, options={"opponent": w.bob}
+        )
+        message = (await challenge.response(timeout=10)).message
+        assert message is not None
+        accepted = await standin.click(message, "krig:accept:1", user=w.bob)
+        assert (await accepted.response(timeout=10)).type == 7
+        table = None
+        for _ in range(3):
+            flipped = await standin.slash("flip", user=w.alice, channel=w.no_channel)
+            table = (await flipped.response(timeout=10)).message
+        assert table is not None
+        await bot.kill()  # right after the third acknowledged flip
+        await bot.start()
+        pressed = await standin.click(table, "krig:flip:1:3", user=w.bob)
+        after = await pressed.response(timeout=10)
+        assert after.type in (7, 6)
+        embeds = (
+            after.embeds if after.type == 7 else (await pressed.original_edit(timeout=10)).embeds
+        )
+        assert embeds[0]["title"] == t("nb", "table.title", round=4)
+    finally:
+        await bot.stop()
+    # Nothing went to an SQLite file: the rounds are in PostgreSQL.
+    assert not bot.db.exists()
+    async with await Storage.open(pg_dsn) as storage:
+        row = await storage.get_game(1)
+    assert row is not None
+    assert row.round == 4

@@ -1,0 +1,86 @@
+"""``python -m krigbot.storage.migrate_to``: an SQLite database copied whole into PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from asyncio.subprocess import PIPE
+from pathlib import Path
+
+from krigbot.storage import Storage
+from tests.storage import at, new_game, pr, record_game, running_game
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+async def migrate_to(url: str, source: Path) -> tuple[int, str, str]:
+    """Run the command as a user would; return its status, output and errors."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "krigbot.storage.migrate_to",
+        url,
+        "--from",
+        str(source),
+        stdout=PIPE,
+        stderr=PIPE,
+        cwd=REPO,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def a_played_database(path: Path) -> list[int]:
+    """Fill an SQLite database with games in every state, results and settings."""
+    async with await Storage.open(path) as sqlite:
+        await new_game(sqlite, channel_id=1)
+        playing = await running_game(sqlite, channel_id=2)
+        await sqlite.save_round(
+            playing.id,
+            expected_round=0,
+            state={"piles": [[3, 1], [2]], "ø": "å"},
+            round=1,
+            now=at(1),
+        )
+        await record_game(sqlite, [pr(10, "win", pot=9), pr(20, "loss")], channel_id=3)
+        await sqlite.set_setting(1, "lang", "nb")
+        return [row.id for row in await sqlite.recent_games(1, statuses=("finished",))]
+
+
+async def test_a_database_arrives_whole_and_new_games_go_on_after_it(
+    tmp_path: Path, pg_empty_dsn: str
+) -> None:
+    source = tmp_path / "krig.db"
+    finished = await a_played_database(source)
+    status, out, err = await migrate_to(pg_empty_dsn, source)
+    assert (status, err) == (0, "")
+    assert "all 3 games are the same there" in out
+    async with await Storage.open(source) as sqlite, await Storage.open(pg_empty_dsn) as pg:
+        for game_id in (1, 2, 3):
+            assert await pg.get_game(game_id) == await sqlite.get_game(game_id)
+        assert await pg.leaderboard(1) == await sqlite.leaderboard(1)
+        assert [row.id for row in await pg.recent_games(1, statuses=("finished",))] == finished
+        assert await pg.get_settings(1) == {"lang": "nb"}
+        # The ids of new games go on from the copied ones.
+        fresh = await new_game(pg, channel_id=4)
+        assert fresh.id == 4
+
+
+async def test_a_target_with_games_is_refused_and_left_alone(tmp_path: Path, pg_dsn: str) -> None:
+    source = tmp_path / "krig.db"
+    await a_played_database(source)
+    async with await Storage.open(pg_dsn) as pg:
+        there = await new_game(pg, channel_id=99)
+    status, _, err = await migrate_to(pg_dsn, source)
+    assert status == 2
+    assert "already holds Krigbot data: games (1 rows)" in err
+    async with await Storage.open(pg_dsn) as pg:
+        assert await pg.game_count() == 1
+        assert await pg.get_game(there.id) == there
+
+
+async def test_a_missing_source_is_named(tmp_path: Path, pg_dsn: str) -> None:
+    status, _, err = await migrate_to(pg_dsn, tmp_path / "nothing.db")
+    assert status == 2
+    assert f"there is no SQLite database at {tmp_path / 'nothing.db'}" in err

@@ -1,0 +1,156 @@
+"""PostgreSQL itself: migrating from two processes at once, and writers in two processes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from krigbot.storage import (
+    CannotOpenDatabaseError,
+    RoundConflictError,
+    SchemaTooNewError,
+    Storage,
+)
+from krigbot.storage.migrations import load_migrations
+from krigbot.storage.postgres import VERSION_TABLE, positional, redacted
+from tests.postgres import Cluster
+from tests.storage import at, running_game
+from tests.storage.test_games import results_for
+
+LATEST = len(load_migrations("postgres"))
+
+
+def tables(postgres: Cluster, url: str) -> list[str]:
+    """Return the tables of a database, by name."""
+    listed = postgres.psql(
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename", url
+    )
+    return listed.split()
+
+
+async def test_two_storages_opening_a_new_database_at_once_migrate_it_once(
+    postgres: Cluster,
+) -> None:
+    for _ in range(3):
+        url = postgres.create_database()
+        first, second = await asyncio.gather(Storage.open(url), Storage.open(url))
+        try:
+            # Without the lock the second would fail on a table the first just created.
+            game = await running_game(first)
+            assert await second.get_game(game.id) == game
+        finally:
+            await first.close()
+            await second.close()
+        assert tables(postgres, url) == [
+            "games",
+            "guild_settings",
+            VERSION_TABLE,
+            "krigbot_results",
+            "match_results",
+            "matches",
+            "results",
+        ]
+        assert postgres.psql(f"SELECT version FROM {VERSION_TABLE}", url) == str(LATEST)
+
+
+async def test_a_newer_schema_is_refused(postgres: Cluster, pg_dsn: str) -> None:
+    postgres.psql(f"UPDATE {VERSION_TABLE} SET version = {LATEST + 1}", pg_dsn)
+    with pytest.raises(SchemaTooNewError, match=f"version {LATEST + 1}"):
+        await Storage.open(pg_dsn)
+
+
+async def test_a_round_saved_by_another_process_refuses_the_stale_one(pg_dsn: str) -> None:
+    async with await Storage.open(pg_dsn) as here, await Storage.open(pg_dsn) as there:
+        game = await running_game(here)
+        await there.save_round(game.id, expected_round=0, state={"by": 2}, round=1, now=at(1))
+        with pytest.raises(RoundConflictError) as moved:
+            await here.save_round(game.id, expected_round=0, state={"by": 1}, round=1, now=at(1))
+        assert (moved.value.expected_round, moved.value.round, moved.value.status) == (
+            0,
+            1,
+            "running",
+        )
+        stored = await here.get_game(game.id)
+        assert stored is not None
+        assert (stored.round, stored.state) == (1, {"by": 2})
+
+
+async def test_two_processes_racing_to_save_one_round_save_it_once(pg_dsn: str) -> None:
+    async with await Storage.open(pg_dsn) as here, await Storage.open(pg_dsn) as there:
+        game = await running_game(here)
+        for current in range(5):
+            outcomes = await asyncio.gather(
+                *(
+                    writer.save_round(
+                        game.id,
+                        expected_round=current,
+                        state={"by": who},
+                        round=current + 1,
+                        now=at(current),
+                    )
+                    for who, writer in enumerate([here, there, here, there])
+                ),
+                return_exceptions=True,
+            )
+            assert outcomes.count(True) == 1
+            lost = [outcome for outcome in outcomes if outcome is not True]
+            assert all(isinstance(outcome, RoundConflictError) for outcome in lost)
+            stored = await there.get_game(game.id)
+            assert stored is not None
+            assert (stored.round, stored.state) == (current + 1, {"by": outcomes.index(True)})
+
+
+async def test_two_processes_finishing_one_game_record_its_results_once(pg_dsn: str) -> None:
+    async with await Storage.open(pg_dsn) as here, await Storage.open(pg_dsn) as there:
+        game = await running_game(here, players=(10, 20))
+        finish = {
+            "expected_round": 0,
+            "state": {},
+            "round": 1,
+            "result": {"reason": "cards", "winners": [0]},
+            "results": results_for(game.players, winner=10),
+            "now": at(1),
+        }
+        outcomes = await asyncio.gather(
+            here.finish_game(game.id, **finish),  # type: ignore[arg-type]
+            there.finish_game(game.id, **finish),  # type: ignore[arg-type]
+            return_exceptions=True,
+        )
+        assert sorted(map(type, outcomes), key=str) == sorted([bool, RoundConflictError], key=str)
+        assert (await here.player_stats(1, 10)).games == 1
+
+
+async def test_challenges_from_two_processes_in_one_channel_make_one_game(pg_dsn: str) -> None:
+    async with await Storage.open(pg_dsn) as here, await Storage.open(pg_dsn) as there:
+        made = await asyncio.gather(
+            *(running_game(writer, channel_id=77) for writer in (here, there, here, there)),
+            return_exceptions=True,
+        )
+        games = [outcome for outcome in made if not isinstance(outcome, BaseException)]
+        assert len(games) == 1
+        assert await there.active_game(77) == await here.active_game(77)
+
+
+async def test_an_unreachable_or_missing_database_is_reported_clearly(
+    postgres: Cluster, tmp_path: object
+) -> None:
+    with pytest.raises(CannotOpenDatabaseError, match="does not exist"):
+        await Storage.open(postgres.dsn("no_such_database"))
+    with pytest.raises(CannotOpenDatabaseError, match="Cannot reach"):
+        await Storage.open(f"postgresql://postgres@/krig?host={tmp_path}")
+
+
+def test_placeholders_become_numbered_outside_string_literals() -> None:
+    assert positional("SELECT '?', ? WHERE a = ? AND b = 'it''s?'") == (
+        "SELECT '?', $1 WHERE a = $2 AND b = 'it''s?'"
+    )
+
+
+def test_a_password_never_reaches_a_message() -> None:
+    assert redacted("postgresql://krig:s3cret@db.example:5432/krig") == (
+        "postgresql://krig:***@db.example:5432/krig"
+    )
+    assert redacted("postgresql://krig@/krig?host=/run/postgresql") == (
+        "postgresql://krig@/krig?host=/run/postgresql"
+    )

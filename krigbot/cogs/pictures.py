@@ -1,9 +1,10 @@
 """Pictures on the table: the round as an image, the game's story as a chart, per server.
 
 Pictures are drawn in worker processes by default (``KRIG_RENDER_PROCESSES``): a round's picture
-costs about 10 ms of CPU, which in the bot's own process would compete with the event loop for
-the interpreter lock and slow every reply; in a worker it uses another core. With 0 workers
-they are drawn in threads. A server can turn pictures off with ``/krig settings``.
+costs about 4 ms of CPU (``python -m bench.pictures``), which in the bot's own process would
+compete with the event loop for the interpreter lock and slow every reply; in a worker it uses
+another core. With 0 workers they are drawn in threads. A server can turn pictures off with
+``/krig settings``.
 
 Outside games with choices the next round is fixed by the position, so once a round is shown its
 successor is drawn ahead in an idle worker; the next ``/flip`` then sends it without waiting for
@@ -153,8 +154,11 @@ class Pictures:
             return None
         return await self._wait(self._submit(functools.partial(draw, *args, **kwargs)))
 
-    async def _wait(self, work: Awaitable[T]) -> T | None:
-        """Wait for a drawing for a reply; return None (text only) when it is slow."""
+    async def _wait(self, work: Awaitable[T], *, timed: bool = True) -> T | None:
+        """Wait for a drawing for a reply; return None (text only) when it is slow.
+
+        ``timed``: count the wait as the drawing's time (a drawing ahead counts its own).
+        """
         self._in_flight += 1
         started = time.perf_counter()
         try:
@@ -165,7 +169,7 @@ class Pictures:
             return None
         finally:
             self._in_flight -= 1
-        if self._metrics is not None:
+        if timed and self._metrics is not None:
             self._metrics.render_seconds.observe(time.perf_counter() - started)
         return drawn
 
@@ -210,7 +214,10 @@ class Pictures:
     async def _drawn_ahead(self, ahead: DrawnAhead) -> bytes | None:
         """Wait for a picture drawn ahead, as for a live one; None if it failed or is slow."""
         try:
-            png = await self._wait(asyncio.shield(ahead.png))
+            if ahead.png.done():  # drawn before the flip: the reply waits for nothing
+                png: bytes | None = ahead.png.result()
+            else:
+                png = await self._wait(asyncio.shield(ahead.png), timed=False)
         except Exception:  # a worker that died drawing it: draw it again, live
             log.exception("a picture drawn ahead failed; drawing it again")
             return None
@@ -239,17 +246,19 @@ class Pictures:
         args = RoundArgs.of(row, peek, played, lang)
         png = self._submit(args.drawing())
         self._drawing_ahead += 1
-        png.add_done_callback(self._ahead_done)
+        png.add_done_callback(functools.partial(self._ahead_done, time.perf_counter()))
         self._ahead[row.id] = DrawnAhead(peek.moves_made, args, png, now)
         self._ahead.move_to_end(row.id)
         while len(self._ahead) > AHEAD_MOST:
             self._ahead.popitem(last=False)
 
-    def _ahead_done(self, png: asyncio.Future[bytes]) -> None:
-        """Count a drawing ahead as done, however it ended."""
+    def _ahead_done(self, started: float, png: asyncio.Future[bytes]) -> None:
+        """Count a drawing ahead as done, however it ended, and its time."""
         self._drawing_ahead -= 1
-        if not png.cancelled():
-            png.exception()  # retrieved: a picture nobody uses fails quietly
+        if png.cancelled() or png.exception() is not None:
+            return  # retrieved: a picture nobody uses fails quietly, one used fails at the flip
+        if self._metrics is not None:
+            self._metrics.render_seconds.observe(time.perf_counter() - started)
 
     def ahead_for(self, game_id: int) -> Awaitable[bytes] | None:
         """Return the picture drawn ahead for a game's next round, if one is kept."""

@@ -182,21 +182,28 @@ async def upload_stages(png: bytes, stored: bytes, repeats: int) -> None:
 
 
 def encode_settings(images: Sequence[Image.Image]) -> None:
-    """Print the PNG encoder's time and size for the zlib levels and strategies worth trying."""
+    """Print the encoders' time and size for the settings worth trying, on the same tables."""
     palette = table._palette()
     mapped = [image.quantize(palette=palette, dither=Image.Dither.NONE) for image in images]
-    # compress_type: -1 zlib's default strategy, 1 filtered, 2 Huffman only, 3 RLE, 4 fixed.
-    for level, strategy in ((0, -1), (1, -1), (1, 3), (1, 4), (2, -1), (3, -1), (6, -1)):
+    # compress_type: -1 zlib's default strategy, 2 Huffman only, 3 RLE, 4 fixed codes.
+    settings: list[tuple[str, dict[str, Any]]] = [
+        (
+            f"PNG level {level}, strategy {strategy}",
+            {"compress_level": level, "compress_type": strategy},
+        )
+        for level, strategy in ((0, -1), (1, -1), (1, 2), (1, 3), (1, 4), (2, -1), (3, -1), (6, -1))
+    ]
+    settings.append(("WebP lossless, method 0", {"format": "WEBP", "lossless": True, "method": 0}))
+    for label, options in settings:
         sizes: list[int] = []
 
-        def save(image: Image.Image, level: int = level, strategy: int = strategy) -> None:
+        def save(image: Image.Image, options: dict[str, Any] = options) -> None:
             out = io.BytesIO()
-            image.save(out, "PNG", compress_level=level, compress_type=strategy)
-            sizes.append(out.tell())  # noqa: B023 (the list of this setting, used at once)
+            image.save(out, **{"format": "PNG"} | options)
+            sizes.append(out.tell())  # noqa: B023 (this setting's list, read just below)
 
         times = timed(save, mapped)
-        kib = statistics.median(sizes) / 1024
-        stage(f"PNG level {level}, strategy {strategy} ({kib:.0f} KiB)", times)
+        stage(f"{label} ({statistics.median(sizes) / 1024:.0f} KiB)", times)
 
 
 async def run(args: argparse.Namespace) -> None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 
+import discord
 import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.cogs import pictures
 from krigbot.engine import Round, Rules, Variant, load_game, new_game
 from krigbot.render.table import render_round
+from krigbot.storage import GameRow, Storage
 from tests.cogs.helpers import (
     ChosenSeeds,
     flip,
@@ -18,6 +21,7 @@ from tests.cogs.helpers import (
     settled,
     start_game,
 )
+from tests.rows import stored_row
 from tests.standin import DiscordStandIn, InteractionResponse
 from tests.standin.fixtures import SampleWorld
 
@@ -185,3 +189,55 @@ async def test_only_the_latest_games_keep_a_picture_drawn_ahead(
     await ahead_ready(bot, second.game_id)
 
     assert bot.pictures.ahead_for(first.game_id) is None
+
+
+# ------------------------------------------------------------ never in front of a reply
+
+
+def a_game(game_id: int) -> tuple[GameRow, Variant]:
+    """Return a stored row and its running standard game, as the service hands them over."""
+    rules = Rules.preset("standard")
+    row = stored_row(rules, (1, 2), ("Ada", "Bo"), at=datetime(2026, 12, 1), game_id=game_id)
+    return row, new_game(rules, game_id)
+
+
+async def test_nothing_is_drawn_ahead_while_a_reply_waits_for_its_picture(
+    storage: Storage,
+) -> None:
+    shown = pictures.Pictures(storage, processes=1)
+    await shown.start()
+    await shown.warmed_up()
+    waiting_row, waiting = a_game(1)
+    other_row, other = a_game(2)
+    live = asyncio.ensure_future(
+        shown.round_picture(waiting_row, waiting, waiting.play_round(), "nb", discord.Embed())
+    )
+    await asyncio.sleep(0)  # the reply is now waiting for the worker
+
+    await shown.draw_ahead(other_row, other, "nb")
+    assert shown.ahead_for(other_row.id) is None
+    assert await live is not None
+    # Once the reply has its picture, the worker is free for the next round's.
+    assert shown.ahead_for(waiting_row.id) is not None
+
+
+async def test_nothing_is_drawn_ahead_in_the_bot_s_own_threads(storage: Storage) -> None:
+    shown = pictures.Pictures(storage, processes=0)
+    await shown.start()
+    row, game = a_game(1)
+
+    await shown.round_picture(row, game, game.play_round(), "nb", discord.Embed())
+
+    assert shown.ahead_for(row.id) is None
+
+
+async def test_nothing_is_drawn_ahead_for_a_game_with_choices(storage: Storage) -> None:
+    shown = pictures.Pictures(storage, processes=1)
+    await shown.start()
+    await shown.warmed_up()
+    rules = Rules.preset("stjel")
+    row = stored_row(rules, (1, 2), ("Ada", "Bo"), at=datetime(2026, 12, 1))
+
+    await shown.draw_ahead(row, new_game(rules, 1), "nb")
+
+    assert shown.ahead_for(row.id) is None

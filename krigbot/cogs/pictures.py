@@ -206,9 +206,13 @@ class Pictures:
         embed.set_image(url=f"attachment://{ROUND_FILE}")
         return discord.File(io.BytesIO(png), filename=ROUND_FILE)
 
-    async def draw_ahead(self, row: GameRow, game: Variant, lang: Lang) -> None:
-        """Draw a game's next round before anyone flips (a new deal's first), where shown."""
-        if await self.enabled(row.guild_id):
+    def draw_ahead(self, row: GameRow, game: Variant, lang: Lang) -> None:
+        """Draw a new deal's first round before anyone flips, where pictures are known to be on.
+
+        Known from an earlier flip or setting in the server: an accept does not wait for the
+        database to ask (behind slow writes that could cost it Discord's 3 seconds).
+        """
+        if self._enabled.get(row.guild_id, False):
             self._draw_ahead(row, game, lang)
 
     async def _drawn_ahead(self, ahead: DrawnAhead) -> bytes | None:

@@ -22,7 +22,7 @@ from tests.cogs.helpers import (
     start_game,
 )
 from tests.rows import stored_row
-from tests.standin import DiscordStandIn, InteractionResponse
+from tests.standin import Channel, DiscordStandIn, InteractionResponse
 from tests.standin.fixtures import SampleWorld
 
 AHEAD_WITHIN = 10.0
@@ -57,6 +57,23 @@ async def ahead_ready(bot: KrigBot, game_id: int) -> None:
     await asyncio.wait_for(ahead, AHEAD_WITHIN)
 
 
+def next_door(standin: DiscordStandIn, world: SampleWorld) -> Channel:
+    """Return another channel of the Norwegian server, for a second game there."""
+    return standin.add_channel(world.no_guild, "krig-2")
+
+
+async def pictures_on(standin: DiscordStandIn, world: SampleWorld) -> None:
+    """Have a moderator turn pictures on in the Norwegian server, where they are on already.
+
+    A new deal's first round is drawn ahead only where the bot knows the server shows pictures
+    (from a flip or a setting since it started): an accept does not ask the database.
+    """
+    record = await standin.slash(
+        "krig settings", user=world.moderator, channel=world.no_channel, options={"images": "on"}
+    )
+    await record.response()
+
+
 def picture_of(answer: InteractionResponse) -> bytes:
     """Return the table picture a reply carries."""
     assert answer.message is not None
@@ -70,6 +87,7 @@ async def test_every_round_shows_the_picture_drawn_ahead_for_it_byte_for_byte(
 ) -> None:
     seeds.fix(next(seed for seed in range(5000) if war_soon(seed)))
     await bot.pictures.warmed_up()
+    await pictures_on(standin, world)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     wars = 0
     for turn in range(FLIPS):
@@ -90,6 +108,7 @@ async def test_a_picture_drawn_ahead_is_not_shown_once_the_game_moved_on_elsewhe
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
     await bot.pictures.warmed_up()
+    await pictures_on(standin, world)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     await ahead_ready(bot, table.game_id)  # round 1's
     used = bot.pictures.ahead_used
@@ -136,6 +155,7 @@ async def test_count_flips_show_their_last_round_not_the_one_drawn_ahead(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
     await bot.pictures.warmed_up()
+    await pictures_on(standin, world)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     await ahead_ready(bot, table.game_id)
     mine = await stored_game(bot, table.game_id)
@@ -152,6 +172,7 @@ async def test_no_picture_is_kept_for_a_game_that_ended(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
     await bot.pictures.warmed_up()
+    await pictures_on(standin, world)
     table = await start_game(standin, world.no_channel, world.alice, world.bob, variant="hurtig")
     await ahead_ready(bot, table.game_id)
 
@@ -167,11 +188,12 @@ async def test_a_picture_drawn_ahead_goes_when_its_game_is_idle(
     now = [0.0]
     bot.pictures.clock = lambda: now[0]
     await bot.pictures.warmed_up()
+    await pictures_on(standin, world)
     idle = await start_game(standin, world.no_channel, world.alice, world.bob)
     await ahead_ready(bot, idle.game_id)
 
     now[0] += pictures.AHEAD_IDLE + 1
-    busy = await start_game(standin, world.sv_channel, world.alice, world.bob)
+    busy = await start_game(standin, next_door(standin, world), world.alice, world.bob)
     await ahead_ready(bot, busy.game_id)
 
     assert bot.pictures.ahead_for(idle.game_id) is None
@@ -182,10 +204,11 @@ async def test_only_the_latest_games_keep_a_picture_drawn_ahead(
 ) -> None:
     monkeypatch.setattr(pictures, "AHEAD_MOST", 1)
     await bot.pictures.warmed_up()
+    await pictures_on(standin, world)
     first = await start_game(standin, world.no_channel, world.alice, world.bob)
     await ahead_ready(bot, first.game_id)
 
-    second = await start_game(standin, world.sv_channel, world.alice, world.bob)
+    second = await start_game(standin, next_door(standin, world), world.alice, world.bob)
     await ahead_ready(bot, second.game_id)
 
     assert bot.pictures.ahead_for(first.game_id) is None
@@ -207,6 +230,7 @@ async def test_nothing_is_drawn_ahead_while_a_reply_waits_for_its_picture(
     shown = pictures.Pictures(storage, processes=1)
     await shown.start()
     await shown.warmed_up()
+    assert await shown.enabled(1)
     waiting_row, waiting = a_game(1)
     other_row, other = a_game(2)
     live = asyncio.ensure_future(
@@ -214,7 +238,7 @@ async def test_nothing_is_drawn_ahead_while_a_reply_waits_for_its_picture(
     )
     await asyncio.sleep(0)  # the reply is now waiting for the worker
 
-    await shown.draw_ahead(other_row, other, "nb")
+    shown.draw_ahead(other_row, other, "nb")
     assert shown.ahead_for(other_row.id) is None
     assert await live is not None
     # Once the reply has its picture, the worker is free for the next round's.
@@ -235,9 +259,10 @@ async def test_nothing_is_drawn_ahead_for_a_game_with_choices(storage: Storage) 
     shown = pictures.Pictures(storage, processes=1)
     await shown.start()
     await shown.warmed_up()
+    assert await shown.enabled(1)
     rules = Rules.preset("stjel")
     row = stored_row(rules, (1, 2), ("Ada", "Bo"), at=datetime(2026, 12, 1))
 
-    await shown.draw_ahead(row, new_game(rules, 1), "nb")
+    shown.draw_ahead(row, new_game(rules, 1), "nb")
 
     assert shown.ahead_for(row.id) is None

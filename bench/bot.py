@@ -4,7 +4,9 @@ Runs ``python bot.py`` as its own process (as a user runs it) against the Discor
 ``tests/standin`` on loopback, and prints:
 
 - the median and p99 time from dispatching a ``/flip`` interaction to the bot's reply arriving,
-  one flip at a time;
+  one flip at a time (``--images both``: in batches with pictures on and off in turn, so that the
+  machine's moods hit both alike, and the ratio of the two medians; ``--pause``: a player's
+  moment between seeing a round and flipping again);
 - sustained durable flips per second with many games in as many channels flipping at once
   (every flip is committed to SQLite, or with ``--database postgres`` to a PostgreSQL 15 the
   bench starts with fsync on, before its reply goes out);
@@ -137,6 +139,8 @@ class Bench:
         """The PostgreSQL server's postmaster, whose CPU is counted with the bot's."""
         self.users: list[User] = []
         self.deferrals = 0
+        self.pictures = 0
+        """Rounds whose reply carried the table's picture."""
 
     def pair(self, index: int) -> tuple[Channel, User, User]:
         """Return a new channel with two new players in it."""
@@ -196,13 +200,13 @@ class Bench:
             self.proc.terminate()
             await self.proc.wait()
 
-    async def set_images(self, channel: Channel) -> None:
-        """Turn the server's pictures on or off, as a moderator would."""
+    async def set_images(self, channel: Channel, on: bool | None = None) -> None:
+        """Turn the server's pictures on or off (by default as asked), as a moderator would."""
         record = await self.standin.slash(
             "krig settings",
             user=self.moderator,
             channel=channel,
-            options={"images": "on" if self.images else "off"},
+            options={"images": "on" if (self.images if on is None else on) else "off"},
         )
         await record.response(timeout=30)
 
@@ -226,8 +230,12 @@ class Bench:
             # The bot deferred (its work neared Discord's 3 s): the round comes as a follow-up.
             self.deferrals += 1
             message = await record.followup(0, timeout=30)
-            return response.latency, not message.ephemeral and bool(message.embeds)
-        return response.latency, not response.ephemeral and bool(response.embeds)
+            played = not message.ephemeral and bool(message.embeds)
+            self.pictures += played and bool(message.files)
+            return response.latency, played
+        played = not response.ephemeral and bool(response.embeds)
+        self.pictures += played and bool(response.files)
+        return response.latency, played
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -235,7 +243,7 @@ async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp, postgres or contextlib.nullcontext() as cluster:
         async with DiscordStandIn() as standin:
             bench = Bench(
-                standin, Path(tmp), images=args.images == "on", metrics=args.metrics == "on"
+                standin, Path(tmp), images=args.images != "off", metrics=args.metrics == "on"
             )
             if cluster is not None:
                 bench.database_url = cluster.create_database()
@@ -252,31 +260,83 @@ async def run(args: argparse.Namespace) -> None:
                 await bench.stop_bot()
 
 
+def paused(pause: float) -> str:
+    """Describe the pause between flips, if any."""
+    return f", {pause * 1000:g} ms between them" if pause else ""
+
+
+async def one_at_a_time(
+    bench: Bench, table: tuple[Channel, User, User], flips: int, pause: float
+) -> list[float]:
+    """Flip one at a time until ``flips`` rounds are played; return their sorted reply times."""
+    channel, alice, bob = table
+    latencies: list[float] = []
+    while len(latencies) < flips:
+        latency, played = await bench.flip(channel, alice if len(latencies) % 2 else bob)
+        if played:
+            latencies.append(latency)
+        else:
+            await bench.new_game(channel, alice, bob)
+        if pause:
+            await asyncio.sleep(pause)
+    latencies.sort()
+    return latencies
+
+
+async def alternating(
+    bench: Bench, args: argparse.Namespace, table: tuple[Channel, User, User]
+) -> None:
+    """Print the one-at-a-time figures with pictures on and off, in batches taken in turn."""
+    pause = args.pause / 1000
+    times: dict[bool, list[float]] = {True: [], False: []}
+    pictures = {True: 0, False: 0}
+    batches = max(1, args.flips // args.batch)
+    with collector_paused():
+        for batch in range(2 * batches):
+            on = batch % 2 == 0
+            await bench.set_images(table[0], on)
+            await one_at_a_time(bench, table, 5, pause)  # the first after a switch: not counted
+            bench.pictures = 0
+            times[on] += await one_at_a_time(bench, table, args.batch, pause)
+            pictures[on] += bench.pictures
+    for on in (True, False):
+        times[on].sort()
+        print(
+            f"/flip reply, one at a time, pictures {'on' if on else 'off'} ({len(times[on])} "
+            f"flips in {batches} batches of {args.batch}{paused(pause)}): median "
+            f"{ms(times[on], 0.5):.2f} ms, p99 {ms(times[on], 0.99):.2f} ms, "
+            f"{pictures[on]} with a picture"
+        )
+    ratio = ms(times[True], 0.5) / ms(times[False], 0.5)
+    print(f"   with a picture / without, medians: {ratio:.2f} ×   (target ≤ 2 ×)")
+
+
 async def measure(bench: Bench, args: argparse.Namespace) -> None:
     assert bench.proc is not None
     # Latency: one game, one flip at a time (a new game when one ends).
     channel, alice, bob = bench.pair(0)
     await bench.set_images(channel)
-    print(f"pictures: {'on' if bench.images else 'off'}")
     await bench.new_game(channel, alice, bob)
     for _ in range(50):  # warm-up
         _, played = await bench.flip(channel, alice)
         if not played:
             await bench.new_game(channel, alice, bob)
-    latencies: list[float] = []
-    with collector_paused():
-        while len(latencies) < args.flips:
-            latency, played = await bench.flip(channel, alice if len(latencies) % 2 else bob)
-            if played:
-                latencies.append(latency)
-            else:
-                await bench.new_game(channel, alice, bob)
-    latencies.sort()
-    print(
-        f"/flip reply, one at a time ({len(latencies)} flips): "
-        f"median {ms(latencies, 0.5):.2f} ms, p99 {ms(latencies, 0.99):.2f} ms"
-    )
-    print("   (targets: median ≤ 5 ms, p99 ≤ 25 ms)")
+    pause = args.pause / 1000
+    if args.images == "both":
+        await alternating(bench, args, (channel, alice, bob))
+    else:
+        print(f"pictures: {'on' if bench.images else 'off'}")
+        bench.pictures = 0
+        with collector_paused():
+            latencies = await one_at_a_time(bench, (channel, alice, bob), args.flips, pause)
+        print(
+            f"/flip reply, one at a time ({len(latencies)} flips{paused(pause)}): "
+            f"median {ms(latencies, 0.5):.2f} ms, p99 {ms(latencies, 0.99):.2f} ms, "
+            f"{bench.pictures} with a picture"
+        )
+        print(f"   (targets: median ≤ {8 if bench.images else 5} ms, p99 ≤ 25 ms)")
+    if args.images == "both":
+        await bench.set_images(channel, True)  # the rest is measured with pictures on
 
     # Memory: resident set growth per idle running game.
     # Channels and members first (Discord's own caches grow with them whatever the bot does),
@@ -301,7 +361,8 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
 
     # Throughput: every channel flips as fast as its replies come back.
     played_total = 0
-    latencies = []
+    bench.pictures = 0
+    latencies: list[float] = []
     deadline = time.perf_counter() + args.seconds
 
     async def player(table: tuple[Channel, User, User]) -> None:
@@ -347,7 +408,8 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
     print(
         f"{args.games} channels flipping at once: {played_total / phase.elapsed:.0f} durable "
         f"flips/s over {phase.elapsed:.1f} s (median reply {ms(latencies, 0.5):.1f} ms, "
-        f"p99 {ms(latencies, 0.99):.1f} ms)   (target ≥ 500/s)"
+        f"p99 {ms(latencies, 0.99):.1f} ms; {bench.pictures / max(played_total, 1):.0%} "
+        f"with a picture)   (target ≥ {450 if bench.images else 500}/s)"
     )
     per_flip = phase.bot_share * phase.elapsed / max(played_total, 1) * 1000
     print(
@@ -369,7 +431,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--flips", type=int, default=1000, help="flips for the latency figure")
     parser.add_argument("--games", type=int, default=200, help="games (channels) flipping at once")
-    parser.add_argument("--images", choices=("on", "off"), default="on", help="table pictures")
+    parser.add_argument(
+        "--images",
+        choices=("on", "off", "both"),
+        default="on",
+        help="table pictures (both: latency in batches with them on and off in turn)",
+    )
+    parser.add_argument(
+        "--batch", type=int, default=50, help="flips in each batch of --images both"
+    )
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="milliseconds between a reply and the next flip of the latency figure",
+    )
     parser.add_argument(
         "--metrics",
         choices=("on", "off"),

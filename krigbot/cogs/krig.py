@@ -403,6 +403,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 dealt_embed(row, result.game, lang), self.service.time_left(row), lang
             )
             self._tables[row.id] = 0
+            self.pictures.draw_ahead(row, result.game, lang)
             return Reply(
                 embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True, durable=True
             )

@@ -303,6 +303,13 @@ def draw_story(
     story = story_of(saved)
     title, x_label, y_label = labels
     png = render_chart(
-        story.counts, names, lang, wars=story.wars, title=title, x_label=x_label, y_label=y_label
+        story.counts,
+        names,
+        lang,
+        wars=story.wars,
+        winners=story.winners,
+        title=title,
+        x_label=x_label,
+        y_label=y_label,
     )
     return png, story.lead_changes

@@ -8,7 +8,9 @@ from PIL import Image
 
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
-from tests.cogs.helpers import flip, flip_button, press, start_game
+from krigbot.render.chart import render_chart
+from krigbot.render.story import story_of
+from tests.cogs.helpers import flip, flip_button, game_row, press, start_game
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.texts import pattern
@@ -62,6 +64,27 @@ async def test_the_last_round_shows_the_game_s_story_as_a_chart(
     assert story["image"]["url"] == "attachment://story.png"
     forms = (pattern("nb", "chart.lead_changes", count=n) for n in (1, 2))  # .one and .other
     assert any(form.search(story["description"]) for form in forms)
+
+
+async def test_the_chart_at_the_end_names_the_winner_in_its_title(
+    standin: DiscordStandIn, standin_world: SampleWorld, bot: KrigBot
+) -> None:
+    w = standin_world
+    await start_game(standin, w.no_channel, w.alice, w.bob, variant="hurtig")
+    answer = await flip(standin, w.no_channel, w.alice, count=50)
+    assert answer.message is not None
+    row = await game_row(bot, 1)  # the server's first game, just over
+    assert row.state is not None
+    assert row.result is not None
+
+    story = story_of(row.state)
+    labels = {key: t("nb", f"chart.{key}") for key in ("title", "x_label", "y_label")}
+    drawn = [
+        render_chart(story.counts, ["Alice", "Bob"], "nb", wars=story.wars, winners=won, **labels)
+        for won in (tuple(row.result["winners"]), None)
+    ]
+    assert dict(answer.message.files)["story.png"] == drawn[0]
+    assert drawn[0] != drawn[1]  # the title with the winner is not the plain one
 
 
 async def test_status_shows_the_story_so_far(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -140,7 +141,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
     def __init__(
         self,
-        bot: commands.Bot,
+        bot: commands.AutoShardedBot,
         *,
         service: GameService,
         tables: Tables,
@@ -148,6 +149,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         pictures: Pictures,
         buttons: Buttons,
         interval: float,
+        slowdown: Callable[[], float] = lambda: 1.0,
     ) -> None:
         self.bot = bot
         self.service = service
@@ -156,6 +158,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self.pictures = pictures
         self.interval = interval
         """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
+        self.slowdown = slowdown
+        """How many times longer to wait now: near Discord's global limit, more than 1."""
         buttons.handle(AutoplayButton, self.on_autoplay_button)
         buttons.handle(FinishButton, self.on_finish_button)
         self._runs: dict[int, _Run] = {}
@@ -284,7 +288,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 with contextlib.suppress(TimeoutError):
                     # Pacing, not waiting for something: Discord's channel limit. The halt event
                     # cuts it short.
-                    await asyncio.wait_for(run.halt.wait(), last_edit + gap - loop.time())
+                    pause = gap * self.slowdown()
+                    await asyncio.wait_for(run.halt.wait(), last_edit + pause - loop.time())
                 if run.halt.is_set():
                     return
                 try:

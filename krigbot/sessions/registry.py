@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from krigbot.engine import EngineError, Variant, load_game
 from krigbot.engine.game import outcome_to_dict
@@ -28,8 +28,27 @@ log = logging.getLogger(__name__)
 ENDING = "ending"
 """Key in a finished game's extra while the message that shows its end is not yet out."""
 
+T = TypeVar("T")
+
 Seeds = Callable[[], int]
 """Where new deals come from: each call returns the seed of the next one."""
+
+
+def everywhere(guild_id: int | None) -> bool:
+    """Own every server's games (one process runs all the shards)."""
+    return True
+
+
+class LostWrite(Refusal):
+    """The database's round check refused a write: another process moved the game first.
+
+    The one place that turns the storage's answer for a stale round (``save_round`` and
+    ``finish_game`` returning False) into a refusal: :meth:`Registry.retrying` reloads the game
+    and tries once more; a second loss reaches the player as ``flip.raced``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("flip.raced")
 
 
 def random_seed() -> int:
@@ -58,9 +77,12 @@ class Registry:
         clock: Callable[[], datetime],
         seeds: Seeds = random_seed,
         metrics: Metrics | None = None,
+        owns: Callable[[int | None], bool] = everywhere,
     ) -> None:
         self.storage = storage
         self.clock = clock
+        self.owns = owns
+        """Tell whether this process runs a server's shard: it restores and times out only those."""
         self.seeds = seeds
         """The seed of each new deal (a test injects its own, as it does the clock)."""
         self.metrics = metrics
@@ -137,6 +159,25 @@ class Registry:
         """Drop a channel's game from memory (it ran ahead of what was saved, or it ended)."""
         self._running.pop(channel_id, None)
 
+    async def retrying(self, channel_id: int, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run ``attempt`` and, if another process won its write, run it once more on the game
+        read again (the caller holds the channel's lock).
+
+        Another process holding the same shard for a moment (a hand-off) moved the game past
+        the copy in memory: the copy is dropped, so the second attempt reads the saved game.
+        Nothing of the lost attempt was saved, so no round is played twice.
+        """
+        try:
+            return await attempt()
+        except LostWrite:
+            log.info(
+                "game in channel %s was moved by another process; reading it again",
+                channel_id,
+                extra=context(channel_id=channel_id),
+            )
+            self._forget(channel_id)
+            return await attempt()
+
     async def _set_table(self, row: GameRow, message_id: int) -> GameRow:
         try:
             await self.storage.set_table_message(row.id, message_id)
@@ -197,7 +238,9 @@ class Registry:
             log.error("could not save game %s: %s", row.id, exc, extra=about(row))
             raise Refusal("err.storage") from None
         if not ok:
-            raise Refusal("flip.raced")
+            if self.metrics is not None:
+                self.metrics.write_conflicts.inc()
+            raise LostWrite
         if self.metrics is not None:
             self.metrics.rounds.inc(game.round - row.round)
             if game.outcome is not None:

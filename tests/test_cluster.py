@@ -70,8 +70,10 @@ class ShardProcess:
         database: ClusterDatabase,
         shards: str,
         name: str,
+        settings: dict[str, str],
     ) -> None:
         self.standin = standin
+        self.settings = settings
         self.folder = folder
         self.database = database
         self.shards = shards
@@ -90,6 +92,7 @@ class ShardProcess:
             KRIG_IDENTIFY_SECONDS=str(IDENTIFY_SECONDS),
             KRIG_RENDER_PROCESSES="0",
             **self.database.env(),
+            **self.settings,
         )
         with self.stderr.open("ab") as stderr:
             self.proc = await asyncio.create_subprocess_exec(
@@ -147,12 +150,13 @@ def _expand(shards: str) -> list[int]:
 @pytest.fixture
 async def processes(
     standin: DiscordStandIn, tmp_path: Path, database: ClusterDatabase
-) -> AsyncIterator[Callable[[str], ShardProcess]]:
+) -> AsyncIterator[Callable[..., ShardProcess]]:
     """Return a maker of bot processes on the shared database; every one is ended after."""
     made: list[ShardProcess] = []
 
-    def make(shards: str) -> ShardProcess:
-        process = ShardProcess(standin, tmp_path, database, shards, f"bot-{len(made)}")
+    def make(shards: str, **settings: str) -> ShardProcess:
+        name = f"bot-{len(made)}"
+        process = ShardProcess(standin, tmp_path, database, shards, name, settings)
         made.append(process)
         return process
 
@@ -210,7 +214,7 @@ def guilds_on(standin: DiscordStandIn, shards: range, per_shard: int) -> list[Gu
 @pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
 async def test_two_processes_with_disjoint_shards_play_in_many_guilds_at_once(
     standin: DiscordStandIn,
-    processes: Callable[[str], ShardProcess],
+    processes: Callable[..., ShardProcess],
     database: ClusterDatabase,
 ) -> None:
     first, second = processes("0-1"), processes("2-3")
@@ -266,7 +270,7 @@ async def table_shown(rec: InteractionRecord, within: float = 30) -> Message:
 @pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
 async def test_a_killed_process_s_replacement_takes_its_shards_back_and_loses_no_round(
     standin: DiscordStandIn,
-    processes: Callable[[str], ShardProcess],
+    processes: Callable[..., ShardProcess],
     database: ClusterDatabase,
 ) -> None:
     rng = random.Random(20_261_201)
@@ -343,7 +347,7 @@ async def test_a_killed_process_s_replacement_takes_its_shards_back_and_loses_no
 @pytest.mark.standin(shard_count=1, identify_interval=IDENTIFY_SECONDS)
 async def test_two_processes_holding_one_shard_save_exactly_the_rounds_they_acknowledge(
     standin: DiscordStandIn,
-    processes: Callable[[str], ShardProcess],
+    processes: Callable[..., ShardProcess],
     database: ClusterDatabase,
 ) -> None:
     # A hand-off: both sessions of shard 0 stay, and the channel's events go to each in turn.
@@ -401,3 +405,51 @@ async def test_two_processes_holding_one_shard_save_exactly_the_rounds_they_ackn
             assert text_of(answer) in {raced, t("nb", "err.stale_button")}, text_of(answer)
     assert database.games()[table.game_id].round == before + 1
     assert round_shown(table.newest) == before + 1  # the table shows the round that was played
+
+
+@pytest.mark.standin(shard_count=2, identify_interval=IDENTIFY_SECONDS)
+async def test_each_process_restores_and_times_out_only_the_games_of_its_shards(
+    standin: DiscordStandIn,
+    processes: Callable[..., ShardProcess],
+    database: ClusterDatabase,
+) -> None:
+    first, second = processes("0"), processes("1")
+    await first.start()
+    await second.start()
+    challenges: dict[int, list[Message]] = {0: [], 1: []}
+    game_ids: dict[int, list[int]] = {0: [], 1: []}
+    for shard in (0, 1, 0, 1):
+        guild = standin.add_guild(f"server on {shard}", shard=shard, locale="nb")
+        channel = standin.add_channel(guild, "krig")
+        alice, bob = standin.add_user(f"a-{guild.id}"), standin.add_user(f"b-{guild.id}")
+        for user in (alice, bob):
+            standin.add_member(guild, user)
+        started = await standin.slash(
+            "krig start", user=alice, channel=channel, options={"opponent": bob}
+        )
+        message = (await started.response(timeout=20)).message
+        assert message is not None
+        challenges[shard].append(message)
+        game_ids[shard].append(game_id_of(message))
+    await first.kill()
+    await second.kill()
+
+    # Started again with challenges that expire at once: each expires only its own shard's.
+    first = processes("0", KRIG_CHALLENGE_SECONDS="1")
+    watcher = standin.watch()
+    await first.start()
+    for message in challenges[0]:
+        await watcher.next("edit", predicate=lambda e, m=message: e.message is m, timeout=20)
+    assert "restored 2 open challenges" in first.log()
+    games = database.games()
+    assert [games[game_id].status for game_id in game_ids[0]] == ["expired", "expired"]
+    # Left to shard 1's process, which is not running.
+    assert [games[game_id].status for game_id in game_ids[1]] == ["challenge", "challenge"]
+
+    second = processes("1", KRIG_CHALLENGE_SECONDS="1")
+    watcher = standin.watch()
+    await second.start()
+    for message in challenges[1]:
+        await watcher.next("edit", predicate=lambda e, m=message: e.message is m, timeout=20)
+    assert "restored 2 open challenges" in second.log()
+    assert {game.status for game in database.games().values()} == {"expired"}

@@ -1,0 +1,255 @@
+"""Shards: the settings that choose them, the bot running some of them, Discord's REST budget."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.config import ConfigError, Settings, Shards, shard_of
+from krigbot.i18n import t
+from krigbot.monitoring.metrics import RestRate, is_exempt
+from krigbot.storage import Storage
+from tests.cogs.helpers import text_of
+from tests.conftest import make_settings
+from tests.standin import DiscordStandIn, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.standin.world import Guild
+from tests.test_process import SECRET, bot_env, failure_line, run_once
+from tests.test_shards_standin import FLIP, connect
+
+__all__ = ["connect"]
+
+TOKEN = "a-token"
+
+
+def load(**env: str) -> Settings:
+    """Return the settings read from ``env`` alone."""
+    return Settings.load({"DISCORD_TOKEN": TOKEN, **env}, folder="/nonexistent")
+
+
+# ------------------------------------------------------------------------------ settings
+
+
+def test_nothing_set_runs_every_shard_of_discord_s_count() -> None:
+    settings = load()
+    assert settings.shards == Shards()
+    assert settings.shards.owns(12345 << 22)
+    assert settings.shards.runs_first
+    assert settings.rest_share == 1.0
+
+
+@pytest.mark.parametrize(
+    ("written", "ids"),
+    [
+        ("0-7", tuple(range(8))),
+        ("0,2,4", (0, 2, 4)),
+        ("6, 0-2 ,9", (0, 1, 2, 6, 9)),
+        ("11", (11,)),
+    ],
+)
+def test_krig_shards_reads_ranges_lists_and_both(written: str, ids: tuple[int, ...]) -> None:
+    settings = load(KRIG_SHARD_COUNT="12", KRIG_SHARDS=written)
+    assert settings.shards == Shards(12, ids)
+    assert settings.rest_share == len(ids) / 12
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"KRIG_SHARDS": "0-3"}, "KRIG_SHARDS needs KRIG_SHARD_COUNT"),
+        ({"KRIG_SHARD_COUNT": "0"}, "KRIG_SHARD_COUNT must be the number of shards"),
+        ({"KRIG_SHARD_COUNT": "four"}, "KRIG_SHARD_COUNT must be the number of shards"),
+        ({"KRIG_SHARD_COUNT": "4", "KRIG_SHARDS": "4"}, "shard 4 does not exist"),
+        ({"KRIG_SHARD_COUNT": "4", "KRIG_SHARDS": "3-1"}, "runs backwards; write 1-3"),
+        ({"KRIG_SHARD_COUNT": "4", "KRIG_SHARDS": "0-2,2"}, "names shard 2 twice"),
+        ({"KRIG_SHARD_COUNT": "4", "KRIG_SHARDS": "0;1"}, "like 0-7 or 0,2,4"),
+        ({"KRIG_SHARD_COUNT": "4", "KRIG_SHARDS": "1,"}, "like 0-7 or 0,2,4"),
+        ({"KRIG_REST_SHARE": "0"}, "KRIG_REST_SHARE must be"),
+        ({"KRIG_REST_SHARE": "1.5"}, "KRIG_REST_SHARE must be"),
+        ({"KRIG_REST_SHARE": "half"}, "KRIG_REST_SHARE must be"),
+    ],
+)
+def test_malformed_shard_settings_say_what_to_write(env: dict[str, str], said: str) -> None:
+    with pytest.raises(ConfigError, match=said):
+        load(**env)
+
+
+def test_a_process_owns_the_servers_of_its_shards_and_dms_belong_to_shard_0() -> None:
+    shards = Shards(4, (1, 3))
+    assert [shards.owns(n << 22) for n in range(8)] == [False, True, False, True] * 2
+    assert not shards.owns(None)
+    assert Shards(4, (0,)).owns(None)
+    assert shard_of(None, 4) == 0
+    assert not shards.runs_first
+    assert str(shards) == "shards 1,3 of 4"
+    assert str(Shards(16, (0, 1, 2, 3, 8))) == "shards 0-3,8 of 16"
+
+
+def test_the_settings_never_show_the_token_but_show_the_shards() -> None:
+    settings = load(KRIG_SHARD_COUNT="8", KRIG_SHARDS="4-7", KRIG_REST_SHARE="0.4")
+    assert TOKEN not in repr(settings)
+    assert "Shards(count=8, ids=(4, 5, 6, 7))" in repr(settings)
+    assert settings.rest_share == 0.4
+
+
+# ------------------------------------------------------------------------------ the REST budget
+
+
+class Ticks:
+    """A clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_global_rate_counts_the_last_second_only() -> None:
+    ticks = Ticks()
+    rate = RestRate(ticks)
+    for _ in range(10):
+        rate.count()
+        ticks.now += 0.1
+    ticks.now -= 0.05
+    assert rate.per_second() == 10  # the last one 0.05 s ago, the first 0.95 s
+    ticks.now += 0.5
+    assert rate.per_second() == 5  # the first five are more than a second old
+    ticks.now += 1.0
+    assert rate.per_second() == 0
+
+
+def test_autoplay_slows_once_the_rate_nears_the_process_s_share() -> None:
+    ticks = Ticks()
+    rate = RestRate(ticks)
+    budget = 50 * 0.5  # half of Discord's global limit
+    for _ in range(20):
+        rate.count()
+    assert rate.slowdown(budget) == 1.0  # 20 of 25: at the start of slowing
+    for _ in range(20):
+        rate.count()
+    assert rate.slowdown(budget) == 2.0  # 40 a second against 20 where slowing starts
+
+
+@pytest.mark.parametrize(
+    ("path", "exempt"),
+    [
+        ("/api/v10/interactions/123/tok-en/callback", True),
+        ("/api/v10/webhooks/42/tok-en", True),
+        ("/api/v10/webhooks/42/tok-en/messages/@original", True),
+        ("/api/v10/channels/9/messages", False),
+        ("/api/v10/channels/9/messages/10", False),
+        ("/api/v10/applications/42/commands", False),
+    ],
+)
+def test_interaction_answers_are_left_out_of_the_global_count(path: str, exempt: bool) -> None:
+    assert is_exempt(path) is exempt
+
+
+# ------------------------------------------------------------------------------ a bot of shards
+
+
+@pytest.fixture
+async def sharded_bot(
+    standin: DiscordStandIn, storage: Storage, db_path: Path
+) -> AsyncIterator[KrigBot]:
+    """Return the real bot running shards 1 and 3 of 4, connected to the stand-in."""
+    settings = make_settings(db_path, shards=Shards(4, (1, 3)), identify_seconds=0.05)
+    bot = KrigBot(settings, storage, guild_ready_timeout=0.05)
+    async with run_bot(bot, standin) as running:
+        yield running
+
+
+@pytest.mark.standin(shard_count=4)
+async def test_a_bot_of_shards_1_and_3_answers_their_servers_and_never_sees_the_others(
+    standin: DiscordStandIn, connect: Any, sharded_bot: KrigBot
+) -> None:
+    # The other process of the bot: raw sessions of shards 0 and 2.
+    others = {shard: await connect() for shard in (0, 2)}
+    for shard, raw in others.items():
+        assert (await raw.identify((shard, 4)))["t"] == "READY"
+    assert sorted(s.shard for s in standin.gateway.active_sessions()) == [
+        (0, 4),
+        (1, 4),
+        (2, 4),
+        (3, 4),
+    ]
+    alice = standin.add_user("alice", locale="nb")
+    bob = standin.add_user("bob", locale="nb")
+    guilds: dict[int, Guild] = {}
+    for shard in range(4):
+        guilds[shard] = standin.add_guild(f"on {shard}", shard=shard, locale="nb")
+        for user in (alice, bob):
+            standin.add_member(guilds[shard], user)
+    for shard in (1, 3):
+        channel = standin.add_channel(guilds[shard], "krig")
+        flipped = await standin.send_interaction(2, FLIP, user=alice, channel=channel)
+        answer = await flipped.response(timeout=10)
+        assert text_of(answer) == t("nb", "err.no_game")
+    for shard, raw in others.items():
+        channel = standin.add_channel(guilds[shard], "krig")
+        await raw.next_event("GUILD_CREATE")
+        rec = await standin.send_interaction(2, FLIP, user=alice, channel=channel)
+        assert int((await raw.next_event("INTERACTION_CREATE"))["id"]) == rec.id
+    assert {guild.id for guild in sharded_bot.guilds} == {guilds[1].id, guilds[3].id}
+    assert sharded_bot.gateway_problem() is None
+    assert len(standin.syncs) == 0  # the process running shard 0 syncs the commands
+
+
+async def test_interaction_answers_and_other_requests_are_counted_apart(
+    standin: DiscordStandIn, standin_world: SampleWorld, bot: KrigBot
+) -> None:
+    def counted(kind: str) -> float:
+        value = bot.metrics.registry.get_sample_value("krig_discord_requests_total", {"kind": kind})
+        return value or 0.0
+
+    before = {kind: counted(kind) for kind in ("interaction", "global")}
+    world = standin_world
+    await (await standin.slash("krig rules", user=world.alice, channel=world.no_channel)).response()
+    await bot.get_partial_messageable(world.no_channel.id).send("posted")
+    moved = {kind: counted(kind) - before[kind] for kind in before}
+    assert moved == {"interaction": 1, "global": 1}
+    assert bot.metrics.rest.per_second() >= 1
+
+
+async def test_a_process_with_a_small_share_slows_its_autoplay_sooner(
+    storage: Storage, db_path: Path
+) -> None:
+    small = KrigBot(make_settings(db_path, rest_share=0.1), storage)
+    whole = KrigBot(make_settings(db_path), storage)
+    async with small, whole:
+        for bot in (small, whole):
+            for _ in range(10):
+                bot.metrics.rest.count()
+        # 10 a second: over 80 % of a tenth of 50, far under 80 % of 50.
+        assert small.rest_slowdown() == 2.5
+        assert whole.rest_slowdown() == 1.0
+
+
+# ------------------------------------------------------------------------------ bot.py
+
+
+@pytest.mark.standin(max_guilds_per_shard=1)
+async def test_too_many_servers_for_one_shard_exits_with_one_line_saying_what_to_set(
+    standin: DiscordStandIn, tmp_path: Path
+) -> None:
+    standin.add_guild("one")
+    standin.add_guild("two")
+    env = bot_env(
+        standin.subprocess_env(),
+        DISCORD_TOKEN=SECRET,
+        KRIG_DB=str(tmp_path / "krig.db"),
+        KRIG_SHARD_COUNT="1",
+        KRIG_RENDER_PROCESSES="0",
+    )
+    status, out, err = await asyncio.to_thread(run_once, env, tmp_path)
+    assert status == 2
+    line = failure_line(err)
+    assert "Discord requires more shards" in line
+    assert "KRIG_SHARD_COUNT" in line
+    assert SECRET not in out + err

@@ -218,8 +218,8 @@ async def test_two_processes_with_disjoint_shards_play_in_many_guilds_at_once(
     database: ClusterDatabase,
 ) -> None:
     first, second = processes("0-1"), processes("2-3")
-    await first.start()
-    await second.start()
+    # Started together: their four identifies take turns through the lock files.
+    await asyncio.gather(first.start(), second.start())
     tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=3))
     flips = 5
 

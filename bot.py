@@ -73,6 +73,9 @@ async def serve(settings: Settings, storage: Storage) -> int:
     from krigbot.monitoring import Health, MonitorServer
     from krigbot.storage import StorageError
 
+    if settings.rest_proxy is not None:
+        # discord.py builds every request's URL from this class attribute, answers included.
+        discord.http.Route.BASE = f"{settings.rest_proxy}/api/v{discord.http.INTERNAL_API_VERSION}"
     bot = KrigBot(settings, storage)
     monitor = None
     if settings.metrics_port is not None:

@@ -127,6 +127,8 @@ class Settings:
     """The part of Discord's global REST limit this process may use (``KRIG_REST_SHARE``)."""
     identify_seconds: float = IDENTIFY_SECONDS
     """The pause between identifies in one bucket (lower only against a test server)."""
+    rest_proxy: str | None = None
+    """A shared REST proxy's address, which every request to Discord's API goes through."""
 
     def __repr__(self) -> str:
         # Never let the token reach a log line or a traceback.
@@ -139,7 +141,8 @@ class Settings:
             f"metrics_host={self.metrics_host!r}, "
             f"web_port={self.web_port}, web_host={self.web_host!r}, web_url={self.web_url!r}, "
             f"web_secret={'<hidden>' if self.web_secret else None}, shards={self.shards!r}, "
-            f"rest_share={self.rest_share}, identify_seconds={self.identify_seconds})"
+            f"rest_share={self.rest_share}, identify_seconds={self.identify_seconds}, "
+            f"rest_proxy={self.rest_proxy!r})"
         )
 
     @classmethod
@@ -199,6 +202,7 @@ class Settings:
             shards=shards,
             rest_share=_share(merged.get("KRIG_REST_SHARE"), shards),
             identify_seconds=_positive(merged, "KRIG_IDENTIFY_SECONDS", IDENTIFY_SECONDS),
+            rest_proxy=_proxy(merged.get("KRIG_REST_PROXY")),
         )
 
 
@@ -254,6 +258,18 @@ def _share(raw: str | None, shards: Shards) -> float:
             f"requests a second, a number above 0 and at most 1 (such as 0.25), not {raw!r}"
         )
     return share
+
+
+def _proxy(raw: str | None) -> str | None:
+    if raw is None or not raw.strip():
+        return None
+    url = raw.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")) or len(url) <= len("https://"):
+        raise ConfigError(
+            f"KRIG_REST_PROXY must be the REST proxy's address, such as http://127.0.0.1:8080, "
+            f"not {raw!r}"
+        )
+    return url
 
 
 def _web_url(raw: str | None) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,10 @@ from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
 from tests.standin.world import Guild
-from tests.test_process import SECRET, bot_env, failure_line, run_once
+from tests.test_process import SECRET, bot_env, closed_port, failure_line, run_once, spawn
 from tests.test_shards_standin import FLIP, connect
 
-__all__ = ["connect"]
+__all__ = ["closed_port", "connect"]
 
 TOKEN = "a-token"
 
@@ -72,6 +73,7 @@ def test_krig_shards_reads_ranges_lists_and_both(written: str, ids: tuple[int, .
         ({"KRIG_REST_SHARE": "0"}, "KRIG_REST_SHARE must be"),
         ({"KRIG_REST_SHARE": "1.5"}, "KRIG_REST_SHARE must be"),
         ({"KRIG_REST_SHARE": "half"}, "KRIG_REST_SHARE must be"),
+        ({"KRIG_REST_PROXY": "proxy:8080"}, "KRIG_REST_PROXY must be the REST proxy's address"),
     ],
 )
 def test_malformed_shard_settings_say_what_to_write(env: dict[str, str], said: str) -> None:
@@ -253,3 +255,32 @@ async def test_too_many_servers_for_one_shard_exits_with_one_line_saying_what_to
     assert "Discord requires more shards" in line
     assert "KRIG_SHARD_COUNT" in line
     assert SECRET not in out + err
+
+
+async def test_a_rest_proxy_carries_every_request_to_discord(
+    standin: DiscordStandIn, tmp_path: Path, closed_port: int
+) -> None:
+    # Discord itself is out of reach: only the proxy (here the stand-in) can answer.
+    env = bot_env(
+        standin.subprocess_env(),
+        DISCORD_TOKEN=SECRET,
+        KRIG_DB=str(tmp_path / "krig.db"),
+        KRIG_RENDER_PROCESSES="0",
+        KRIG_TEST_DISCORD_URL=f"http://127.0.0.1:{closed_port}",
+        KRIG_REST_PROXY=standin.url + "/",
+    )
+    proc = await spawn(env, tmp_path, tmp_path / "stderr.txt")
+    try:
+        watcher = asyncio.create_task(proc.wait())
+        standin.watch_task(watcher)
+        try:
+            await standin.wait_for_ready(timeout=30)
+        finally:
+            standin.unwatch_task(watcher)
+            watcher.cancel()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert await proc.wait() == 0
+    assert standin.requests_matching("GET", r"^/users/@me$")
+    assert standin.requests_matching("GET", r"^/gateway/bot$")
+    assert "Traceback" not in (tmp_path / "stderr.txt").read_text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import logging
+import math
 import time
 from collections.abc import Coroutine, Sequence
 from datetime import timedelta
@@ -114,15 +115,21 @@ class IdentifyPacer:
         """Return when a shard of ``bucket`` may identify, and take that turn."""
         lock = self._locks.setdefault(bucket, asyncio.Lock())
         async with lock:
-            if self.folder is None:
+            handle = None
+            if self.folder is not None:
+                path = self.folder / f".krig-identify-{bucket}.lock"
+                try:
+                    handle = await asyncio.to_thread(_locked, path)
+                except OSError as exc:
+                    # A read-only folder: this process's own shards are still paced.
+                    log.warning("cannot take turns through %s (%s); pacing alone", path, exc)
+                    self.folder = None
+            if handle is None:
                 await self._pause_after(self._last.get(bucket))
                 self._last[bucket] = time.time()
                 return
-            path = self.folder / f".krig-identify-{bucket}.lock"
-            handle = await asyncio.to_thread(_locked, path)
             try:
-                text = handle.read().strip()
-                await self._pause_after(float(text) if text else None)
+                await self._pause_after(_stamp(handle.read()))
                 handle.seek(0)
                 handle.truncate()
                 handle.write(repr(time.time()))
@@ -137,6 +144,15 @@ class IdentifyPacer:
         wait = last + self.interval + IDENTIFY_MARGIN - time.time()
         if wait > 0:
             await asyncio.sleep(wait)
+
+
+def _stamp(text: str) -> float | None:
+    """Return the time a lock file holds (None: new, or not a time: no turn to wait for)."""
+    try:
+        stamp = float(text)
+    except ValueError:
+        return None
+    return stamp if math.isfinite(stamp) else None
 
 
 def _locked(path: Path) -> IO[str]:

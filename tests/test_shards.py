@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,7 +16,9 @@ from krigbot.config import ConfigError, Settings, Shards, shard_of
 from krigbot.i18n import t
 from krigbot.monitoring.metrics import RestRate, is_exempt
 from krigbot.storage import Storage
-from tests.cogs.helpers import text_of
+from tests.cogs.helpers import ChosenSeeds, start_game, text_of
+from tests.cogs.play_helpers import command, running_bot
+from tests.cogs.test_autoplay import LONG_SEED
 from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
@@ -126,16 +129,18 @@ def test_the_global_rate_counts_the_last_second_only() -> None:
     assert rate.per_second() == 0
 
 
-def test_autoplay_slows_once_the_rate_nears_the_process_s_share() -> None:
+def test_room_under_the_limit_comes_when_the_oldest_request_leaves_the_last_second() -> None:
     ticks = Ticks()
     rate = RestRate(ticks)
-    budget = 50 * 0.5  # half of Discord's global limit
-    for _ in range(20):
+    budget = 50 * 0.1  # a tenth of Discord's global limit: 4 a second before slowing
+    for _ in range(3):
         rate.count()
-    assert rate.slowdown(budget) == 1.0  # 20 of 25: at the start of slowing
-    for _ in range(20):
-        rate.count()
-    assert rate.slowdown(budget) == 2.0  # 40 a second against 20 where slowing starts
+        ticks.now += 0.125
+    assert rate.room_in(budget) == 0.0  # three in the last second: room for a fourth
+    rate.count()
+    assert rate.room_in(budget) == 0.625  # when the first is a second old
+    ticks.now += 0.625
+    assert rate.room_in(budget) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -219,18 +224,26 @@ async def test_interaction_answers_and_other_requests_are_counted_apart(
     assert bot.metrics.rest.per_second() >= 1
 
 
-async def test_a_process_with_a_small_share_slows_its_autoplay_sooner(
-    storage: Storage, db_path: Path
+async def test_autoplay_keeps_the_process_under_its_share_of_the_global_limit(
+    standin: DiscordStandIn, standin_world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
-    small = KrigBot(make_settings(db_path, rest_share=0.1), storage)
-    whole = KrigBot(make_settings(db_path), storage)
-    async with small, whole:
-        for bot in (small, whole):
-            for _ in range(10):
-                bot.metrics.rest.count()
-        # 10 a second: over 80 % of a tenth of 50, far under 80 % of 50.
-        assert small.rest_slowdown() == 2.5
-        assert whole.rest_slowdown() == 1.0
+    world = standin_world
+    seeds.fix(LONG_SEED)
+    # A twentieth of Discord's 50 a second: 2.5, so autoplay keeps to 2 edits a second, where
+    # its own pace (an edit each 0.02 s) would make dozens.
+    async with running_bot(standin, db_path, seeds, autoplay_seconds=0.02, rest_share=0.05) as bot:
+        await start_game(standin, world.no_channel, world.alice, world.bob)
+        edits = standin.requests.cursor()
+        answer = await command(standin, world.no_channel, world.alice, "auto", speed="fast")
+        assert answer.message is not None
+        edited = rf"^/channels/\d+/messages/{answer.message.id}$"
+        for _ in range(7):
+            await edits.next(lambda r: r.method == "PATCH" and re.match(edited, r.path), timeout=10)
+        times = [r.at for r in standin.requests_matching("PATCH", edited)]
+        assert bot.rest_wait() > 0.0  # the next edit waits for room
+    # Some slack for the moments a request was counted and when it arrived.
+    busiest = max(sum(1 for other in times if at - 0.9 < other <= at) for at in times)
+    assert busiest <= 2, times
 
 
 # ------------------------------------------------------------------------------ bot.py

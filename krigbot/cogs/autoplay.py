@@ -149,7 +149,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         pictures: Pictures,
         buttons: Buttons,
         interval: float,
-        slowdown: Callable[[], float] = lambda: 1.0,
+        rest_wait: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.bot = bot
         self.service = service
@@ -158,8 +158,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self.pictures = pictures
         self.interval = interval
         """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
-        self.slowdown = slowdown
-        """How many times longer to wait now: near Discord's global limit, more than 1."""
+        self.rest_wait = rest_wait
+        """Seconds to wait for room under Discord's global limit before the next edit."""
         buttons.handle(AutoplayButton, self.on_autoplay_button)
         buttons.handle(FinishButton, self.on_finish_button)
         self._runs: dict[int, _Run] = {}
@@ -286,10 +286,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         try:
             while not run.halt.is_set():
                 with contextlib.suppress(TimeoutError):
-                    # Pacing, not waiting for something: Discord's channel limit. The halt event
-                    # cuts it short.
-                    pause = gap * self.slowdown()
-                    await asyncio.wait_for(run.halt.wait(), last_edit + pause - loop.time())
+                    # Pacing, not waiting for something: Discord's channel limit, and its
+                    # global one near this process's share. The halt event cuts it short.
+                    pause = max(last_edit + gap - loop.time(), self.rest_wait())
+                    await asyncio.wait_for(run.halt.wait(), pause)
                 if run.halt.is_set():
                     return
                 try:

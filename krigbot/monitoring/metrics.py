@@ -7,6 +7,7 @@ an increment is a lock and an addition, far below what a flip costs, and nothing
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections import deque
@@ -177,15 +178,15 @@ class RestRate:
         self._drop_before(self._clock() - WINDOW)
         return len(self._times) / WINDOW
 
-    def slowdown(self, budget: float) -> float:
-        """Return how many times longer autoplay should wait, with ``budget`` requests a second.
-
-        1.0 below ``SLOW_AT`` of the budget; above it, as many times as the rate is over, so
-        the rate settles there before Discord's global limit is reached.
-        """
-        start = budget * SLOW_AT
-        rate = self.per_second()
-        return 1.0 if rate <= start else rate / start
+    def room_in(self, budget: float) -> float:
+        """Return the seconds until one more request keeps the last second under ``SLOW_AT``
+        of ``budget`` requests a second (0.0: now)."""
+        allowed = max(1, math.floor(budget * SLOW_AT))
+        now = self._clock()
+        self._drop_before(now - WINDOW)
+        if len(self._times) < allowed:
+            return 0.0
+        return max(0.0, self._times[len(self._times) - allowed] + WINDOW - now)
 
     def _drop_before(self, start: float) -> None:
         while self._times and self._times[0] <= start:

@@ -282,10 +282,9 @@ class Registry:
         """
         async with self.lock(channel_id):
             running = self._running.get(channel_id)
-            if running is not None and running.row.id == game_id:
-                current: GameRow | None = running.row
-            else:
-                current = await self.storage.get_game(game_id)
+            # The stored extra, not the cached one: during a hand-off another process of the
+            # bot may have changed it (started autoplay, answered a finish request).
+            current = await self.storage.get_game(game_id)
             if current is None:
                 raise Refusal("err.game_over")
             merged = await self.storage.update_extra(

@@ -12,7 +12,8 @@ median and range over ``--runs`` runs:
   machine; SQLite runs inside the bots);
 - commits per flip and write conflicts (another process moved the game first), from the bots'
   metrics;
-- requests a second against Discord's global limit (answers to interactions are exempt);
+- requests a second against Discord's global limit, from ``--autoplay`` games under autoplay
+  (answers to interactions are exempt): each process keeps to 80 % of its share of 50;
 - and, after every run, rounds lost or doubled: the rounds stored against the rounds answered.
 
 Nothing here asserts; it prints figures. On two cores the stand-in and this driver share one
@@ -188,6 +189,7 @@ async def one_run(args: argparse.Namespace, processes: int) -> Run:
                 "KRIG_IDENTIFY_SECONDS": str(IDENTIFY_SECONDS),
                 "KRIG_RENDER_PROCESSES": "0",
                 "LOG_LEVEL": "WARNING",
+                "KRIG_AUTOPLAY_SECONDS": str(args.autoplay_seconds),
                 **database_env(args.database, folder),
             }
             bots = [Process(shards, free_port()) for shards in split(args.shards, processes)]
@@ -237,6 +239,15 @@ async def load(args: argparse.Namespace, standin: DiscordStandIn, bots: list[Pro
             await deal(standin, table)
 
     await asyncio.gather(*(seat(table) for table in tables))
+    # Games under autoplay, whose edits count against Discord's global limit (flips do not).
+    for n in range(args.autoplay):
+        guild = guilds[n % len(guilds)]
+        auto = Table(standin.add_channel(guild, f"auto-{n}"), tables[n % len(tables)].players)
+        await deal(standin, auto)
+        started = await standin.slash(
+            "krig auto", user=auto.players[0], channel=auto.channel, options={"speed": "slow"}
+        )
+        await started.response(timeout=30)
     deadline = time.perf_counter() + args.seconds
 
     async def player(table: Table) -> None:
@@ -316,7 +327,9 @@ async def run(args: argparse.Namespace) -> None:
     database = "sqlite" if args.database == "sqlite" else "postgresql"
     print(
         f"{args.games} channels flipping at once over {args.shards} shards, {database}, "
-        f"{args.seconds:.0f} s a run, {args.runs} runs: median (range)\n"
+        f"{args.seconds:.0f} s a run, {args.runs} runs: median (range); meanwhile "
+        f"{args.autoplay} games under autoplay asking for "
+        f"{args.autoplay / args.autoplay_seconds / 2:.0f} edits a second in all\n"
     )
     for processes in counts:
         runs = [await one_run(args, processes) for _ in range(args.runs)]
@@ -352,6 +365,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each run's load")
     parser.add_argument("--runs", type=int, default=3, help="runs per process count")
     parser.add_argument("--images", choices=("on", "off"), default="off", help="table pictures")
+    parser.add_argument(
+        "--autoplay", type=int, default=100, help="games under autoplay meanwhile (global limit)"
+    )
+    parser.add_argument(
+        "--autoplay-seconds", type=float, default=0.5, help="autoplay's pause between edits"
+    )
     asyncio.run(run(parser.parse_args()))
 
 

@@ -298,7 +298,7 @@ class KrigBot(commands.AutoShardedBot):
             pictures=self.pictures,
             buttons=buttons,
             interval=self.settings.autoplay_seconds,
-            rest_wait=self.rest_wait,
+            rest_turn=self.rest_turn,
         )
         await self.add_cog(autoplay)
         await self.add_cog(HistoryCog(storage=storage, web=web, buttons=buttons))
@@ -378,10 +378,10 @@ class KrigBot(commands.AutoShardedBot):
         await self.service.deadlines.close()
         await super().close()
 
-    def rest_wait(self) -> float:
-        """Return how long autoplay should wait to keep this process under its share of
-        Discord's global limit (``KRIG_REST_SHARE``)."""
-        return self.metrics.rest.room_in(GLOBAL_REST_LIMIT * self.settings.rest_share)
+    def rest_turn(self) -> float:
+        """Take a turn for autoplay's next edit under this process's share of Discord's global
+        limit (``KRIG_REST_SHARE``): 0.0, or the seconds to wait for one."""
+        return self.metrics.rest.take_turn(GLOBAL_REST_LIMIT * self.settings.rest_share)
 
     def _observe_write(self, seconds: float, together: int) -> None:
         self.metrics.commit_seconds.observe(seconds)

@@ -143,6 +143,20 @@ def test_room_under_the_limit_comes_when_the_oldest_request_leaves_the_last_seco
     assert rate.room_in(budget) == 0.0
 
 
+def test_a_turn_counts_at_once_and_its_request_is_not_counted_again() -> None:
+    ticks = Ticks()
+    rate = RestRate(ticks)
+    budget = 50 * 0.05  # 2 a second before slowing
+    assert rate.take_turn(budget) == 0.0
+    assert rate.take_turn(budget) == 0.0
+    assert rate.take_turn(budget) == 1.0  # a third waiter finds no room, however soon it asks
+    rate.count()  # the first turn's request
+    rate.count()  # the second's
+    assert rate.per_second() == 2
+    rate.count()  # a request of another kind: counted
+    assert rate.per_second() == 3
+
+
 @pytest.mark.parametrize(
     ("path", "exempt"),
     [
@@ -240,7 +254,7 @@ async def test_autoplay_keeps_the_process_under_its_share_of_the_global_limit(
         for _ in range(7):
             await edits.next(lambda r: r.method == "PATCH" and re.match(edited, r.path), timeout=10)
         times = [r.at for r in standin.requests_matching("PATCH", edited)]
-        assert bot.rest_wait() > 0.0  # the next edit waits for room
+        assert bot.rest_turn() > 0.0  # the next edit waits for room
     # Some slack for the moments a request was counted and when it arrived.
     busiest = max(sum(1 for other in times if at - 0.9 < other <= at) for at in times)
     assert busiest <= 2, times

@@ -149,7 +149,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         pictures: Pictures,
         buttons: Buttons,
         interval: float,
-        rest_wait: Callable[[], float] = lambda: 0.0,
+        rest_turn: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.bot = bot
         self.service = service
@@ -158,8 +158,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self.pictures = pictures
         self.interval = interval
         """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
-        self.rest_wait = rest_wait
-        """Seconds to wait for room under Discord's global limit before the next edit."""
+        self.rest_turn = rest_turn
+        """Take a turn under Discord's global limit for the next edit (0.0), or say how many
+        seconds to wait for one."""
         buttons.handle(AutoplayButton, self.on_autoplay_button)
         buttons.handle(FinishButton, self.on_finish_button)
         self._runs: dict[int, _Run] = {}
@@ -275,6 +276,18 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         if self._runs.get(channel_id) is run:
             del self._runs[channel_id]
 
+    async def _wait_turn(self, run: _Run, pause: float) -> bool:
+        """Wait out the channel's pause, then a turn under the global limit; False if halted."""
+        while pause > 0 or (pause := self.rest_turn()) > 0:
+            # Pacing, not waiting for something: Discord's channel limit, then its global one
+            # near this process's share. The halt event cuts either short.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.halt.wait(), pause)
+            if run.halt.is_set():
+                return False
+            pause = 0.0
+        return not run.halt.is_set()
+
     async def _play(self, channel_id: int, run: _Run) -> None:
         """Play and show rounds until the game ends, a hand flips, or autoplay is halted."""
         loop = asyncio.get_running_loop()
@@ -285,12 +298,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         last_edit = loop.time()
         try:
             while not run.halt.is_set():
-                with contextlib.suppress(TimeoutError):
-                    # Pacing, not waiting for something: Discord's channel limit, and its
-                    # global one near this process's share. The halt event cuts it short.
-                    pause = max(last_edit + gap - loop.time(), self.rest_wait())
-                    await asyncio.wait_for(run.halt.wait(), pause)
-                if run.halt.is_set():
+                if not await self._wait_turn(run, last_edit + gap - loop.time()):
                     return
                 try:
                     result = await self.service.play_on(

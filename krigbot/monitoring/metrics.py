@@ -166,12 +166,31 @@ class RestRate:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._times: deque[float] = deque()
+        self._turns: deque[float] = deque()
+        """Turns taken (:meth:`take_turn`) whose request has not been counted yet."""
 
     def count(self) -> None:
-        """Count one request sent now."""
+        """Count one request sent now (or the one a turn was taken for)."""
         now = self._clock()
-        self._times.append(now)
+        while self._turns and self._turns[0] <= now - WINDOW:
+            self._turns.popleft()  # a turn never used: the step sent nothing
+        if self._turns:
+            self._turns.popleft()  # already counted when the turn was taken
+        else:
+            self._times.append(now)
         self._drop_before(now - WINDOW)
+
+    def take_turn(self, budget: float) -> float:
+        """Take a turn for one request if there is room (0.0), else return the seconds to wait.
+
+        The turn counts at once, so many callers waking together cannot all take the same room.
+        """
+        wait = self.room_in(budget)
+        if wait == 0.0:
+            now = self._clock()
+            self._times.append(now)
+            self._turns.append(now)
+        return wait
 
     def per_second(self) -> float:
         """Return the requests of the last second."""

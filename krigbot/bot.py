@@ -101,8 +101,8 @@ class IdentifyPacer:
     discord.py spaces them only inside one process. Here each bucket's turn is a lock file in
     ``folder`` holding the time of its last identify: processes on one machine that share the
     folder (the database's) wait for each other. Without a folder, only this process's shards
-    are paced. Processes on other machines are not seen: start them one bucket-pause apart
-    (docs/self-hosting.md, "Shards").
+    are paced. Processes on other machines are not seen: start them one after the other
+    (docs/self-hosting.md, "Shards and many processes").
     """
 
     def __init__(self, folder: Path | None, interval: float) -> None:
@@ -140,8 +140,10 @@ class IdentifyPacer:
     async def _pause_after(self, last: float | None) -> None:
         if last is None:
             return
-        # Pacing, not waiting for something: Discord refuses an identify before its turn.
-        wait = last + self.interval + IDENTIFY_MARGIN - time.time()
+        now = time.time()
+        # Pacing, not waiting for something: Discord refuses an identify before its turn. (A
+        # time ahead of now, from a clock set back, waits one pause, not until then.)
+        wait = min(last, now) + self.interval + IDENTIFY_MARGIN - now
         if wait > 0:
             await asyncio.sleep(wait)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from krigbot.bot import KrigBot
+from krigbot.bot import IdentifyPacer, KrigBot
 from krigbot.config import ConfigError, Settings, Shards, shard_of
 from krigbot.i18n import t
 from krigbot.monitoring.metrics import RestRate, is_exempt
@@ -311,3 +311,25 @@ async def test_a_rest_proxy_carries_every_request_to_discord(
     assert standin.requests_matching("GET", r"^/users/@me$")
     assert standin.requests_matching("GET", r"^/gateway/bot$")
     assert "Traceback" not in (tmp_path / "stderr.txt").read_text()
+
+
+async def test_identify_turns_without_a_usable_folder_are_taken_in_the_process_alone(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    not_a_folder = tmp_path / "krig.db"
+    not_a_folder.write_text("a file where the turns' folder should be")
+    pacer = IdentifyPacer(not_a_folder, interval=0.05)
+    await pacer.wait_turn(0)
+    await pacer.wait_turn(0)
+    assert caplog.text.count("pacing alone") == 1
+    assert pacer.folder is None
+    assert not_a_folder.read_text() == "a file where the turns' folder should be"
+
+
+async def test_a_bucket_s_turns_are_kept_in_its_lock_file(tmp_path: Path) -> None:
+    first, second = IdentifyPacer(tmp_path, interval=0.05), IdentifyPacer(tmp_path, interval=0.05)
+    await first.wait_turn(1)
+    taken = float((tmp_path / ".krig-identify-1.lock").read_text())
+    await second.wait_turn(1)  # another process's pacer: it waits for the first's turn
+    assert float((tmp_path / ".krig-identify-1.lock").read_text()) >= taken + 0.05
+    assert not (tmp_path / ".krig-identify-0.lock").exists()

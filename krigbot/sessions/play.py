@@ -66,8 +66,7 @@ class Play(TimeLimits):
         """Play a player's rounds, under the channel's lock."""
         seated = authorize(await self.game_in(channel_id), user_id, game_id=game_id)
         row, game = seated.row, seated.game
-        if expected_round is not None and expected_round != row.round:
-            raise Refusal("flip.raced")
+        self.check_round(row, expected_round)
         seated.still_in()
         if self._time_is_up(row, game):
             # The timer has not ended it yet: no round after the time is up (RULES §7).
@@ -98,6 +97,8 @@ class Play(TimeLimits):
         a table reply of this process shows, or is on its way to show.
         """
         row = await self.storage.get_game(game_id)
+        if row is not None:
+            self.catch_up(row)  # what is shown next is read from the database, not a stale copy
         newest = row is not None and row.table_message_id == pressed
         if round_shown is None:
             # Two presses on the newest table: the other one played; its answer shows it.
@@ -208,8 +209,7 @@ class Play(TimeLimits):
         row, game = found
         if game is None:
             raise Refusal("err.not_running")
-        if expected_round is not None and expected_round != row.round:
-            raise Refusal("flip.raced")
+        self.check_round(row, expected_round)
         late = self._time_is_up(row, game)
         if late and not game.in_battle:
             return await self._end_by_time(row, game)

@@ -159,6 +159,25 @@ class Registry:
         """Drop a channel's game from memory (it ran ahead of what was saved, or it ended)."""
         self._running.pop(channel_id, None)
 
+    @staticmethod
+    def check_round(row: GameRow, expected_round: int | None) -> None:
+        """Refuse a press for another round than the game's (``flip.raced``).
+
+        A press for a round ahead of the copy in memory means another process played it: the
+        copy is behind, so :meth:`retrying` reads the game again and checks once more.
+        """
+        if expected_round is None or expected_round == row.round:
+            return
+        if expected_round > row.round:
+            raise LostWrite
+        raise Refusal("flip.raced")
+
+    def catch_up(self, row: GameRow) -> None:
+        """Drop the copy in memory of a game that the stored ``row`` shows has moved on."""
+        running = self._running.get(row.channel_id)
+        if running is not None and running.row.id == row.id and running.row.round != row.round:
+            self._forget(row.channel_id)
+
     async def retrying(self, channel_id: int, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` and, if another process won its write, run it once more on the game
         read again (the caller holds the channel's lock).

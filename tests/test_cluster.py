@@ -405,6 +405,8 @@ async def test_two_processes_holding_one_shard_save_exactly_the_rounds_they_ackn
             answer = await rec.response(timeout=30)
             if answer.ephemeral:
                 assert text_of(answer) in {raced, t("nb", "err.stale_button")}, text_of(answer)
+            elif answer.type == UPDATE_MESSAGE:  # the winner's table, or the loser's current one
+                assert round_shown(answer) == before + 1, text_of(answer)
         if round_shown(table.newest) != before + 1:  # an answer deferred: its edit follows
             await watcher.next(
                 "edit",

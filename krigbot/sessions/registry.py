@@ -40,11 +40,12 @@ def everywhere(guild_id: int | None) -> bool:
 
 
 class LostWrite(Refusal):
-    """The database's round check refused a write: another process moved the game first.
+    """Another process of the bot moved the game past the copy in memory.
 
-    The one place that turns the storage's answer for a stale round (``save_round`` and
-    ``finish_game`` returning False) into a refusal: :meth:`Registry.retrying` reloads the game
-    and tries once more; a second loss reaches the player as ``flip.raced``.
+    Raised where the storage's answer for a stale round (``save_round`` and ``finish_game``
+    returning False) is read, in ``Registry._commit``, and for a press showing a round the copy
+    has not reached (:meth:`Registry.check_round`). :meth:`Registry.retrying` reads the game
+    again and tries once more; a second loss reaches the player as ``flip.raced``.
     """
 
     def __init__(self) -> None:

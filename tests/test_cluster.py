@@ -27,6 +27,7 @@ from tests.cogs.helpers import UPDATE_MESSAGE, buttons, game_id_of, text_of
 from tests.faults.consistency import StoredGame, check_database
 from tests.faults.test_sigkill_stream import Countdown, Table, flip_stream, round_shown, settle
 from tests.standin import BotCrashed, DiscordStandIn, InteractionRecord, Message, User
+from tests.standin.store import MessageWatcher
 from tests.standin.world import Channel, Guild
 from tests.test_process import BOT, SECRET, bot_env
 
@@ -80,6 +81,7 @@ class ShardProcess:
         self.ids = [int(part) for part in _expand(shards)]
         self.stderr = folder / f"{name}.txt"
         self.proc: asyncio.subprocess.Process | None = None
+        self.watcher: asyncio.Task[int] | None = None
 
     async def start(self) -> None:
         """Start the process and return once each of its shards has had its READY."""
@@ -103,8 +105,10 @@ class ShardProcess:
                 stderr=stderr,
                 stdout=asyncio.subprocess.DEVNULL,
             )
-        watcher = asyncio.create_task(self.proc.wait())
-        self.standin.watch_task(watcher)  # a dying process fails the wait at once
+        # A dying process fails the wait at once. Not cancelled once ready: another process
+        # starting meanwhile waits with it in view, and would take the cancellation for a death.
+        self.watcher = watcher = asyncio.create_task(self.proc.wait())
+        self.standin.watch_task(watcher)
         try:
             for shard in self.ids:
                 await self.standin.gateway_events.wait(
@@ -117,7 +121,6 @@ class ShardProcess:
             raise AssertionError(self.log()) from exc
         finally:
             self.standin.unwatch_task(watcher)
-            watcher.cancel()
 
     async def kill(self) -> None:
         """SIGKILL the process and wait until the stand-in saw its connections close."""
@@ -133,6 +136,8 @@ class ShardProcess:
         if self.proc is not None and self.proc.returncode is None:
             self.proc.kill()
             await self.proc.wait()
+        if self.watcher is not None:
+            await self.watcher
 
     def log(self) -> str:
         """Return what the process logged, colours removed."""
@@ -418,6 +423,14 @@ async def test_two_processes_holding_one_shard_save_exactly_the_rounds_they_ackn
         assert database.games()[table.game_id].round == before + 1
 
 
+async def edited(watcher: MessageWatcher, messages: list[Message]) -> None:
+    """Wait until each of ``messages`` has been edited, in whatever order."""
+    waiting = {message.id for message in messages}
+    while waiting:
+        event = await watcher.next("edit", predicate=lambda e: e.message.id in waiting, timeout=20)
+        waiting.discard(event.message.id)
+
+
 @pytest.mark.standin(shard_count=2, identify_interval=IDENTIFY_SECONDS)
 async def test_each_process_restores_and_times_out_only_the_games_of_its_shards(
     standin: DiscordStandIn,
@@ -449,8 +462,7 @@ async def test_each_process_restores_and_times_out_only_the_games_of_its_shards(
     first = processes("0", KRIG_CHALLENGE_SECONDS="1")
     watcher = standin.watch()
     await first.start()
-    for message in challenges[0]:
-        await watcher.next("edit", predicate=lambda e, m=message: e.message is m, timeout=20)
+    await edited(watcher, challenges[0])
     assert "restored 2 open challenges" in first.log()
     games = database.games()
     assert [games[game_id].status for game_id in game_ids[0]] == ["expired", "expired"]
@@ -460,7 +472,6 @@ async def test_each_process_restores_and_times_out_only_the_games_of_its_shards(
     second = processes("1", KRIG_CHALLENGE_SECONDS="1")
     watcher = standin.watch()
     await second.start()
-    for message in challenges[1]:
-        await watcher.next("edit", predicate=lambda e, m=message: e.message is m, timeout=20)
+    await edited(watcher, challenges[1])
     assert "restored 2 open challenges" in second.log()
     assert {game.status for game in database.games().values()} == {"expired"}

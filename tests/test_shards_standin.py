@@ -99,8 +99,11 @@ async def test_events_without_a_guild_reach_shard_0(standin: DiscordStandIn, con
     first, second = await connect(), await connect()
     await second.identify((1, 2))
     await first.identify((0, 2))
-    assert standin.gateway.session_for(None) is not None
-    assert standin.gateway.session_for(None).shard == (0, 2)  # type: ignore[union-attr]
+    alice = standin.add_user("alice")
+    rec = await standin.send_interaction(2, FLIP, user=alice)  # in the DM with the bot
+    got = await first.next_event("INTERACTION_CREATE")
+    assert int(got["id"]) == rec.id
+    assert "guild_id" not in got
 
 
 @pytest.mark.standin(shard_count=4, max_concurrency=2, identify_interval=INTERVAL)

@@ -147,8 +147,9 @@ async def start(standin: DiscordStandIn, process: Process, env: dict[str, str]) 
     except BotCrashed as exc:
         raise SystemExit(f"a bot process did not start: {exc}") from None
     finally:
+        # Not cancelled: another process starting meanwhile waits with it in view, and would
+        # take the cancellation for a death. It ends with the process.
         standin.unwatch_task(watcher)
-        watcher.cancel()
 
 
 async def deal(standin: DiscordStandIn, table: Table) -> None:

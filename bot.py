@@ -53,6 +53,7 @@ async def run(settings: Settings) -> int:
         warm_up_workers(settings.render_processes)
     # Logging starts once the database is open: a start that fails before says one line only.
     setup_logging(settings)
+    log.info("starting %s with the database %s", settings.shards, settings.database_name)
     log.info("starting with %r", settings)
     try:
         return await serve(settings, storage)
@@ -72,6 +73,9 @@ async def serve(settings: Settings, storage: Storage) -> int:
     from krigbot.monitoring import Health, MonitorServer
     from krigbot.storage import StorageError
 
+    if settings.rest_proxy is not None:
+        # discord.py builds every request's URL from this class attribute, answers included.
+        discord.http.Route.BASE = f"{settings.rest_proxy}/api/v{discord.http.INTERNAL_API_VERSION}"
     bot = KrigBot(settings, storage)
     monitor = None
     if settings.metrics_port is not None:
@@ -116,6 +120,16 @@ async def serve(settings: Settings, storage: Storage) -> int:
     except discord.ConnectionClosed as exc:
         if exc.code == AUTHENTICATION_FAILED:
             return fail(BAD_TOKEN)
+        if exc.code == SHARDING_REQUIRED:
+            return fail(
+                "Discord requires more shards for this many servers: unset KRIG_SHARD_COUNT "
+                "(Discord then chooses) or raise it, and start every process with the new count."
+            )
+        if exc.code == INVALID_SHARD:
+            return fail(
+                f"Discord refused the shards ({settings.shards}): check that KRIG_SHARD_COUNT "
+                "is the same in every process of the bot and KRIG_SHARDS names shards below it."
+            )
         return fail(f"Discord closed the connection for good (code {exc.code}: {exc.reason}).")
     except discord.Forbidden as exc:
         if settings.dev_guild is not None:
@@ -152,6 +166,10 @@ BAD_TOKEN = (
 )
 AUTHENTICATION_FAILED = 4004
 """The gateway's close code for a token it does not accept."""
+INVALID_SHARD = 4010
+"""The gateway's close code for a shard id that is not below the shard count."""
+SHARDING_REQUIRED = 4011
+"""The gateway's close code for a shard with more servers than Discord allows one."""
 
 
 def reason(exc: BaseException) -> str:

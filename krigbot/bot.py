@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
+import math
+import time
 from collections.abc import Coroutine, Sequence
 from datetime import timedelta
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 import discord
 from discord import app_commands
@@ -26,7 +30,7 @@ from krigbot.cogs.steal import StealCog
 from krigbot.cogs.surfaces import hidden_here, own_token
 from krigbot.cogs.tables import Tables
 from krigbot.cogs.timelimit import TimeLimitCog
-from krigbot.config import Settings
+from krigbot.config import GLOBAL_REST_LIMIT, MEMORY, Settings
 from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
 from krigbot.monitoring import Metrics
@@ -49,6 +53,10 @@ VOICE_WARNINGS = frozenset(
 voice, and to a newcomer these read like errors in the set-up."""
 RECONNECT = "Attempting a reconnect in %.2fs"
 """discord.py's log line, with a traceback, for each attempt to reach a lost gateway again."""
+SHARD_RECONNECT = "Attempting a reconnect for shard ID %s in %.2fs"
+"""The same line from a shard of an ``AutoShardedBot`` (its arguments: the shard, the pause)."""
+IDENTIFY_MARGIN = 0.25
+"""Seconds added to each identify's pause: the identify leaves a moment after its turn is taken."""
 
 
 class DiscordLogFilter(logging.Filter):
@@ -61,11 +69,17 @@ class DiscordLogFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.msg in VOICE_WARNINGS:
             return False
-        if record.msg == RECONNECT and record.exc_info:
+        if record.msg in (RECONNECT, SHARD_RECONNECT) and record.exc_info:
             error = record.exc_info[1]
             cause = (str(error) or type(error).__name__) if error else "?"
-            record.msg = "lost the connection to Discord (%s); trying again in %.1f s"
-            record.args = (cause, *(record.args or (0.0,)))
+            args = tuple(record.args or ()) if isinstance(record.args, tuple) else ()
+            if record.msg == SHARD_RECONNECT:
+                shard, *pause = args or (0, 0.0)
+                record.msg = "shard %s lost the connection to Discord (%s); trying again in %.1f s"
+                record.args = (shard, cause, *(pause or [0.0]))
+            else:
+                record.msg = "lost the connection to Discord (%s); trying again in %.1f s"
+                record.args = (cause, *(args or (0.0,)))
             record.exc_info = None
             record.exc_text = None
             # A retry after a dropped connection is expected weather, not an error of ours.
@@ -77,8 +91,79 @@ _FILTER = DiscordLogFilter()
 
 
 def quiet_discord_logs() -> None:
-    """Put the filter on discord.py's client logger (once; records there are the client's)."""
-    logging.getLogger("discord.client").addFilter(_FILTER)  # a second add is a no-op
+    """Put the filter on discord.py's client and shard loggers (a second add is a no-op)."""
+    logging.getLogger("discord.client").addFilter(_FILTER)
+    logging.getLogger("discord.shard").addFilter(_FILTER)
+
+
+class IdentifyPacer:
+    """Space the identifies of one ``max_concurrency`` bucket by Discord's pause, across processes.
+
+    discord.py spaces them only inside one process. Here each bucket's turn is a lock file in
+    ``folder`` holding the time of its last identify: processes on one machine that share the
+    folder (the database's) wait for each other. Without a folder, only this process's shards
+    are paced. Processes on other machines are not seen: start them one after the other
+    (docs/self-hosting.md, "Shards and many processes").
+    """
+
+    def __init__(self, folder: Path | None, interval: float) -> None:
+        self.folder = folder
+        self.interval = interval
+        self._locks: dict[int, asyncio.Lock] = {}
+        self._last: dict[int, float] = {}
+
+    async def wait_turn(self, bucket: int) -> None:
+        """Return when a shard of ``bucket`` may identify, and take that turn."""
+        lock = self._locks.setdefault(bucket, asyncio.Lock())
+        async with lock:
+            handle = None
+            if self.folder is not None:
+                path = self.folder / f".krig-identify-{bucket}.lock"
+                try:
+                    handle = await asyncio.to_thread(_locked, path)
+                except OSError as exc:
+                    # A read-only folder: this process's own shards are still paced.
+                    log.warning("cannot take turns through %s (%s); pacing alone", path, exc)
+                    self.folder = None
+            if handle is None:
+                await self._pause_after(self._last.get(bucket))
+                self._last[bucket] = time.time()
+                return
+            try:
+                await self._pause_after(_stamp(handle.read()))
+                handle.seek(0)
+                handle.truncate()
+                handle.write(repr(time.time()))
+                handle.flush()
+            finally:
+                handle.close()  # and with it the lock
+
+    async def _pause_after(self, last: float | None) -> None:
+        if last is None:
+            return
+        now = time.time()
+        # Pacing, not waiting for something: Discord refuses an identify before its turn. (A
+        # time ahead of now, from a clock set back, waits one pause, not until then.)
+        wait = min(last, now) + self.interval + IDENTIFY_MARGIN - now
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+
+def _stamp(text: str) -> float | None:
+    """Return the time a lock file holds (None: new, or not a time: no turn to wait for)."""
+    try:
+        stamp = float(text)
+    except ValueError:
+        return None
+    return stamp if math.isfinite(stamp) else None
+
+
+def _locked(path: Path) -> IO[str]:
+    """Open ``path`` for reading and writing, holding an exclusive lock on it (blocks)."""
+    handle = path.open("a+", encoding="ascii")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    handle.seek(0)
+    return handle
 
 
 class KrigTree(app_commands.CommandTree[Any]):
@@ -128,8 +213,8 @@ class KrigTree(app_commands.CommandTree[Any]):
         await answer_error(interaction, error)
 
 
-class KrigBot(commands.Bot):
-    """Krigbot: slash commands only, no privileged intents."""
+class KrigBot(commands.AutoShardedBot):
+    """Krigbot: slash commands only, no privileged intents, the shards of its settings."""
 
     def __init__(
         self, settings: Settings, storage: Storage, *, seeds: Seeds = random_seed, **options: Any
@@ -144,12 +229,22 @@ class KrigBot(commands.Bot):
             tree_cls=KrigTree,
             help_command=None,
             http_trace=discord_trace(self.metrics),
+            shard_count=settings.shards.count,
+            # None (every shard) is discord.py's own default, which its type hint leaves out.
+            shard_ids=None if settings.shards.ids is None else list(settings.shards.ids),  # type: ignore[arg-type]
             **options,
         )
         self.settings = settings
+        self.identifies = IdentifyPacer(
+            None if str(settings.db_path) == MEMORY else settings.db_path.parent,
+            settings.identify_seconds,
+        )
+        """Whose turn it is to identify, shared with this machine's other processes of the bot."""
+        self._max_concurrency: int | None = None
         self.storage = storage
         storage.on_write = self._observe_write
-        self._gateway: GatewayState | None = None
+        self._gateway: dict[int, GatewayState] = {}
+        """Each shard's connection, once it has had one."""
         self.service = GameService(
             storage,
             idle_after=timedelta(hours=settings.idle_hours),
@@ -157,6 +252,7 @@ class KrigBot(commands.Bot):
             choice_ttl=timedelta(seconds=settings.choice_seconds),
             seeds=seeds,
             metrics=self.metrics,
+            owns=settings.shards.owns,
         )
         self.matches = MatchKeeper(self.service)
         self.tables = Tables()
@@ -207,6 +303,7 @@ class KrigBot(commands.Bot):
             pictures=self.pictures,
             buttons=buttons,
             interval=self.settings.autoplay_seconds,
+            rest_turn=self.rest_turn,
         )
         await self.add_cog(autoplay)
         await self.add_cog(HistoryCog(storage=storage, web=web, buttons=buttons))
@@ -231,7 +328,10 @@ class KrigBot(commands.Bot):
             lang = lang_for(row.extra.get("lang"))
             self._spawn(self._tell_unreadable(row.channel_id, lang), f"tell-unreadable-{row.id}")
         self._spawn(self._check_saved_games(), "check-saved-games")
-        if self.settings.dev_guild is not None:
+        if not self.settings.shards.runs_first:
+            # One process of the bot syncs (the one with shard 0), not every start of every one.
+            log.info("commands not synced: the process running shard 0 syncs them")
+        elif self.settings.dev_guild is not None:
             guild = discord.Object(self.settings.dev_guild)
             self.tree.copy_global_to(guild=guild)
             await self.tree.sync(guild=guild)
@@ -278,42 +378,67 @@ class KrigBot(commands.Bot):
         # discord.py does not stop the task that, after READY, waits guild_ready_timeout (2 s)
         # for the servers: a bot closed (or its connection lost) meanwhile has it dispatch
         # on_ready into the closed client, and print a traceback on the way out.
-        waiting = self._connection._ready_task
-        if waiting is not None:
-            waiting.cancel()
+        state = self._connection
+        for waiting in (state._ready_task, *state._ready_tasks.values()):
+            if waiting is not None:
+                waiting.cancel()
         # No deadline's handler may reach into a closed client.
         await self.service.deadlines.close()
         await super().close()
+
+    def rest_turn(self) -> float:
+        """Take a turn for autoplay's next edit under this process's share of Discord's global
+        limit (``KRIG_REST_SHARE``): 0.0, or the seconds to wait for one."""
+        return self.metrics.rest.take_turn(GLOBAL_REST_LIMIT * self.settings.rest_share)
 
     def _observe_write(self, seconds: float, together: int) -> None:
         self.metrics.commit_seconds.observe(seconds)
         self.metrics.batch_size.observe(together)
 
     def gateway_problem(self) -> str | None:
-        """Return None when connected to Discord, or one line saying why the bot is not."""
-        if self._gateway == "connected" and not self.is_closed():
-            return None
-        if self._gateway is None:
+        """Return None when every shard is connected to Discord, or one line saying why not."""
+        if self._gateway and not self.is_closed():
+            expected = self._connection.shard_ids or self._gateway
+            away = {
+                shard: self._gateway.get(shard, "disconnected")
+                for shard in expected
+                if self._gateway.get(shard) != "connected"
+            }
+            if not away:
+                return None
+            if len(self._gateway) == 1:
+                return f"the connection to Discord is {next(iter(away.values()))}"
+            return "; ".join(f"shard {shard} is {state}" for shard, state in sorted(away.items()))
+        if not self._gateway:
             return "not connected to Discord yet"
-        return f"the connection to Discord is {self._gateway}"
+        return "the connection to Discord is disconnected"
 
-    def _gateway_is(self, state: GatewayState) -> None:
-        shard = self.shard_id or 0
-        if state != self._gateway:
+    def _gateway_is(self, shard: int, state: GatewayState) -> None:
+        if state != self._gateway.get(shard):
             log.info("shard %d: %s", shard, state, extra={"shard_id": shard})
-        self._gateway = state
+        self._gateway[shard] = state
         self.metrics.gateway_state(shard, state)
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        # Instead of discord.py's 5 s before every identify but the first of this process:
+        # Discord's rule, one identify per max_concurrency bucket per pause, across processes.
+        if self._max_concurrency is None:
+            limits = await self.fetch_session_start_limits()
+            self._max_concurrency = max(1, limits.max_concurrency)
+        await self.identifies.wait_turn((shard_id or 0) % self._max_concurrency)
 
     async def on_ready(self) -> None:
         log.info("connected as %s to %d servers", self.user, len(self.guilds))
-        self._gateway_is("connected")
 
-    async def on_resumed(self) -> None:
-        self._gateway_is("connected")
+    async def on_shard_connect(self, shard_id: int) -> None:
+        self._gateway_is(shard_id, "connected")
 
-    async def on_disconnect(self) -> None:
+    async def on_shard_resumed(self, shard_id: int) -> None:
+        self._gateway_is(shard_id, "connected")
+
+    async def on_shard_disconnect(self, shard_id: int) -> None:
         # discord.py reconnects by itself (resuming the session where it can) unless closing.
-        self._gateway_is("disconnected" if self.is_closed() else "resuming")
+        self._gateway_is(shard_id, "disconnected" if self.is_closed() else "resuming")
 
     async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
         log.exception("error in %s", event_method)

@@ -25,10 +25,70 @@ MAX_DURATION = 1_000_000_000
 """The largest number of hours or seconds accepted: more would not fit in a timedelta."""
 MIN_WEB_SECRET = 16
 """Characters KRIG_WEB_SECRET needs at least: the links' signatures are only as strong as it."""
+MAX_SHARDS = 65_536
+"""The most shards KRIG_SHARD_COUNT accepts: far beyond any bot (Discord: 2,500 servers each)."""
+IDENTIFY_SECONDS = 5.0
+"""Discord's pause between two identifies in one ``max_concurrency`` bucket."""
+GLOBAL_REST_LIMIT = 50
+"""Requests a second Discord allows a bot (all its processes together) outside interactions."""
 
 
 class ConfigError(Exception):
     """A setting is missing or malformed; the message tells the user what to do."""
+
+
+def shard_of(guild_id: int | None, count: int) -> int:
+    """Return the shard that receives a server's events (shard 0: no server, as a DM)."""
+    if not guild_id:
+        return 0
+    return (guild_id >> 22) % count
+
+
+@dataclass(frozen=True, slots=True)
+class Shards:
+    """Which of the bot's shards this process runs: all of them, or ``ids`` out of ``count``."""
+
+    count: int | None = None
+    """How many shards the bot has (None: Discord's recommended number, asked at start)."""
+    ids: tuple[int, ...] | None = None
+    """The shards this process runs (None: every one)."""
+
+    def owns(self, guild_id: int | None) -> bool:
+        """Tell whether this process runs the shard of a server (None: a DM, shard 0's)."""
+        if self.ids is None or self.count is None:
+            return True
+        return shard_of(guild_id, self.count) in self.ids
+
+    @property
+    def runs_first(self) -> bool:
+        """Tell whether this process runs shard 0 (the one that syncs the commands)."""
+        return self.ids is None or 0 in self.ids
+
+    def share(self) -> float:
+        """Return the part of all shards this process runs (1.0 when it runs all)."""
+        if self.ids is None or self.count is None:
+            return 1.0
+        return len(self.ids) / self.count
+
+    def __str__(self) -> str:
+        of = "Discord's recommended count" if self.count is None else str(self.count)
+        if self.ids is None:
+            return f"every shard of {of}"
+        return f"shards {span_text(self.ids)} of {of}"
+
+
+def span_text(ids: tuple[int, ...]) -> str:
+    """Return shard ids as KRIG_SHARDS writes them: ``0-3,6``."""
+    parts: list[str] = []
+    start = previous = ids[0]
+    for shard in (*ids[1:], None):
+        if shard is not None and shard == previous + 1:
+            previous = shard
+            continue
+        parts.append(str(start) if start == previous else f"{start}-{previous}")
+        if shard is not None:
+            start = previous = shard
+    return ",".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +124,14 @@ class Settings:
     """The web view's public address, used in the links the bot posts (None: no links)."""
     web_secret: str | None = None
     """The key the web view's links are signed with; required with a port."""
+    shards: Shards = Shards()
+    """The shards this process runs (``KRIG_SHARD_COUNT``, ``KRIG_SHARDS``)."""
+    rest_share: float = 1.0
+    """The part of Discord's global REST limit this process may use (``KRIG_REST_SHARE``)."""
+    identify_seconds: float = IDENTIFY_SECONDS
+    """The pause between identifies in one bucket (lower only against a test server)."""
+    rest_proxy: str | None = None
+    """A shared REST proxy's address, which every request to Discord's API goes through."""
 
     def __repr__(self) -> str:
         # Never let the token reach a log line or a traceback.
@@ -77,7 +145,9 @@ class Settings:
             f"log_format={self.log_format!r}, metrics_port={self.metrics_port}, "
             f"metrics_host={self.metrics_host!r}, "
             f"web_port={self.web_port}, web_host={self.web_host!r}, web_url={self.web_url!r}, "
-            f"web_secret={'<hidden>' if self.web_secret else None})"
+            f"web_secret={'<hidden>' if self.web_secret else None}, shards={self.shards!r}, "
+            f"rest_share={self.rest_share}, identify_seconds={self.identify_seconds}, "
+            f"rest_proxy={self.rest_proxy!r})"
         )
 
     @property
@@ -128,6 +198,7 @@ class Settings:
                 "random characters that sign the web view's links (e.g. the output of "
                 "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)."
             )
+        shards = _shards(merged.get("KRIG_SHARD_COUNT"), merged.get("KRIG_SHARDS"))
         return cls(
             token=token,
             db_path=_db_path(merged.get("KRIG_DB"), folder),
@@ -146,7 +217,77 @@ class Settings:
             web_host=(merged.get("KRIG_WEB_HOST") or "127.0.0.1").strip(),
             web_url=_web_url(merged.get("KRIG_WEB_URL")),
             web_secret=web_secret,
+            shards=shards,
+            rest_share=_share(merged.get("KRIG_REST_SHARE"), shards),
+            identify_seconds=_positive(merged, "KRIG_IDENTIFY_SECONDS", IDENTIFY_SECONDS),
+            rest_proxy=_proxy(merged.get("KRIG_REST_PROXY")),
         )
+
+
+def _shards(count_text: str | None, ids_text: str | None) -> Shards:
+    count = None
+    if count_text is not None and count_text.strip():
+        raw = count_text.strip()
+        if not raw.isdigit() or not 1 <= int(raw) <= MAX_SHARDS:
+            raise ConfigError(
+                f"KRIG_SHARD_COUNT must be the number of shards, a whole number from 1 to "
+                f"{MAX_SHARDS}, not {count_text!r} (leave it unset to let Discord choose)"
+            )
+        count = int(raw)
+    if ids_text is None or not ids_text.strip():
+        return Shards(count)
+    if count is None:
+        raise ConfigError(
+            "KRIG_SHARDS needs KRIG_SHARD_COUNT: every process of the bot must be told the same "
+            "number of shards (for example KRIG_SHARD_COUNT=8 with KRIG_SHARDS=0-3)"
+        )
+    seen: set[int] = set()
+    for part in ids_text.replace(" ", "").split(","):
+        first, dash, last = part.partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            raise ConfigError(
+                f"KRIG_SHARDS must list shard ids like 0-7 or 0,2,4 (or 0-3,8), not {ids_text!r}"
+            )
+        low, high = int(first), int(last) if dash else int(first)
+        if low > high:
+            raise ConfigError(f"KRIG_SHARDS: the range {part} runs backwards; write {high}-{low}")
+        if high >= count:
+            raise ConfigError(
+                f"KRIG_SHARDS: shard {high} does not exist with KRIG_SHARD_COUNT={count} "
+                f"(the shards are 0 to {count - 1})"
+            )
+        twice = seen.intersection(range(low, high + 1))
+        if twice:
+            raise ConfigError(f"KRIG_SHARDS names shard {min(twice)} twice in {ids_text!r}")
+        seen.update(range(low, high + 1))
+    return Shards(count, tuple(sorted(seen)))
+
+
+def _share(raw: str | None, shards: Shards) -> float:
+    if raw is None or not raw.strip():
+        return shards.share()
+    try:
+        share = float(raw)
+    except ValueError:
+        share = math.nan
+    if not 0 < share <= 1:
+        raise ConfigError(
+            f"KRIG_REST_SHARE must be this process's part of Discord's {GLOBAL_REST_LIMIT} "
+            f"requests a second, a number above 0 and at most 1 (such as 0.25), not {raw!r}"
+        )
+    return share
+
+
+def _proxy(raw: str | None) -> str | None:
+    if raw is None or not raw.strip():
+        return None
+    url = raw.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")) or len(url) <= len("https://"):
+        raise ConfigError(
+            f"KRIG_REST_PROXY must be the REST proxy's address, such as http://127.0.0.1:8080, "
+            f"not {raw!r}"
+        )
+    return url
 
 
 def _web_url(raw: str | None) -> str | None:

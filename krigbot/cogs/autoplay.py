@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -152,7 +153,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
     def __init__(
         self,
-        bot: commands.Bot,
+        bot: commands.AutoShardedBot,
         *,
         service: GameService,
         tables: Tables,
@@ -160,6 +161,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         pictures: Pictures,
         buttons: Buttons,
         interval: float,
+        rest_turn: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.bot = bot
         self.service = service
@@ -168,6 +170,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self.pictures = pictures
         self.interval = interval
         """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
+        self.rest_turn = rest_turn
+        """Take a turn under Discord's global limit for the next edit (0.0), or say how many
+        seconds to wait for one."""
         buttons.handle(AutoplayButton, self.on_autoplay_button)
         buttons.handle(FinishButton, self.on_finish_button)
         self._runs: dict[int, _Run] = {}
@@ -298,6 +303,18 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         if self._runs.get(channel_id) is run:
             del self._runs[channel_id]
 
+    async def _wait_turn(self, run: _Run, pause: float) -> bool:
+        """Wait out the channel's pause, then a turn under the global limit; False if halted."""
+        while pause > 0 or (pause := self.rest_turn()) > 0:
+            # Pacing, not waiting for something: Discord's channel limit, then its global one
+            # near this process's share. The halt event cuts either short.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.halt.wait(), pause)
+            if run.halt.is_set():
+                return False
+            pause = 0.0
+        return not run.halt.is_set()
+
     async def _play(self, channel_id: int, run: _Run) -> None:
         """Play and show rounds until the game ends, a hand flips, or autoplay is halted."""
         loop = asyncio.get_running_loop()
@@ -308,11 +325,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         last_edit = loop.time()
         try:
             while not run.halt.is_set():
-                with contextlib.suppress(TimeoutError):
-                    # Pacing, not waiting for something: Discord's channel limit. The halt event
-                    # cuts it short.
-                    await asyncio.wait_for(run.halt.wait(), last_edit + gap - loop.time())
-                if run.halt.is_set():
+                if not await self._wait_turn(run, last_edit + gap - loop.time()):
                     return
                 if run.until is not None and time.monotonic() >= run.until - LEAD * gap:
                     await self._token_ran_out(channel_id, run)

@@ -142,7 +142,7 @@ class KrigCog(commands.Cog, name="Krig"):
 
     def __init__(
         self,
-        bot: commands.Bot,
+        bot: commands.AutoShardedBot,
         *,
         service: GameService,
         storage: Storage,

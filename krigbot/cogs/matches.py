@@ -127,7 +127,7 @@ class MatchCog(commands.Cog, name="Matches"):
 
     def __init__(
         self,
-        bot: commands.Bot,
+        bot: commands.AutoShardedBot,
         *,
         service: GameService,
         tables: Tables,

@@ -227,7 +227,7 @@ class StealCog(commands.Cog, name="StealWar"):
 
     def __init__(
         self,
-        bot: commands.Bot,
+        bot: commands.AutoShardedBot,
         *,
         service: GameService,
         tables: Tables,

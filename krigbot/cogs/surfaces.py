@@ -43,7 +43,11 @@ def reaches(interaction: discord.Interaction[Any]) -> bool:
     if interaction.context.dm_channel:
         return True  # the bot's own DM with the user
     guild_id = interaction.guild_id
-    return guild_id is not None and interaction.client.get_guild(guild_id) is not None
+    if guild_id is None:
+        return False
+    # Discord's word first: a process that holds a shard with another (a hand-off) may not have
+    # been sent the server, and is in it all the same.
+    return interaction.is_guild_integration() or interaction.client.get_guild(guild_id) is not None
 
 
 def scope_of(interaction: discord.Interaction[Any]) -> int:

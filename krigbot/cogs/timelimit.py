@@ -35,7 +35,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
     """Ends games by counting the cards when their time limit is up, and says so."""
 
     def __init__(
-        self, bot: commands.Bot, *, service: GameService, tables: Tables, web: WebAccess
+        self, bot: commands.AutoShardedBot, *, service: GameService, tables: Tables, web: WebAccess
     ) -> None:
         self.bot = bot
         self.service = service

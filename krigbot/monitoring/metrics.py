@@ -7,7 +7,10 @@ an increment is a lock and an addition, far below what a flip costs, and nothing
 
 from __future__ import annotations
 
+import math
 import re
+import time
+from collections import deque
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Final, Literal
@@ -102,6 +105,26 @@ class Metrics:
             ["status"],
             registry=r,
         )
+        self.write_conflicts = Counter(
+            "krig_db_write_conflicts",
+            "Writes the database refused because another process had moved the game first.",
+            registry=r,
+        )
+        self.rest = RestRate()
+        """This process's requests against Discord's global limit, over the last second."""
+        self.rest_requests = Counter(
+            "krig_discord_requests",
+            "Requests to Discord's REST API, by kind: 'interaction' (answers, follow-ups and "
+            "their edits: exempt from the global limit) or 'global' (everything else).",
+            ["kind"],
+            registry=r,
+        )
+        self.rest_rate = Gauge(
+            "krig_discord_global_requests_per_second",
+            "Requests that count against Discord's global limit, over the last second.",
+            registry=r,
+        )
+        self.rest_rate.set_function(self.rest.per_second)
         self.gateway = Gauge(
             "krig_gateway_state",
             "1 for the state each shard's gateway connection is in, 0 for the others.",
@@ -128,6 +151,75 @@ class Metrics:
 
 
 _CALLBACK: Final = re.compile(r"/interactions/(\d+)/[^/]+/callback$")
+_EXEMPT: Final = re.compile(r"/(interactions/\d+/[^/]+/callback|webhooks/\d+/[^/]+)(/|$)")
+"""An interaction's answer, or its follow-ups and their edits (the interaction's webhook):
+what Discord's global limit of requests a second leaves out."""
+WINDOW: Final = 1.0
+"""Seconds over which the global request rate is counted."""
+SLOW_AT: Final = 0.8
+"""The part of its share of the global limit at which a process's autoplay starts slowing."""
+
+
+class RestRate:
+    """Count this process's requests against Discord's global limit over the last second."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._times: deque[float] = deque()
+        self._turns: deque[float] = deque()
+        """Turns taken (:meth:`take_turn`) whose request has not been counted yet."""
+
+    def count(self) -> None:
+        """Count one request sent now (or the one a turn was taken for)."""
+        now = self._clock()
+        while self._turns and self._turns[0] <= now - WINDOW:
+            self._turns.popleft()  # a turn never used: the step sent nothing
+        if self._turns:
+            self._turns.popleft()  # already counted when the turn was taken
+        else:
+            self._times.append(now)
+        self._drop_before(now - WINDOW)
+
+    def take_turn(self, budget: float) -> float:
+        """Take a turn for one request if there is room (0.0), else return the seconds to wait.
+
+        The turn counts at once, so many callers waking together cannot all take the same room.
+        """
+        wait = self.room_in(budget)
+        if wait == 0.0:
+            now = self._clock()
+            self._times.append(now)
+            self._turns.append(now)
+        return wait
+
+    def per_second(self) -> float:
+        """Return the requests of the last second."""
+        self._drop_before(self._clock() - WINDOW)
+        return len(self._times) / WINDOW
+
+    def room_in(self, budget: float) -> float:
+        """Return the seconds until one more request keeps the last second under ``SLOW_AT``
+        of ``budget`` requests a second (0.0: now)."""
+        allowed = max(1, math.floor(budget * SLOW_AT))
+        now = self._clock()
+        self._drop_before(now - WINDOW)
+        if len(self._times) < allowed:
+            return 0.0
+        return max(0.0, self._times[len(self._times) - allowed] + WINDOW - now)
+
+    def _drop_before(self, start: float) -> None:
+        while self._times and self._times[0] <= start:
+            self._times.popleft()
+
+
+def is_exempt(path: str) -> bool:
+    """Tell whether a request to ``path`` is left out of Discord's global limit."""
+    return _EXEMPT.search(path) is not None
+
+
+def is_rest(path: str) -> bool:
+    """Tell a REST request (``/api/v10/…``) from the gateway's websocket."""
+    return "/api/v" in path
 
 
 def discord_trace(metrics: Metrics) -> aiohttp.TraceConfig:
@@ -135,10 +227,24 @@ def discord_trace(metrics: Metrics) -> aiohttp.TraceConfig:
 
     Every first response to an interaction is a POST to its callback URL, whichever code path
     sent it, and the interaction's id in that URL holds when Discord created it: so the reply
-    time is measured here, once, for every kind of answer. Rate limits (429) and Discord's own
-    failures (5xx) are counted for every request. Nothing of the URL is kept: it holds the
-    interaction's token.
+    time is measured here, once, for every kind of answer. Each request is counted as it
+    starts, as exempt from Discord's global limit or not (:class:`RestRate`). Rate limits
+    (429) and Discord's own failures (5xx) are counted for every request. Nothing of the URL
+    is kept: it holds the interaction's token.
     """
+
+    async def on_request_start(
+        session: aiohttp.ClientSession,
+        context: SimpleNamespace,
+        params: aiohttp.TraceRequestStartParams,
+    ) -> None:
+        if not is_rest(params.url.path):
+            return
+        if is_exempt(params.url.path):
+            metrics.rest_requests.labels("interaction").inc()
+        else:
+            metrics.rest_requests.labels("global").inc()
+            metrics.rest.count()
 
     async def on_request_end(
         session: aiohttp.ClientSession,
@@ -156,5 +262,6 @@ def discord_trace(metrics: Metrics) -> aiohttp.TraceConfig:
                 metrics.reply_seconds.observe(max(0.0, age))
 
     trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_request_start)
     trace.on_request_end.append(on_request_end)
     return trace

@@ -47,24 +47,40 @@ class Play(TimeLimits):
         if not 1 <= count <= MAX_FLIPS:
             raise Refusal("err.count_range")
         async with self.lock(channel_id):
-            seated = authorize(await self.game_in(channel_id), user_id, game_id=game_id)
-            row, game = seated.row, seated.game
-            if expected_round is not None and expected_round != row.round:
-                raise Refusal("flip.raced")
-            seated.still_in()
-            if self._time_is_up(row, game):
-                # The timer has not ended it yet: no round after the time is up (RULES §7).
-                return await self._end_by_time(row, game)
-            try:
-                result = _play(row, game, count)
-                row = await self._commit(row, game)
-                if table_message_id is not None and game.outcome is None:
-                    row = await self._set_table(row, table_message_id)
-            except BaseException:
-                # The engine object ran ahead of what was saved: forget it, reload next time.
-                self._forget(channel_id)
-                raise
-            return dataclasses.replace(result, row=row)
+            return await self.retrying(
+                channel_id,
+                lambda: self._flip(
+                    channel_id, user_id, count, game_id, expected_round, table_message_id
+                ),
+            )
+
+    async def _flip(
+        self,
+        channel_id: int,
+        user_id: int,
+        count: int,
+        game_id: int | None,
+        expected_round: int | None,
+        table_message_id: int | None,
+    ) -> FlipResult:
+        """Play a player's rounds, under the channel's lock."""
+        seated = authorize(await self.game_in(channel_id), user_id, game_id=game_id)
+        row, game = seated.row, seated.game
+        self.check_round(row, expected_round)
+        seated.still_in()
+        if self._time_is_up(row, game):
+            # The timer has not ended it yet: no round after the time is up (RULES §7).
+            return await self._end_by_time(row, game)
+        try:
+            result = _play(row, game, count)
+            row = await self._commit(row, game)
+            if table_message_id is not None and game.outcome is None:
+                row = await self._set_table(row, table_message_id)
+        except BaseException:
+            # The engine object ran ahead of what was saved: forget it, reload next time.
+            self._forget(channel_id)
+            raise
+        return dataclasses.replace(result, row=row)
 
     async def lost_race(
         self,
@@ -81,6 +97,8 @@ class Play(TimeLimits):
         a table reply of this process shows, or is on its way to show.
         """
         row = await self.storage.get_game(game_id)
+        if row is not None:
+            self.catch_up(row)  # what is shown next is read from the database, not a stale copy
         newest = row is not None and row.table_message_id == pressed
         if round_shown is None:
             # Two presses on the newest table: the other one played; its answer shows it.
@@ -119,20 +137,26 @@ class Play(TimeLimits):
     ) -> FlipResult:
         """Let a player give up; commit the game's new state."""
         async with self.lock(channel_id):
-            row, game, seat = self._forfeiting(await self.game_in(channel_id), user_id, game_id)
-            if self._time_is_up(row, game):
-                # The time ran out first (RULES §7 lists it before a forfeit): count the cards.
-                return await self._end_by_time(row, game)
-            try:
-                game.forfeit(seat)
-                row = await self._commit(row, game)
-            except EngineError as exc:
-                self._forget(channel_id)
-                raise Refusal("err.bad_option", reason=str(exc)) from None
-            except BaseException:
-                self._forget(channel_id)
-                raise
-            return FlipResult(row, game)
+            return await self.retrying(
+                channel_id, lambda: self._forfeit(channel_id, user_id, game_id)
+            )
+
+    async def _forfeit(self, channel_id: int, user_id: int, game_id: int | None) -> FlipResult:
+        """Let a player give up, under the channel's lock."""
+        row, game, seat = self._forfeiting(await self.game_in(channel_id), user_id, game_id)
+        if self._time_is_up(row, game):
+            # The time ran out first (RULES §7 lists it before a forfeit): count the cards.
+            return await self._end_by_time(row, game)
+        try:
+            game.forfeit(seat)
+            row = await self._commit(row, game)
+        except EngineError as exc:
+            self._forget(channel_id)
+            raise Refusal("err.bad_option", reason=str(exc)) from None
+        except BaseException:
+            self._forget(channel_id)
+            raise
+        return FlipResult(row, game)
 
     async def cancel(
         self, channel_id: int, user_id: int, *, moderator: bool, in_server: bool = True
@@ -167,31 +191,44 @@ class Play(TimeLimits):
         default (RULES §10). ``to_end`` plays the rest at once and returns no rounds.
         """
         async with self.lock(channel_id):
-            found = await self.game_in(channel_id)
-            if found is None or found[0].id != game_id:
-                raise Refusal("err.game_over")
-            row, game = found
-            if game is None:
-                raise Refusal("err.not_running")
-            if expected_round is not None and expected_round != row.round:
-                raise Refusal("flip.raced")
-            late = self._time_is_up(row, game)
-            if late and not game.in_battle:
-                return await self._end_by_time(row, game)
-            try:
-                if late:
-                    # A Steal War battle under way when the time ran out: play it out by the
-                    # defaults, then count (RULES §7: after the round being played).
-                    result = _play(row, game, 1)
-                    if game.outcome is None:
-                        game.end_by_counting()
-                elif not to_end:
-                    result = _play(row, game, count)
-                else:
-                    result = FlipResult(row, game)
-                    game.play_to_end()
-                row = await self._commit(row, game)
-            except BaseException:
-                self._forget(channel_id)
-                raise
-            return dataclasses.replace(result, row=row)
+            return await self.retrying(
+                channel_id,
+                lambda: self._play_on(channel_id, game_id, expected_round, count, to_end),
+            )
+
+    async def _play_on(
+        self,
+        channel_id: int,
+        game_id: int,
+        expected_round: int | None,
+        count: int,
+        to_end: bool,
+    ) -> FlipResult:
+        """Play rounds for the game itself, under the channel's lock."""
+        found = await self.game_in(channel_id)
+        if found is None or found[0].id != game_id:
+            raise Refusal("err.game_over")
+        row, game = found
+        if game is None:
+            raise Refusal("err.not_running")
+        self.check_round(row, expected_round)
+        late = self._time_is_up(row, game)
+        if late and not game.in_battle:
+            return await self._end_by_time(row, game)
+        try:
+            if late:
+                # A Steal War battle under way when the time ran out: play it out by the
+                # defaults, then count (RULES §7: after the round being played).
+                result = _play(row, game, 1)
+                if game.outcome is None:
+                    game.end_by_counting()
+            elif not to_end:
+                result = _play(row, game, count)
+            else:
+                result = FlipResult(row, game)
+                game.play_to_end()
+            row = await self._commit(row, game)
+        except BaseException:
+            self._forget(channel_id)
+            raise
+        return dataclasses.replace(result, row=row)

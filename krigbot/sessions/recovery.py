@@ -42,7 +42,8 @@ class Recovery(Challenges, Choices):
         choices), games with a time limit and games under autoplay. Every other running game
         is read when it is first used, so a restart is ready at once however many games are
         running (reading 10,000 saved states takes seconds); :meth:`find_unreadable` checks
-        them in the background.
+        them in the background. Only the games of servers on this process's shards: another
+        process times out and autoplays the others.
         """
         challenges: list[GameRow] = []
         broken: list[GameRow] = []
@@ -50,6 +51,8 @@ class Recovery(Challenges, Choices):
             variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA
         )
         for row in resumed:
+            if not self.owns(row.guild_id):
+                continue
             if row.status == "challenge":
                 challenges.append(row)
                 if row.challenge_message_id is not None:
@@ -81,6 +84,8 @@ class Recovery(Challenges, Choices):
                 await asyncio.sleep(0)  # interactions first: this is a background chore
                 if row.status != "running" or row.channel_id in self._running:
                     continue
+                if not self.owns(row.guild_id):
+                    continue
                 if _readable(row):
                     continue
                 async with self.lock(row.channel_id):
@@ -93,10 +98,12 @@ class Recovery(Challenges, Choices):
         return broken
 
     async def unshown_endings(self) -> list[tuple[GameRow, Variant]]:
-        """Return the games that finished without their end being shown, and their end."""
+        """Return the games of this process's shards that finished without their end shown."""
         since = self.clock() - SHOW_ENDINGS_FOR
         found: list[tuple[GameRow, Variant]] = []
         for row in await self.storage.finished_unshown(ENDING, since=since):
+            if not self.owns(row.guild_id):
+                continue
             try:
                 game = load_game(row.state or {})
             except Exception:

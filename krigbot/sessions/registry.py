@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from krigbot.engine import EngineError, Variant, load_game
 from krigbot.engine.game import outcome_to_dict
@@ -28,8 +28,29 @@ log = logging.getLogger(__name__)
 ENDING = "ending"
 """Key in a finished game's extra while the message that shows its end is not yet out."""
 
+T = TypeVar("T")
+
 Seeds = Callable[[], int]
 """Where new deals come from: each call returns the seed of the next one."""
+
+
+def everywhere(guild_id: int | None) -> bool:
+    """Own every server's games (one process runs all the shards)."""
+    return True
+
+
+class LostWrite(Refusal):
+    """Another process of the bot moved the game past the copy in memory.
+
+    Raised where the storage's answer for a stale round (``RoundConflictError`` from
+    ``save_round`` and ``finish_game``) is read, in ``Registry._commit``, and for a press
+    showing a round the copy has not reached (:meth:`Registry.check_round`).
+    :meth:`Registry.retrying` reads the game again and tries once more; a second loss reaches
+    the player as ``flip.raced``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("flip.raced")
 
 
 def random_seed() -> int:
@@ -58,9 +79,12 @@ class Registry:
         clock: Callable[[], datetime],
         seeds: Seeds = random_seed,
         metrics: Metrics | None = None,
+        owns: Callable[[int | None], bool] = everywhere,
     ) -> None:
         self.storage = storage
         self.clock = clock
+        self.owns = owns
+        """Tell whether this process runs a server's shard: it restores and times out only those."""
         self.seeds = seeds
         """The seed of each new deal (a test injects its own, as it does the clock)."""
         self.metrics = metrics
@@ -139,6 +163,44 @@ class Registry:
         """Drop a channel's game from memory (it ran ahead of what was saved, or it ended)."""
         self._running.pop(channel_id, None)
 
+    @staticmethod
+    def check_round(row: GameRow, expected_round: int | None) -> None:
+        """Refuse a press for another round than the game's (``flip.raced``).
+
+        A press for a round ahead of the copy in memory means another process played it: the
+        copy is behind, so :meth:`retrying` reads the game again and checks once more.
+        """
+        if expected_round is None or expected_round == row.round:
+            return
+        if expected_round > row.round:
+            raise LostWrite
+        raise Refusal("flip.raced")
+
+    def catch_up(self, row: GameRow) -> None:
+        """Drop the copy in memory of a game that the stored ``row`` shows has moved on."""
+        running = self._running.get(row.channel_id)
+        if running is not None and running.row.id == row.id and running.row.round != row.round:
+            self._forget(row.channel_id)
+
+    async def retrying(self, channel_id: int, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run ``attempt`` and, if another process won its write, run it once more on the game
+        read again (the caller holds the channel's lock).
+
+        Another process holding the same shard for a moment (a hand-off) moved the game past
+        the copy in memory: the copy is dropped, so the second attempt reads the saved game.
+        Nothing of the lost attempt was saved, so no round is played twice.
+        """
+        try:
+            return await attempt()
+        except LostWrite:
+            log.info(
+                "game in channel %s was moved by another process; reading it again",
+                channel_id,
+                extra=context(channel_id=channel_id),
+            )
+            self._forget(channel_id)
+            return await attempt()
+
     async def _set_table(self, row: GameRow, message_id: int) -> GameRow:
         try:
             await self.storage.set_table_message(row.id, message_id)
@@ -195,7 +257,9 @@ class Registry:
                     row.id, expected_round=row.round, state=state, round=game.round, now=now
                 )
         except RoundConflictError:
-            raise Refusal("flip.raced") from None
+            if self.metrics is not None:
+                self.metrics.write_conflicts.inc()
+            raise LostWrite from None
         except StorageError as exc:
             # Expected in bad weather (locked, read-only, full): one line that says which.
             log.error("could not save game %s: %s", row.id, exc, extra=about(row))
@@ -241,10 +305,9 @@ class Registry:
         """
         async with self.lock(channel_id):
             running = self._running.get(channel_id)
-            if running is not None and running.row.id == game_id:
-                current: GameRow | None = running.row
-            else:
-                current = await self.storage.get_game(game_id)
+            # The stored extra, not the cached one: during a hand-off another process of the
+            # bot may have changed it (started autoplay, answered a finish request).
+            current = await self.storage.get_game(game_id)
             if current is None:
                 raise Refusal("err.game_over")
             merged = await self.storage.update_extra(

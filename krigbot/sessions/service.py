@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from krigbot.monitoring import Metrics
 from krigbot.sessions.handsfree import HandsFree
 from krigbot.sessions.recovery import Recovery
-from krigbot.sessions.registry import Seeds, random_seed
+from krigbot.sessions.registry import Seeds, everywhere, random_seed
 from krigbot.sessions.results import utcnow
 from krigbot.storage import Storage
 
@@ -26,8 +26,9 @@ class GameService(Recovery, HandsFree):
         clock: Callable[[], datetime] = utcnow,
         seeds: Seeds = random_seed,
         metrics: Metrics | None = None,
+        owns: Callable[[int | None], bool] = everywhere,
     ) -> None:
-        super().__init__(storage, clock=clock, seeds=seeds, metrics=metrics)
+        super().__init__(storage, clock=clock, seeds=seeds, metrics=metrics, owns=owns)
         self.idle_after = idle_after
         self.challenge_ttl = challenge_ttl
         self.choice_ttl = choice_ttl

@@ -6,8 +6,12 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from krigbot.engine import Rules, load_game
+
+if TYPE_CHECKING:
+    from tests.postgres import Cluster
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,25 +29,43 @@ class StoredGame:
     """Rows in the results table (the leaderboard) for this game."""
 
 
-def check_database(path: Path) -> dict[int, StoredGame]:
-    """Check that every stored game is whole, and return them by id.
+_GAMES = (
+    "SELECT g.id, g.guild_id, g.channel_id, g.status, g.round, g.players, g.table_message_id, "
+    "g.state, (SELECT COUNT(*) FROM results r WHERE r.game_id = g.id) AS n_results "
+    "FROM games g ORDER BY g.id"
+)
 
-    A challenge has no dealt state; a running game's state loads, is at the round its row says
-    and holds every card of its deck; a finished game has one result per player and a game in
-    any other state has none. Opened read-only (``mode=ro``): the bot may be running.
+
+def check_database(path: Path) -> dict[int, StoredGame]:
+    """Check that every game stored in an SQLite file is whole, and return them by id.
+
+    Opened read-only (``mode=ro``): the bot may be running.
     """
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     try:
-        rows = conn.execute(
-            "SELECT g.*, (SELECT COUNT(*) FROM results r WHERE r.game_id = g.id) AS n_results "
-            "FROM games g ORDER BY g.id"
-        ).fetchall()
+        rows = [dict(row) for row in conn.execute(_GAMES).fetchall()]
     finally:
         conn.close()
+    return check_rows(rows)
+
+
+def check_postgres(cluster: Cluster, url: str) -> dict[int, StoredGame]:
+    """Check that every game stored in a PostgreSQL database is whole, and return them by id."""
+    found = cluster.psql(f"SELECT coalesce(json_agg(row_to_json(g)), '[]') FROM ({_GAMES}) g", url)
+    return check_rows(json.loads(found))
+
+
+def check_rows(rows: list[dict[str, Any]]) -> dict[int, StoredGame]:
+    """Check that every stored game is whole, and return them by id.
+
+    A challenge has no dealt state; a running game's state loads, is at the round its row says
+    and holds every card of its deck; a finished game has one result per player and a game in
+    any other state has none.
+    """
     games: dict[int, StoredGame] = {}
     for row in rows:
-        players = tuple(json.loads(row["players"]))
+        players = tuple(_json(row["players"]))
         game = StoredGame(
             id=row["id"],
             guild_id=row["guild_id"],
@@ -58,7 +80,7 @@ def check_database(path: Path) -> dict[int, StoredGame]:
         if game.status == "challenge":
             assert row["state"] is None, f"{where}: dealt before everyone accepted"
         if game.status in ("running", "finished"):
-            state = json.loads(row["state"])
+            state = _json(row["state"])
             assert state["round"] == game.round, f"{where}: its state is at {state['round']}"
             engine = load_game(state)
             assert (engine.outcome is None) == (game.status == "running"), where
@@ -70,6 +92,11 @@ def check_database(path: Path) -> dict[int, StoredGame]:
         assert game.results == expected, f"{where}: {game.results} results, not {expected}"
         games[game.id] = game
     return games
+
+
+def _json(value: Any) -> Any:
+    """Return a JSON column's value: SQLite hands over its text, PostgreSQL's row its value."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def snapshot(path: Path) -> dict[str, list[tuple[object, ...]]]:

@@ -17,14 +17,15 @@ from tests.standin.world import Channel, Guild, Member, Role, User
 
 
 @pytest.fixture
-async def standin() -> AsyncIterator[DiscordStandIn]:
-    """A running, empty :class:`DiscordStandIn`.
+async def standin(request: pytest.FixtureRequest) -> AsyncIterator[DiscordStandIn]:
+    """A running, empty :class:`DiscordStandIn` (with the options of a ``standin`` marker).
 
     At teardown the test fails if the bot hit routes the stand-in does not implement or the
     stand-in itself raised, so gaps in the double never pass silently. A test that probes
     unknown routes on purpose can clear ``standin.unknown_requests``.
     """
-    async with DiscordStandIn() as server:
+    marker = request.node.get_closest_marker("standin")
+    async with DiscordStandIn(**(marker.kwargs if marker else {})) as server:
         yield server
         problems = []
         if server.unknown_requests:

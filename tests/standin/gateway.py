@@ -42,6 +42,10 @@ PRIVILEGED_INTENTS = GUILD_MEMBERS | GUILD_PRESENCES | MESSAGE_CONTENT
 #: How many dispatched events a session keeps for RESUME replay.
 REPLAY_BUFFER = 10_000
 
+# Close codes for a bad IDENTIFY
+INVALID_SHARD = 4010
+SHARDING_REQUIRED = 4011
+
 GatewayEventKind = Literal[
     "connect",
     "identify",
@@ -53,6 +57,7 @@ GatewayEventKind = Literal[
     "heartbeat",
     "op",
     "refused",
+    "identify_refused",
 ]
 
 
@@ -129,6 +134,13 @@ class Gateway:
         self.heartbeat_interval_ms = 45_000
         #: While set, connections are refused (503) as when Discord's gateway is out of reach.
         self.refusing = False
+        #: While set, a new IDENTIFY for a shard leaves its older sessions running (a hand-off,
+        #: which Discord allows for a moment): each guild's events then go to its sessions in
+        #: turn, so two bot processes holding one shard both receive some.
+        self.overlapping = False
+        self._turn = 0
+        #: When each (application, identify bucket) last accepted an IDENTIFY.
+        self._identified: dict[tuple[int, int], float] = {}
 
     # ---------------------------------------------------------------- routing of dispatches
 
@@ -138,14 +150,26 @@ class Gateway:
             (s for s in self.sessions.values() if s.valid), key=lambda s: -s.identified_at
         )
 
+    def sessions_for(self, guild_id: int | None) -> list[Session]:
+        """The valid sessions of the shard that handles ``guild_id``, newest first (DMs: 0)."""
+        return [
+            session
+            for session in self.active_sessions()
+            if (session.shard[0] == 0 if guild_id is None else session.covers_guild(guild_id))
+        ]
+
     def session_for(self, guild_id: int | None) -> Session | None:
-        """The session that receives events for ``guild_id`` (DMs go to shard 0)."""
-        for session in self.active_sessions():
-            if guild_id is None and session.shard[0] == 0:
-                return session
-            if guild_id is not None and session.covers_guild(guild_id):
-                return session
-        return None
+        """The session that receives events for ``guild_id`` (DMs go to shard 0).
+
+        The newest, or while :attr:`overlapping` each of the shard's sessions in turn.
+        """
+        sessions = self.sessions_for(guild_id)
+        if not sessions:
+            return None
+        if not self.overlapping:
+            return sessions[0]
+        self._turn += 1
+        return sessions[self._turn % len(sessions)]
 
     def dispatch(
         self,
@@ -247,9 +271,28 @@ class Gateway:
             return
         shard_data = data.get("shard") or [0, 1]
         shard = (int(shard_data[0]), int(shard_data[1]))
-        for old in self.sessions.values():
-            if old.shard == shard:
-                old.valid = False
+        if not 0 <= shard[0] < shard[1]:
+            self._log("identify_refused", None, "invalid shard", shard)
+            await conn.ws.close(code=INVALID_SHARD, message=b"Invalid shard.")
+            return
+        guilds = [g for g in standin.guilds.values() if (g.id >> 22) % shard[1] == shard[0]]
+        if len(guilds) > standin.max_guilds_per_shard:
+            self._log("identify_refused", None, "sharding required", shard)
+            await conn.ws.close(code=SHARDING_REQUIRED, message=b"Sharding required.")
+            return
+        # Discord's session start limit: one IDENTIFY per bucket per interval, for each bot.
+        bucket = (app.id, shard[0] % standin.max_concurrency)
+        now = time.perf_counter()
+        last = self._identified.get(bucket)
+        if last is not None and now - last < standin.identify_interval:
+            self._log("identify_refused", None, "too early", shard)
+            await conn.send({"op": INVALID_SESSION, "d": False, "s": None, "t": None})
+            return
+        self._identified[bucket] = now
+        if not self.overlapping:
+            for old in self.sessions.values():
+                if old.shard == shard:
+                    old.valid = False
         session = Session(
             id=secrets.token_hex(16),
             shard=shard,
@@ -261,7 +304,6 @@ class Gateway:
         self.sessions[session.id] = session
         self._attach(conn, session)
         self._log("identify", session, data)
-        guilds = [g for g in standin.guilds.values() if session.covers_guild(g.id)]
         ready: dict[str, Any] = {
             "v": 10,
             "user": app.bot_user.to_json() | {"verified": True, "mfa_enabled": False, "flags": 0},

@@ -77,6 +77,12 @@ class DiscordStandIn(InteractionClient):
     after this many seconds get 401/50027. ``allowed_privileged_intents``: IDENTIFY asking
     for other privileged intents is closed with 4014, as when they are off in the portal.
     ``token``: if set, REST and IDENTIFY demand exactly this bot token.
+
+    Shards: ``shard_count`` is what ``GET /gateway/bot`` recommends, with ``max_concurrency``
+    identify buckets (``shard_id % max_concurrency``); an IDENTIFY sooner than
+    ``identify_interval`` seconds after the last one accepted in its bucket gets op 9 (Discord
+    says 5 s; 0, the default, lets every one through). A shard that would hold more than
+    ``max_guilds_per_shard`` guilds is closed with 4011, a shard id not below its count with 4010.
     """
 
     def __init__(
@@ -85,6 +91,9 @@ class DiscordStandIn(InteractionClient):
         bot_name: str = "Krigbot",
         token: str | None = None,
         shard_count: int = 1,
+        max_concurrency: int = 1,
+        identify_interval: float = 0.0,
+        max_guilds_per_shard: int = 2500,
         interaction_deadline: float | None = 3.0,
         token_lifetime: float = 15 * 60.0,
         allowed_privileged_intents: int = PRIVILEGED_INTENTS,
@@ -96,6 +105,9 @@ class DiscordStandIn(InteractionClient):
         self.host = host
         self.port = port
         self.shard_count = shard_count
+        self.max_concurrency = max_concurrency
+        self.identify_interval = identify_interval
+        self.max_guilds_per_shard = max_guilds_per_shard
         self.interaction_deadline = interaction_deadline
         self.token_lifetime = token_lifetime
         self.allowed_privileged_intents = allowed_privileged_intents
@@ -315,13 +327,19 @@ class DiscordStandIn(InteractionClient):
         owner: User | None = None,
         bot_permissions: PermissionsLike = DEFAULT_BOT_PERMISSIONS,
         everyone_permissions: PermissionsLike = DEFAULT_EVERYONE_PERMISSIONS,
+        shard: int | None = None,
     ) -> Guild:
         """Create a guild the bot is in: @everyone, the bot's managed role, the owner and the bot.
 
         ``locale`` becomes ``preferred_locale``/``guild_locale`` ("nb" is mapped to Discord's "no").
-        If the bot is connected it receives GUILD_CREATE (``on_guild_join``).
+        If the bot is connected it receives GUILD_CREATE (``on_guild_join``). ``shard``: an id
+        that lands on that shard of ``shard_count`` (otherwise wherever the time puts it).
         """
-        gid = self.world.snowflakes.next()
+        gid = (
+            self.world.snowflakes.next()
+            if shard is None
+            else self.world.snowflakes.on_shard(shard, self.shard_count)
+        )
         if owner is None:
             owner = self.add_user(f"owner-of-{name}".replace(" ", "-").lower())
         guild = Guild(gid, name, normalize_locale(locale), owner)

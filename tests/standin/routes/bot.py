@@ -39,7 +39,7 @@ async def get_gateway_bot(request: web.Request) -> web.Response:
                 "total": 1000,
                 "remaining": 999,
                 "reset_after": 14400000,
-                "max_concurrency": 1,
+                "max_concurrency": standin.max_concurrency,
             },
         }
     )

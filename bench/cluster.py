@@ -1,0 +1,379 @@
+"""Several bot processes of one bot on one database: ``python -m bench.cluster``.
+
+Runs 1, then 2 (``--processes 1,2``) ``python bot.py`` processes, each with its part of the
+shards, against one sharded Discord stand-in on loopback and one database (``--database
+sqlite``, a file in WAL mode; or a PostgreSQL DSN, passed as ``KRIG_DATABASE_URL``). Every
+channel flips as fast as its replies come back; for each process count it prints, as the
+median and range over ``--runs`` runs:
+
+- durable flips per second (each committed before its reply went out);
+- the median and p99 reply time;
+- CPU per flip: the bot processes together, and the database server's (a PostgreSQL on this
+  machine; SQLite runs inside the bots);
+- commits per flip and write conflicts (another process moved the game first), from the bots'
+  metrics;
+- requests a second against Discord's global limit, from ``--autoplay`` games under autoplay
+  (answers to interactions are exempt): each process keeps to 80 % of its share of 50;
+- and, after every run, rounds lost or doubled: the rounds stored against the rounds answered.
+
+Nothing here asserts; it prints figures. On two cores the stand-in and this driver share one
+process with the bots' and the database's, so more processes cannot add cores here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
+
+from bench.bot import collector_paused, cpu_seconds, free_port, ms
+from krigbot.storage import Storage
+from tests.standin import BotCrashed, Channel, DiscordStandIn, Guild, User
+
+ROOT = Path(__file__).resolve().parent.parent
+IDENTIFY_SECONDS = 0.2
+"""The stand-in's pause between identifies, and the bots' (Discord's is 5 s)."""
+
+
+@dataclass
+class Run:
+    """The figures of one run."""
+
+    flips_per_second: float
+    median_ms: float
+    p99_ms: float
+    bot_cpu_ms: float
+    db_cpu_ms: float | None
+    commits_per_flip: float
+    conflicts: float
+    global_per_second: float
+    tables: list[Table]
+    wrong_rounds: int | None = None
+    """Rounds stored against rounds answered, over every game (None: not read)."""
+
+
+@dataclass
+class Process:
+    """One bot process and its metrics endpoint."""
+
+    shards: str
+    port: int
+    proc: asyncio.subprocess.Process | None = None
+
+    async def scrape(self, http: aiohttp.ClientSession) -> dict[str, float]:
+        """Return the process's counters, summed over their labels but ``kind``."""
+        async with http.get(f"http://127.0.0.1:{self.port}/metrics") as answer:
+            text = await answer.text()
+        found: dict[str, float] = {}
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                key = sample.name + "".join(
+                    f":{v}" for k, v in sample.labels.items() if k == "kind"
+                )
+                found[key] = found.get(key, 0.0) + sample.value
+        return found
+
+
+@dataclass
+class Table:
+    """One channel's players and how many rounds its games showed."""
+
+    channel: Channel
+    players: tuple[User, User]
+    shown: int = 0
+    latencies: list[float] = field(default_factory=list)
+    games: list[int] = field(default_factory=list)
+
+
+def split(shards: int, processes: int) -> list[str]:
+    """Return each process's KRIG_SHARDS: the shards dealt out in order."""
+    per = shards // processes
+    return [f"{n * per}-{(n + 1) * per - 1}" for n in range(processes)]
+
+
+def database_env(database: str, folder: Path) -> dict[str, str]:
+    """Return the settings that point a bot at the database."""
+    if database == "sqlite":
+        return {"KRIG_DB": str(folder / "krig.db")}
+    return {"KRIG_DATABASE_URL": database}
+
+
+def database_cpu(database: str) -> float | None:
+    """Return the CPU seconds of this machine's PostgreSQL server processes (None: SQLite)."""
+    if database == "sqlite":
+        return None
+    total = 0.0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/comm").read_text().strip() in ("postgres", "postmaster"):
+                    total += cpu_seconds(int(pid))
+    return total
+
+
+async def start(standin: DiscordStandIn, process: Process, env: dict[str, str]) -> None:
+    """Start one bot process and wait until each of its shards had its READY."""
+    after = len(standin.gateway_events)
+    process.proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(ROOT / "bot.py"),
+        env=env | {"KRIG_SHARDS": process.shards, "KRIG_METRICS_PORT": str(process.port)},
+        cwd=ROOT,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    watcher = asyncio.create_task(process.proc.wait())
+    standin.watch_task(watcher)
+    first, _, last = process.shards.partition("-")
+    try:
+        for shard in range(int(first), int(last) + 1):
+            await standin.gateway_events.wait(
+                lambda e, shard=shard: e.kind == "ready" and e.shard[0] == shard,
+                start=after,
+                timeout=60,
+                what=f"shard {shard}",
+            )
+    except BotCrashed as exc:
+        raise SystemExit(f"a bot process did not start: {exc}") from None
+    finally:
+        # Not cancelled: another process starting meanwhile waits with it in view, and would
+        # take the cancellation for a death. It ends with the process.
+        standin.unwatch_task(watcher)
+
+
+async def deal(standin: DiscordStandIn, table: Table) -> None:
+    """Challenge and accept, so the channel has a running game."""
+    alice, bob = table.players
+    record = await standin.slash(
+        "krig start", user=alice, channel=table.channel, options={"opponent": bob}
+    )
+    answer = await record.response(timeout=30)
+    message = await record.followup(timeout=30) if answer.deferred else answer.message
+    assert message is not None
+    accept = next(cid for cid in message.custom_ids() if cid.startswith("krig:accept:"))
+    table.games.append(int(accept.rsplit(":", 1)[1]))
+    await (await standin.click(message, accept, user=bob)).response(timeout=30)
+
+
+async def flip(standin: DiscordStandIn, table: Table, turn: int) -> bool:
+    """Send /flip; tell whether it showed a round (False: the game had ended)."""
+    record = await standin.slash("flip", user=table.players[turn % 2], channel=table.channel)
+    response = await record.response(timeout=30)
+    shown = await record.followup(0, timeout=30) if response.deferred else response.message
+    played = shown is not None and not shown.ephemeral and bool(shown.embeds)
+    if played:
+        table.latencies.append(response.latency)
+    return played
+
+
+async def one_run(args: argparse.Namespace, processes: int) -> Run:
+    """Measure one run with ``processes`` bot processes; return its figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        async with DiscordStandIn(
+            shard_count=args.shards, identify_interval=IDENTIFY_SECONDS
+        ) as standin:
+            env = standin.subprocess_env() | {
+                "DISCORD_TOKEN": "bench-token",
+                "KRIG_SHARD_COUNT": str(args.shards),
+                "KRIG_IDENTIFY_SECONDS": str(IDENTIFY_SECONDS),
+                "KRIG_RENDER_PROCESSES": "0",
+                "LOG_LEVEL": "WARNING",
+                "KRIG_AUTOPLAY_SECONDS": str(args.autoplay_seconds),
+                **database_env(args.database, folder),
+            }
+            bots = [Process(shards, free_port()) for shards in split(args.shards, processes)]
+            try:
+                await asyncio.gather(*(start(standin, bot, env) for bot in bots))
+                run = await load(args, standin, bots)
+            finally:
+                for bot in bots:
+                    if bot.proc is not None and bot.proc.returncode is None:
+                        bot.proc.terminate()
+                        await bot.proc.wait()
+            if args.database == "sqlite":
+                run.wrong_rounds = await wrong_rounds(folder / "krig.db", run.tables)
+            return run
+
+
+async def load(args: argparse.Namespace, standin: DiscordStandIn, bots: list[Process]) -> Run:
+    """Seat the games, flip everywhere for ``args.seconds`` and return the figures."""
+    guilds: list[Guild] = [
+        standin.add_guild(f"server {shard}", shard=shard, locale="nb")
+        for shard in range(args.shards)
+    ]
+    for guild in guilds:
+        # Pictures as asked (a moderator's setting): off measures the flip path alone.
+        moderators = standin.add_role(guild, "Moderator", ["manage_messages"])
+        moderator = standin.add_user(f"mod-{guild.id}", locale="nb")
+        standin.add_member(guild, moderator, roles=[moderators])
+        lobby = standin.add_channel(guild, "lobby")
+        await (
+            await standin.slash(
+                "krig settings", user=moderator, channel=lobby, options={"images": args.images}
+            )
+        ).response(timeout=30)
+    tables: list[Table] = []
+    for n in range(args.games):
+        guild = guilds[n % len(guilds)]
+        channel = standin.add_channel(guild, f"krig-{n}")
+        alice = standin.add_user(f"a{n}", locale="nb")
+        bob = standin.add_user(f"b{n}", locale="nb")
+        for user in (alice, bob):
+            standin.add_member(guild, user)
+        tables.append(Table(channel, (alice, bob)))
+    gate = asyncio.Semaphore(32)
+
+    async def seat(table: Table) -> None:
+        async with gate:
+            await deal(standin, table)
+
+    await asyncio.gather(*(seat(table) for table in tables))
+    # Games under autoplay, whose edits count against Discord's global limit (flips do not).
+    for n in range(args.autoplay):
+        guild = guilds[n % len(guilds)]
+        auto = Table(standin.add_channel(guild, f"auto-{n}"), tables[n % len(tables)].players)
+        await deal(standin, auto)
+        started = await standin.slash(
+            "krig auto", user=auto.players[0], channel=auto.channel, options={"speed": "slow"}
+        )
+        await started.response(timeout=30)
+    deadline = time.perf_counter() + args.seconds
+
+    async def player(table: Table) -> None:
+        turn = 0
+        while time.perf_counter() < deadline:
+            if await flip(standin, table, turn):
+                table.shown += 1
+            else:
+                await deal(standin, table)
+            turn += 1
+
+    async with aiohttp.ClientSession() as http:
+        before = [await bot.scrape(http) for bot in bots]
+        pids = [bot.proc.pid for bot in bots if bot.proc is not None]
+        bot_cpu = sum(cpu_seconds(pid) for pid in pids)
+        db_cpu = database_cpu(args.database)
+        started = time.perf_counter()
+        with collector_paused():
+            await asyncio.gather(*(player(table) for table in tables))
+        elapsed = time.perf_counter() - started
+        bot_cpu = sum(cpu_seconds(pid) for pid in pids) - bot_cpu
+        db_after = database_cpu(args.database)
+        after = [await bot.scrape(http) for bot in bots]
+
+    def moved(name: str) -> float:
+        return sum(a.get(name, 0.0) - b.get(name, 0.0) for a, b in zip(after, before, strict=True))
+
+    played = sum(table.shown for table in tables)
+    latencies = sorted(latency for table in tables for latency in table.latencies)
+    return Run(
+        flips_per_second=played / elapsed,
+        median_ms=ms(latencies, 0.5),
+        p99_ms=ms(latencies, 0.99),
+        bot_cpu_ms=bot_cpu / max(played, 1) * 1000,
+        db_cpu_ms=None
+        if db_cpu is None or db_after is None
+        else (db_after - db_cpu) / played * 1000,
+        commits_per_flip=moved("krig_db_commit_seconds_count") / max(played, 1),
+        conflicts=moved("krig_db_write_conflicts_total"),
+        global_per_second=moved("krig_discord_requests_total:global") / elapsed,
+        tables=tables,
+    )
+
+
+async def wrong_rounds(path: Path, tables: list[Table]) -> int:
+    """Return how far the rounds stored are from the rounds answered, over every game."""
+    # No flip was in flight at the end: every player awaited each answer.
+    storage = await Storage.open(path)
+    try:
+        stored = 0
+        for game_id in (game_id for table in tables for game_id in table.games):
+            row = await storage.get_game(game_id)
+            stored += row.round if row is not None else 0
+    finally:
+        await storage.close()
+    return abs(stored - sum(table.shown for table in tables))
+
+
+def summary(values: list[float], unit: str, digits: int = 1) -> str:
+    """Return the median and range of a figure over the runs."""
+    return (
+        f"{statistics.median(values):.{digits}f}{unit} "
+        f"({min(values):.{digits}f}-{max(values):.{digits}f})"
+    )
+
+
+@contextlib.contextmanager
+def heading(text: str) -> Iterator[None]:
+    """Print a heading, then the lines below it."""
+    print(text)
+    yield
+    print()
+
+
+async def run(args: argparse.Namespace) -> None:
+    counts = [int(n) for n in args.processes.split(",")]
+    database = "sqlite" if args.database == "sqlite" else "postgresql"
+    print(
+        f"{args.games} channels flipping at once over {args.shards} shards, {database}, "
+        f"{args.seconds:.0f} s a run, {args.runs} runs: median (range); meanwhile "
+        f"{args.autoplay} games under autoplay asking for "
+        f"{args.autoplay / args.autoplay_seconds / 2:.0f} edits a second in all\n"
+    )
+    for processes in counts:
+        runs = [await one_run(args, processes) for _ in range(args.runs)]
+        with heading(f"{processes} bot process{'es' if processes > 1 else ''} ({database})"):
+            print(f"  durable flips/s:        {summary([r.flips_per_second for r in runs], '', 0)}")
+            print(f"  reply median:           {summary([r.median_ms for r in runs], ' ms')}")
+            print(f"  reply p99:              {summary([r.p99_ms for r in runs], ' ms')}")
+            print(f"  bot CPU per flip:       {summary([r.bot_cpu_ms for r in runs], ' ms', 2)}")
+            db = [r.db_cpu_ms for r in runs if r.db_cpu_ms is not None]
+            print(
+                "  database CPU per flip:  "
+                + (summary(db, " ms", 2) if db else "inside the bot processes (SQLite)")
+            )
+            print(f"  commits per flip:       {summary([r.commits_per_flip for r in runs], '', 2)}")
+            print(f"  write conflicts:        {summary([r.conflicts for r in runs], '', 0)}")
+            print(
+                f"  global-limit requests/s: {summary([r.global_per_second for r in runs], '')}"
+                "   (Discord allows 50 for the whole bot)"
+            )
+            wrong = [r.wrong_rounds for r in runs if r.wrong_rounds is not None]
+            print(f"  rounds lost or doubled: {sum(wrong) if wrong else 'not read'}")
+
+
+def main() -> None:
+    """Parse the options and run."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--processes", default="1,2", help="process counts to measure, e.g. 1,2,4")
+    parser.add_argument(
+        "--database", default="sqlite", help="'sqlite', or a PostgreSQL DSN (postgresql://…)"
+    )
+    parser.add_argument("--shards", type=int, default=4, help="the bot's shards (all processes)")
+    parser.add_argument("--games", type=int, default=200, help="games (channels) flipping at once")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each run's load")
+    parser.add_argument("--runs", type=int, default=3, help="runs per process count")
+    parser.add_argument("--images", choices=("on", "off"), default="off", help="table pictures")
+    parser.add_argument(
+        "--autoplay", type=int, default=100, help="games under autoplay meanwhile (global limit)"
+    )
+    parser.add_argument(
+        "--autoplay-seconds", type=float, default=0.5, help="autoplay's pause between edits"
+    )
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,492 @@
+"""Several `python bot.py` processes of one bot, on one database, against one sharded stand-in.
+
+Disjoint shards play many servers at once; one is killed mid-stream and its replacement takes
+its shards back; two holding the same shard (a hand-off) flip in one channel at once. Each
+process is the real one, as a user runs it; the database is read from outside.
+
+The database is a fixture (:class:`ClusterDatabase`), and every test runs on both: one SQLite
+file in WAL mode, which processes on one machine can share, and a real PostgreSQL database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from krigbot.i18n import t
+from tests.cogs.helpers import UPDATE_MESSAGE, buttons, game_id_of, text_of
+from tests.conftest import BACKENDS
+from tests.faults.consistency import StoredGame, check_database, check_postgres
+from tests.faults.test_sigkill_stream import Countdown, Table, flip_stream, round_shown, settle
+from tests.postgres import Cluster
+from tests.standin import BotCrashed, DiscordStandIn, InteractionRecord, Message, User
+from tests.standin.store import MessageWatcher
+from tests.standin.world import Channel, Guild
+from tests.test_process import BOT, SECRET, bot_env
+
+IDENTIFY_SECONDS = 0.5
+"""The stand-in's pause between identifies, and the bots' (Discord's is 5 s)."""
+COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass
+class ClusterDatabase:
+    """The one database every process of the bot uses, and how to read it from outside."""
+
+    kind: str
+    path: Path
+    """The SQLite file; with PostgreSQL, its folder still holds the identify turns' lock files."""
+    postgres: Cluster | None = None
+    url: str = ""
+
+    def env(self) -> dict[str, str]:
+        """Return the settings that point a process at it."""
+        if self.postgres is None:
+            return {"KRIG_DB": str(self.path)}
+        return {"KRIG_DB": str(self.path), "KRIG_DATABASE_URL": self.url}
+
+    def games(self) -> dict[int, StoredGame]:
+        """Return every stored game, checked whole (every card there, nothing half-written)."""
+        if self.postgres is None:
+            return check_database(self.path)
+        return check_postgres(self.postgres, self.url)
+
+    def __str__(self) -> str:
+        return self.url or str(self.path)
+
+
+@pytest.fixture(params=BACKENDS)
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> ClusterDatabase:
+    """Return the shared database: an SQLite file in WAL mode, or a PostgreSQL database."""
+    path = tmp_path / "data" / "krig.db"
+    if request.param == "sqlite":
+        return ClusterDatabase("sqlite", path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return ClusterDatabase(
+        "postgres", path, request.getfixturevalue("postgres"), request.getfixturevalue("pg_dsn")
+    )
+
+
+class ShardProcess:
+    """One `python bot.py` running some shards of the bot, restartable."""
+
+    def __init__(
+        self,
+        standin: DiscordStandIn,
+        folder: Path,
+        database: ClusterDatabase,
+        shards: str,
+        name: str,
+        settings: dict[str, str],
+    ) -> None:
+        self.standin = standin
+        self.settings = settings
+        self.folder = folder
+        self.database = database
+        self.shards = shards
+        self.ids = [int(part) for part in _expand(shards)]
+        self.stderr = folder / f"{name}.txt"
+        self.proc: asyncio.subprocess.Process | None = None
+        self.watcher: asyncio.Task[int] | None = None
+
+    async def start(self) -> None:
+        """Start the process and return once each of its shards has had its READY."""
+        after = len(self.standin.gateway_events)
+        env = bot_env(
+            self.standin.subprocess_env(),
+            DISCORD_TOKEN=SECRET,
+            KRIG_SHARD_COUNT=str(self.standin.shard_count),
+            KRIG_SHARDS=self.shards,
+            KRIG_IDENTIFY_SECONDS=str(IDENTIFY_SECONDS),
+            KRIG_RENDER_PROCESSES="0",
+            **self.database.env(),
+            **self.settings,
+        )
+        with self.stderr.open("ab") as stderr:
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(BOT),
+                env=env,
+                cwd=self.folder,
+                stderr=stderr,
+                stdout=asyncio.subprocess.DEVNULL,
+            )
+        # A dying process fails the wait at once. Not cancelled once ready: another process
+        # starting meanwhile waits with it in view, and would take the cancellation for a death.
+        self.watcher = watcher = asyncio.create_task(self.proc.wait())
+        self.standin.watch_task(watcher)
+        try:
+            for shard in self.ids:
+                await self.standin.gateway_events.wait(
+                    lambda e, shard=shard: e.kind == "ready" and e.shard[0] == shard,
+                    start=after,
+                    timeout=60,
+                    what=f"shard {shard} of {self.shards} ready",
+                )
+        except BotCrashed as exc:
+            raise AssertionError(self.log()) from exc
+        finally:
+            self.standin.unwatch_task(watcher)
+
+    async def kill(self) -> None:
+        """SIGKILL the process and wait until the stand-in saw its connections close."""
+        assert self.proc is not None
+        closed = self.standin.gateway_events.cursor()
+        self.proc.send_signal(signal.SIGKILL)
+        assert await self.proc.wait() == -signal.SIGKILL
+        for _ in self.ids:
+            await closed.next(lambda event: event.kind == "close", timeout=10)
+
+    async def stop(self) -> None:
+        """End the process, if it still runs."""
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+        if self.watcher is not None:
+            await self.watcher
+
+    def log(self) -> str:
+        """Return what the process logged, colours removed."""
+        return COLOURS.sub("", self.stderr.read_text()) if self.stderr.exists() else ""
+
+
+def _expand(shards: str) -> list[int]:
+    ids: list[int] = []
+    for part in shards.split(","):
+        first, _, last = part.partition("-")
+        ids.extend(range(int(first), int(last or first) + 1))
+    return ids
+
+
+@pytest.fixture
+async def processes(
+    standin: DiscordStandIn, tmp_path: Path, database: ClusterDatabase
+) -> AsyncIterator[Callable[..., ShardProcess]]:
+    """Return a maker of bot processes on the shared database; every one is ended after."""
+    made: list[ShardProcess] = []
+
+    def make(shards: str, **settings: str) -> ShardProcess:
+        name = f"bot-{len(made)}"
+        process = ShardProcess(standin, tmp_path, database, shards, name, settings)
+        made.append(process)
+        return process
+
+    try:
+        yield make
+    finally:
+        for process in made:
+            await process.stop()
+    for process in made:
+        assert "Traceback" not in process.log(), process.log()
+        assert SECRET not in process.log()
+    refused = [e for e in standin.gateway_events.items if e.kind == "identify_refused"]
+    assert refused == [], "an identify came before its bucket's turn"
+
+
+async def seat_games(
+    standin: DiscordStandIn, guilds: list[Guild], *, lang: str = "nb"
+) -> list[Table]:
+    """Start and accept one game in a new channel of each guild."""
+    tables: list[Table] = []
+    for n, guild in enumerate(guilds):
+        channel = standin.add_channel(guild, f"krig-{n}")
+        alice = standin.add_user(f"a{n}", f"Alice {n}", locale=lang)
+        bob = standin.add_user(f"b{n}", f"Bob {n}", locale=lang)
+        for user in (alice, bob):
+            standin.add_member(guild, user)
+        tables.append(await deal(standin, channel, alice, bob, n))
+    return tables
+
+
+async def deal(standin: DiscordStandIn, channel: Channel, alice: User, bob: User, n: int) -> Table:
+    """Start a game between two players and return it as they know it."""
+    started = await standin.slash(
+        "krig start", user=alice, channel=channel, options={"opponent": bob}
+    )
+    challenge = await started.response(timeout=20)
+    assert challenge.message is not None, text_of(challenge)
+    game_id = game_id_of(challenge.message)
+    accepted = await (
+        await standin.click(challenge.message, f"krig:accept:{game_id}", user=bob)
+    ).response(timeout=20)
+    assert accepted.type == UPDATE_MESSAGE, text_of(accepted)
+    return Table(n, game_id, (alice, bob), challenge.message)
+
+
+def guilds_on(standin: DiscordStandIn, shards: range, per_shard: int) -> list[Guild]:
+    """Add ``per_shard`` guilds on each shard."""
+    return [
+        standin.add_guild(f"server {shard}.{k}", shard=shard, locale="nb")
+        for shard in shards
+        for k in range(per_shard)
+    ]
+
+
+@pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
+async def test_two_processes_with_disjoint_shards_play_in_many_guilds_at_once(
+    standin: DiscordStandIn,
+    processes: Callable[..., ShardProcess],
+    database: ClusterDatabase,
+) -> None:
+    first, second = processes("0-1"), processes("2-3")
+    # Started together: their four identifies take turns through the lock files.
+    await asyncio.gather(first.start(), second.start())
+    tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=3))
+    flips = 5
+
+    async def play(table: Table, turn: random.Random) -> None:
+        for _ in range(flips):
+            player = table.players[turn.randrange(2)]
+            if turn.random() < 0.5:
+                rec = await standin.slash("flip", user=player, channel=table.newest.channel)
+            else:
+                custom_id = next(c for c in buttons(table.newest) if c.startswith("krig:flip:"))
+                rec = await standin.click(table.newest, custom_id, user=player)
+            table.sent.append(rec)
+            table.newest = await table_shown(rec)
+            table.acknowledged = round_shown(table.newest) or 0
+
+    rng = random.Random(11)
+    await asyncio.gather(*(play(table, random.Random(rng.random())) for table in tables))
+
+    games = database.games()
+    assert [games[table.game_id].round for table in tables] == [flips] * len(tables)
+    assert [table.acknowledged for table in tables] == [flips] * len(tables)
+    # Every server's game was played by the process of its shard: the other never had it.
+    for process, shards in ((first, "0-1"), (second, "2-3")):
+        log = process.log()
+        assert f"starting shards {shards} of 4 with the database {database}" in log
+        for shard in process.ids:
+            assert f"shard {shard}: connected" in log
+    assert "commands not synced" in second.log()
+    assert "commands not synced" not in first.log()
+    assert len(standin.syncs) == 1
+
+
+async def table_shown(rec: InteractionRecord, within: float = 30) -> Message:
+    """Return the public message a flip showed its round in (failing on a refusal)."""
+    answer = await rec.response(timeout=within)
+    if answer.type == 6:  # a deferred update: the pressed message is edited
+        await rec.original_edit(timeout=within)
+        shown = rec.original
+    elif answer.deferred:
+        shown = await rec.followup(timeout=within)
+    else:
+        shown = answer.message
+    assert shown is not None
+    assert not shown.ephemeral, f"a flip was refused: {text_of(shown)}"
+    return shown
+
+
+@pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
+async def test_a_killed_process_s_replacement_takes_its_shards_back_and_loses_no_round(
+    standin: DiscordStandIn,
+    processes: Callable[..., ShardProcess],
+    database: ClusterDatabase,
+) -> None:
+    rng = random.Random(20_261_201)
+    first, second = processes("0-1"), processes("2-3")
+    await first.start()
+    await second.start()
+    tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=2))
+    theirs, ours = tables[len(tables) // 2 :], tables[: len(tables) // 2]  # shards 2-3, 0-1
+
+    for kill in range(3):
+        countdown = Countdown(rng.randrange(1, 3 * len(tables)))
+        streams = [
+            asyncio.create_task(flip_stream(standin, table, random.Random(rng.random()), countdown))
+            for table in tables
+            if not table.over
+        ]
+        await asyncio.wait_for(countdown.rung.wait(), timeout=60)
+        await second.kill()
+        for task in streams:
+            task.cancel()
+        for task in streams:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+        games = database.games()
+        for table in tables:
+            settle(table)
+            stored = games[table.game_id]
+            table.over = stored.status == "finished"
+            # Acknowledged: kept. At most one round saved whose answer the kill cut off.
+            assert table.acknowledged <= stored.round <= table.acknowledged + 1, (
+                kill,
+                table.game_id,
+                table.acknowledged,
+                stored.round,
+            )
+        # The other process plays on while its neighbour is down.
+        for table in [each for each in ours if not each.over]:
+            rec = await standin.slash("flip", user=table.players[0], channel=table.newest.channel)
+            table.newest = await table_shown(rec)
+            table.acknowledged = round_shown(table.newest) or database.games()[table.game_id].round
+            table.over = round_shown(table.newest) is None
+
+        await second.start()
+        games = database.games()
+        for table in [each for each in tables if not each.over]:
+            stored_round = games[table.game_id].round
+            custom_id = next(c for c in buttons(table.newest) if c.startswith("krig:flip:"))
+            rec = await standin.click(table.newest, custom_id, user=table.players[1])
+            answer = await rec.response(timeout=30)
+            assert answer.type in (UPDATE_MESSAGE, 6), text_of(answer)
+            if answer.type == 6:
+                await rec.original_edit(timeout=30)
+            expected = stored_round + 1 if stored_round == table.acknowledged else stored_round
+            shown = round_shown(table.newest)
+            if shown is None:
+                table.over = True
+                shown = database.games()[table.game_id].round
+            assert shown == expected, (kill, table.game_id, stored_round, text_of(table.newest))
+            table.acknowledged = shown
+
+    games = database.games()
+    running = [each for each in tables if not each.over]
+    assert [games[each.game_id].round for each in running] == [
+        each.acknowledged for each in running
+    ]
+    assert theirs, "no game on the killed process's shards"
+    assert ours, "no game on the other process's shards"
+    standin.internal_errors[:] = [
+        error for error in standin.internal_errors if "ConnectionResetError" not in error
+    ]
+
+
+@pytest.mark.standin(shard_count=1, identify_interval=IDENTIFY_SECONDS)
+async def test_two_processes_holding_one_shard_save_exactly_the_rounds_they_acknowledge(
+    standin: DiscordStandIn,
+    processes: Callable[..., ShardProcess],
+    database: ClusterDatabase,
+) -> None:
+    # A hand-off: both sessions of shard 0 stay, and the channel's events go to each in turn.
+    standin.gateway.overlapping = True
+    first, second = processes("0"), processes("0")
+    await first.start()
+    await second.start()
+    (table,) = await seat_games(standin, [standin.add_guild("one", locale="nb")])
+    alice, bob = table.players
+    channel = table.newest.channel
+    raced = t("nb", "flip.raced")
+
+    shown: list[int] = []
+    refused = 0
+    for _ in range(8):
+        # Two flips at once, one to each process (the stand-in hands them out in turn).
+        recs = [
+            await standin.slash("flip", user=alice, channel=channel),
+            await standin.slash("flip", user=bob, channel=channel),
+        ]
+        for rec in recs:
+            answer = await rec.response(timeout=30)
+            message = (await rec.followup(timeout=30)) if answer.deferred else answer.message
+            assert message is not None
+            if message.ephemeral:
+                assert text_of(message) == raced  # the loser says what happened, in Norwegian
+                refused += 1
+                continue
+            number = round_shown(message)
+            assert number is not None, text_of(message)
+            shown.append(number)
+            if number == max(shown):  # the answers of a pair may come in either order
+                table.newest = message
+
+    # Each acknowledged round is a different one, and exactly those are saved.
+    assert sorted(shown) == list(range(1, len(shown) + 1))
+    assert database.games()[table.game_id].round == len(shown)
+    assert len(shown) + refused == 16
+    reloads = sum(p.log().count("moved by another process") for p in (first, second))
+    # Each loss of a write was read again and tried once more; only a second loss refuses.
+    assert reloads >= 1, "the two processes never raced for the game"
+    assert refused < reloads, (refused, reloads)
+
+    # Both press the newest table's one button at once: one round is played, not two, and the
+    # table shows it whoever answered last.
+    for _ in range(4):
+        before = database.games()[table.game_id].round
+        custom_id = next(c for c in buttons(table.newest) if c.startswith("krig:flip:"))
+        watcher = standin.watch(channel)
+        presses = [
+            await standin.click(table.newest, custom_id, user=alice),
+            await standin.click(table.newest, custom_id, user=bob),
+        ]
+        for rec in presses:
+            answer = await rec.response(timeout=30)
+            if answer.ephemeral:
+                assert text_of(answer) in {raced, t("nb", "err.stale_button")}, text_of(answer)
+            elif answer.type == UPDATE_MESSAGE:  # the winner's table, or the loser's current one
+                assert round_shown(answer) == before + 1, text_of(answer)
+        if round_shown(table.newest) != before + 1:  # an answer deferred: its edit follows
+            await watcher.next(
+                "edit",
+                predicate=lambda e, wanted=before + 1: (
+                    e.message is table.newest and round_shown(e.revision) == wanted
+                ),
+                timeout=30,
+            )
+        assert database.games()[table.game_id].round == before + 1
+
+
+async def edited(watcher: MessageWatcher, messages: list[Message]) -> None:
+    """Wait until each of ``messages`` has been edited, in whatever order."""
+    waiting = {message.id for message in messages}
+    while waiting:
+        event = await watcher.next("edit", predicate=lambda e: e.message.id in waiting, timeout=20)
+        waiting.discard(event.message.id)
+
+
+@pytest.mark.standin(shard_count=2, identify_interval=IDENTIFY_SECONDS)
+async def test_each_process_restores_and_times_out_only_the_games_of_its_shards(
+    standin: DiscordStandIn,
+    processes: Callable[..., ShardProcess],
+    database: ClusterDatabase,
+) -> None:
+    first, second = processes("0"), processes("1")
+    await first.start()
+    await second.start()
+    challenges: dict[int, list[Message]] = {0: [], 1: []}
+    game_ids: dict[int, list[int]] = {0: [], 1: []}
+    for shard in (0, 1, 0, 1):
+        guild = standin.add_guild(f"server on {shard}", shard=shard, locale="nb")
+        channel = standin.add_channel(guild, "krig")
+        alice, bob = standin.add_user(f"a-{guild.id}"), standin.add_user(f"b-{guild.id}")
+        for user in (alice, bob):
+            standin.add_member(guild, user)
+        started = await standin.slash(
+            "krig start", user=alice, channel=channel, options={"opponent": bob}
+        )
+        message = (await started.response(timeout=20)).message
+        assert message is not None
+        challenges[shard].append(message)
+        game_ids[shard].append(game_id_of(message))
+    await first.kill()
+    await second.kill()
+
+    # Started again with challenges that expire at once: each expires only its own shard's.
+    first = processes("0", KRIG_CHALLENGE_SECONDS="1")
+    watcher = standin.watch()
+    await first.start()
+    await edited(watcher, challenges[0])
+    assert "restored 2 open challenges" in first.log()
+    games = database.games()
+    assert [games[game_id].status for game_id in game_ids[0]] == ["expired", "expired"]
+    # Left to shard 1's process, which is not running.
+    assert [games[game_id].status for game_id in game_ids[1]] == ["challenge", "challenge"]
+
+    second = processes("1", KRIG_CHALLENGE_SECONDS="1")
+    watcher = standin.watch()
+    await second.start()
+    await edited(watcher, challenges[1])
+    assert "restored 2 open challenges" in second.log()
+    assert {game.status for game in database.games().values()} == {"expired"}

@@ -2,7 +2,8 @@
 
 Runs 1, then 2 (``--processes 1,2``) ``python bot.py`` processes, each with its part of the
 shards, against one sharded Discord stand-in on loopback and one database (``--database
-sqlite``, a file in WAL mode; or a PostgreSQL DSN, passed as ``KRIG_DATABASE_URL``). Every
+sqlite``, a file in WAL mode; ``--database postgres``, a PostgreSQL 15 started for the bench with
+fsync on and a new database for each run; or a PostgreSQL DSN of your own). Every
 channel flips as fast as its replies come back; for each process count it prints, as the
 median and range over ``--runs`` runs:
 
@@ -39,6 +40,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bench.bot import collector_paused, cpu_seconds, free_port, ms
 from krigbot.storage import Storage
+from tests.postgres import Cluster, cluster_running
 from tests.standin import BotCrashed, Channel, DiscordStandIn, Guild, User
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,10 +105,13 @@ def split(shards: int, processes: int) -> list[str]:
 
 
 def database_env(database: str, folder: Path) -> dict[str, str]:
-    """Return the settings that point a bot at the database."""
+    """Return the settings that point a bot at the database (a file, or a PostgreSQL URL).
+
+    With PostgreSQL the file's folder still holds the identify turns the processes share.
+    """
     if database == "sqlite":
         return {"KRIG_DB": str(folder / "krig.db")}
-    return {"KRIG_DATABASE_URL": database}
+    return {"KRIG_DB": str(folder / "krig.db"), "KRIG_DATABASE_URL": database}
 
 
 def database_cpu(database: str) -> float | None:
@@ -177,8 +182,9 @@ async def flip(standin: DiscordStandIn, table: Table, turn: int) -> bool:
     return played
 
 
-async def one_run(args: argparse.Namespace, processes: int) -> Run:
+async def one_run(args: argparse.Namespace, processes: int, cluster: Cluster | None) -> Run:
     """Measure one run with ``processes`` bot processes; return its figures."""
+    database = args.database if cluster is None else cluster.create_database()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         async with DiscordStandIn(
@@ -191,7 +197,7 @@ async def one_run(args: argparse.Namespace, processes: int) -> Run:
                 "KRIG_RENDER_PROCESSES": "0",
                 "LOG_LEVEL": "WARNING",
                 "KRIG_AUTOPLAY_SECONDS": str(args.autoplay_seconds),
-                **database_env(args.database, folder),
+                **database_env(database, folder),
             }
             bots = [Process(shards, free_port()) for shards in split(args.shards, processes)]
             try:
@@ -202,8 +208,8 @@ async def one_run(args: argparse.Namespace, processes: int) -> Run:
                     if bot.proc is not None and bot.proc.returncode is None:
                         bot.proc.terminate()
                         await bot.proc.wait()
-            if args.database == "sqlite":
-                run.wrong_rounds = await wrong_rounds(folder / "krig.db", run.tables)
+            stored = folder / "krig.db" if database == "sqlite" else database
+            run.wrong_rounds = await wrong_rounds(stored, run.tables)
             return run
 
 
@@ -293,10 +299,10 @@ async def load(args: argparse.Namespace, standin: DiscordStandIn, bots: list[Pro
     )
 
 
-async def wrong_rounds(path: Path, tables: list[Table]) -> int:
+async def wrong_rounds(database: Path | str, tables: list[Table]) -> int:
     """Return how far the rounds stored are from the rounds answered, over every game."""
     # No flip was in flight at the end: every player awaited each answer.
-    storage = await Storage.open(path)
+    storage = await Storage.open(database)
     try:
         stored = 0
         for game_id in (game_id for table in tables for game_id in table.games):
@@ -332,26 +338,35 @@ async def run(args: argparse.Namespace) -> None:
         f"{args.autoplay} games under autoplay asking for "
         f"{args.autoplay / args.autoplay_seconds / 2:.0f} edits a second in all\n"
     )
-    for processes in counts:
-        runs = [await one_run(args, processes) for _ in range(args.runs)]
-        with heading(f"{processes} bot process{'es' if processes > 1 else ''} ({database})"):
-            print(f"  durable flips/s:        {summary([r.flips_per_second for r in runs], '', 0)}")
-            print(f"  reply median:           {summary([r.median_ms for r in runs], ' ms')}")
-            print(f"  reply p99:              {summary([r.p99_ms for r in runs], ' ms')}")
-            print(f"  bot CPU per flip:       {summary([r.bot_cpu_ms for r in runs], ' ms', 2)}")
-            db = [r.db_cpu_ms for r in runs if r.db_cpu_ms is not None]
-            print(
-                "  database CPU per flip:  "
-                + (summary(db, " ms", 2) if db else "inside the bot processes (SQLite)")
-            )
-            print(f"  commits per flip:       {summary([r.commits_per_flip for r in runs], '', 2)}")
-            print(f"  write conflicts:        {summary([r.conflicts for r in runs], '', 0)}")
-            print(
-                f"  global-limit requests/s: {summary([r.global_per_second for r in runs], '')}"
-                "   (Discord allows 50 for the whole bot)"
-            )
-            wrong = [r.wrong_rounds for r in runs if r.wrong_rounds is not None]
-            print(f"  rounds lost or doubled: {sum(wrong) if wrong else 'not read'}")
+    postgres = cluster_running(durable=True) if args.database == "postgres" else None
+    with postgres or contextlib.nullcontext() as cluster:
+        for processes in counts:
+            await measure(args, processes, database, cluster)
+
+
+async def measure(
+    args: argparse.Namespace, processes: int, database: str, cluster: Cluster | None
+) -> None:
+    """Run ``args.runs`` runs with ``processes`` bot processes and print their figures."""
+    runs = [await one_run(args, processes, cluster) for _ in range(args.runs)]
+    with heading(f"{processes} bot process{'es' if processes > 1 else ''} ({database})"):
+        print(f"  durable flips/s:        {summary([r.flips_per_second for r in runs], '', 0)}")
+        print(f"  reply median:           {summary([r.median_ms for r in runs], ' ms')}")
+        print(f"  reply p99:              {summary([r.p99_ms for r in runs], ' ms')}")
+        print(f"  bot CPU per flip:       {summary([r.bot_cpu_ms for r in runs], ' ms', 2)}")
+        db = [r.db_cpu_ms for r in runs if r.db_cpu_ms is not None]
+        print(
+            "  database CPU per flip:  "
+            + (summary(db, " ms", 2) if db else "inside the bot processes (SQLite)")
+        )
+        print(f"  commits per flip:       {summary([r.commits_per_flip for r in runs], '', 2)}")
+        print(f"  write conflicts:        {summary([r.conflicts for r in runs], '', 0)}")
+        print(
+            f"  global-limit requests/s: {summary([r.global_per_second for r in runs], '')}"
+            "   (Discord allows 50 for the whole bot)"
+        )
+        wrong = [r.wrong_rounds for r in runs if r.wrong_rounds is not None]
+        print(f"  rounds lost or doubled: {sum(wrong) if wrong else 'not read'}")
 
 
 def main() -> None:
@@ -359,7 +374,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", default="1,2", help="process counts to measure, e.g. 1,2,4")
     parser.add_argument(
-        "--database", default="sqlite", help="'sqlite', or a PostgreSQL DSN (postgresql://…)"
+        "--database",
+        default="sqlite",
+        help="'sqlite', 'postgres' (a PostgreSQL 15 started for the bench), or a DSN",
     )
     parser.add_argument("--shards", type=int, default=4, help="the bot's shards (all processes)")
     parser.add_argument("--games", type=int, default=200, help="games (channels) flipping at once")

@@ -57,6 +57,8 @@ SHARD_RECONNECT = "Attempting a reconnect for shard ID %s in %.2fs"
 """The same line from a shard of an ``AutoShardedBot`` (its arguments: the shard, the pause)."""
 IDENTIFY_MARGIN = 0.25
 """Seconds added to each identify's pause: the identify leaves a moment after its turn is taken."""
+LOCK_POLL_SECONDS = 0.05
+"""How often a process waiting for a bucket's lock file (another process holds it) looks again."""
 
 
 class DiscordLogFilter(logging.Filter):
@@ -120,7 +122,11 @@ class IdentifyPacer:
             if self.folder is not None:
                 path = self.folder / f".krig-identify-{bucket}.lock"
                 try:
-                    handle = await asyncio.to_thread(_locked, path)
+                    # Polled, not waited for in a thread: a thread blocked on the lock cannot be
+                    # cancelled, and a stop (SIGTERM) would wait for it, a turn per shard ahead.
+                    # The lock is another process's: no event of this one can say it is free.
+                    while (handle := _try_lock(path)) is None:  # noqa: ASYNC110
+                        await asyncio.sleep(LOCK_POLL_SECONDS)
                 except OSError as exc:
                     # A read-only folder: this process's own shards are still paced.
                     log.warning("cannot take turns through %s (%s); pacing alone", path, exc)
@@ -158,10 +164,17 @@ def _stamp(text: str) -> float | None:
     return stamp if math.isfinite(stamp) else None
 
 
-def _locked(path: Path) -> IO[str]:
-    """Open ``path`` for reading and writing, holding an exclusive lock on it (blocks)."""
+def _try_lock(path: Path) -> IO[str] | None:
+    """Open ``path`` holding an exclusive lock on it; None while another process holds it."""
     handle = path.open("a+", encoding="ascii")
-    fcntl.flock(handle, fcntl.LOCK_EX)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    except BaseException:
+        handle.close()
+        raise
     handle.seek(0)
     return handle
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import re
 import signal
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -333,3 +335,22 @@ async def test_a_bucket_s_turns_are_kept_in_its_lock_file(tmp_path: Path) -> Non
     await second.wait_turn(1)  # another process's pacer: it waits for the first's turn
     assert float((tmp_path / ".krig-identify-1.lock").read_text()) >= taken + 0.05
     assert not (tmp_path / ".krig-identify-0.lock").exists()
+
+
+async def test_a_process_waiting_for_another_s_identify_turn_can_stop_at_once(
+    tmp_path: Path,
+) -> None:
+    held = (tmp_path / ".krig-identify-0.lock").open("a+", encoding="ascii")
+    fcntl.flock(held, fcntl.LOCK_EX)  # another process is taking bucket 0's turn
+    threads = threading.active_count()
+    waiting = asyncio.create_task(IdentifyPacer(tmp_path, interval=0.05).wait_turn(0))
+    for _ in range(3):  # let it start waiting
+        await asyncio.sleep(0)
+    assert not waiting.done()
+
+    waiting.cancel()  # a stop (SIGTERM) cancels every task
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    # Nothing is left blocked on the lock that a stop would have to wait for.
+    assert threading.active_count() == threads
+    held.close()

@@ -344,9 +344,8 @@ async def test_a_process_waiting_for_another_s_identify_turn_can_stop_at_once(
     fcntl.flock(held, fcntl.LOCK_EX)  # another process is taking bucket 0's turn
     threads = threading.active_count()
     waiting = asyncio.create_task(IdentifyPacer(tmp_path, interval=0.05).wait_turn(0))
-    for _ in range(3):  # let it start waiting
-        await asyncio.sleep(0)
-    assert not waiting.done()
+    done, _ = await asyncio.wait({waiting}, timeout=0.2)
+    assert not done  # its turn stays taken while the other holds the lock
 
     waiting.cancel()  # a stop (SIGTERM) cancels every task
     with pytest.raises(asyncio.CancelledError):

@@ -57,6 +57,8 @@ class Run:
     p99_ms: float
     bot_cpu_ms: float
     db_cpu_ms: float | None
+    standin_cpu_ms: float
+    """This process's: the stand-in serving every process, and the players driving it."""
     commits_per_flip: float
     conflicts: float
     global_per_second: float
@@ -271,10 +273,12 @@ async def load(args: argparse.Namespace, standin: DiscordStandIn, bots: list[Pro
         pids = [bot.proc.pid for bot in bots if bot.proc is not None]
         bot_cpu = sum(cpu_seconds(pid) for pid in pids)
         db_cpu = database_cpu(args.database)
+        own_cpu = time.process_time()
         started = time.perf_counter()
         with collector_paused():
             await asyncio.gather(*(player(table) for table in tables))
         elapsed = time.perf_counter() - started
+        own_cpu = time.process_time() - own_cpu
         bot_cpu = sum(cpu_seconds(pid) for pid in pids) - bot_cpu
         db_after = database_cpu(args.database)
         after = [await bot.scrape(http) for bot in bots]
@@ -292,6 +296,7 @@ async def load(args: argparse.Namespace, standin: DiscordStandIn, bots: list[Pro
         db_cpu_ms=None
         if db_cpu is None or db_after is None
         else (db_after - db_cpu) / played * 1000,
+        standin_cpu_ms=own_cpu / max(played, 1) * 1000,
         commits_per_flip=moved("krig_db_commit_seconds_count") / max(played, 1),
         conflicts=moved("krig_db_write_conflicts_total"),
         global_per_second=moved("krig_discord_requests_total:global") / elapsed,
@@ -358,6 +363,11 @@ async def measure(
         print(
             "  database CPU per flip:  "
             + (summary(db, " ms", 2) if db else "inside the bot processes (SQLite)")
+        )
+        print(
+            "  stand-in CPU per flip:  "
+            + summary([r.standin_cpu_ms for r in runs], " ms", 2)
+            + "   (Discord's side and the players, in this process)"
         )
         print(f"  commits per flip:       {summary([r.commits_per_flip for r in runs], '', 2)}")
         print(f"  write conflicts:        {summary([r.conflicts for r in runs], '', 0)}")

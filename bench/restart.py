@@ -186,8 +186,16 @@ def seat(standin: DiscordStandIn, games: int, shards: int) -> list[Table]:
 
 
 async def answered_at(record: Any, started: float, *, played: bool = False) -> float:
-    """Return seconds from the start to the interaction's first response (``played``: a round)."""
+    """Return seconds from the start to the interaction's answer (``played``: the round shown).
+
+    A bot still busy starting defers ("thinking") and sends the round as the follow-up: then
+    the round's arrival counts, not the deferral's.
+    """
     response = await record.response(timeout=60)
+    if played and response.deferred:
+        message = await record.followup(0, timeout=60)
+        assert message.embeds, message.content
+        return time.perf_counter() - started
     assert response.embeds or not played, response.content
     return response.received_at - started  # type: ignore[no-any-return]
 
@@ -212,6 +220,9 @@ async def first_answers(
             for e in standin.gateway_events.items
             if e.kind == "identify" and e.shard[0] == shard
         ][-1:]
+    # Commands live at Discord across restarts; here the stand-in is new, so the first sync
+    # (shard 0's process, before it identifies) must be in before any command can be used.
+    await standin.wait_for_sync(timeout=120)
     first, second = rng.choice(process.tables), rng.choice(process.tables)
     flip = await standin.slash("flip", user=first.alice, channel=first.channel)
     status = await standin.slash("krig status", user=second.bob, channel=second.channel)
@@ -229,6 +240,7 @@ async def run(args: argparse.Namespace) -> None:
         async with DiscordStandIn(
             shard_count=args.shards,
             identify_interval=args.identify_seconds,
+            max_concurrency=args.max_concurrency,
         ) as standin:
             tables = seat(standin, args.games, args.shards)
             begun = time.perf_counter()
@@ -240,7 +252,7 @@ async def run(args: argparse.Namespace) -> None:
                 "DISCORD_TOKEN": "bench-token",
                 "KRIG_DB": str(db),
                 "KRIG_IDENTIFY_SECONDS": str(args.identify_seconds),
-                "LOG_LEVEL": "WARNING",
+                "LOG_LEVEL": "INFO" if args.logs else "WARNING",
             }
             if cluster is None:
                 size = await fill_sqlite(db, rows)
@@ -256,8 +268,9 @@ async def run(args: argparse.Namespace) -> None:
             )
             print(
                 f"{args.processes} bot process{'es' if args.processes > 1 else ''} started; "
-                f"the shards identify one at a time, {args.identify_seconds:g} s apart "
-                "(KRIG_IDENTIFY_SECONDS; Discord's pause is 5 s, max_concurrency 1)"
+                f"max_concurrency {args.max_concurrency}: the shards of each bucket identify "
+                f"one at a time, {args.identify_seconds:g} s apart "
+                "(KRIG_IDENTIFY_SECONDS; Discord's pause is 5 s)"
             )
             if args.shards > 1:
                 # One shard: the bot picks Discord's recommended count itself, as it did before.
@@ -283,7 +296,9 @@ async def run(args: argparse.Namespace) -> None:
                     env=env | {"KRIG_SHARDS": shards} if args.shards > 1 else env,
                     cwd=workdir,
                     stdout=asyncio.subprocess.DEVNULL,
-                    stderr=asyncio.subprocess.DEVNULL,
+                    stderr=(args.logs / f"bot-{shards}.log").open("wb")
+                    if args.logs
+                    else asyncio.subprocess.DEVNULL,
                 )
             watchers = [
                 asyncio.create_task(process.proc.wait())
@@ -378,6 +393,17 @@ def main() -> None:
         default=0.2,
         help="the pause between identifies in one bucket, the stand-in's and the bots' "
         "(KRIG_IDENTIFY_SECONDS; Discord's is 5)",
+    )
+    parser.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=1,
+        help="identify buckets, as GET /gateway/bot says (Discord gives 16 and more to large bots)",
+    )
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        help="a folder for each process's log (bot-SHARDS.log, at INFO), to see where time goes",
     )
     parser.add_argument(
         "--env",

@@ -265,7 +265,7 @@ class KrigBot(commands.AutoShardedBot):
             choice_ttl=timedelta(seconds=settings.choice_seconds),
             seeds=seeds,
             metrics=self.metrics,
-            owns=settings.shards.owns,
+            shards=settings.shards,
         )
         self.matches = MatchKeeper(self.service)
         self.tables = Tables()

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
 from dotenv import dotenv_values
@@ -75,6 +76,10 @@ class Shards:
         if self.ids is None:
             return f"every shard of {of}"
         return f"shards {span_text(self.ids)} of {of}"
+
+
+EVERY_SHARD: Final = Shards()
+"""One process running all of the bot's shards (the default)."""
 
 
 def span_text(ids: tuple[int, ...]) -> str:

@@ -150,7 +150,7 @@ class MatchKeeper:
         """
         recovered: list[tuple[GameRow, GameRow | None]] = []
         for row in await self.storage.unadvanced_match_games():
-            if row.result is None or not self.service.owns(row.guild_id):
+            if row.result is None or not self.service.owns(row.server_id):
                 continue
             try:
                 outcome = outcome_from_dict(row.result)

@@ -48,11 +48,9 @@ class Recovery(Challenges, Choices):
         challenges: list[GameRow] = []
         broken: list[GameRow] = []
         resumed = await self.storage.games_to_resume(
-            variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA
+            variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA, shards=self.shards
         )
         for row in resumed:
-            if not self.owns(row.guild_id):
-                continue
             if row.status == "challenge":
                 challenges.append(row)
                 if row.challenge_message_id is not None:
@@ -78,13 +76,11 @@ class Recovery(Challenges, Choices):
         """
         broken: list[GameRow] = []
         after = 0
-        while rows := await self.storage.active_games_after(after, page):
+        while rows := await self.storage.active_games_after(after, page, shards=self.shards):
             after = rows[-1].id
             for row in rows:
                 await asyncio.sleep(0)  # interactions first: this is a background chore
                 if row.status != "running" or row.channel_id in self._running:
-                    continue
-                if not self.owns(row.guild_id):
                     continue
                 if _readable(row):
                     continue
@@ -101,9 +97,7 @@ class Recovery(Challenges, Choices):
         """Return the games of this process's shards that finished without their end shown."""
         since = self.clock() - SHOW_ENDINGS_FOR
         found: list[tuple[GameRow, Variant]] = []
-        for row in await self.storage.finished_unshown(ENDING, since=since):
-            if not self.owns(row.guild_id):
-                continue
+        for row in await self.storage.finished_unshown(ENDING, since=since, shards=self.shards):
             try:
                 game = load_game(row.state or {})
             except Exception:

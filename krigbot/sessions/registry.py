@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+from krigbot.config import EVERY_SHARD, Shards
 from krigbot.engine import EngineError, Variant, load_game
 from krigbot.engine.game import outcome_to_dict
 from krigbot.logs import about, context
@@ -32,11 +33,6 @@ T = TypeVar("T")
 
 Seeds = Callable[[], int]
 """Where new deals come from: each call returns the seed of the next one."""
-
-
-def everywhere(guild_id: int | None) -> bool:
-    """Own every server's games (one process runs all the shards)."""
-    return True
 
 
 class LostWrite(Refusal):
@@ -79,12 +75,13 @@ class Registry:
         clock: Callable[[], datetime],
         seeds: Seeds = random_seed,
         metrics: Metrics | None = None,
-        owns: Callable[[int | None], bool] = everywhere,
+        shards: Shards = EVERY_SHARD,
     ) -> None:
         self.storage = storage
         self.clock = clock
-        self.owns = owns
-        """Tell whether this process runs a server's shard: it restores and times out only those."""
+        self.shards = shards
+        """The shards this process runs: it restores and times out only their servers' games."""
+        self.owns = shards.owns
         self.seeds = seeds
         """The seed of each new deal (a test injects its own, as it does the clock)."""
         self.metrics = metrics

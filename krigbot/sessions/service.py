@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from krigbot.config import EVERY_SHARD, Shards
 from krigbot.monitoring import Metrics
 from krigbot.sessions.handsfree import HandsFree
 from krigbot.sessions.recovery import Recovery
-from krigbot.sessions.registry import Seeds, everywhere, random_seed
+from krigbot.sessions.registry import Seeds, random_seed
 from krigbot.sessions.results import utcnow
 from krigbot.storage import Storage
 
@@ -26,9 +27,9 @@ class GameService(Recovery, HandsFree):
         clock: Callable[[], datetime] = utcnow,
         seeds: Seeds = random_seed,
         metrics: Metrics | None = None,
-        owns: Callable[[int | None], bool] = everywhere,
+        shards: Shards = EVERY_SHARD,
     ) -> None:
-        super().__init__(storage, clock=clock, seeds=seeds, metrics=metrics, owns=owns)
+        super().__init__(storage, clock=clock, seeds=seeds, metrics=metrics, shards=shards)
         self.idle_after = idle_after
         self.challenge_ttl = challenge_ttl
         self.choice_ttl = choice_ttl

@@ -27,6 +27,7 @@ from krigbot.storage.models import (
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from krigbot.config import Shards
     from krigbot.storage.base import Connection, Dialect
 
 _SELECT_GAME: Final = f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?"
@@ -44,19 +45,33 @@ SELECT {GAME_COLUMNS} FROM games WHERE status IN ('challenge', 'running') ORDER 
 def _select_to_resume(d: Dialect) -> str:
     return f"""
 SELECT {GAME_COLUMNS} FROM games
-WHERE status = 'challenge'
-   OR (status = 'running'
-       AND (variant IN ({d.json_values()})
-            OR EXISTS (SELECT 1 FROM {d.json_keys("games.extra", "k")}
-                       WHERE k.key IN ({d.json_values()}))))
-ORDER BY id
+WHERE (status = 'challenge'
+       OR (status = 'running'
+           AND (variant IN ({d.json_values()})
+                OR EXISTS (SELECT 1 FROM {d.json_keys("games.extra", "k")}
+                           WHERE k.key IN ({d.json_values()})))))
 """
 
 
 _SELECT_ACTIVE_PAGE: Final = f"""
-SELECT {GAME_COLUMNS} FROM games
-WHERE status IN ('challenge', 'running') AND id > ? ORDER BY id LIMIT ?
+SELECT {GAME_COLUMNS} FROM games WHERE status IN ('challenge', 'running') AND id > ?
 """
+
+
+def on_shards(shards: Shards | None) -> tuple[str, tuple[int, ...]]:
+    """Return the condition (``AND ...``) and parameters that keep the games of ``shards``.
+
+    A process reads only its own servers' games at start: with 16 shards in 4 processes, each
+    reads a quarter of the table instead of all of it. A chat's game (``guild_id`` is the
+    channel's, :attr:`GameRow.server_id`) is shard 0's, as Discord sends shard 0 what has no
+    server.
+    """
+    if shards is None or shards.ids is None or shards.count is None:
+        return "", ()
+    marks = ", ".join("?" * len(shards.ids))
+    shard = "CASE WHEN guild_id = channel_id THEN 0 ELSE (guild_id >> 22) % ? END"
+    return f" AND {shard} IN ({marks})", (shards.count, *shards.ids)
+
 
 # A second active game in the channel is refused by the partial unique index; DO NOTHING
 # instead of an error, so the transaction goes on (PostgreSQL aborts it on an error).
@@ -479,20 +494,36 @@ class GameStore(StorageBase):
         return [game_from_row(row) for row in rows]
 
     async def games_to_resume(
-        self, *, variants: Iterable[str] = (), extra_keys: Iterable[str] = ()
+        self,
+        *,
+        variants: Iterable[str] = (),
+        extra_keys: Iterable[str] = (),
+        shards: Shards | None = None,
     ) -> list[GameRow]:
         """Return open challenges and the running games with timers to start after a restart.
 
         A running game counts if it is of one of ``variants`` or has one of ``extra_keys`` in
-        its extra; the others are not read (their saved states are most of the database).
+        its extra; the others are not read (their saved states are most of the database). With
+        ``shards``, only the games of servers on those shards.
         """
-        params = (encode_json(list(variants)), encode_json(list(extra_keys)))
-        rows = await self._fetchall(_select_to_resume(self.dialect), params)
+        where, on = on_shards(shards)
+        rows = await self._fetchall(
+            f"{_select_to_resume(self.dialect)}{where} ORDER BY id",
+            (encode_json(list(variants)), encode_json(list(extra_keys)), *on),
+        )
         return [game_from_row(row) for row in rows]
 
-    async def active_games_after(self, after: int, limit: int) -> list[GameRow]:
-        """Return a page of active games: up to ``limit`` with ids above ``after``, by id."""
-        rows = await self._fetchall(_SELECT_ACTIVE_PAGE, (after, limit))
+    async def active_games_after(
+        self, after: int, limit: int, *, shards: Shards | None = None
+    ) -> list[GameRow]:
+        """Return a page of active games: up to ``limit`` with ids above ``after``, by id.
+
+        With ``shards``, only the games of servers on those shards.
+        """
+        where, on = on_shards(shards)
+        rows = await self._fetchall(
+            f"{_SELECT_ACTIVE_PAGE}{where} ORDER BY id LIMIT ?", (after, *on, limit)
+        )
         return [game_from_row(row) for row in rows]
 
     async def stale_games(
@@ -512,11 +543,17 @@ class GameStore(StorageBase):
         )
         return [game_from_row(row) for row in rows]
 
-    async def finished_unshown(self, key: str, *, since: datetime) -> list[GameRow]:
-        """Return the games finished since ``since`` whose extra has ``key`` set, oldest first."""
+    async def finished_unshown(
+        self, key: str, *, since: datetime, shards: Shards | None = None
+    ) -> list[GameRow]:
+        """Return the games finished since ``since`` whose extra has ``key`` set, oldest first.
+
+        With ``shards``, only the games of servers on those shards.
+        """
+        where, on = on_shards(shards)
         rows = await self._fetchall(
-            _finished_unshown(self.dialect),
-            (encode_time(since), key),
+            f"{_finished_unshown(self.dialect)}{where} ORDER BY id",
+            (encode_time(since), key, *on),
         )
         return [game_from_row(row) for row in rows]
 
@@ -535,7 +572,7 @@ def _finished_unshown(d: Dialect) -> str:
     return (
         f"SELECT {GAME_COLUMNS} FROM games {d.indexed_by('games_status_activity')} "
         "WHERE status = 'finished' AND last_activity_at >= ? "
-        f"AND {d.json_key_set('extra')} ORDER BY id"
+        f"AND {d.json_key_set('extra')}"
     )
 
 

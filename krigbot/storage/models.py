@@ -65,6 +65,14 @@ class GameRow:
         """Tell whether the game still occupies its channel."""
         return self.status in ACTIVE_STATUSES
 
+    @property
+    def server_id(self) -> int | None:
+        """Return the server the game is played in; None in a chat (a DM or a group DM).
+
+        A chat's games belong to the chat: their ``guild_id`` is the channel's id.
+        """
+        return None if self.guild_id == self.channel_id else self.guild_id
+
 
 @dataclass(frozen=True, slots=True)
 class PlayerResult:

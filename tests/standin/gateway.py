@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 import time
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from aiohttp import WSMsgType, web
 
+from tests.standin import wire
 from tests.standin.events import EventLog
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class Connection:
         # Always TEXT frames: discord.py only runs its zlib/zstd decompressor on BINARY frames,
         # so uncompressed text is valid even though it asks for compress=zlib-stream.
         async with self.send_lock:
-            await self.ws.send_str(json.dumps(payload))
+            await self.ws.send_str(wire.dumps(payload))
 
 
 @dataclass(eq=False)
@@ -113,7 +113,7 @@ class Session:
     def dispatch(self, event: str, data: Any) -> int:
         """Queue a DISPATCH; the connection's writer sends queued frames in sequence order."""
         self.seq += 1
-        self.frames[self.seq] = json.dumps({"op": DISPATCH, "t": event, "s": self.seq, "d": data})
+        self.frames[self.seq] = wire.dumps({"op": DISPATCH, "t": event, "s": self.seq, "d": data})
         self.frames.pop(self.seq - REPLAY_BUFFER, None)
         self.wakeup.set()
         return self.seq
@@ -226,7 +226,7 @@ class Gateway:
             )
             async for msg in ws:
                 if msg.type is WSMsgType.TEXT:
-                    await self._on_frame(conn, json.loads(msg.data))
+                    await self._on_frame(conn, wire.loads(msg.data))
                 elif msg.type is WSMsgType.ERROR:
                     break
         except ConnectionResetError:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import json
 import logging
 import math
 import re
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 
+from tests.standin import wire
 from tests.standin.messages import FormErrors
 from tests.standin.records import Fault, RequestRecord
 
@@ -46,7 +46,7 @@ def json_response(
     # Exactly "application/json": discord.py compares the header verbatim and treats
     # "application/json; charset=utf-8" (aiohttp's default for json_response) as text.
     return web.Response(
-        body=json.dumps(data).encode(),
+        body=wire.dump_bytes(data),
         status=status,
         headers={"Content-Type": "application/json", **(headers or {})},
     )
@@ -149,7 +149,7 @@ async def read_payload(request: web.Request) -> tuple[dict[str, Any], list[Uploa
         payload: dict[str, Any] = {}
         raw = form.get("payload_json")
         if isinstance(raw, str):
-            payload = json.loads(raw)
+            payload = wire.loads(raw)
         for key, value in form.items():
             match = re.fullmatch(r"files\[(\d+)\]", key)
             if match and isinstance(value, web.FileField):
@@ -162,7 +162,7 @@ async def read_payload(request: web.Request) -> tuple[dict[str, Any], list[Uploa
                     )
                 )
     elif request.can_read_body:
-        payload = await request.json()
+        payload = wire.loads(await request.read())
     else:
         payload = {}
     request[RECORD_KEY].json = payload

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from krigbot.storage import ChannelBusyError, PlayerResult, RoundConflictError, Storage
+from krigbot.config import Shards
+from krigbot.storage import ChannelBusyError, GameRow, PlayerResult, RoundConflictError, Storage
 from tests.storage import T0, at, committed, new_game, running_game
 
 
@@ -414,3 +415,41 @@ async def test_start_game_merges_the_deal_s_extra_into_the_game_s_in_the_same_wr
     unchanged = await storage.start_game(plain.id, state={}, now=at(1))
     assert unchanged is not None
     assert unchanged.extra == {"lang": "da"}
+
+
+async def test_a_process_reads_at_start_only_the_games_of_its_own_shards(storage: Storage) -> None:
+    # Servers 0-7 on shards 0-3 of 4 (the shard is (id >> 22) % 4), one of them with an id near
+    # Discord's largest, and a DM: a chat's games are the chat's own (guild_id is the
+    # channel's), and shard 0's, whatever the shard formula makes of the channel's id (1 here).
+    servers = [n << 22 for n in range(7)] + [(2**40 + 7) << 22]
+    games = [
+        await running_game(storage, guild_id=guild, channel_id=10 + n)
+        for n, guild in enumerate(servers)
+    ]
+    dm = await running_game(storage, guild_id=(5 << 22) + 1, channel_id=(5 << 22) + 1)
+    challenges = [
+        await new_game(storage, guild_id=guild, channel_id=200 + n)
+        for n, guild in enumerate(servers)
+    ]
+    odd, even = Shards(4, (1, 3)), Shards(4, (0, 2))
+
+    def ids(rows: list[GameRow]) -> list[int]:
+        return [row.id for row in rows]
+
+    assert ids(await storage.active_games_after(0, 100, shards=odd)) == [
+        *(games[n].id for n in (1, 3, 5, 7)),
+        *(challenges[n].id for n in (1, 3, 5, 7)),
+    ]
+    # Paged by id as before: a page holds only the process's games.
+    assert ids(await storage.active_games_after(0, 2, shards=odd)) == [games[1].id, games[3].id]
+    assert ids(await storage.active_games_after(games[3].id, 2, shards=odd)) == [
+        games[5].id,
+        games[7].id,
+    ]
+    assert dm.id in ids(await storage.active_games_after(0, 100, shards=even))
+    assert ids(await storage.games_to_resume(shards=Shards(4, (0,)))) == [
+        challenges[0].id,
+        challenges[4].id,
+    ]
+    # One process of all the shards reads every game.
+    assert len(await storage.active_games_after(0, 100)) == len(games) + 1 + len(challenges)

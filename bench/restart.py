@@ -41,6 +41,7 @@ from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type hints
 
+from bench.bot import cluster_cpu_seconds, cpu_seconds
 from bench.cluster import split
 from krigbot.engine import Game, Rules
 from krigbot.storage import Storage
@@ -91,6 +92,8 @@ class Process:
     ready: float | None = None
     flip: float | None = None
     status: float | None = None
+    cpu: tuple[float, float] = (0.0, 0.0)
+    """CPU seconds until the first /flip was answered: the bot's and its picture workers'."""
     tables: list[Table] = field(default_factory=list)
 
 
@@ -227,6 +230,9 @@ async def first_answers(
     flip = await standin.slash("flip", user=first.alice, channel=first.channel)
     status = await standin.slash("krig status", user=second.bob, channel=second.channel)
     process.flip = await answered_at(flip, started, played=True)
+    if process.proc is not None:
+        bot = cpu_seconds(process.proc.pid)
+        process.cpu = (bot, cluster_cpu_seconds(process.proc.pid) - bot)
     process.status = await answered_at(status, started)
 
 
@@ -315,9 +321,8 @@ async def run(args: argparse.Namespace) -> None:
                 cold = []
                 for table in rng.sample(tables, min(200, args.games)):
                     record = await standin.slash("flip", user=table.alice, channel=table.channel)
-                    response = await record.response(timeout=30)
-                    assert response.embeds, response.content
-                    cold.append(response.latency)
+                    dispatched = record.dispatched_at
+                    cold.append(await answered_at(record, dispatched, played=True))
             except BotCrashed as exc:
                 raise SystemExit(f"a bot process did not start: {exc}") from None
             finally:
@@ -362,6 +367,13 @@ def report(processes: list[Process], cold: list[float], args: argparse.Namespace
         print(
             f"  {shards:<8} {games:>6}  {identified[0]:>12.2f}  {identified[1]:>13.2f}"
             f"  {answered[0]:>9.2f}  {answered[1]:>9.2f}  {answered[2]:>16.2f}"
+        )
+    print("CPU seconds until the 1st /flip was answered (on 2 cores, half their sum is a floor):")
+    for process in processes:
+        bot, workers = process.cpu
+        print(
+            f"  {process.shards[0]}-{process.shards[-1]:<6} bot {bot:.2f}, "
+            f"picture worker {workers:.2f}"
         )
     target = 3 if args.processes > 1 else 2
     print(f"  (target: every process ready and answering its first /flip within {target} s)")

@@ -19,6 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Final
 
 from PIL import Image, ImageDraw, ImageFilter
@@ -592,9 +593,14 @@ def _palette_probe() -> list[tuple[Round, bool]]:
     ]
 
 
-@lru_cache(maxsize=1)
-def _palette() -> Image.Image:
-    """Return one 256-colour palette for every table picture.
+PALETTE_FILE: Final = Path(__file__).with_name("palette.rgb")
+"""The palette :func:`probe_palette` builds, stored: building it takes a third of a second,
+which every new process (every picture worker) would pay before its first picture. A test
+checks that it is still what the code builds (``python -m krigbot.render.table`` writes it)."""
+
+
+def probe_palette() -> bytes:
+    """Build one 256-colour palette (RGB triples) for every table picture.
 
     Mapping onto a fixed palette takes a millisecond where building one per picture takes six.
     A third of it goes to the felt alone, so that its gradient shows no rings; the rest comes
@@ -607,9 +613,15 @@ def _palette() -> Image.Image:
         probe.paste(_draw(played, names, "en", 52, teams, _smooth_felt()), (0, i * HEIGHT))
     felt = _smooth_felt().quantize(FELT_COLOURS, method=Image.Quantize.FASTOCTREE)
     rest = probe.quantize(256 - FELT_COLOURS, method=Image.Quantize.FASTOCTREE)
-    palette = Image.new("P", (1, 1))
     felt_colours = (felt.getpalette() or [])[: 3 * FELT_COLOURS]
-    palette.putpalette(felt_colours + (rest.getpalette() or [])[: 768 - len(felt_colours)])
+    return bytes(felt_colours + (rest.getpalette() or [])[: 768 - len(felt_colours)])
+
+
+@lru_cache(maxsize=1)
+def _palette() -> Image.Image:
+    """Return the palette of every table picture, as an image to map pictures onto."""
+    palette = Image.new("P", (1, 1))
+    palette.putpalette(PALETTE_FILE.read_bytes())
     return palette
 
 
@@ -641,3 +653,8 @@ def render_round(
 ) -> bytes:
     """Return a PNG (800 × 450) of the table after a round; ``names`` raw, in seat order."""
     return _encode(_draw(played, names, lang, total_cards, teams, _felt()))
+
+
+if __name__ == "__main__":
+    PALETTE_FILE.write_bytes(probe_palette())
+    print(f"wrote {PALETTE_FILE}")

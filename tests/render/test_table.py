@@ -12,10 +12,12 @@ from krigbot.render.samples import find_round
 from krigbot.render.table import (
     HEADER,
     HEIGHT,
+    PALETTE_FILE,
     UPSET,
     WIDTH,
     Layout,
     layout_round,
+    probe_palette,
     render_round,
 )
 from tests.render import pixels
@@ -190,3 +192,11 @@ def test_a_2_that_takes_an_ace_gets_a_pill_in_the_header() -> None:
 
     assert upset_pixels(upset) > 2000
     assert upset_pixels(usual) == 0
+
+
+def test_the_stored_palette_is_the_one_the_probe_rounds_build() -> None:
+    # A change of any colour (cards, seats, felt, glow) changes the palette the code builds;
+    # pictures mapped onto the stored one would lose that colour.
+    assert PALETTE_FILE.read_bytes() == probe_palette(), (
+        "the table colours changed: run python -m krigbot.render.table to store the new palette"
+    )

@@ -288,10 +288,17 @@ class PostgresStorage(Storage):
                     "FROM identify_turns WHERE bucket = ?",
                     (bucket,),
                 )
-                # A last turn ahead of the clock (the database's clock set back) waits one pause.
-                wait = pause - max(float(rows[0][0]), 0.0) if rows else 0.0
-                if wait > 0:
-                    return wait
+                since = float(rows[0][0]) if rows else pause
+                if since < 0:
+                    # A last turn ahead of the clock (the database's clock set back): counted
+                    # from now, so the bucket waits one pause, not until then.
+                    await connection.run(
+                        "UPDATE identify_turns SET last_at = clock_timestamp() WHERE bucket = ?",
+                        (bucket,),
+                    )
+                    return pause
+                if since < pause:
+                    return pause - since
                 await connection.run(
                     "INSERT INTO identify_turns (bucket, last_at) VALUES (?, clock_timestamp()) "
                     "ON CONFLICT (bucket) DO UPDATE SET last_at = EXCLUDED.last_at",

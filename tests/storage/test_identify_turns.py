@@ -17,6 +17,7 @@ import pytest
 from krigbot.storage import Storage
 from krigbot.storage.postgres import IDENTIFY_LOCKS
 from tests.postgres import Cluster
+from tests.storage.test_migrate_to import a_played_database, migrate_to
 
 PAUSE = 0.4
 """A bucket's pause between identifies (Discord's is 5 s)."""
@@ -153,3 +154,17 @@ async def test_a_last_turn_ahead_of_the_database_s_clock_waits_one_pause_not_unt
 async def test_sqlite_keeps_no_turns_and_says_so_at_once(tmp_path: Path) -> None:
     async with await Storage.open(tmp_path / "krig.db") as storage:
         assert await storage.take_identify_turn(0, LONG) is False
+
+
+async def test_a_database_a_bot_has_only_connected_through_takes_a_copy_of_sqlite(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    # The bot was started on the new database once (it took a turn, played nothing), then
+    # stopped for the move: its turns are no games, and the copy goes ahead.
+    async with await Storage.open(pg_dsn) as pg:
+        assert await pg.take_identify_turn(0, PAUSE)
+    source = tmp_path / "krig.db"
+    await a_played_database(source)
+    status, out, err = await migrate_to(pg_dsn, source)
+    assert (status, err) == (0, "")
+    assert "all 3 games are the same there" in out

@@ -259,7 +259,7 @@ class PostgresStorage(Storage):
 
         A turn comes ``pause`` seconds after the bucket's last one, by the database's clock: the
         machines' own clocks play no part. Nothing is held while waiting (no connection, no
-        lock), so a stop ends the wait at once and a process that dies leaves no turn taken.
+        lock), so a stop ends the wait at once and a process that dies waiting holds no one up.
         """
         while True:
             try:

@@ -101,16 +101,20 @@ def quiet_discord_logs() -> None:
 class IdentifyPacer:
     """Space the identifies of one ``max_concurrency`` bucket by Discord's pause, across processes.
 
-    discord.py spaces them only inside one process. Here each bucket's turn is a lock file in
-    ``folder`` holding the time of its last identify: processes on one machine that share the
-    folder (the database's) wait for each other. Without a folder, only this process's shards
-    are paced. Processes on other machines are not seen: start them one after the other
-    (docs/self-hosting.md, "Shards and many processes").
+    discord.py spaces them only inside one process. On PostgreSQL the turns are the database's
+    (``Storage.take_identify_turn``): processes on any number of machines that share it take
+    turns. On SQLite, or while the database is out of reach, each bucket's turn is a lock file
+    in ``folder`` holding the time of its last identify: processes on one machine that share
+    the folder (the database's) wait for each other. Without a folder, only this process's
+    shards are paced.
     """
 
-    def __init__(self, folder: Path | None, interval: float) -> None:
+    def __init__(
+        self, folder: Path | None, interval: float, storage: Storage | None = None
+    ) -> None:
         self.folder = folder
         self.interval = interval
+        self.storage = storage
         self._locks: dict[int, asyncio.Lock] = {}
         self._last: dict[int, float] = {}
 
@@ -118,31 +122,50 @@ class IdentifyPacer:
         """Return when a shard of ``bucket`` may identify, and take that turn."""
         lock = self._locks.setdefault(bucket, asyncio.Lock())
         async with lock:
-            handle = None
-            if self.folder is not None:
-                path = self.folder / f".krig-identify-{bucket}.lock"
-                try:
-                    # Polled, not waited for in a thread: a thread blocked on the lock cannot be
-                    # cancelled, and a stop (SIGTERM) would wait for it, a turn per shard ahead.
-                    # The lock is another process's: no event of this one can say it is free.
-                    while (handle := _try_lock(path)) is None:  # noqa: ASYNC110
-                        await asyncio.sleep(LOCK_POLL_SECONDS)
-                except OSError as exc:
-                    # A read-only folder: this process's own shards are still paced.
-                    log.warning("cannot take turns through %s (%s); pacing alone", path, exc)
-                    self.folder = None
-            if handle is None:
-                await self._pause_after(self._last.get(bucket))
-                self._last[bucket] = time.time()
-                return
+            if not await self._database_turn(bucket):
+                await self._local_turn(bucket)
+            self._last[bucket] = time.time()
+
+    async def _database_turn(self, bucket: int) -> bool:
+        """Take the turn through the database; False where it keeps none, or is out of reach."""
+        if self.storage is None:
+            return False
+        try:
+            return await self.storage.take_identify_turn(bucket, self.interval + IDENTIFY_MARGIN)
+        except StorageError as exc:
+            # Tried again at the next identify: the turns go back to the database once it answers.
+            log.warning("cannot take identify turns through the database (%s); pacing here", exc)
+            return False
+
+    async def _local_turn(self, bucket: int) -> None:
+        """Take the turn through the bucket's lock file, or within this process alone."""
+        handle = None
+        if self.folder is not None:
+            path = self.folder / f".krig-identify-{bucket}.lock"
             try:
-                await self._pause_after(_stamp(handle.read()))
-                handle.seek(0)
-                handle.truncate()
-                handle.write(repr(time.time()))
-                handle.flush()
-            finally:
-                handle.close()  # and with it the lock
+                # Polled, not waited for in a thread: a thread blocked on the lock cannot be
+                # cancelled, and a stop (SIGTERM) would wait for it, a turn per shard ahead.
+                # The lock is another process's: no event of this one can say it is free.
+                while (handle := _try_lock(path)) is None:  # noqa: ASYNC110
+                    await asyncio.sleep(LOCK_POLL_SECONDS)
+            except OSError as exc:
+                # A read-only folder: this process's own shards are still paced.
+                log.warning("cannot take turns through %s (%s); pacing alone", path, exc)
+                self.folder = None
+        own = self._last.get(bucket)
+        if handle is None:
+            await self._pause_after(own)
+            return
+        try:
+            # After this process's own last turn too: it may have been the database's.
+            stamps = [t for t in (_stamp(handle.read()), own) if t is not None]
+            await self._pause_after(max(stamps, default=None))
+            handle.seek(0)
+            handle.truncate()
+            handle.write(repr(time.time()))
+            handle.flush()
+        finally:
+            handle.close()  # and with it the lock
 
     async def _pause_after(self, last: float | None) -> None:
         if last is None:
@@ -251,8 +274,10 @@ class KrigBot(commands.AutoShardedBot):
         self.identifies = IdentifyPacer(
             None if str(settings.db_path) == MEMORY else settings.db_path.parent,
             settings.identify_seconds,
+            storage,
         )
-        """Whose turn it is to identify, shared with this machine's other processes of the bot."""
+        """Whose turn it is to identify, shared with the bot's other processes on the database
+        (PostgreSQL) or on this machine (SQLite)."""
         self._max_concurrency: int | None = None
         self.storage = storage
         storage.on_write = self._observe_write

@@ -65,6 +65,14 @@ class Storage(GameStore, StatsStore, SettingsStore, MatchStore, RecordStore):
     async def probe(self) -> str | None:
         """Return None if the database would take a write now, or one line saying why not."""
 
+    async def take_identify_turn(self, bucket: int, pause: float) -> bool:
+        """Wait for ``bucket``'s turn to identify among all processes on the database; take it.
+
+        True once taken; False, at once, where the database keeps no turns: SQLite's processes
+        share one machine, and take their turns through lock files (``bot.IdentifyPacer``).
+        """
+        return False
+
     @abstractmethod
     async def close(self) -> None:
         """Close the database; waits for the operation in progress. Safe to call twice."""

@@ -34,7 +34,11 @@ TABLES: Final = (
     "matches",
     "match_results",
 )
-"""Every table, parents before the tables that refer to them."""
+"""Every table of games and settings, parents before the tables that refer to them.
+
+PostgreSQL's ``identify_turns`` is not among them: SQLite has none, and it holds only when the
+bot last connected (the new database's first turn then waits for nothing).
+"""
 PAGE: Final = 1000
 """Games read, copied and compared at a time (their saved states are most of the database)."""
 

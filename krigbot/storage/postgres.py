@@ -4,7 +4,8 @@ Many bot processes may share one PostgreSQL database. What keeps them apart is i
 itself, as in SQLite: every change to a game checks in its ``WHERE`` clause that the game is
 still as its writer read it (the round, the status, the accepted players), and PostgreSQL
 re-checks that clause once a concurrent writer of the row has committed. The one-active-game-
-per-channel index decides between two challenges. Migrations run under an advisory lock.
+per-channel index decides between two challenges. Migrations run under an advisory lock, and
+so does each look at a start bucket's identify turn (``take_identify_turn``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ CONNECT_SECONDS: Final = 10.0
 PROBE_SECONDS: Final = 1.0
 MIGRATION_LOCK: Final = 0x6B726967_6D696772  # "krigmigr": one advisory lock key for migrating
 VERSION_TABLE: Final = "krig_schema_version"
+IDENTIFY_LOCKS: Final = 0x6B726967  # "krig": the advisory locks (this, bucket) of identify turns
+TURN_SECONDS: Final = 5.0
+"""Longest one look at a bucket's turn may take before the database counts as out of reach."""
 _ERRORS: Final = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
 
 
@@ -249,6 +253,58 @@ class PostgresStorage(Storage):
         if row is None or not row[0]:
             return f"the database {self._path} does not take writes: it is read-only"
         return None
+
+    async def take_identify_turn(self, bucket: int, pause: float) -> bool:
+        """Wait for ``bucket``'s turn to identify among all processes on the database; take it.
+
+        A turn comes ``pause`` seconds after the bucket's last one, by the database's clock: the
+        machines' own clocks play no part. Nothing is held while waiting (no connection, no
+        lock), so a stop ends the wait at once and a process that dies waiting holds no one up.
+        """
+        while True:
+            try:
+                async with asyncio.timeout(TURN_SECONDS):
+                    wait = await self._identify_turn(bucket, pause)
+            except TimeoutError as exc:
+                raise StorageError(
+                    f"the database {self._path} gave no identify turn in {TURN_SECONDS:g} s"
+                ) from exc
+            if wait <= 0:
+                return True
+            # Pacing, not waiting for something: the turn is another process's until then, and
+            # whoever looks first after it takes it (under the lock).
+            await asyncio.sleep(wait)
+
+    async def _identify_turn(self, bucket: int, pause: float) -> float:
+        """Take the bucket's turn if it has come (0.0), or return the seconds until it comes."""
+        async with self._session() as connection:
+            assert isinstance(connection, PostgresConnection)
+            # Not _transaction(): a turn is no write of the bot's, for on_write to count.
+            async with connection.conn.transaction():
+                # Held until the commit: the one look at the bucket and its one write.
+                await connection.run("SELECT pg_advisory_xact_lock(?, ?)", (IDENTIFY_LOCKS, bucket))
+                rows = await connection.fetch(
+                    "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp() - last_at) AS FLOAT8) "
+                    "FROM identify_turns WHERE bucket = ?",
+                    (bucket,),
+                )
+                since = float(rows[0][0]) if rows else pause
+                if since < 0:
+                    # A last turn ahead of the clock (the database's clock set back): counted
+                    # from now, so the bucket waits one pause, not until then.
+                    await connection.run(
+                        "UPDATE identify_turns SET last_at = clock_timestamp() WHERE bucket = ?",
+                        (bucket,),
+                    )
+                    return pause
+                if since < pause:
+                    return pause - since
+                await connection.run(
+                    "INSERT INTO identify_turns (bucket, last_at) VALUES (?, clock_timestamp()) "
+                    "ON CONFLICT (bucket) DO UPDATE SET last_at = EXCLUDED.last_at",
+                    (bucket,),
+                )
+        return 0.0
 
     async def close(self) -> None:
         """Close the pool, waiting for the statements in progress. Safe to call twice."""

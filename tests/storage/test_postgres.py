@@ -45,6 +45,7 @@ async def test_two_storages_opening_a_new_database_at_once_migrate_it_once(
         assert tables(postgres, url) == [
             "games",
             "guild_settings",
+            "identify_turns",
             VERSION_TABLE,
             "krigbot_results",
             "match_results",

@@ -1,0 +1,4 @@
+-- Identify turns (issue 11): nothing to store in SQLite. PostgreSQL keeps each start bucket's
+-- last identify in a table, for processes on many machines; SQLite's processes share one
+-- machine, and take their turns through lock files beside the database (bot.py, IdentifyPacer).
+-- The number is kept so that both dialects' migrations stay the same list.

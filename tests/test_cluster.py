@@ -44,7 +44,7 @@ class ClusterDatabase:
 
     kind: str
     path: Path
-    """The SQLite file; with PostgreSQL, its folder still holds the identify turns' lock files."""
+    """The SQLite file; with PostgreSQL, the folder the processes run in (KRIG_DB's)."""
     postgres: Cluster | None = None
     url: str = ""
 
@@ -238,7 +238,8 @@ async def test_two_processes_with_disjoint_shards_play_in_many_guilds_at_once(
     database: ClusterDatabase,
 ) -> None:
     first, second = processes("0-1"), processes("2-3")
-    # Started together: their four identifies take turns through the lock files.
+    # Started together: their four identifies take turns (through the database on PostgreSQL,
+    # through lock files beside the SQLite file).
     await asyncio.gather(first.start(), second.start())
     tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=3))
     flips = 5

@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
-from krigbot.engine import Round, Variant, variants_with_choices
+from krigbot.engine import Round, Variant, load_game, variants_with_choices
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.policy import Move, choose, make
 from krigbot.sessions.authority import authorize
@@ -22,6 +23,15 @@ RESUMED_VARIANTS = variants_with_choices()
 def _open_choice(game: Variant, seat: int) -> LookChoice | TopChoice | None:
     """Return the choice a seat has to make now, if any."""
     return next((choice for choice in game.pending() if choice.seat == seat), None)
+
+
+def _saved_form(state: dict[str, Any]) -> dict[str, Any] | None:
+    """Return a saved state as the engine writes it today; None if it cannot be read."""
+    try:
+        return load_game(state).to_dict()
+    except Exception:
+        # Reading the game again ends it and says why (Registry._read).
+        return None
 
 
 @contextlib.contextmanager
@@ -231,7 +241,12 @@ class Choices(Play):
         people, so the read costs little.
         """
         stored = await self.storage.get_game(row.id)
-        if stored is None or stored.status != "running" or stored.state != game.to_dict():
+        if stored is None or stored.status != "running" or stored.state is None:
+            raise LostWrite
+        mine = game.to_dict()
+        # Read through the engine when the texts differ: a game saved by an older version
+        # of the bot is the same game in today's form.
+        if stored.state != mine and _saved_form(stored.state) != mine:
             raise LostWrite
 
     async def _steal_commit(

@@ -46,7 +46,7 @@ from krigbot.render.play import (
     time_up_embed,
 )
 from krigbot.render.replays import rebuild
-from krigbot.sessions import Autoplay, FinishRequest, FlipResult, Refusal, authorize
+from krigbot.sessions import Autoplay, FinishRequest, FlipResult, LostWrite, Refusal, authorize
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
@@ -334,6 +334,11 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                     result = await self.service.play_on(
                         channel_id, run.game_id, expected_round=expected, count=per_edit
                     )
+                except LostWrite:
+                    if await self._played_elsewhere(channel_id, run):
+                        return
+                    await self._stopped(channel_id, run, "auto.hand_flip")
+                    return
                 except Refusal as refusal:
                     await self._stopped(channel_id, run, _STOP_NOTES.get(refusal.key, "auto.ended"))
                     return
@@ -355,6 +360,29 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         finally:
             if self._runs.get(channel_id) is run and not run.halt.is_set():
                 del self._runs[channel_id]
+
+    async def _played_elsewhere(self, channel_id: int, run: _Run) -> bool:
+        """Tell whether another process's autoplay plays (or has ended) the game of ``run``.
+
+        During a hand-off both processes of a shard restore the same autoplay; the one whose
+        step lost leaves the game, its state and its message to the other, saying nothing. A
+        hand's flip elsewhere showed its round in a table of its own: then this one stops.
+        """
+        found = await self.service.game_in(channel_id)  # read again: the copy was dropped
+        if found is None or found[0].id != run.game_id or found[1] is None:
+            played_on = True  # its end is shown by whoever ended it
+        else:
+            row = found[0]
+            state = Autoplay.of(row.extra)
+            played_on = (
+                state is not None
+                and state.state == "running"
+                and state.message == run.message_id
+                and row.table_message_id == run.message_id
+            )
+        if played_on:
+            self._embeds.pop(run.message_id, None)
+        return played_on
 
     async def _show(self, channel_id: int, run: _Run, result: FlipResult) -> bool:
         """Edit the autoplay message to show a step; False if the message is gone."""

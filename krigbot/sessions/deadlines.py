@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Literal, TypeVar
 
 from krigbot.logs import context
-from krigbot.sessions.results import Refusal
+from krigbot.sessions.results import LostWrite, Refusal
 from krigbot.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -95,6 +95,17 @@ class Deadlines:
         """
         try:
             return await move
+        except LostWrite:
+            # Another process of the bot (a hand-off of its shard) moved the game on even after
+            # it was read again: not a fault. It holds this deadline too; look again later.
+            log.info(
+                "the %s deadline of game %s met another process's move",
+                deadline.kind,
+                deadline.game_id,
+                extra=context(game_id=deadline.game_id),
+            )
+            self.set(deadline.moved(self._clock() + RETRY))
+            return None
         except (Refusal, StorageError) as exc:  # the database is unwell: nothing changed
             log.warning(
                 "could not %s (game %s): %s",

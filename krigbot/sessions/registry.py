@@ -21,7 +21,7 @@ from krigbot.engine.game import outcome_to_dict
 from krigbot.logs import about, context
 from krigbot.monitoring import Metrics
 from krigbot.sessions.deadlines import Deadlines
-from krigbot.sessions.results import Refusal, player_results
+from krigbot.sessions.results import LostWrite, Refusal, player_results
 from krigbot.storage import GameRow, RoundConflictError, Storage, StorageError
 
 log = logging.getLogger(__name__)
@@ -33,20 +33,6 @@ T = TypeVar("T")
 
 Seeds = Callable[[], int]
 """Where new deals come from: each call returns the seed of the next one."""
-
-
-class LostWrite(Refusal):
-    """Another process of the bot moved the game past the copy in memory.
-
-    Raised where the storage's answer for a stale round (``RoundConflictError`` from
-    ``save_round`` and ``finish_game``) is read, in ``Registry._commit``, and for a press
-    showing a round the copy has not reached (:meth:`Registry.check_round`).
-    :meth:`Registry.retrying` reads the game again and tries once more; a second loss reaches
-    the player as ``flip.raced``.
-    """
-
-    def __init__(self) -> None:
-        super().__init__("flip.raced")
 
 
 def random_seed() -> int:
@@ -185,7 +171,9 @@ class Registry:
 
         Another process holding the same shard for a moment (a hand-off) moved the game past
         the copy in memory: the copy is dropped, so the second attempt reads the saved game.
-        Nothing of the lost attempt was saved, so no round is played twice.
+        Nothing of the lost attempt was saved, so no round is played twice. A press that the
+        game read again shows to be out of date refuses as :class:`LostWrite` too: another
+        process, not this one, moved the game on.
         """
         try:
             return await attempt()
@@ -196,7 +184,12 @@ class Registry:
                 extra=context(channel_id=channel_id),
             )
             self._forget(channel_id)
+        try:
             return await attempt()
+        except Refusal as refusal:
+            if refusal.key == "flip.raced" and not isinstance(refusal, LostWrite):
+                raise LostWrite from None
+            raise
 
     async def _set_table(self, row: GameRow, message_id: int) -> GameRow:
         try:

@@ -24,6 +24,21 @@ class Refusal(Exception):
         self.fields = fields
 
 
+class LostWrite(Refusal):
+    """Another process of the bot moved the game past the copy in memory.
+
+    Raised where the storage's answer for a stale round (``RoundConflictError`` from
+    ``save_round`` and ``finish_game``) is read, in ``Registry._commit``, and for a press or a
+    move that a copy in memory cannot vouch for (``Registry.check_round``, a Steal War move).
+    ``Registry.retrying`` reads the game again and tries once more; a press that the game read
+    again shows is out of date refuses with this too, so a timer or autoplay can tell a loss to
+    another process from a hand's press. It reaches a player as ``flip.raced``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("flip.raced")
+
+
 @dataclass(frozen=True, slots=True)
 class Player:
     """Someone named in a challenge."""

@@ -78,18 +78,24 @@ class TimeLimits(Registry):
 
         Returns None if the game is no longer running. A result without an outcome means not
         yet: the time is not up by the clock, or a Steal War battle is still being played (its
-        last move ends the game, RULES §7: after the round being played).
+        last move ends the game, RULES §7: after the round being played). Another process
+        holding the same deadline (a hand-off) may have ended it first: the game is read again,
+        and None says it is over.
         """
         async with self.lock(channel_id):
-            try:
-                found = await self.game_in(channel_id)
-            except Refusal:
-                return None  # unreadable: ended and told by the reading
-            if found is None or found[0].id != game_id:
-                return None
-            row, game = found
-            if game is None or game.finished:
-                return None
-            if not self._time_is_up(row, game) or game.in_battle:
-                return FlipResult(row, game)
-            return await self._end_by_time(row, game)
+            return await self.retrying(channel_id, lambda: self._end_in_time(channel_id, game_id))
+
+    async def _end_in_time(self, channel_id: int, game_id: int) -> FlipResult | None:
+        """End a game at its time limit, under the channel's lock."""
+        try:
+            found = await self.game_in(channel_id)
+        except Refusal:
+            return None  # unreadable: ended and told by the reading
+        if found is None or found[0].id != game_id:
+            return None
+        row, game = found
+        if game is None or game.finished:
+            return None
+        if not self._time_is_up(row, game) or game.in_battle:
+            return FlipResult(row, game)
+        return await self._end_by_time(row, game)

@@ -11,12 +11,12 @@ import asyncio
 import logging
 import time
 from abc import ABC, abstractmethod
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,8 @@ class Dialect(ABC):
     name: str
     for_update: str
     """Appended to a SELECT that is followed by a write to the rows it read."""
+    snapshot: str = "START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+    """Begins a transaction whose reads all see the database as it was at the first one."""
 
     @abstractmethod
     def batched(self, kind: Coalesced, n: int) -> str:
@@ -156,6 +158,19 @@ class StorageBase(ABC):
     @abstractmethod
     def _transaction(self) -> AbstractAsyncContextManager[Connection]:
         """Run the body as one write transaction that commits before returning."""
+
+    @asynccontextmanager
+    async def _snapshot(self) -> AsyncIterator[Connection]:
+        """Hold a connection for reads that all see one moment of the database."""
+        async with self._session() as db:
+            await db.run(self.dialect.snapshot)
+            try:
+                yield db
+            finally:
+                # Read only: nothing to keep. Ended on a cancellation too, or the connection
+                # would carry the open transaction into its next use.
+                with suppress(Exception):
+                    await db.run("ROLLBACK")
 
     def _committed(self, started: float) -> None:
         """Tell ``on_write`` of a transaction begun at ``started`` that has just committed."""

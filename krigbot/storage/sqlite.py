@@ -86,6 +86,7 @@ class SqliteDialect(Dialect):
 
     name = "sqlite"
     for_update = ""  # BEGIN IMMEDIATE already holds the only write lock
+    snapshot = "BEGIN"  # a read transaction reads one snapshot (WAL) or holds off writers
 
     def batched(self, kind: Coalesced, n: int) -> str:
         """Return the statement writing ``n`` rows of a coalesced kind at once."""

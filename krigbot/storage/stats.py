@@ -167,8 +167,9 @@ class StatsStore(StorageBase):
         """Sum up one player's finished games in a guild (zeros if none), Krigbot's apart."""
         lower = EVER if since is None else encode_time(since)
         params = (guild_id, user_id, lower)
-        # One connection for the four queries: in SQLite, no write lands in between.
-        async with self._session() as db:
+        # One snapshot for the four queries: a game finished meanwhile (by another process,
+        # or on another connection of the pool) counts in all of them or in none.
+        async with self._snapshot() as db:
             (totals,) = await db.fetch(_PLAYER_TOTALS, params)
             opponents = await db.fetch(OPPONENTS, (*params, 1))
             partners = await db.fetch(_TOP_PARTNER, params)

@@ -30,11 +30,19 @@ AUTO_SECONDS = 0.1
 
 @contextlib.asynccontextmanager
 async def running_bot(
-    standin: DiscordStandIn, db_path: Path, seeds: Seeds = random_seed, **settings: Any
+    standin: DiscordStandIn,
+    db_path: Path,
+    seeds: Seeds = random_seed,
+    *,
+    database: str | Path | None = None,
+    **settings: Any,
 ) -> AsyncIterator[KrigBot]:
-    """Run a bot on the database file as one process would; a second one is a restart."""
+    """Run a bot on the database file as one process would; a second one is a restart.
+
+    ``database`` is another database to play on instead (a PostgreSQL URL).
+    """
     settings.setdefault("autoplay_seconds", AUTO_SECONDS)
-    storage = await Storage.open(db_path)
+    storage = await Storage.open(db_path if database is None else database)
     try:
         bot = KrigBot(
             make_settings(db_path, **settings), storage, seeds=seeds, guild_ready_timeout=0.05

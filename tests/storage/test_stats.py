@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
@@ -10,7 +11,7 @@ from krigbot.storage import HeadToHead, PartnerRecord, PlayerStats, Storage
 from tests.storage import at, new_game, pr, record_game, running_game
 
 if TYPE_CHECKING:
-    pass
+    from pathlib import Path
 
 A, B, C, D, E, F, G, H = 1, 2, 3, 4, 5, 6, 7, 8
 
@@ -133,6 +134,46 @@ async def test_player_stats_for_newcomers_and_free_for_all_only(storage: Storage
     tied = await storage.player_stats(1, A)
     # Two shared games each: the lower user id is chosen, deterministically.
     assert tied.top_opponent == HeadToHead(user_id=B, games=2, won=1, lost=1, neither=0)
+
+
+async def test_player_stats_agree_with_themselves_while_other_connections_finish_games(
+    storage: Storage, database: str | Path
+) -> None:
+    # Another process of the bot (here: another storage on the same database) finishes
+    # games while the stats are read; A only ever plays B, so B is A's whole record.
+    other = await Storage.open(database)
+    finishing = True
+    seen: set[int] = set()
+
+    async def finish_games() -> None:
+        nonlocal finishing
+        try:
+            for n in range(120):
+                results = [pr(A, "win"), pr(B, "loss")] if n % 3 else [pr(A, "loss"), pr(B, "win")]
+                await record_game(other, results, now=at(n))
+        finally:
+            finishing = False
+
+    async def read_stats() -> None:
+        while finishing:
+            stats = await storage.player_stats(1, A)
+            if stats.games == 0:
+                continue
+            assert stats.top_opponent is not None
+            shared = stats.top_opponent
+            assert (shared.games, shared.won, shared.lost) == (
+                stats.games,
+                stats.wins,
+                stats.losses,
+            ), stats
+            seen.add(stats.games)
+
+    try:
+        await asyncio.gather(finish_games(), read_stats())
+    finally:
+        await other.close()
+    # The reads really ran while the games finished, not before or after them all.
+    assert len(seen) >= 10, seen
 
 
 async def test_head_to_head_in_three_player_games_mirrors_between_the_two_players(

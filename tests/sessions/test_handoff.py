@@ -1,0 +1,191 @@
+"""Two processes holding one game during a hand-off: Steal War moves and timers, without Discord.
+
+Each :class:`GameService` is one process's sessions with a copy of the game in memory; both use
+the same database (SQLite and PostgreSQL), whose write checks decide which move counts.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from krigbot.engine import load_game
+from krigbot.engine.events import TopChoice
+from krigbot.sessions import ChoiceResult, GameService, Player, Refusal
+from krigbot.storage import GameRow, Storage
+from tests.cogs.helpers import Clock
+from tests.conftest import BACKENDS
+
+pytestmark = pytest.mark.parametrize("backend", BACKENDS)
+
+GUILD, CHANNEL = 10, 100
+ALICE, BOB = Player(1, "Alice"), Player(2, "Bob")
+SEED = 7
+
+
+def pair(storage: Storage, clock: Clock) -> tuple[GameService, GameService]:
+    """Return two processes' sessions on one database and one clock."""
+    return (
+        GameService(storage, clock=clock, seeds=lambda: SEED),
+        GameService(storage, clock=clock, seeds=lambda: SEED),
+    )
+
+
+async def deal(
+    service: GameService, variant: str, **options: object
+) -> tuple[GameRow, ChoiceResult | None]:
+    """Challenge and accept a game between Alice and Bob, and begin a battle in Steal War."""
+    made = await service.challenge(
+        guild_id=GUILD,
+        channel_id=CHANNEL,
+        challenger=ALICE,
+        opponents=[BOB],
+        variant=variant,
+        options=dict(options),
+    )
+    accepted = await service.accept(made.row.id, BOB.user_id)
+    assert accepted.game is not None
+    if not accepted.game.has_choices:
+        return accepted.row, None
+    battle = await service.begin_battle(CHANNEL, ALICE.user_id)
+    return battle.row, battle
+
+
+async def both_hold(first: GameService, second: GameService) -> None:
+    """Let the second process read the game too, as a hand-off's restore does."""
+    found = await second.game_in(CHANNEL)
+    assert found is not None
+    assert found[1] is not None
+    mine = await first.game_in(CHANNEL)
+    assert mine is not None
+    assert mine[1] is not None
+    assert found[1].to_dict() == mine[1].to_dict()
+
+
+def top_choice(result: ChoiceResult) -> TopChoice:
+    """Return the winner's open choice of the top of their loot pile."""
+    (choice,) = result.game.pending()
+    assert isinstance(choice, TopChoice), choice
+    assert len(choice.cards) >= 2
+    return choice
+
+
+async def saved(storage: Storage, game_id: int) -> tuple[GameRow, list[list[object]]]:
+    """Return the stored game and the moves its saved state holds."""
+    row = await storage.get_game(game_id)
+    assert row is not None
+    assert row.state is not None
+    return row, list(row.state["actions"])
+
+
+async def test_a_choice_on_a_process_whose_copy_is_behind_is_made_on_the_saved_game(
+    storage: Storage,
+) -> None:
+    clock = Clock()
+    first, second = pair(storage, clock)
+    row, battle = await deal(first, "stjel")
+    assert battle is not None
+    await both_hold(first, second)
+    # On the first process: the winner's top card, and the next battle, which is won too.
+    top = top_choice(battle)
+    winner = row.players[top.seat]
+    await first.choose(
+        CHANNEL, winner, row.id, "top", seat=top.seat, card=top.cards[-1], expected_round=1
+    )
+    battle = await first.begin_battle(CHANNEL, ALICE.user_id)
+    again = top_choice(battle)
+    assert battle.row.round == 2
+    _, before = await saved(storage, row.id)
+
+    # The next press reaches the second process, whose copy is still at the first battle.
+    made = await second.choose(
+        CHANNEL,
+        row.players[again.seat],
+        row.id,
+        "top",
+        seat=again.seat,
+        card=again.cards[-1],
+        expected_round=2,
+    )
+
+    stored, moves = await saved(storage, row.id)
+    game = load_game(stored.state or {})
+    assert game.pending() == ()
+    assert game.loot_top(again.seat) == again.cards[-1]
+    assert moves[: len(before)] == before  # everything the first process saved is kept
+    assert len(moves) == len(before) + 1
+    assert made.game.to_dict() == game.to_dict()
+
+
+async def test_the_same_press_reaching_both_processes_is_made_once(storage: Storage) -> None:
+    clock = Clock()
+    first, second = pair(storage, clock)
+    row, battle = await deal(first, "stjel")
+    assert battle is not None
+    await both_hold(first, second)
+    top = top_choice(battle)
+    winner = row.players[top.seat]
+
+    async def press(service: GameService) -> ChoiceResult:
+        return await service.choose(
+            CHANNEL, winner, row.id, "top", seat=top.seat, card=top.cards[0], expected_round=1
+        )
+
+    await press(first)
+    _, before = await saved(storage, row.id)
+    with pytest.raises(Refusal) as refused:
+        await press(second)
+
+    assert refused.value.key == "steal.stale"  # made already: nothing of it is open any more
+    _, after = await saved(storage, row.id)
+    assert after == before
+
+
+async def test_a_time_out_on_a_copy_behind_leaves_the_choice_made_elsewhere(
+    storage: Storage, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    first, second = pair(storage, clock)
+    row, battle = await deal(first, "stjel")
+    assert battle is not None
+    await both_hold(first, second)
+    top = top_choice(battle)
+    # Not what a time-out would choose (the default is the top the winner has now).
+    (chosen,) = [card for card in top.cards if card != battle.game.loot_top(top.seat)][:1]
+    clock.advance(seconds=30)
+    await first.choose(
+        CHANNEL, row.players[top.seat], row.id, "top", seat=top.seat, card=chosen, expected_round=1
+    )
+    # Both processes set the time-out from their copies: the second's copy is due first.
+    clock.advance(seconds=31)
+
+    with caplog.at_level(logging.INFO):
+        timed_out = await second.time_out(CHANNEL, row.id)
+
+    assert timed_out is None  # nothing is open on the saved game: nothing to say
+    stored, _ = await saved(storage, row.id)
+    assert load_game(stored.state or {}).loot_top(top.seat) == chosen
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+async def test_a_time_limit_both_processes_watch_ends_the_game_once(
+    storage: Storage, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    first, second = pair(storage, clock)
+    row, _ = await deal(first, "standard", time_limit=1)
+    await both_hold(first, second)
+    clock.advance(minutes=2)
+
+    ended = await first.end_in_time(CHANNEL, row.id)
+    with caplog.at_level(logging.INFO):
+        again = await second.end_in_time(CHANNEL, row.id)
+
+    assert ended is not None
+    assert ended.outcome is not None
+    assert again is None  # ended by the other process: nothing to announce
+    assert second.running_count() == 0
+    stats = await storage.player_stats(GUILD, ALICE.user_id)
+    assert stats.games == 1
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

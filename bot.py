@@ -108,11 +108,13 @@ async def serve(settings: Settings, storage: Storage) -> int:
     gc.set_threshold(*GC_THRESHOLDS)
     freezer = asyncio.create_task(freeze_when_ready(bot))
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, lambda: loop.create_task(bot.close()))
     try:
         async with bot:
-            await bot.start(settings.token)
+            start = asyncio.create_task(bot.start(settings.token))
+            stop = Stop(bot, start)
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, stop.now)
+            await stop.started()
     except discord.LoginFailure:
         return fail(BAD_TOKEN)
     except discord.PrivilegedIntentsRequired:
@@ -170,6 +172,43 @@ INVALID_SHARD = 4010
 """The gateway's close code for a shard id that is not below the shard count."""
 SHARDING_REQUIRED = 4011
 """The gateway's close code for a shard with more servers than Discord allows one."""
+
+
+STOP_SECONDS = 2.0
+"""How long a stop waits for discord.py to end its start after closing the bot."""
+
+
+class Stop:
+    """Stop the bot on a signal, even while a shard is still trying to connect.
+
+    discord.py's ``close()`` ends a bot that is connected, but a shard still making its first
+    connection (Discord out of reach at start) tries again every 5 seconds for ever, closed or
+    not, and ``start()`` never returns: after ``STOP_SECONDS`` the start is cancelled.
+    """
+
+    def __init__(self, bot: discord.Client, start: asyncio.Task[None]) -> None:
+        self.bot = bot
+        self.start = start
+        self._stopping: asyncio.Task[None] | None = None
+
+    def now(self) -> None:
+        """Begin the stop (a second signal changes nothing)."""
+        if self._stopping is None:
+            self._stopping = asyncio.get_running_loop().create_task(self._stop())
+
+    async def _stop(self) -> None:
+        await self.bot.close()
+        await asyncio.wait({self.start}, timeout=STOP_SECONDS)
+        self.start.cancel()
+
+    async def started(self) -> None:
+        """Wait for the start to end: at a stop, or with the error that ended it."""
+        try:
+            await self.start
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if self._stopping is None or (task is not None and task.cancelling()):
+                raise  # cancelled from outside, not by a stop
 
 
 def reason(exc: BaseException) -> str:

@@ -534,6 +534,26 @@ async def test_a_connection_lost_after_start_is_retried_with_one_line_per_attemp
         assert "trying again in" in line
 
 
+async def test_a_bot_that_cannot_reach_discord_s_gateway_at_start_stops_when_told(
+    standin: DiscordStandIn, tmp_path: Path
+) -> None:
+    # Discord's gateway away at start: each shard tries again every 5 seconds, and discord.py's
+    # close() alone never ended that, so systemctl stop waited for its SIGKILL.
+    standin.gateway.refusing = True
+    env = bot_env(standin.subprocess_env(), DISCORD_TOKEN=SECRET, KRIG_DB=str(tmp_path / "krig.db"))
+    proc = await spawn(env, tmp_path, tmp_path / "stderr.txt")
+    try:
+        await standin.gateway_events.wait(
+            lambda e: e.kind == "refused", timeout=30, what="a connection to the gateway"
+        )
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 LEAK = """\
 import subprocess
 import sys

@@ -31,6 +31,7 @@ from krigbot.i18n import card_label, t
 from krigbot.storage import Storage
 from tests.cogs.helpers import answer_of
 from tests.conftest import (
+    IDENTIFY_SECONDS,
     RUN_TAG,
     command_line,
     exits_within,
@@ -323,7 +324,7 @@ class BotProcess:
             self.standin.subprocess_env(),
             DISCORD_TOKEN=SECRET,
             KRIG_DB=str(self.db),
-            **self.settings,
+            **{"KRIG_IDENTIFY_SECONDS": str(IDENTIFY_SECONDS), **self.settings},
         )
         with (self.tmp_path / "stderr.txt").open("ab") as stderr:
             self.proc = await asyncio.create_subprocess_exec(

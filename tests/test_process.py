@@ -29,7 +29,15 @@ from krigbot.bot import quiet_discord_logs
 from krigbot.engine import Rules, new_game
 from krigbot.i18n import card_label, t
 from krigbot.storage import Storage
-from tests.conftest import RUN_TAG, command_line, exits_within, still_running, tagged
+from tests.cogs.helpers import answer_of
+from tests.conftest import (
+    IDENTIFY_SECONDS,
+    RUN_TAG,
+    command_line,
+    exits_within,
+    still_running,
+    tagged,
+)
 from tests.standin import BotCrashed, DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.standin.server import SITECUSTOMIZE_DIR
@@ -316,7 +324,7 @@ class BotProcess:
             self.standin.subprocess_env(),
             DISCORD_TOKEN=SECRET,
             KRIG_DB=str(self.db),
-            **self.settings,
+            **{"KRIG_IDENTIFY_SECONDS": str(IDENTIFY_SECONDS), **self.settings},
         )
         with (self.tmp_path / "stderr.txt").open("ab") as stderr:
             self.proc = await asyncio.create_subprocess_exec(
@@ -367,14 +375,14 @@ async def test_sigkill_between_flips_loses_no_round_and_old_buttons_work(
     challenge = await standin.slash(
         "krig start", user=w.alice, channel=w.no_channel, options={"opponent": w.bob}
     )
-    message = (await challenge.response(timeout=10)).message
+    message = (await answer_of(standin, challenge, 10, shows=True)).message
     assert message is not None
     accepted = await standin.click(message, "krig:accept:1", user=w.bob)
-    assert (await accepted.response(timeout=10)).type == 7
+    assert (await answer_of(standin, accepted, 10, shows=True)).type == 7
     table = None
     for _ in range(3):
         flipped = await standin.slash("flip", user=w.alice, channel=w.no_channel)
-        table = (await flipped.response(timeout=10)).message
+        table = (await answer_of(standin, flipped, 10, shows=True)).message
     assert table is not None
     assert "krig:flip:1:3" in table.custom_ids()
 
@@ -387,19 +395,16 @@ async def test_sigkill_between_flips_loses_no_round_and_old_buttons_work(
         assert exits_within(worker, seconds=10), f"render worker {worker} outlived the bot"
     await bot_process.start()
 
-    status = await (
-        await standin.slash("krig status", user=w.alice, channel=w.no_channel)
-    ).response(timeout=10)
+    status = await answer_of(
+        standin, await standin.slash("krig status", user=w.alice, channel=w.no_channel), 10
+    )
     assert status.ephemeral
     assert "3" in status.embeds[0]["description"]
 
     pressed = await standin.click(table, "krig:flip:1:3", user=w.bob)
-    after = await pressed.response(timeout=10)
-    # The old table message is updated in place by the new process: at once, or after a
-    # deferral if a restarting bot on a busy machine took a second for it.
-    assert after.type in (7, 6)
-    embeds = after.embeds if after.type == 7 else (await pressed.original_edit(timeout=10)).embeds
-    assert embeds[0]["title"] == t("nb", "table.title", round=4)
+    after = await answer_of(standin, pressed, 10, shows=True)
+    assert after.type == 7  # the old table message is updated in place by the new process
+    assert after.embeds[0]["title"] == t("nb", "table.title", round=4)
 
     # The same future as if nothing had happened: the engine replays round 4 from the seed.
     storage = await Storage.open(bot_process.db)
@@ -413,7 +418,7 @@ async def test_sigkill_between_flips_loses_no_round_and_old_buttons_work(
     for _ in range(3):
         replay.play_round()
     fourth = replay.play_round()
-    description = embeds[0]["description"]
+    description = after.embeds[0]["description"]
     for _, card in fourth.battle:
         assert card_label(card, "nb") in description
 
@@ -519,10 +524,18 @@ async def test_a_connection_lost_after_start_is_retried_with_one_line_per_attemp
             raise
     # Discord is gone (its port closed): discord.py retries with a growing, random pause.
     try:
-        await until(lambda: stderr.read_text().count(RETRY) >= 2, seconds=30, what="two retries")
-        assert proc.returncode is None  # still trying, as it should
+        try:
+            await until(
+                lambda: stderr.read_text().count(RETRY) >= 2 or proc.returncode is not None,
+                seconds=30,
+                what="two retries",
+            )
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the bot said:\n{stderr.read_text()}") from None
+        assert proc.returncode is None, stderr.read_text()  # still trying, as it should
     finally:
-        proc.send_signal(signal.SIGTERM)
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
         status = await proc.wait()
     assert status == 0
     log = COLOURS.sub("", stderr.read_text())

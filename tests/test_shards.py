@@ -18,7 +18,7 @@ from krigbot.config import ConfigError, Settings, Shards, shard_of
 from krigbot.i18n import t
 from krigbot.monitoring.metrics import RestRate, is_exempt
 from krigbot.storage import Storage
-from tests.cogs.helpers import ChosenSeeds, start_game, text_of
+from tests.cogs.helpers import ChosenSeeds, answer_of, start_game, text_of
 from tests.cogs.play_helpers import command, running_bot
 from tests.cogs.test_autoplay import LONG_SEED
 from tests.conftest import make_settings
@@ -212,7 +212,7 @@ async def test_a_bot_of_shards_1_and_3_answers_their_servers_and_never_sees_the_
     for shard in (1, 3):
         channel = standin.add_channel(guilds[shard], "krig")
         flipped = await standin.send_interaction(2, FLIP, user=alice, channel=channel)
-        answer = await flipped.response(timeout=10)
+        answer = await answer_of(standin, flipped, 10)
         assert text_of(answer) == t("nb", "err.no_game")
     for shard, raw in others.items():
         channel = standin.add_channel(guilds[shard], "krig")

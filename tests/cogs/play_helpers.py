@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from krigbot.bot import KrigBot
 from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import Storage
-from tests.cogs.helpers import text_of
+from tests.cogs.helpers import answer_of, text_of
 from tests.conftest import make_settings
 from tests.standin import run_bot
 
@@ -56,9 +56,10 @@ async def running_bot(
 async def command(
     standin: DiscordStandIn, channel: Channel, caller: User, name: str, /, **options: Any
 ) -> InteractionResponse:
-    """Run ``/krig <name>`` with ``options`` as ``caller`` and return the bot's first answer."""
-    rec = await standin.slash(f"krig {name}", user=caller, channel=channel, options=options)
-    return await rec.response()
+    """Run ``/krig <name>`` with ``options`` as ``caller`` and return the bot's answer."""
+    return await answer_of(
+        standin, await standin.slash(f"krig {name}", user=caller, channel=channel, options=options)
+    )
 
 
 async def edit_of(

@@ -18,10 +18,12 @@ from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Clock,
+    answer_of,
     buttons,
     challenge,
     challenge_message,
     enabled_buttons,
+    first_shown,
     flip,
     flip_button,
     game_id_of,
@@ -75,7 +77,7 @@ async def test_classic_for_three_states_and_plays_the_wide_war(
     table = await start_game(
         standin, world.no_channel, world.alice, world.bob, world.carol, variant="klassisk"
     )
-    assert t("nb", "rule.wide_war") in text_of(table.message.history[0])  # the challenge
+    assert t("nb", "rule.wide_war") in text_of(first_shown(table.message))  # the challenge
     await flip(standin, world.no_channel, world.alice)
 
     row = await game_row(bot, table.game_id)
@@ -221,7 +223,7 @@ async def test_a_press_that_crossed_a_decline_is_refused(
         message=message,
         extra={"message": as_carol_saw_it},
     )
-    answer = await crossed.response()
+    answer = await answer_of(standin, crossed)
 
     assert answer.ephemeral
     assert answer.content == t("en", "err.challenge_over")
@@ -232,9 +234,9 @@ async def test_a_press_that_crossed_a_decline_is_refused(
 async def test_an_unanswered_challenge_expires_and_says_so(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, clock: Clock
 ) -> None:
-    watcher = standin.watch(world.no_channel)
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
     game_id = game_id_of(message)
+    watcher = standin.watch(world.no_channel)  # from the challenge shown on
 
     clock.advance(minutes=5)  # the challenge's lifetime, on the service's clock
     expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
@@ -299,7 +301,9 @@ async def test_an_impossible_challenge_is_refused_privately(
         "the same person twice": t("nb", "err.duplicate", name="Bob"),
     }[who]
 
-    answer = await (await challenge(standin, world.no_channel, world.alice, *opponents)).response()
+    answer = await answer_of(
+        standin, await challenge(standin, world.no_channel, world.alice, *opponents)
+    )
 
     assert answer.ephemeral
     assert answer.content == expected
@@ -312,7 +316,9 @@ async def test_a_second_challenge_in_a_busy_channel_links_to_the_game_there(
 ) -> None:
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
 
-    answer = await (await challenge(standin, world.no_channel, world.carol, world.bob)).response()
+    answer = await answer_of(
+        standin, await challenge(standin, world.no_channel, world.carol, world.bob)
+    )
 
     assert answer.ephemeral
     link = (
@@ -328,7 +334,9 @@ async def test_a_pending_challenge_also_keeps_the_channel_busy(
 ) -> None:
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
 
-    answer = await (await challenge(standin, world.no_channel, world.carol, world.bob)).response()
+    answer = await answer_of(
+        standin, await challenge(standin, world.no_channel, world.carol, world.bob)
+    )
 
     assert answer.ephemeral
     link = re.compile(rf"\S+/{world.no_channel.id}/{message.id}")
@@ -348,16 +356,16 @@ async def test_another_channel_is_free_while_one_is_busy(
 async def test_teams_need_exactly_four_players(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
-    answer = await (
-        await challenge(standin, world.no_channel, world.alice, world.bob, variant="lag")
-    ).response()
+    answer = await answer_of(
+        standin, await challenge(standin, world.no_channel, world.alice, world.bob, variant="lag")
+    )
 
     assert answer.ephemeral
     assert answer.content == t("nb", "err.players", variant=t("nb", "variant.lag.name"), n=4)
     assert await bot.storage.game_count() == 0
-    in_english = await (
-        await challenge(standin, world.no_channel, world.carol, world.bob, variant="lag")
-    ).response()
+    in_english = await answer_of(
+        standin, await challenge(standin, world.no_channel, world.carol, world.bob, variant="lag")
+    )
     assert in_english.content == t("en", "err.players", variant=t("en", "variant.lag.name"), n=4)
 
     dave = standin.add_user("dave", "Dave", locale="da")
@@ -401,7 +409,9 @@ async def test_a_game_idle_for_less_than_24_hours_still_holds_the_channel(
     old = await start_game(standin, world.no_channel, world.alice, world.bob)
     clock.advance(hours=23, minutes=59)
 
-    answer = await (await challenge(standin, world.no_channel, world.carol, world.bob)).response()
+    answer = await answer_of(
+        standin, await challenge(standin, world.no_channel, world.carol, world.bob)
+    )
 
     assert answer.ephemeral
     assert pattern("en", "err.busy").match(answer.content)

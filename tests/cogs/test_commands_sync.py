@@ -14,7 +14,7 @@ from krigbot.cogs.group import SUBCOMMANDS, KrigGroup, is_subcommand, subcommand
 from krigbot.engine import HOUSE_RULES, PRESETS
 from krigbot.engine.rules import MAX_ROUND_LIMIT
 from krigbot.i18n import t
-from tests.cogs.helpers import start_game
+from tests.cogs.helpers import answer_of, start_game
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 
@@ -156,19 +156,21 @@ async def test_a_norwegian_player_can_use_the_norwegian_names(
 ) -> None:
     await start_game(standin, world.no_channel, world.alice, world.bob)
 
-    played = await (
+    played = await answer_of(
+        standin,
         await standin.slash(
             "snu", user=world.alice, channel=world.no_channel, options={"antall": 3}
-        )
-    ).response()
-    board = await (
+        ),
+    )
+    board = await answer_of(
+        standin,
         await standin.slash(
             "krig toppliste",
             user=world.alice,
             channel=world.no_channel,
             options={"periode": "Siste 7 dager"},
-        )
-    ).response()
+        ),
+    )
 
     assert played.embeds[0]["title"] == "Krig — runde 3"
     assert board.embeds[0]["title"] == "Toppliste — Siste 7 dager"

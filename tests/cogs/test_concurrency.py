@@ -12,6 +12,7 @@ from tests.cogs.helpers import (
     DEFERRED_UPDATE,
     UPDATE_MESSAGE,
     ChosenSeeds,
+    answer_of,
     enabled_buttons,
     flip,
     flip_button,
@@ -35,7 +36,7 @@ async def test_two_players_flipping_at_once_play_two_rounds_each_shown_once(
 
     first = await standin.slash("flip", user=world.alice, channel=world.no_channel)
     second = await standin.slash("flip", user=world.bob, channel=world.no_channel)
-    answers = await asyncio.gather(first.response(), second.response())
+    answers = await asyncio.gather(answer_of(standin, first), answer_of(standin, second))
 
     titles = sorted(answer.embeds[0]["title"] for answer in answers)
     assert titles == [t("nb", "table.title", round=1), t("nb", "table.title", round=2)]
@@ -53,8 +54,9 @@ async def test_two_presses_of_one_flip_button_play_exactly_one_round(
     # Both presses leave the clients before the bot has answered either.
     first = await standin.click(table.message, custom_id, user=world.alice)
     second = await standin.click(table.message, custom_id, user=world.bob)
-    answers = await asyncio.gather(first.response(), second.response())
+    answers = await asyncio.gather(answer_of(standin, first), answer_of(standin, second))
 
+    # One plays the round; the other, answered once it had its turn, changes nothing.
     assert sorted(answer.type for answer in answers) == [DEFERRED_UPDATE, UPDATE_MESSAGE]
     assert not any(answer.ephemeral for answer in answers)
     assert (await game_row(bot, table.game_id)).round == 1
@@ -111,8 +113,8 @@ async def test_a_reply_that_lands_late_does_not_become_the_newest_table(
     await standin.requests.wait(lambda r: f"/interactions/{first.id}/" in r.path, timeout=5)
     # ...while the second flip is played and its reply shown first.
     second = await standin.slash("flip", user=world.bob, channel=world.no_channel)
-    newer = (await second.response()).message
-    older = (await first.response()).message
+    newer = (await answer_of(standin, second)).message
+    older = (await answer_of(standin, first)).message
     assert older is not None
     assert newer is not None
     assert older.embeds[0]["title"] == t("nb", "table.title", round=1)
@@ -277,9 +279,9 @@ async def test_a_round_that_races_an_agreed_finish_comes_before_the_end(
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     await flip(standin, world.no_channel, world.bob, count=3)
     request = (
-        await (
-            await standin.slash("krig finish", user=world.alice, channel=world.no_channel)
-        ).response()
+        await answer_of(
+            standin, await standin.slash("krig finish", user=world.alice, channel=world.no_channel)
+        )
     ).message
     assert request is not None
 

@@ -8,6 +8,7 @@ from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from tests.cogs.helpers import (
     ChosenSeeds,
+    answer_of,
     challenge_message,
     enabled_buttons,
     flip,
@@ -27,7 +28,7 @@ LONG_SEED = 17
 async def ask(standin: DiscordStandIn, world: SampleWorld, command: str, user: User) -> Message:
     """Run ``/krig <command>`` in the Norwegian channel and return the message it answered with."""
     rec = await standin.slash(f"krig {command}", user=user, channel=world.no_channel)
-    message = (await rec.response()).message
+    message = (await answer_of(standin, rec)).message
     assert message is not None
     return message
 

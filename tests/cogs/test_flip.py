@@ -11,9 +11,11 @@ from tests.cogs.helpers import (
     PRIMARY,
     UPDATE_MESSAGE,
     ChosenSeeds,
+    answer_of,
     buttons,
     challenge_message,
     find_seed,
+    first_shown,
     flip,
     flip_button,
     game_row,
@@ -237,7 +239,7 @@ async def test_a_forged_count_above_fifty_plays_nothing(
         channel=world.no_channel,
         options=[{"name": "count", "type": 4, "value": 51}],
     )
-    answer = await rec.response()
+    answer = await answer_of(standin, rec)
 
     assert answer.ephemeral
     assert answer.content == t("nb", "err.count_range")
@@ -286,7 +288,7 @@ async def test_every_variant_can_be_challenged_and_played(
     name = t("nb", f"variant.{variant}.name")
 
     table = await start_game(standin, world.no_channel, world.alice, *opponents, variant=variant)
-    assert name in text_of(table.message.history[0])  # the challenge, before it was accepted
+    assert name in text_of(first_shown(table.message))  # the challenge, before it was accepted
     assert t("nb", "table.title", round=0) in text_of(table.message)
     answer = await flip(standin, world.no_channel, world.alice, count=50)
 

@@ -16,6 +16,7 @@ from krigbot.i18n import t
 from krigbot.sessions import GameService
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
+    answer_of,
     challenge,
     challenge_message,
     flip,
@@ -67,7 +68,7 @@ async def test_a_private_answer_follows_the_readers_language(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, locale: str
 ) -> None:
     rec = await standin.slash("flip", user=world.alice, channel=world.no_channel, locale=locale)
-    answer = await rec.response()
+    answer = await answer_of(standin, rec)
 
     assert answer.ephemeral
     assert answer.content == NO_GAME[locale]
@@ -98,7 +99,7 @@ async def test_a_reader_whose_language_has_no_catalog_reads_english(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, locale: str
 ) -> None:
     rec = await standin.slash("flip", user=world.alice, channel=world.no_channel, locale=locale)
-    answer = await rec.response()
+    answer = await answer_of(standin, rec)
 
     assert answer.ephemeral
     assert answer.content == NO_GAME["en-US"]
@@ -116,7 +117,7 @@ async def test_a_server_whose_language_has_no_catalog_is_answered_in_english_in_
         standin.add_member(guild, user)
 
     message = await challenge_message(standin, channel, ada, bo)
-    refused = await (await challenge(standin, channel, bo, ada)).response()
+    refused = await answer_of(standin, await challenge(standin, channel, bo, ada))
 
     assert CHALLENGE_BODY["en-US"] in text_of(message)
     accept = f"krig:accept:{game_id_of(message)}"
@@ -161,7 +162,7 @@ async def test_history_dates_follow_the_readers_own_locale(
     rec = await standin.slash(
         "krig history", user=world.carol, channel=world.no_channel, locale=locale
     )
-    answer = await rec.response()
+    answer = await answer_of(standin, rec)
 
     (line,) = answer.embeds[0]["description"].splitlines()
     assert line.startswith(f"`#{row.id}` · {HISTORY_DATE[locale]} · Alice – Bob")
@@ -183,18 +184,20 @@ async def test_nothing_but_the_challenge_pings_anyone(
         ("krig rules", world.alice),
         ("krig forfeit", world.carol),  # a refusal
     ]:
-        await (await standin.slash(command, user=user, channel=world.no_channel)).response()
+        await answer_of(standin, await standin.slash(command, user=user, channel=world.no_channel))
     confirm = (
-        await (
-            await standin.slash("krig forfeit", user=world.bob, channel=world.no_channel)
-        ).response()
+        await answer_of(
+            standin, await standin.slash("krig forfeit", user=world.bob, channel=world.no_channel)
+        )
     ).message
     assert confirm is not None
     watcher = standin.watch(world.no_channel)
     await press(standin, confirm, f"krig:forfeit:{table.game_id}:{world.bob.id}:yes", world.bob)
     await watcher.next("create", predicate=lambda e: not e.message.ephemeral)
     second = await challenge_message(standin, world.no_channel, world.bob, world.carol)
-    await (await standin.slash("krig cancel", user=world.bob, channel=world.no_channel)).response()
+    await answer_of(
+        standin, await standin.slash("krig cancel", user=world.bob, channel=world.no_channel)
+    )
     await watcher.next("edit", predicate=lambda e: e.message is second)
 
     messages = standin.messages(world.no_channel)
@@ -252,9 +255,9 @@ async def test_a_display_name_that_looks_like_markup_renders_literally_and_pings
 
     table = await start_game(standin, world.no_channel, mallory, world.bob)
     played = await flip(standin, world.no_channel, mallory)
-    cancelled = await (
-        await standin.slash("krig cancel", user=world.moderator, channel=world.no_channel)
-    ).response()
+    cancelled = await answer_of(
+        standin, await standin.slash("krig cancel", user=world.moderator, channel=world.no_channel)
+    )
 
     for shown in (text_of(table.message), text_of(played)):
         assert_shown_literally(shown, literal)
@@ -273,9 +276,9 @@ async def test_a_tricky_name_in_a_public_line_of_text_is_escaped(
     mallory = tricky_user(standin, world, name)
     await challenge_message(standin, world.no_channel, mallory, world.bob)
 
-    answer = await (
-        await standin.slash("krig cancel", user=mallory, channel=world.no_channel)
-    ).response()
+    answer = await answer_of(
+        standin, await standin.slash("krig cancel", user=mallory, channel=world.no_channel)
+    )
 
     assert visible(answer.content) == t("nb", "cancel.withdrawn", name=mallory.display_name)
     assert_shown_literally(answer.content, mallory.display_name or "")
@@ -290,9 +293,9 @@ async def test_a_tricky_name_in_a_refusal_is_escaped(
 ) -> None:
     mallory = tricky_user(standin, world, name)
 
-    answer = await (
-        await challenge(standin, world.no_channel, world.alice, mallory, mallory)
-    ).response()
+    answer = await answer_of(
+        standin, await challenge(standin, world.no_channel, world.alice, mallory, mallory)
+    )
 
     assert answer.ephemeral
     assert visible(answer.content) == t("nb", "err.duplicate", name=mallory.display_name)

@@ -12,6 +12,7 @@ from tests.cogs.conftest import CHALLENGE_SECONDS
 from tests.cogs.helpers import (
     ChosenSeeds,
     Clock,
+    answer_of,
     challenge_message,
     flip,
     game_id_of,
@@ -159,8 +160,8 @@ async def test_an_expired_challenge_names_the_configured_lifetime(
 ) -> None:
     clock = Clock()
     quick_bot.service.clock = clock
-    watcher = standin.watch(world.no_channel)
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    watcher = standin.watch(world.no_channel)  # from the challenge shown on
 
     clock.advance(seconds=CHALLENGE_SECONDS)
     expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
@@ -209,7 +210,7 @@ async def test_a_press_on_a_withdrawn_challenge_says_it_was_withdrawn(
         message=message,
         extra={"message": as_bob_saw_it},
     )
-    answer = await crossed.response()
+    answer = await answer_of(standin, crossed)
 
     assert answer.ephemeral
     assert answer.content == t("sv", "err.challenge_withdrawn")
@@ -219,8 +220,8 @@ async def test_a_press_on_a_withdrawn_challenge_says_it_was_withdrawn(
 async def test_a_moderator_calls_a_challenge_off_and_history_says_it_was_never_dealt(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
-    watcher = standin.watch(world.no_channel)
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    watcher = standin.watch(world.no_channel)  # from the challenge shown on
 
     answer = await command(standin, world.no_channel, world.moderator, "cancel")
 

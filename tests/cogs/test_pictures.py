@@ -10,7 +10,7 @@ from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.render.chart import render_chart
 from krigbot.render.story import story_of
-from tests.cogs.helpers import flip, flip_button, game_row, press, start_game
+from tests.cogs.helpers import answer_of, flip, flip_button, game_row, press, start_game
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.texts import pattern
@@ -94,7 +94,7 @@ async def test_status_shows_the_story_so_far(
     await start_game(standin, w.no_channel, w.alice, w.bob)
     await flip(standin, w.no_channel, w.alice, count=5)
     record = await standin.slash("krig status", user=w.carol, channel=w.no_channel)
-    status = await record.response()
+    status = await answer_of(standin, record)
     assert status.ephemeral
     assert [name for name, _ in status.files] == ["story.png"]
     assert status.embeds[1]["title"] == t("en", "chart.title")  # Carol reads English
@@ -104,11 +104,12 @@ async def test_a_moderator_turns_pictures_off_and_on_for_the_server(
     standin: DiscordStandIn, standin_world: SampleWorld, bot: KrigBot
 ) -> None:
     w = standin_world
-    off = await (
+    off = await answer_of(
+        standin,
         await standin.slash(
             "krig settings", user=w.moderator, channel=w.no_channel, options={"images": "off"}
-        )
-    ).response()
+        ),
+    )
     assert off.ephemeral
     assert "av" in off.content
     assert await bot.storage.get_setting(w.no_guild.id, "images") == "off"
@@ -137,11 +138,12 @@ async def test_only_a_moderator_changes_the_settings(
     standin: DiscordStandIn, standin_world: SampleWorld, bot: KrigBot
 ) -> None:
     w = standin_world
-    refused = await (
+    refused = await answer_of(
+        standin,
         await standin.slash(
             "krig settings", user=w.alice, channel=w.no_channel, options={"images": "off"}
-        )
-    ).response()
+        ),
+    )
     assert refused.ephemeral
     assert "moderator" in refused.content
     assert await bot.storage.get_setting(w.no_guild.id, "images") is None

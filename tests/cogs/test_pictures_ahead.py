@@ -15,6 +15,7 @@ from krigbot.render.table import render_round
 from krigbot.storage import GameRow, Storage
 from tests.cogs.helpers import (
     ChosenSeeds,
+    answer_of,
     flip,
     game_row,
     press,
@@ -71,7 +72,7 @@ async def pictures_on(standin: DiscordStandIn, world: SampleWorld) -> None:
     record = await standin.slash(
         "krig settings", user=world.moderator, channel=world.no_channel, options={"images": "on"}
     )
-    await record.response()
+    await answer_of(standin, record)
 
 
 def picture_of(answer: InteractionResponse) -> bytes:
@@ -132,9 +133,9 @@ async def test_a_picture_drawn_ahead_is_not_shown_after_a_forfeit_changed_the_po
     await flip(standin, world.no_channel, world.alice)
     await ahead_ready(bot, table.game_id)  # round 2's, with Carol playing
     used = bot.pictures.ahead_used
-    confirm = await (
-        await standin.slash("krig forfeit", user=world.carol, channel=world.no_channel)
-    ).response()
+    confirm = await answer_of(
+        standin, await standin.slash("krig forfeit", user=world.carol, channel=world.no_channel)
+    )
     assert confirm.message is not None
     await press(
         standin, confirm.message, f"krig:forfeit:{table.game_id}:{world.carol.id}:yes", world.carol

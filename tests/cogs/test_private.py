@@ -24,6 +24,7 @@ from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Clock,
+    answer_of,
     buttons,
     challenge,
     enabled_buttons,
@@ -279,7 +280,7 @@ async def test_a_server_that_denies_external_apps_is_told_once_privately_how_to_
         rec = await standin.slash(
             "krig start", user=world.alice, channel=strict, options={"opponent": world.bob}
         )
-        answer = await rec.response()
+        answer = await answer_of(standin, rec)
         await settled()
 
         assert answer.ephemeral
@@ -383,11 +384,11 @@ async def test_a_steal_war_choice_not_made_in_time_is_shown_through_the_table_in
 async def test_an_unanswered_challenge_in_a_group_dm_expires_through_its_own_command(
     standin: DiscordStandIn, world: SampleWorld, group: Channel, bot: KrigBot, clock: Clock
 ) -> None:
-    watcher = standin.watch(group)
     rec = await challenge(standin, group, world.alice, world.bob)
-    message = (await rec.response()).message
+    message = (await answer_of(standin, rec)).message
     assert message is not None
     game_id = game_id_of(message)
+    watcher = standin.watch(group)  # from the challenge shown on
 
     clock.advance(minutes=5)  # the challenge's lifetime, on the service's clock
     expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
@@ -405,7 +406,7 @@ async def test_the_end_of_a_time_limit_is_a_follow_up_of_the_chats_newest_press(
     async with bot_on(standin, db_path, clock):
         table = await start_game(standin, group, world.alice, world.bob, minutes=5)
         pressed = await standin.click(table.message, flip_button(table.message), user=world.bob)
-        await pressed.response()
+        await answer_of(standin, pressed)
         watcher = standin.watch(group)
 
         clock.advance(minutes=5, seconds=1)

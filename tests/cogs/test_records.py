@@ -14,6 +14,7 @@ from krigbot.i18n import t
 from krigbot.storage import PlayerResult, Storage
 from tests.cogs.helpers import (
     ChosenSeeds,
+    answer_of,
     find_seed,
     flip,
     start_game,
@@ -74,7 +75,7 @@ async def ask(
     standin: DiscordStandIn, channel: Channel, asker: User, command: str, **options: object
 ) -> InteractionResponse:
     rec = await standin.slash(f"krig {command}", user=asker, channel=channel, options=options)
-    return await rec.response()
+    return await answer_of(standin, rec)
 
 
 def board_lines(answer: InteractionResponse) -> list[str]:

@@ -9,6 +9,7 @@ from tests.cogs.helpers import (
     DANGER,
     SECONDARY,
     UPDATE_MESSAGE,
+    answer_of,
     buttons,
     challenge_message,
     enabled_buttons,
@@ -31,7 +32,7 @@ async def command(
 ) -> InteractionResponse:
     """Run a /krig subcommand without options in the Norwegian channel."""
     rec = await standin.slash(f"krig {name}", user=user, channel=world.no_channel)
-    return await rec.response()
+    return await answer_of(standin, rec)
 
 
 def forfeit_ids(game_id: int, user: User) -> tuple[str, str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from krigbot.bot import KrigBot
 from krigbot.i18n import fmt_list, t
-from tests.cogs.helpers import ChosenSeeds, press, settled, start_game, text_of
+from tests.cogs.helpers import ChosenSeeds, answer_of, press, settled, start_game, text_of
 from tests.cogs.play_helpers import command, edit_of, running_bot
 from tests.cogs.test_steal_war import STEAL_ONE, play_to_choice, start_steal_war
 from tests.standin import DiscordStandIn
@@ -50,9 +50,9 @@ async def test_status_says_whether_the_bot_plays_and_what_a_finish_waits_for(
 
         playing = await command(standin, world.no_channel, world.alice, "status")
         await command(standin, world.no_channel, world.alice, "finish")
-        stop = await (
-            await standin.click(auto, f"krig:auto:{table.game_id}:stop", user=world.bob)
-        ).response()
+        stop = await answer_of(
+            standin, await standin.click(auto, f"krig:auto:{table.game_id}:stop", user=world.bob)
+        )
         await settled()
         stopped = await command(standin, world.no_channel, world.alice, "status")
 

@@ -28,6 +28,7 @@ from tests.cogs.helpers import (
     SUCCESS,
     UPDATE_MESSAGE,
     ChosenSeeds,
+    answer_of,
     buttons,
     challenge,
     embed_text,
@@ -485,11 +486,12 @@ async def test_a_challenge_to_steal_war_refuses_an_option_it_fixes_and_names_it(
     # language, before anything is posted or stored.
     challenger = getattr(world, user)
     opponent = world.carol if user != "carol" else world.alice
-    answer = await (
+    answer = await answer_of(
+        standin,
         await challenge(
             standin, world.no_channel, challenger, opponent, variant="stjel", **{option: value}
-        )
-    ).response()
+        ),
+    )
 
     if named is None:
         assert not answer.ephemeral
@@ -509,9 +511,9 @@ async def test_nobody_can_give_up_in_the_middle_of_a_battle(
     table, players = await start_steal_war(standin, world, seeds, plan)
     await play_to_choice(standin, table, plan, players)
 
-    answer = await (
-        await standin.slash("krig forfeit", user=world.alice, channel=world.no_channel)
-    ).response()
+    answer = await answer_of(
+        standin, await standin.slash("krig forfeit", user=world.alice, channel=world.no_channel)
+    )
 
     assert answer.ephemeral
     assert buttons(answer) == {}  # refused at once, not after a confirmation

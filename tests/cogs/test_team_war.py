@@ -10,6 +10,7 @@ from krigbot.i18n import fmt_list, t
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
+    answer_of,
     challenge_message,
     flip,
     game_id_of,
@@ -86,9 +87,9 @@ async def test_a_team_game_from_challenge_to_result_credits_both_partners(
     row = await game_row(bot, game_id)
     assert row.status == "finished"
 
-    board = await (
-        await standin.slash("krig leaderboard", user=carol, channel=world.no_channel)
-    ).response()
+    board = await answer_of(
+        standin, await standin.slash("krig leaderboard", user=carol, channel=world.no_channel)
+    )
     lines = board.embeds[0]["description"].splitlines()
     assert lines == [
         board_line("nb", 1, bob.id, wins=1, games=1, draws=0, medal="🥇"),
@@ -97,11 +98,12 @@ async def test_a_team_game_from_challenge_to_result_credits_both_partners(
         board_line("nb", 4, carol.id, wins=0, games=1, draws=0),
     ]
 
-    stats = await (
+    stats = await answer_of(
+        standin,
         await standin.slash(
             "krig stats", user=alice, channel=world.no_channel, options={"user": dave}
-        )
-    ).response()
+        ),
+    )
     fields = {field["name"]: field["value"] for field in stats.embeds[0]["fields"]}
     assert fields[t("nb", "stats.wins")] == "1"
     assert fields[t("nb", "stats.partner")] == t(
@@ -160,9 +162,9 @@ async def test_a_team_draw_is_a_draw_for_all_four_on_the_leaderboard_and_in_stat
     while (await game_row(bot, game_id)).status == "running":
         await flip(standin, world.no_channel, players[flipper], count=50)
 
-    board = await (
-        await standin.slash("krig leaderboard", user=carol, channel=world.no_channel)
-    ).response()
+    board = await answer_of(
+        standin, await standin.slash("krig leaderboard", user=carol, channel=world.no_channel)
+    )
     medals = ("🥇 ", "🥈 ", "🥉 ", "")
     # Nobody won: equal records, ranked by user id.
     ranked = sorted(players, key=lambda player: player.id)
@@ -173,11 +175,12 @@ async def test_a_team_draw_is_a_draw_for_all_four_on_the_leaderboard_and_in_stat
         for rank, (medal, player) in enumerate(zip(medals, ranked, strict=True), start=1)
     ]
     for player in players:
-        stats = await (
+        stats = await answer_of(
+            standin,
             await standin.slash(
                 "krig stats", user=alice, channel=world.no_channel, options={"user": player}
-            )
-        ).response()
+            ),
+        )
         fields = {field["name"]: field["value"] for field in stats.embeds[0]["fields"]}
         shown = tuple(fields[t("nb", f"stats.{key}")] for key in ("wins", "draws", "losses"))
         assert shown == ("0", "1", "0"), player
@@ -185,9 +188,9 @@ async def test_a_team_draw_is_a_draw_for_all_four_on_the_leaderboard_and_in_stat
 
 async def forfeit(standin: DiscordStandIn, world: SampleWorld, game_id: int, user: User) -> str:
     """Give up through /krig forfeit and its confirmation; return the public announcement."""
-    asked = await (
-        await standin.slash("krig forfeit", user=user, channel=world.no_channel)
-    ).response()
+    asked = await answer_of(
+        standin, await standin.slash("krig forfeit", user=user, channel=world.no_channel)
+    )
     assert asked.message is not None, asked.content
     watcher = standin.watch(world.no_channel)
     await press(standin, asked.message, f"krig:forfeit:{game_id}:{user.id}:yes", user)

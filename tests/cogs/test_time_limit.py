@@ -26,6 +26,7 @@ from krigbot.storage import Storage
 from tests.cogs.helpers import (
     ChosenSeeds,
     Clock,
+    answer_of,
     buttons,
     challenge,
     challenge_message,
@@ -195,7 +196,7 @@ async def test_a_restart_keeps_the_deadline_counted_from_the_deal(
 
     async with bot_on(standin, db_path, clock) as restarted:
         rec = await standin.slash("krig status", user=world.alice, channel=world.no_channel)
-        status = await rec.response()
+        status = await answer_of(standin, rec)
         assert status.ephemeral
         assert t("nb", "status.time_left", count=4, n=4, when=when) in text_of(status)
         played = await flip(standin, world.no_channel, world.bob)
@@ -254,7 +255,7 @@ async def test_a_steal_war_battle_under_way_is_played_out_before_the_cards_are_c
 
     clock.advance(minutes=3)
     rec = await standin.slash("krig status", user=world.alice, channel=world.no_channel)
-    assert t("nb", "status.time_up") in text_of(await rec.response())
+    assert t("nb", "status.time_up") in text_of(await answer_of(standin, rec))
     assert (await game_row(bot, started.game_id)).status == "running"  # the battle goes on
     thief = plan.choice.seat
     private = await look(standin, table, players[thief])
@@ -308,7 +309,7 @@ async def test_minutes_outside_the_engine_s_range_are_refused(
         ],
         resolved={"users": {str(world.bob.id): world.bob.to_json()}},
     )
-    answer = await rec.response()
+    answer = await answer_of(standin, rec)
     assert answer.ephemeral
     assert public_messages(standin, world.no_channel) == []
 
@@ -403,7 +404,7 @@ async def test_a_forfeit_after_the_deadline_counts_the_cards_instead(
     table = await start_game(standin, world.no_channel, world.alice, world.bob, minutes=1)
     await flip(standin, world.no_channel, world.alice, count=2)
     rec = await standin.slash("krig forfeit", user=world.alice, channel=world.no_channel)
-    confirm = (await rec.response()).message
+    confirm = (await answer_of(standin, rec)).message
     assert confirm is not None
     watcher = standin.watch(world.no_channel)
 

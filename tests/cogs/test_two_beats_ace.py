@@ -7,6 +7,7 @@ from krigbot.engine import Rules
 from krigbot.i18n import t
 from tests.cogs.helpers import (
     ChosenSeeds,
+    answer_of,
     challenge,
     challenge_message,
     find_seed,
@@ -69,7 +70,8 @@ async def test_without_the_house_rule_the_ace_takes_the_2_and_nothing_is_said(
 async def test_steal_war_refuses_the_house_rule_in_the_senders_language(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
-    answer = await (
+    answer = await answer_of(
+        standin,
         await challenge(
             standin,
             world.no_channel,
@@ -77,8 +79,8 @@ async def test_steal_war_refuses_the_house_rule_in_the_senders_language(
             world.bob,
             variant="stjel",
             house_rule="two_beats_ace",
-        )
-    ).response()
+        ),
+    )
 
     assert answer.ephemeral
     assert answer.content == t(
@@ -92,7 +94,7 @@ async def test_krig_rules_lists_the_house_rule_in_the_readers_language(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
     rec = await standin.slash("krig rules", user=world.carol, channel=world.no_channel)
-    answer = await rec.response()
+    answer = await answer_of(standin, rec)
 
     (embed,) = answer.embeds
     (house,) = [f for f in embed["fields"] if f["name"] == t("en", "rules.house_heading")]

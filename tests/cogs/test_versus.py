@@ -12,6 +12,7 @@ from krigbot.i18n import t
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
+    answer_of,
     buttons,
     challenge,
     find_seed,
@@ -35,9 +36,9 @@ async def start_against_krigbot(
     standin: DiscordStandIn, world: SampleWorld, player: User, **options: object
 ) -> InteractionResponse:
     """Run ``/krig start opponent:@Krigbot`` and return the public answer."""
-    answer = await (
-        await challenge(standin, world.no_channel, player, standin.bot_user, **options)
-    ).response()
+    answer = await answer_of(
+        standin, await challenge(standin, world.no_channel, player, standin.bot_user, **options)
+    )
     assert not answer.ephemeral, text_of(answer)
     return answer
 
@@ -123,11 +124,12 @@ async def test_krigbot_is_one_seat_of_a_three_player_game_and_anyone_may_flip(
 ) -> None:
     rules = Rules.preset("standard", players=3, max_rounds=2)
     seeds.fix(4)  # Krigbot (seat 2) holds the most cards after two rounds
-    answer = await (
+    answer = await answer_of(
+        standin,
         await challenge(
             standin, world.no_channel, world.alice, world.bob, standin.bot_user, rounds=2
-        )
-    ).response()
+        ),
+    )
 
     shown = text_of(answer)
     assert t("nb", "krigbot.accepts", name="Krigbot") in shown
@@ -206,10 +208,10 @@ async def test_another_bot_is_still_refused_privately_in_the_players_language(
     standin.add_member(world.no_guild, robot)
     user: User = getattr(world, player)
 
-    answer = await (await challenge(standin, world.no_channel, user, robot)).response()
-    with_krigbot = await (
-        await challenge(standin, world.no_channel, user, standin.bot_user, robot)
-    ).response()
+    answer = await answer_of(standin, await challenge(standin, world.no_channel, user, robot))
+    with_krigbot = await answer_of(
+        standin, await challenge(standin, world.no_channel, user, standin.bot_user, robot)
+    )
 
     for refused in (answer, with_krigbot):
         assert refused.ephemeral
@@ -221,9 +223,10 @@ async def test_another_bot_is_still_refused_privately_in_the_players_language(
 async def test_a_match_against_krigbot_is_refused_privately(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
-    answer = await (
-        await challenge(standin, world.no_channel, world.alice, standin.bot_user, best_of=3)
-    ).response()
+    answer = await answer_of(
+        standin,
+        await challenge(standin, world.no_channel, world.alice, standin.bot_user, best_of=3),
+    )
 
     assert answer.ephemeral
     assert answer.content == t("nb", "krigbot.no_match")
@@ -258,9 +261,9 @@ async def test_a_whole_game_against_krigbot_in_its_dm_counts_apart_in_that_chat(
     seeds.fix(seed)
     dm = standin.world.dm_channel(world.alice)
 
-    answer = await (
-        await challenge(standin, dm, world.alice, standin.bot_user, rounds=1)
-    ).response()
+    answer = await answer_of(
+        standin, await challenge(standin, dm, world.alice, standin.bot_user, rounds=1)
+    )
     assert not answer.ephemeral, text_of(answer)
     assert t("nb", "krigbot.accepts", name="Krigbot") in text_of(answer)
     table = table_of(answer)
@@ -285,7 +288,7 @@ async def test_a_friend_challenged_in_the_dm_with_krigbot_is_refused_privately(
 ) -> None:
     dm = standin.world.dm_channel(world.alice)
 
-    answer = await (await challenge(standin, dm, world.alice, world.bob)).response()
+    answer = await answer_of(standin, await challenge(standin, dm, world.alice, world.bob))
 
     assert answer.ephemeral
     assert answer.content == t("nb", "krigbot.dm_only")

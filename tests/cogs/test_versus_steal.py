@@ -14,6 +14,7 @@ from krigbot.engine.steal import StealGame
 from krigbot.i18n import card_label, t
 from tests.cogs.helpers import (
     ChosenSeeds,
+    answer_of,
     buttons,
     challenge,
     flip_button,
@@ -91,9 +92,10 @@ async def play_to_plan(
 ) -> tuple[Message, int]:
     """Start Steal War against Krigbot and play the battles up to the plan's; return the table."""
     seeds.fix(plan.seed)
-    answer = await (
-        await challenge(standin, world.no_channel, world.alice, standin.bot_user, variant="stjel")
-    ).response()
+    answer = await answer_of(
+        standin,
+        await challenge(standin, world.no_channel, world.alice, standin.bot_user, variant="stjel"),
+    )
     assert answer.message is not None
     table = answer.message
     game_id = int(flip_button(table).split(":")[2])

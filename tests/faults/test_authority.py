@@ -16,6 +16,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from tests.cogs.helpers import (
+    answer_of,
     challenge_message,
     flip,
     flip_button,
@@ -48,7 +49,7 @@ async def press_elsewhere(
         channel=channel,
         message=message,
     )
-    return await rec.response()
+    return await answer_of(standin, rec)
 
 
 async def test_a_button_copied_to_another_channel_or_server_changes_nothing(
@@ -60,9 +61,9 @@ async def test_a_button_copied_to_another_channel_or_server_changes_nothing(
     accept = f"krig:accept:{game_id_of(challenge)}"
     decline = f"krig:decline:{game_id_of(challenge)}"
     confirm = (
-        await (
-            await standin.slash("krig forfeit", user=world.bob, channel=world.no_channel)
-        ).response()
+        await answer_of(
+            standin, await standin.slash("krig forfeit", user=world.bob, channel=world.no_channel)
+        )
     ).message
     assert confirm is not None
     forfeit = f"krig:forfeit:{table.game_id}:{world.bob.id}:yes"
@@ -96,7 +97,7 @@ async def test_a_moderator_of_one_server_is_nobody_special_in_another(
     abroad = await start_game(standin, world.sv_channel, world.alice, world.bob)
 
     rec = await standin.slash("krig cancel", user=world.moderator, channel=world.sv_channel)
-    answer = await rec.response()
+    answer = await answer_of(standin, rec)
 
     assert answer.ephemeral
     assert answer.content == t("nb", "err.cancel_denied")
@@ -147,26 +148,30 @@ async def test_names_that_are_markup_mentions_long_or_right_to_left_render_safel
         accepted = await press(standin, message, f"krig:accept:{game_id_of(message)}", player)
         shown.append(text_of(accepted))
     shown.append(text_of(await flip(standin, channel, players[0], count=3)))
-    status = await (await standin.slash("krig status", user=players[1], channel=channel)).response()
+    status = await answer_of(
+        standin, await standin.slash("krig status", user=players[1], channel=channel)
+    )
     shown.append(text_of(status))
-    refused = await (
+    refused = await answer_of(
+        standin,
         await standin.slash(
             "krig start", user=players[4], channel=channel, options={"opponent": players[5]}
-        )
-    ).response()
+        ),
+    )
     shown.append(text_of(refused))
-    cancelled = await (
-        await standin.slash("krig cancel", user=world.moderator, channel=channel)
-    ).response()
+    cancelled = await answer_of(
+        standin, await standin.slash("krig cancel", user=world.moderator, channel=channel)
+    )
     shown.append(text_of(cancelled))
     # A short game played out: the result names the winner.
     second = await start_game(standin, channel, players[4], players[5], rounds=1)
     shown.append(text_of(await flip(standin, channel, players[5])))
-    stats = await (
+    stats = await answer_of(
+        standin,
         await standin.slash(
             "krig stats", user=players[4], channel=channel, options={"user": players[5]}
-        )
-    ).response()
+        ),
+    )
     shown.append(text_of(stats))
 
     for text in shown:

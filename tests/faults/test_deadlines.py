@@ -8,7 +8,10 @@ The stand-in runs on the bot's own event loop, so its work for every request (Di
 costs the real bot nothing) delays the bot's answers too: the 3 s here are stricter than
 Discord's. Beside a CPU hog (the machine's load at 2-6 on two cores) the slowest first response
 was 1.0-1.3 s in ten runs. Past a load of about 8 the process gets too little of a core for any
-strategy to hold: interactions were seen to wait 2 s before the bot even read them.
+strategy to hold: interactions were seen to wait 2 s before the bot even read them. So the 200
+games count the 3 s on the time the machine gave the bot: the seconds its event loop stood
+ready to run while other programs had both cores are not the bot's lateness. Beside four CPU
+hogs (load 5-7) the slowest first response took 2.0-3.4 s, of which 0.4-0.5 s the bot's own.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import Storage
 from tests.cogs.helpers import (
+    Timed,
     challenge_message,
     flip_button,
     game_id_of,
     start_game,
     text_of,
+    timed,
 )
 from tests.faults.consistency import check_database
 from tests.standin import DiscordStandIn, InteractionRecord
@@ -132,6 +137,9 @@ async def test_every_command_answers_or_defers_in_time_while_every_write_takes_2
     assert sorted(g.status for g in games.values()).count("cancelled") == 1
 
 
+# The stand-in's own 3 s would refuse an answer that only other programs made late: the test
+# checks the bot's time itself, counted as above.
+@pytest.mark.standin(interaction_deadline=None)
 async def test_200_games_flipping_at_once_are_all_answered_in_time(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
@@ -139,28 +147,32 @@ async def test_200_games_flipping_at_once_are_all_answered_in_time(
     tables = [await start_game(standin, channel, world.alice, world.bob) for channel in channels]
     newest = [table.message for table in tables]
 
-    waves: list[list[InteractionRecord]] = []
+    waves: list[list[Timed]] = []
     for wave in range(3):
         player = world.alice if wave % 2 else world.bob
         if wave == 1:  # the middle wave presses the newest tables' buttons instead of /flip
-            records = [
-                await standin.click(message, flip_button(message), user=player)
+            sent = [
+                timed(await standin.click(message, flip_button(message), user=player))
                 for message in newest
             ]
         else:
-            records = [
-                await standin.slash("flip", user=player, channel=channel) for channel in channels
+            sent = [
+                timed(await standin.slash("flip", user=player, channel=channel))
+                for channel in channels
             ]
-        await asyncio.gather(*(delivered(rec, within=30) for rec in records))
+        await asyncio.gather(*(delivered(stamp.rec, within=30) for stamp in sent))
         if wave != 1:
             # The answer is the new table, deferred or not: its button is the one to press.
-            newest = [rec.original for rec in records if rec.original is not None]
+            newest = [stamp.rec.original for stamp in sent if stamp.rec.original is not None]
             assert len(newest) == GAMES
-        waves.append(records)
+        waves.append(sent)
 
-    for records in waves:
-        assert_answered_in_time(records)
+    for sent in waves:
+        for stamp in sent:
+            assert stamp.rec.rejected == [], (stamp.rec, stamp.rec.rejected)
+            assert stamp.own_latency < DISCORD_DEADLINE, (stamp.rec, stamp.own_latency)
     games = check_database(Path(bot.storage.path))
     assert [games[table.game_id].round for table in tables] == [3] * GAMES
-    slowest = max(rec.latency or 0.0 for records in waves for rec in records)
-    print(f"{GAMES} games x 3 flips at once: slowest first response {slowest:.2f} s")
+    slowest = max(stamp.rec.latency or 0.0 for sent in waves for stamp in sent)
+    own = max(stamp.own_latency for sent in waves for stamp in sent)
+    print(f"{GAMES} games x 3 flips at once: slowest first response {slowest:.2f} s ({own:.2f} s)")

@@ -22,6 +22,7 @@ from krigbot.storage import Storage
 from tests.cogs.helpers import (
     DEFERRED_UPDATE,
     UPDATE_MESSAGE,
+    answer_of,
     challenge_message,
     flip,
     flip_button,
@@ -70,7 +71,7 @@ async def test_a_rate_limited_reply_waits_as_told_and_is_delivered(
     standin.fail_next("POST", r"/callback$", status=429, retry_after=RETRY_AFTER)
 
     rec = await standin.slash("flip", user=world.alice, channel=world.no_channel)
-    answer = await rec.response()
+    answer = await answer_of(standin, rec)
 
     assert answer.embeds[0]["title"] == t("nb", "table.title", round=1)
     sent = standin.requests_matching("POST", f"/interactions/{rec.id}/")
@@ -200,9 +201,9 @@ async def test_a_flip_whose_reply_discord_loses_is_shown_in_the_channel_and_play
     pressed = await press(standin, shown.message, flip_button(shown.message), world.bob)
     assert pressed.type == UPDATE_MESSAGE
     assert t("nb", "table.title", round=2) in text_of(shown.message)
-    status_answer = await (
-        await standin.slash("krig status", user=world.alice, channel=world.no_channel)
-    ).response()
+    status_answer = await answer_of(
+        standin, await standin.slash("krig status", user=world.alice, channel=world.no_channel)
+    )
     assert t("nb", "status.round", round=2) in text_of(status_answer)
     rounds_shown = [
         m
@@ -283,8 +284,8 @@ async def test_a_dropped_gateway_resumes_and_the_game_carries_on(
     during = await standin.slash("flip", user=world.bob, channel=world.no_channel)
     await resumed.next(lambda event: event.kind == "resumed", timeout=10)
 
-    assert (await during.response()).embeds[0]["title"] == t("nb", "table.title", round=2)
-    newest = (await during.response()).message
+    assert (await answer_of(standin, during)).embeds[0]["title"] == t("nb", "table.title", round=2)
+    newest = (await answer_of(standin, during)).message
     assert newest is not None
     pressed = await press(standin, newest, flip_button(newest), world.alice)
     assert pressed.type == UPDATE_MESSAGE

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from krigbot.bot import KrigBot
 from tests.cogs.helpers import (
+    answer_of,
     buttons,
     challenge_message,
     flip,
@@ -86,9 +87,9 @@ async def arena(standin: DiscordStandIn, world: SampleWorld, bot: KrigBot) -> Ar
     await press(standin, declined, f"krig:decline:{declined_id}", world.alice)
     abroad = await start_game(standin, world.sv_channel, world.bob, world.carol)
     confirm = (
-        await (
-            await standin.slash("krig forfeit", user=world.bob, channel=world.no_channel)
-        ).response()
+        await answer_of(
+            standin, await standin.slash("krig forfeit", user=world.bob, channel=world.no_channel)
+        )
     ).message
     assert confirm is not None
     game, mine = running.game_id, world.bob.id

@@ -7,7 +7,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.web.access import KEY_SETTING, SETTING
-from tests.cogs.helpers import ChosenSeeds
+from tests.cogs.helpers import ChosenSeeds, answer_of
 from tests.cogs.play_helpers import command
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
@@ -28,7 +28,7 @@ async def settings(
         options=options,
         locale=locale,
     )
-    answer = await record.response()
+    answer = await answer_of(standin, record)
     return answer.ephemeral, answer.content
 
 
@@ -77,7 +77,7 @@ async def test_only_a_moderator_changes_the_web_view(
         record = await standin.slash(
             "krig settings", user=world.carol, channel=world.no_channel, options={"web": choice}
         )
-        refused = await record.response()
+        refused = await answer_of(standin, record)
         assert refused.ephemeral
         assert refused.content == t("en", "settings.denied")  # Carol reads English
     assert await web.bot.storage.get_setting(world.no_guild.id, SETTING) is None

@@ -206,7 +206,7 @@ class InteractionRecord:
         """Wait for the bot's callback to this interaction and return it parsed."""
         return await self.callbacks.wait(timeout=timeout, what=f"a response to {self._describe()}")
 
-    async def followup(self, n: int = 0, timeout: float = 5.0) -> Message:
+    async def followup(self, n: int = 0, timeout: float = 30.0) -> Message:
         """Wait for the ``n``-th (0-based) follow-up message and return it.
 
         After a deferred "thinking" response Discord turns the *first* follow-up into the
@@ -217,7 +217,7 @@ class InteractionRecord:
         )
         return self.followups.items[index]
 
-    async def original_edit(self, n: int = 0, timeout: float = 5.0) -> MessageRevision:
+    async def original_edit(self, n: int = 0, timeout: float = 30.0) -> MessageRevision:
         """Wait for the ``n``-th (0-based) edit of ``@original``; return the state it produced."""
         index = await self.original_edits.wait_index(
             n, lambda _r: True, timeout, f"edit #{n} of the original response to {self._describe()}"

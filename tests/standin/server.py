@@ -177,6 +177,9 @@ class DiscordStandIn(InteractionClient):
         """Close bot connections and stop serving."""
         if self._runner is None:
             return
+        # Refused first: a bot that reconnects the moment its connection closes must not
+        # resume on a stand-in that is going away.
+        self.gateway.refusing = True
         await self.gateway.close()
         await self._runner.cleanup()
         self._runner = None

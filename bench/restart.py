@@ -9,16 +9,19 @@ and prints for each process, from the moment the processes are started:
 - when the first ``/flip`` is answered (a game restored from the database, in a server on the
   process's shards), and when the first ``/krig status`` is;
 
-then the slowest process, and how long flips in games nobody has touched since the restart
-take to answer.
+then the slowest process, the CPU each process and its picture worker spent until its first
+``/flip`` was answered, and how long flips in games nobody has touched since the restart take
+to answer. ``--logs FOLDER`` keeps each process's log (at INFO) to see where the time went.
 
 The database is SQLite (a file, the default) or, with ``--database postgres``, a PostgreSQL 15
 started for the run with fsync on. Several shards identify one after the other, as Discord
 has them do: ``--identify-seconds`` apart per ``max_concurrency`` bucket (Discord's 5 s
-would dominate every figure here).
+would dominate every figure here). ``--max-concurrency`` is the number of buckets, as
+``GET /gateway/bot`` tells it: 1 for most bots, 16 and more for large ones.
 
 Targets: one process ready to answer within 2 seconds with 10,000 running games (SQLite);
-with 100,000 games in PostgreSQL over 16 shards in 4 processes, each process ready and
+with 100,000 games in PostgreSQL over 16 shards in 4 processes (``--max-concurrency 16``: with
+1, Discord's pause alone keeps 16 shards 80 s from all being connected), each process ready and
 answering its first ``/flip`` within 3 seconds.
 """
 

@@ -325,7 +325,7 @@ async def _configure(
     await run(db, "PRAGMA foreign_keys = ON")
     # This is also the first statement that reads the file, so a non-database file
     # fails here with "file is not a database".
-    rows = list(await db.execute_fetchall("PRAGMA journal_mode = WAL"))
+    rows = await _journal_mode_wal(db, busy_timeout_ms / 1000)
     mode = str(rows[0][0]).lower()
     if location != MEMORY and mode != "wal":
         log.warning("The database %s stays in journal mode %r instead of WAL.", location, mode)
@@ -340,6 +340,29 @@ async def _configure(
     rows = list(await db.execute_fetchall("PRAGMA foreign_keys"))
     if int(rows[0][0]) != 1:
         raise StorageError("This SQLite build does not enforce foreign keys.")
+
+
+WAL_POLL_SECONDS: Final = 0.02
+"""How often a start tries again to put a new database into WAL mode while another has it."""
+
+
+async def _journal_mode_wal(db: aiosqlite.Connection, within: float) -> list[Any]:
+    """Put the database in WAL mode, waiting up to ``within`` seconds for another process.
+
+    Two processes opening a new database at once both ask for WAL mode, which takes the file
+    for itself; SQLite answers the one that loses "database is locked" at once, without its
+    busy timeout (waiting there could deadlock).
+    """
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            return list(await db.execute_fetchall("PRAGMA journal_mode = WAL"))
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        # Pacing, not waiting for something: the lock is another process's, and no event
+        # of this one says when it is free.
+        await asyncio.sleep(WAL_POLL_SECONDS)
 
 
 async def user_version(db: aiosqlite.Connection) -> int:

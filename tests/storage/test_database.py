@@ -303,3 +303,25 @@ async def test_acknowledged_rounds_survive_sigkill(tmp_path: Path) -> None:
         assert (game.round, game.state) == (50, {"round": 50})
     finally:
         await storage.close()
+
+
+async def test_a_new_database_another_process_is_writing_opens_once_it_is_done(
+    tmp_path: Path,
+) -> None:
+    # Two bot processes started together on a new database both ask for WAL mode, which needs
+    # the file to itself. SQLite answered the one that lost "database is locked" at once,
+    # without its busy timeout (waiting there could deadlock), and that process did not start.
+    path = tmp_path / "data" / "krig.db"
+    path.parent.mkdir()
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # the other process, still writing the new file
+        other.execute("CREATE TABLE elsewhere (x)")
+        asyncio.get_running_loop().call_later(0.5, other.execute, "COMMIT")
+        storage = await Storage.open(path)
+    finally:
+        other.close()
+    try:
+        assert await storage.game_count() == 0
+    finally:
+        await storage.close()

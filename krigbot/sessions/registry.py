@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -44,6 +44,11 @@ def random_seed() -> int:
 class _Running:
     row: GameRow
     game: Variant
+    saved_moves: int = field(init=False)
+    """The moves the saved game has had: made with the game as read or as just saved."""
+
+    def __post_init__(self) -> None:
+        self.saved_moves = self.game.moves_made
 
 
 def lean(row: GameRow) -> GameRow:
@@ -228,6 +233,10 @@ class Registry:
         """Save the game's new state in one transaction; refuse if another writer won."""
         now = self.clock()
         state = game.to_dict()
+        held = self._running.get(row.channel_id)
+        # Inside a Steal War battle the round stands still: the moves tell a save from another
+        # process apart (None: a copy not held here, checked by its round alone).
+        expected_moves = held.saved_moves if held is not None and held.game is game else None
         try:
             if game.outcome is not None:
                 # Marked in the write that ends it, cleared once its message is out: a bot
@@ -241,10 +250,18 @@ class Registry:
                     results=player_results(row, game, krigbot_id=self.krigbot_id),
                     now=now,
                     extra={ENDING: "unshown"},
+                    moves=game.moves_made,
+                    expected_moves=expected_moves,
                 )
             else:
                 await self.storage.save_round(
-                    row.id, expected_round=row.round, state=state, round=game.round, now=now
+                    row.id,
+                    expected_round=row.round,
+                    state=state,
+                    round=game.round,
+                    now=now,
+                    moves=game.moves_made,
+                    expected_moves=expected_moves,
                 )
         except RoundConflictError:
             if self.metrics is not None:

@@ -105,7 +105,7 @@ _ACCEPT_ATTEMPTS: Final = 8
 
 _START: Final = f"""
 UPDATE games
-SET status = 'running', state = ?, round = 0, updated_at = ?, last_activity_at = ?,
+SET status = 'running', state = ?, round = 0, moves = 0, updated_at = ?, last_activity_at = ?,
     extra = json_patch(extra, ?)
 WHERE id = ? AND status = 'challenge'
 RETURNING {GAME_COLUMNS}
@@ -114,8 +114,9 @@ RETURNING {GAME_COLUMNS}
 # The hot path: one statement, always this exact text so sqlite3's statement cache
 # reuses the prepared statement. The WHERE clause is the optimistic lock.
 _SAVE_ROUND: Final = """
-UPDATE games SET state = ?, round = ?, updated_at = ?, last_activity_at = ?
-WHERE id = ? AND round = ? AND status = 'running'
+UPDATE games SET state = ?, round = ?, moves = ?, updated_at = ?, last_activity_at = ?
+WHERE id = ? AND round = ? AND (moves IS NULL OR moves = COALESCE(?, moves))
+    AND status = 'running'
 """
 
 
@@ -123,21 +124,24 @@ WHERE id = ? AND round = ? AND status = 'running'
 _SAVE_ROUNDS = Coalesced(
     single=_SAVE_ROUND,
     update="""
-UPDATE games SET state = batch.state, round = batch.round, updated_at = batch.updated_at,
-    last_activity_at = batch.last_activity_at
+UPDATE games SET state = batch.state, round = batch.round, moves = batch.moves,
+    updated_at = batch.updated_at, last_activity_at = batch.last_activity_at
 FROM {batch} WHERE games.id = batch.id AND games.round = batch.expected
+    AND (games.moves IS NULL OR games.moves = COALESCE(batch.expected_moves, games.moves))
     AND games.status = 'running'
 RETURNING games.id
 """,
     columns=(
         ("state", "json"),
         ("round", "integer"),
+        ("moves", "integer"),
         ("updated_at", "text"),
         ("last_activity_at", "text"),
         ("id", "bigint"),
         ("expected", "integer"),
+        ("expected_moves", "integer"),
     ),
-    key=4,
+    key=5,
 )
 
 _STORED_ROUND: Final = "SELECT round, status FROM games WHERE id = ?"
@@ -157,9 +161,10 @@ RETURNING games.id
 
 _FINISH: Final = """
 UPDATE games
-SET status = 'finished', state = ?, round = ?, result = ?,
+SET status = 'finished', state = ?, round = ?, moves = ?, result = ?,
     updated_at = ?, last_activity_at = ?, finished_at = ?, extra = json_patch(extra, ?)
-WHERE id = ? AND round = ? AND status = 'running'
+WHERE id = ? AND round = ? AND (moves IS NULL OR moves = COALESCE(?, moves))
+    AND status = 'running'
 """
 
 # guild_id is copied from the game so the stats queries need no join.
@@ -318,13 +323,27 @@ class GameStore(StorageBase):
         state: JSONDict,
         round: int,
         now: datetime,
+        moves: int | None = None,
+        expected_moves: int | None = None,
     ) -> Literal[True]:
         """Store a played round if the game is running at ``expected_round``; return True.
 
-        Raises RoundConflictError, having written nothing, if it is not (see there).
+        ``moves`` is how many moves the game has had, ``expected_moves`` how many it had when
+        the writer read it: a Steal War battle's moves leave the round alone, and only the
+        moves tell that another process saved one meanwhile (None: not checked). Raises
+        RoundConflictError, having written nothing, if the game is not there (see there).
         """
         stamp = encode_time(now)
-        params = (encode_json(state), round, stamp, stamp, game_id, expected_round)
+        params = (
+            encode_json(state),
+            round,
+            moves,
+            stamp,
+            stamp,
+            game_id,
+            expected_round,
+            expected_moves,
+        )
         if not await self._coalesced(_SAVE_ROUNDS, params):
             raise await self._conflict(game_id, expected_round)
         return True
@@ -347,13 +366,16 @@ class GameStore(StorageBase):
         results: Sequence[PlayerResult],
         now: datetime,
         extra: JSONDict | None = None,
+        moves: int | None = None,
+        expected_moves: int | None = None,
     ) -> Literal[True]:
         """Finish a running game at ``expected_round``, record each player's result; return True.
 
         A result ``against_krigbot`` goes to the record against Krigbot, not to ``results``.
 
-        ``extra`` is merged into the game's extra in the same write (a key set to None goes).
-        Raises RoundConflictError, having written nothing, if the game is not running there.
+        ``extra`` is merged into the game's extra in the same write (a key set to None goes);
+        ``moves`` and ``expected_moves`` are as in :meth:`save_round`. Raises
+        RoundConflictError, having written nothing, if the game is not running there.
         """
         users = [r.user_id for r in results]
         seats = [r.seat for r in results]
@@ -366,6 +388,7 @@ class GameStore(StorageBase):
                 (
                     encode_json(state),
                     round,
+                    moves,
                     encode_json(result),
                     stamp,
                     stamp,
@@ -373,6 +396,7 @@ class GameStore(StorageBase):
                     encode_json(extra or {}),
                     game_id,
                     expected_round,
+                    expected_moves,
                 ),
             )
             if changed == 1:

@@ -6,6 +6,7 @@ the same database (SQLite and PostgreSQL), whose write checks decide which move 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -189,3 +190,38 @@ async def test_a_time_limit_both_processes_watch_ends_the_game_once(
     stats = await storage.player_stats(GUILD, ALICE.user_id)
     assert stats.games == 1
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+async def test_two_different_presses_at_once_on_both_processes_make_one_choice_and_say_so(
+    storage: Storage,
+) -> None:
+    # Both processes read the game before either saves: each copy passes its check against the
+    # saved state, and a battle's choice leaves the round alone. The moves decide: the second
+    # save is refused, read again, and finds the choice made.
+    clock = Clock()
+    first, second = pair(storage, clock)
+    row, battle = await deal(first, "stjel")
+    assert battle is not None
+    await both_hold(first, second)
+    top = top_choice(battle)
+    winner = row.players[top.seat]
+    _, before = await saved(storage, row.id)
+
+    async def press(service: GameService, card: int) -> ChoiceResult | Refusal:
+        try:
+            return await service.choose(
+                CHANNEL, winner, row.id, "top", seat=top.seat, card=card, expected_round=1
+            )
+        except Refusal as refusal:
+            return refusal
+
+    answers = await asyncio.gather(press(first, top.cards[-1]), press(second, top.cards[0]))
+
+    made = [a for a in answers if isinstance(a, ChoiceResult)]
+    refused = [a for a in answers if isinstance(a, Refusal)]
+    assert len(made) == 1, answers
+    assert [r.key for r in refused] == ["steal.stale"]
+    stored, after = await saved(storage, row.id)
+    assert len(after) == len(before) + 1  # one choice, never both, never neither
+    game = load_game(stored.state or {})
+    assert made[0].game.to_dict() == game.to_dict()  # the one answered as made is the one saved

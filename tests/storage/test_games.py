@@ -453,3 +453,72 @@ async def test_a_process_reads_at_start_only_the_games_of_its_own_shards(storage
     ]
     # One process of all the shards reads every game.
     assert len(await storage.active_games_after(0, 100)) == len(games) + 1 + len(challenges)
+
+
+async def test_a_save_from_a_copy_another_process_moved_within_the_round_is_refused(
+    storage: Storage,
+) -> None:
+    # A Steal War battle's moves leave the round alone: the moves tell the copies apart.
+    game = await running_game(storage)
+    first = {"actions": [["top", 1]]}
+    assert await storage.save_round(
+        game.id, expected_round=0, state=first, round=0, now=at(1), moves=1, expected_moves=0
+    )
+    with pytest.raises(RoundConflictError):
+        await storage.save_round(
+            game.id,
+            expected_round=0,
+            state={"actions": [["top", 2]]},
+            round=0,
+            now=at(2),
+            moves=1,
+            expected_moves=0,
+        )
+    with pytest.raises(RoundConflictError):
+        await storage.finish_game(
+            game.id,
+            expected_round=0,
+            state={},
+            round=0,
+            result={"winner": 0},
+            results=results_for(game.players, game.players[0]),
+            now=at(2),
+            moves=1,
+            expected_moves=0,
+        )
+    stored = await storage.get_game(game.id)
+    assert stored is not None
+    assert (stored.state, stored.status) == (first, "running")
+
+    # Many at once go as one statement: the same check, one of them wins.
+    saves = [
+        storage.save_round(
+            game.id,
+            expected_round=0,
+            state={"actions": [["top", 1], ["play", n]]},
+            round=0,
+            now=at(3),
+            moves=2,
+            expected_moves=1,
+        )
+        for n in range(4)
+    ]
+    outcomes = await asyncio.gather(*saves, return_exceptions=True)
+    assert sum(outcome is True for outcome in outcomes) == 1
+    assert all(isinstance(o, RoundConflictError) for o in outcomes if o is not True)
+
+
+async def test_a_game_saved_before_moves_were_counted_is_checked_from_its_next_save(
+    storage: Storage,
+) -> None:
+    game = await running_game(storage)
+    # As a bot before the count saved it (nothing known of its moves), or a writer that
+    # does not count them.
+    assert await storage.save_round(game.id, expected_round=0, state={"n": 1}, round=1, now=at(1))
+    assert await storage.save_round(
+        game.id, expected_round=1, state={"n": 2}, round=1, now=at(2), moves=8, expected_moves=7
+    )
+    with pytest.raises(RoundConflictError):
+        await storage.save_round(
+            game.id, expected_round=1, state={"n": 3}, round=1, now=at(3), moves=8, expected_moves=7
+        )

@@ -64,6 +64,18 @@ async def both_hold(first: GameService, second: GameService) -> None:
     assert found[1].to_dict() == mine[1].to_dict()
 
 
+async def both_at_a_choice(
+    storage: Storage,
+) -> tuple[Clock, GameService, GameService, GameRow, ChoiceResult]:
+    """Deal a Steal War game on one process, begin its first battle, and let both hold it."""
+    clock = Clock()
+    first, second = pair(storage, clock)
+    row, battle = await deal(first, "stjel")
+    assert battle is not None
+    await both_hold(first, second)
+    return clock, first, second, row, battle
+
+
 def top_choice(result: ChoiceResult) -> TopChoice:
     """Return the winner's open choice of the top of their loot pile."""
     (choice,) = result.game.pending()
@@ -83,11 +95,7 @@ async def saved(storage: Storage, game_id: int) -> tuple[GameRow, list[list[obje
 async def test_a_choice_on_a_process_whose_copy_is_behind_is_made_on_the_saved_game(
     storage: Storage,
 ) -> None:
-    clock = Clock()
-    first, second = pair(storage, clock)
-    row, battle = await deal(first, "stjel")
-    assert battle is not None
-    await both_hold(first, second)
+    _, first, second, row, battle = await both_at_a_choice(storage)
     # On the first process: the winner's top card, and the next battle, which is won too.
     top = top_choice(battle)
     winner = row.players[top.seat]
@@ -120,11 +128,7 @@ async def test_a_choice_on_a_process_whose_copy_is_behind_is_made_on_the_saved_g
 
 
 async def test_the_same_press_reaching_both_processes_is_made_once(storage: Storage) -> None:
-    clock = Clock()
-    first, second = pair(storage, clock)
-    row, battle = await deal(first, "stjel")
-    assert battle is not None
-    await both_hold(first, second)
+    _, first, second, row, battle = await both_at_a_choice(storage)
     top = top_choice(battle)
     winner = row.players[top.seat]
 
@@ -146,11 +150,7 @@ async def test_the_same_press_reaching_both_processes_is_made_once(storage: Stor
 async def test_a_time_out_on_a_copy_behind_leaves_the_choice_made_elsewhere(
     storage: Storage, caplog: pytest.LogCaptureFixture
 ) -> None:
-    clock = Clock()
-    first, second = pair(storage, clock)
-    row, battle = await deal(first, "stjel")
-    assert battle is not None
-    await both_hold(first, second)
+    clock, first, second, row, battle = await both_at_a_choice(storage)
     top = top_choice(battle)
     # Not what a time-out would choose (the default is the top the winner has now).
     (chosen,) = [card for card in top.cards if card != battle.game.loot_top(top.seat)][:1]
@@ -198,11 +198,7 @@ async def test_two_different_presses_at_once_on_both_processes_make_one_choice_a
     # Both processes read the game before either saves: each copy passes its check against the
     # saved state, and a battle's choice leaves the round alone. The moves decide: the second
     # save is refused, read again, and finds the choice made.
-    clock = Clock()
-    first, second = pair(storage, clock)
-    row, battle = await deal(first, "stjel")
-    assert battle is not None
-    await both_hold(first, second)
+    _, first, second, row, battle = await both_at_a_choice(storage)
     top = top_choice(battle)
     winner = row.players[top.seat]
     _, before = await saved(storage, row.id)

@@ -33,6 +33,7 @@ from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.config import GLOBAL_REST_LIMIT, MEMORY, Settings
 from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
+from krigbot.load import Load
 from krigbot.monitoring import Metrics
 from krigbot.monitoring.metrics import GatewayState, discord_trace
 from krigbot.render.worker import warm_up_workers
@@ -258,6 +259,9 @@ class KrigBot(commands.AutoShardedBot):
         quiet_discord_logs()  # before discord.py's own __init__, which warns about voice
         self.metrics = Metrics()
         """What the bot counts; served by the monitoring endpoint when it is on."""
+        self.load = Load()
+        """How busy its event loop is: what makes a command defer before its work starts."""
+        self.metrics.watch_event_loop(self.load.lag)
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=discord.Intents(guilds=True),
@@ -311,6 +315,7 @@ class KrigBot(commands.AutoShardedBot):
     async def setup_hook(self) -> None:
         # Logged in by now: the bot's own user is known, and a player may challenge it.
         self.service.krigbot_id = self.user.id if self.user is not None else None
+        self.load.start()
         await self.tree.set_translator(Translator())
         await self.pictures.start()
         service, storage, tables, web, buttons = (
@@ -422,6 +427,7 @@ class KrigBot(commands.AutoShardedBot):
                 waiting.cancel()
         # No deadline's handler may reach into a closed client.
         await self.service.deadlines.close()
+        self.load.stop()
         await super().close()
 
     def rest_turn(self) -> float:

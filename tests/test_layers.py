@@ -42,6 +42,7 @@ LAYER_OF = {
     "i18n": "i18n",
     "config": "low",
     "logs": "low",
+    "load": "low",
     "monitoring": "low",
 }
 """The layer of each name directly under krigbot/ (a module or a package)."""

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ from discord import app_commands
 
 from krigbot.cogs.surfaces import reaches
 from krigbot.i18n import Lang, lang_for, t
+from krigbot.load import Load
 from krigbot.logs import context
 from krigbot.monitoring import Metrics, Outcome
 from krigbot.render.embeds import literal
@@ -33,14 +34,6 @@ after it was due; 2 s of margin keeps it in time there."""
 BACKLOGGED = 0.5
 """An interaction this many seconds old when its command starts waited in a queue: the bot is
 busy, its work will wait too, so it defers at once (it may not get another chance in time)."""
-BUSY = 32
-"""Commands in progress from which a new one defers before its work starts.
-
-In a burst every command's work competes for the one event loop: a turn of the loop runs the
-work of every command whose turn has come, and a deferral waiting for its time goes out behind
-all of it. Deferring first costs one request, and it is sent before this command's work adds
-to the backlog. (At 100 interactions a second, a few milliseconds each, about one is in
-progress at a time; `python -m bench.soak --concurrency 16` keeps 16.)"""
 UNKNOWN_INTERACTION = 10062
 """Discord's error code for an interaction it no longer knows (answered too late)."""
 _BUTTON_KIND = re.compile(r"krig:([a-z]{1,16}):")
@@ -304,31 +297,18 @@ async def respond(
 
     ``ephemeral`` and ``update`` say how a deferral must look, since Discord fixes that at the
     time of deferring: a thinking message only the sender sees, or an edit of the message.
-    An interaction that already waited long to be read, or that comes while the bot is busy
-    with many others, defers before its work even starts.
+    An interaction that already waited long to be read, or that comes while the bot's event
+    loop is falling behind, defers before its work even starts.
     """
-    with in_progress() as wait:
-        await _respond(interaction, work, wait(interaction), ephemeral=ephemeral, update=update)
+    wait = defer_in(interaction)
+    with commands_of(interaction):
+        await _respond(interaction, work, wait, ephemeral=ephemeral, update=update)
 
 
-_in_progress = 0
-"""Commands being answered in this process (by :func:`respond` or in their channel's turn)."""
-
-
-@contextlib.contextmanager
-def in_progress() -> Iterator[Callable[[discord.Interaction[Any]], float]]:
-    """Count a command being answered; give how long its work may run before it defers.
-
-    A command that comes while ``BUSY`` others are in progress defers before its work starts:
-    behind such a backlog a timer could fire too late.
-    """
-    global _in_progress
-    busy = _in_progress >= BUSY
-    _in_progress += 1
-    try:
-        yield (lambda interaction: 0.0) if busy else defer_in
-    finally:
-        _in_progress -= 1
+def commands_of(interaction: discord.Interaction[Any]) -> contextlib.AbstractContextManager[None]:
+    """Count the interaction's command in progress in the bot's :class:`~krigbot.load.Load`."""
+    load: Load | None = getattr(interaction.client, "load", None)
+    return contextlib.nullcontext() if load is None else load.command()
 
 
 async def _respond(
@@ -399,10 +379,12 @@ def defer_in(interaction: discord.Interaction[Any]) -> float:
     Discord's 3 seconds run from when it created the interaction, not from when the command
     started: under load an interaction can wait a while to be read and to get its channel's
     turn. The id tells when it was made (a clock running ahead makes the bot defer early, which
-    costs nothing; one running behind is not trusted past ``DEFER_AFTER``).
+    costs nothing; one running behind is not trusted past ``DEFER_AFTER``). A bot whose event
+    loop is backlogged (``krigbot.load``) defers at once: its timer would fire late too.
     """
     age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
-    if age >= BACKLOGGED:
+    load: Load | None = getattr(interaction.client, "load", None)
+    if age >= BACKLOGGED or (load is not None and load.backlogged()):
         return 0.0
     return min(DEFER_AFTER, max(0.0, DEFER_AFTER - age))
 

@@ -31,9 +31,10 @@ from krigbot.cogs import surfaces
 from krigbot.cogs.replies import (
     NO_MENTIONS,
     Reply,
+    commands_of,
     count,
+    defer_in,
     discord_lost,
-    in_progress,
     refuse,
     user_lang,
 )
@@ -334,8 +335,9 @@ async def respond_in_turn(
     that is public and has buttons becomes the channel's live message.
     """
     tables.surfaces.hold(interaction)
-    with tables.answering(), in_progress() as wait:
-        await _respond_in_turn(interaction, tables, work, wait(interaction), update=update)
+    wait = defer_in(interaction)
+    with tables.answering(), commands_of(interaction):
+        await _respond_in_turn(interaction, tables, work, wait, update=update)
 
 
 async def _respond_in_turn(

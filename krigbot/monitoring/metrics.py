@@ -99,6 +99,11 @@ class Metrics:
         self.render_backlog = Gauge(
             "krig_render_backlog", "Pictures asked for and not yet drawn.", registry=r
         )
+        self.event_loop_lag = Gauge(
+            "krig_event_loop_lag_seconds",
+            "How late the event loop ran its timers, at worst over the last second.",
+            registry=r,
+        )
         self.discord_errors = Counter(
             "krig_discord_http_errors",
             "Answers from Discord's REST API that were 429 (rate limited) or 5xx, by status.",
@@ -144,6 +149,10 @@ class Metrics:
     def watch_running_games(self, count: Callable[[], int]) -> None:
         """Read the number of running games from ``count`` whenever the metrics are scraped."""
         self.running_games.set_function(count)
+
+    def watch_event_loop(self, lag: Callable[[], float]) -> None:
+        """Read the event loop's lag from ``lag`` whenever the metrics are scraped."""
+        self.event_loop_lag.set_function(lag)
 
     def watch_render_backlog(self, count: Callable[[], int]) -> None:
         """Read the picture backlog from ``count`` whenever the metrics are scraped."""

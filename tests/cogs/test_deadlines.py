@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from krigbot.bot import KrigBot
-from krigbot.cogs.replies import BUSY, DEFER_AFTER
+from krigbot.cogs.replies import DEFER_AFTER
 from krigbot.i18n import t
+from krigbot.load import BUSY
 from krigbot.storage import Storage
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
@@ -94,13 +95,14 @@ async def test_a_fast_flip_is_answered_at_once_without_deferring(
         assert stamp.own_latency < DEFER_AFTER
 
 
-async def test_commands_that_come_while_the_bot_is_busy_defer_before_their_work_starts(
+async def test_a_burst_at_a_bot_that_answered_few_lately_defers_before_the_work_starts(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # BUSY flips are kept in progress by a slow disk; the ones after them must not wait for a
     # timer behind that backlog: each is deferred before its round is even being saved.
     channels = [standin.add_channel(world.no_guild, f"busy-{n}") for n in range(BUSY + 3)]
     tables = [await start_game(standin, channel, world.alice, world.bob) for channel in channels]
+    bot.load.start()  # as after a quiet second: the games' set-up is not what it answers lately
     saving: dict[int, float] = {}
     real = Storage.save_round
 

@@ -8,12 +8,14 @@ defers, files, modals, channel messages and a moderator-only guild command.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
 import sys
 import textwrap
 import time
+import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -1039,3 +1041,18 @@ def test_sitecustomize_points_discord_at_the_url(tmp_path: Path) -> None:
         "http://127.0.0.1:4321/api/v10",
         "ws://127.0.0.1:4321/gateway",
     ]
+
+
+async def test_a_closed_stand_in_and_all_it_recorded_are_let_go() -> None:
+    # A benchmark runs one stand-in after another in a process: one kept alive keeps every
+    # message and request it recorded, and each next run of the benchmark went slower.
+    standin = DiscordStandIn()
+    await standin.start()
+    async with aiohttp.ClientSession() as http, http.get(f"{standin.url}/gateway") as answer:
+        assert answer.status in (400, 426)  # served (not a websocket): the handler is cached
+    await standin.close()
+    gone = weakref.ref(standin)
+    del standin
+    gc.collect()
+
+    assert gone() is None

@@ -45,7 +45,14 @@ from tests.standin.events import BotCrashed, EventLog, StandInTimeout
 from tests.standin.gateway import GUILD_MEMBERS, PRIVILEGED_INTENTS, Gateway, GatewayEvent, Session
 from tests.standin.messages import MAX_FILE_SIZE, ChannelEvent, Message, compute_mentions
 from tests.standin.records import Delay, Fault, InteractionRecord, RequestRecord
-from tests.standin.rest import API_PREFIX, STANDIN_KEY, serve, unknown_route
+from tests.standin.rest import (
+    API_PREFIX,
+    STANDIN_KEY,
+    Serving,
+    serve,
+    standin_of,
+    unknown_route,
+)
 from tests.standin.routes import TABLES
 from tests.standin.store import MessageStore, MessageWatcher
 from tests.standin.world import (
@@ -67,6 +74,11 @@ from tests.standin.world import (
 log = logging.getLogger("tests.standin")
 
 SITECUSTOMIZE_DIR = Path(__file__).resolve().parent / "sitecustomize"
+
+
+async def gateway_route(request: web.Request) -> web.StreamResponse:
+    """Serve ``/gateway`` for the stand-in the request came to."""
+    return await standin_of(request).gateway.handle(request)
 
 
 class DiscordStandIn(InteractionClient):
@@ -147,6 +159,7 @@ class DiscordStandIn(InteractionClient):
         self._watched: set[asyncio.Task[Any]] = set()
         self.gateway = Gateway(self)
         self._runner: web.AppRunner | None = None
+        self._serving = Serving(None)
 
     # ================================================================ lifecycle
 
@@ -160,8 +173,12 @@ class DiscordStandIn(InteractionClient):
     async def start(self) -> None:
         """Start serving on ``host`` (a free port unless one was given)."""
         app = web.Application(middlewares=[serve], client_max_size=64 * 1024 * 1024)
-        app[STANDIN_KEY] = self
-        app.router.add_get("/gateway", self.gateway.handle)
+        self._serving = Serving(self)
+        app[STANDIN_KEY] = self._serving
+        # A function of the module, not this stand-in's bound method: aiohttp caches each
+        # handler with its middlewares for the life of the process, and a bound method would
+        # keep every stand-in ever started (and all it recorded) alive in that cache.
+        app.router.add_get("/gateway", gateway_route)
         for table in TABLES:
             app.router.add_routes(table)
         # Last: anything else is logged and answered 404 so a test notices the gap.
@@ -183,6 +200,7 @@ class DiscordStandIn(InteractionClient):
         await self.gateway.close()
         await self._runner.cleanup()
         self._runner = None
+        self._serving.standin = None
 
     @property
     def url(self) -> str:

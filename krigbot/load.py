@@ -8,7 +8,7 @@ flip. So the bot defers first only when it has reason to think the backlog is lo
 
 - the loop runs its timers late (a probe falls due every ``PROBE_SECONDS``; how late it runs is
   measured, not guessed);
-- or more commands are in progress than the bot has lately answered in ``BACKLOG_SECONDS``
+- or more commands are in progress than the bot has answered in the last ``BACKLOG_SECONDS``
   (and at least ``BUSY``). A burst that arrives at a quiet bot is such a backlog; a bot that
   answers 1,000 flips a second with 200 in progress at a time, each waiting a fifth of a
   second, is not, and deferring there would only halve how many it can answer.
@@ -30,9 +30,13 @@ LAGGING: Final = 0.25
 """Seconds late the loop runs its timers from which a new command defers first."""
 BUSY: Final = 32
 """Commands in progress below which none defers first for their number alone."""
-BACKLOG_SECONDS: Final = 0.5
+BACKLOG_SECONDS: Final = 1.0
 """A new command defers first when the commands in progress are more than the bot answered in
-this long, lately: the last of them would wait that long for its turn."""
+this long, lately: the last of them would wait that long for its turn, past its deferral timer
+(``DEFER_AFTER``), which would then fire late. Not less: a bot short of CPU answers slowly and
+so defers more, which makes it slower still. At half a second, four processes sharing two cores
+(``python -m bench.cluster --processes 4``) deferred 13-34 % of their flips, not 6-8 %, and
+answered 855 a second, not 1,022 (medians of 5 runs)."""
 
 
 class Load:

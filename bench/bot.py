@@ -71,6 +71,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_cpu_seconds() -> tuple[float, float]:
+    """Return the CPU time of the whole machine, busy and idle, over all its cores (seconds).
+
+    Busy is everything but idle and I/O wait: every program's, and the kernel's own (for
+    loopback connections, softirqs), which no process's figure holds.
+    """
+    fields = [int(n) for n in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]]
+    idle = fields[3] + fields[4]
+    return (sum(fields) - idle) / os.sysconf("SC_CLK_TCK"), idle / os.sysconf("SC_CLK_TCK")
+
+
 def cluster_cpu_seconds(pid: int) -> float:
     """Return the CPU time of a PostgreSQL server: its postmaster and its server processes."""
     total = cpu_seconds(pid)

@@ -15,10 +15,17 @@ median and range over ``--runs`` runs:
   metrics;
 - requests a second against Discord's global limit, from ``--autoplay`` games under autoplay
   (answers to interactions are exempt): each process keeps to 80 % of its share of 50;
+- the whole machine's CPU per flip (every program's and the kernel's) and how busy its cores
+  were, so what the cores allow at that cost is plain;
 - and, after every run, rounds lost or doubled: the rounds stored against the rounds answered.
 
-Nothing here asserts; it prints figures. On two cores the stand-in and this driver share one
-process with the bots' and the database's, so more processes cannot add cores here.
+The runs go in rounds, each process count once a round, and each count's flips a second are
+compared with the first count's round by round. The bots and PostgreSQL run at nice 10
+(``--fair``: at the stand-in's priority): Discord's servers are not on a bot's machine, and the
+stand-in, one process, must not be the one kept waiting.
+
+Nothing here asserts; it prints figures. On two cores the stand-in and this driver share the
+cores with the bots and the database, so more processes add only what the first leaves idle.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from pathlib import Path
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.bot import collector_paused, cpu_seconds, free_port, ms
+from bench.bot import collector_paused, cpu_seconds, free_port, machine_cpu_seconds, ms
 from krigbot.storage import Storage
 from tests.postgres import Cluster, cluster_running
 from tests.standin import BotCrashed, Channel, DiscordStandIn, Guild, User
@@ -46,6 +53,13 @@ from tests.standin import BotCrashed, Channel, DiscordStandIn, Guild, User
 ROOT = Path(__file__).resolve().parent.parent
 IDENTIFY_SECONDS = 0.2
 """The stand-in's pause between identifies, and the bots' (Discord's is 5 s)."""
+OURS_NICE = 10
+"""The scheduling niceness of the bots and the database server: Discord's side goes first.
+
+Discord's servers are not on the bot's machine. Here the stand-in, one process playing Discord
+for every bot, shares two cores with them: at one priority, two or four bots would each take
+as much of a core as it, and it would set the pace. ``--fair`` runs everything at one
+priority."""
 
 
 @dataclass
@@ -59,6 +73,12 @@ class Run:
     db_cpu_ms: float | None
     standin_cpu_ms: float
     """This process's: the stand-in serving every process, and the players driving it."""
+    machine_cpu_ms: float
+    """The whole machine's busy CPU: every program's, and the kernel's."""
+    machine_busy: float
+    """The share of the machine's cores that was busy."""
+    deferred: float
+    """The share of rounds first answered with a deferral."""
     commits_per_flip: float
     conflicts: float
     global_per_second: float
@@ -96,6 +116,8 @@ class Table:
     channel: Channel
     players: tuple[User, User]
     shown: int = 0
+    deferred: int = 0
+    """Rounds whose first answer was a deferral, the round following."""
     latencies: list[float] = field(default_factory=list)
     games: list[int] = field(default_factory=list)
 
@@ -116,20 +138,31 @@ def database_env(database: str, folder: Path) -> dict[str, str]:
     return {"KRIG_DB": str(folder / "krig.db"), "KRIG_DATABASE_URL": database}
 
 
+def postgres_pids() -> list[int]:
+    """Return the ids of this machine's PostgreSQL server processes."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/comm").read_text().strip() in ("postgres", "postmaster"):
+                    found.append(int(pid))
+    return found
+
+
 def database_cpu(database: str) -> float | None:
     """Return the CPU seconds of this machine's PostgreSQL server processes (None: SQLite)."""
     if database == "sqlite":
         return None
     total = 0.0
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            with contextlib.suppress(OSError):
-                if Path(f"/proc/{pid}/comm").read_text().strip() in ("postgres", "postmaster"):
-                    total += cpu_seconds(int(pid))
+    for pid in postgres_pids():
+        with contextlib.suppress(OSError):  # one that ended meanwhile
+            total += cpu_seconds(pid)
     return total
 
 
-async def start(standin: DiscordStandIn, process: Process, env: dict[str, str]) -> None:
+async def start(
+    standin: DiscordStandIn, process: Process, env: dict[str, str], *, fair: bool
+) -> None:
     """Start one bot process and wait until each of its shards had its READY."""
     after = len(standin.gateway_events)
     process.proc = await asyncio.create_subprocess_exec(
@@ -139,6 +172,7 @@ async def start(standin: DiscordStandIn, process: Process, env: dict[str, str]) 
         cwd=ROOT,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
+        preexec_fn=None if fair else lambda: os.setpriority(os.PRIO_PROCESS, 0, OURS_NICE),
     )
     watcher = asyncio.create_task(process.proc.wait())
     standin.watch_task(watcher)
@@ -181,6 +215,7 @@ async def flip(standin: DiscordStandIn, table: Table, turn: int) -> bool:
     played = shown is not None and not shown.ephemeral and bool(shown.embeds)
     if played:
         table.latencies.append(response.latency)
+        table.deferred += response.deferred
     return played
 
 
@@ -203,7 +238,10 @@ async def one_run(args: argparse.Namespace, processes: int, cluster: Cluster | N
             }
             bots = [Process(shards, free_port()) for shards in split(args.shards, processes)]
             try:
-                await asyncio.gather(*(start(standin, bot, env) for bot in bots))
+                await asyncio.gather(*(start(standin, bot, env, fair=args.fair) for bot in bots))
+                if not args.fair:
+                    for pid in postgres_pids():  # its server processes, the new ones too
+                        os.setpriority(os.PRIO_PROCESS, pid, OURS_NICE)
                 run = await load(args, standin, bots)
             finally:
                 for bot in bots:
@@ -212,6 +250,8 @@ async def one_run(args: argparse.Namespace, processes: int, cluster: Cluster | N
                         await bot.proc.wait()
             stored = folder / "krig.db" if database == "sqlite" else database
             run.wrong_rounds = await wrong_rounds(stored, run.tables)
+            # The tables' channels hold the whole stand-in and all it kept: let it go.
+            run.tables = []
             return run
 
 
@@ -274,11 +314,13 @@ async def load(args: argparse.Namespace, standin: DiscordStandIn, bots: list[Pro
         bot_cpu = sum(cpu_seconds(pid) for pid in pids)
         db_cpu = database_cpu(args.database)
         own_cpu = time.process_time()
+        machine = machine_cpu_seconds()
         started = time.perf_counter()
         with collector_paused():
             await asyncio.gather(*(player(table) for table in tables))
         elapsed = time.perf_counter() - started
         own_cpu = time.process_time() - own_cpu
+        busy, idle = (now - then for now, then in zip(machine_cpu_seconds(), machine, strict=True))
         bot_cpu = sum(cpu_seconds(pid) for pid in pids) - bot_cpu
         db_after = database_cpu(args.database)
         after = [await bot.scrape(http) for bot in bots]
@@ -297,6 +339,9 @@ async def load(args: argparse.Namespace, standin: DiscordStandIn, bots: list[Pro
         if db_cpu is None or db_after is None
         else (db_after - db_cpu) / played * 1000,
         standin_cpu_ms=own_cpu / max(played, 1) * 1000,
+        machine_cpu_ms=busy / max(played, 1) * 1000,
+        machine_busy=busy / max(busy + idle, 1e-9),
+        deferred=sum(table.deferred for table in tables) / max(played, 1),
         commits_per_flip=moved("krig_db_commit_seconds_count") / max(played, 1),
         conflicts=moved("krig_db_write_conflicts_total"),
         global_per_second=moved("krig_discord_requests_total:global") / elapsed,
@@ -344,20 +389,37 @@ async def run(args: argparse.Namespace) -> None:
         f"{args.autoplay / args.autoplay_seconds / 2:.0f} edits a second in all\n"
     )
     postgres = cluster_running(durable=True) if args.database == "postgres" else None
+    runs: dict[int, list[Run]] = {processes: [] for processes in counts}
     with postgres or contextlib.nullcontext() as cluster:
-        for processes in counts:
-            await measure(args, processes, database, cluster)
+        # Each round runs every process count once: a machine whose speed drifts over the
+        # minutes (a shared one does) then slows all of them alike, not the last ones.
+        for n in range(args.runs):
+            for processes in counts:
+                runs[processes].append(done := await one_run(args, processes, cluster))
+                print(
+                    f"run {n + 1}, {processes} process{'es' if processes > 1 else ''}: "
+                    f"{done.flips_per_second:.0f} flips/s, CPU per flip: bot "
+                    f"{done.bot_cpu_ms:.2f} ms, stand-in {done.standin_cpu_ms:.2f} ms; "
+                    f"{done.deferred * 100:.0f} % deferred",
+                    flush=True,
+                )
+    print()
+    for processes in counts:
+        report(processes, database, runs[processes], (counts[0], runs[counts[0]]))
 
 
-async def measure(
-    args: argparse.Namespace, processes: int, database: str, cluster: Cluster | None
-) -> None:
-    """Run ``args.runs`` runs with ``processes`` bot processes and print their figures."""
-    runs = [await one_run(args, processes, cluster) for _ in range(args.runs)]
+def report(processes: int, database: str, runs: list[Run], first: tuple[int, list[Run]]) -> None:
+    """Print the figures of ``processes`` bot processes, and how they compare with ``first``'s
+    (the first process count's).
+
+    The ratio is of the runs of one round, then the median of those: the processes measured
+    side by side, on the machine as it was at the time.
+    """
     with heading(f"{processes} bot process{'es' if processes > 1 else ''} ({database})"):
         print(f"  durable flips/s:        {summary([r.flips_per_second for r in runs], '', 0)}")
         print(f"  reply median:           {summary([r.median_ms for r in runs], ' ms')}")
         print(f"  reply p99:              {summary([r.p99_ms for r in runs], ' ms')}")
+        print(f"  deferred, then shown:   {summary([r.deferred * 100 for r in runs], ' %', 0)}")
         print(f"  bot CPU per flip:       {summary([r.bot_cpu_ms for r in runs], ' ms', 2)}")
         db = [r.db_cpu_ms for r in runs if r.db_cpu_ms is not None]
         print(
@@ -369,6 +431,17 @@ async def measure(
             + summary([r.standin_cpu_ms for r in runs], " ms", 2)
             + "   (Discord's side and the players, in this process)"
         )
+        print(
+            "  machine CPU per flip:   "
+            + summary([r.machine_cpu_ms for r in runs], " ms", 2)
+            + "   (every program's and the kernel's)"
+        )
+        cores = os.cpu_count() or 1
+        print(
+            f"  machine busy:           {summary([r.machine_busy * 100 for r in runs], ' %', 0)}"
+            f" of {cores} cores: at that cost they allow "
+            f"{statistics.median(cores * 1000 / r.machine_cpu_ms for r in runs):.0f} flips/s"
+        )
         print(f"  commits per flip:       {summary([r.commits_per_flip for r in runs], '', 2)}")
         print(f"  write conflicts:        {summary([r.conflicts for r in runs], '', 0)}")
         print(
@@ -377,6 +450,12 @@ async def measure(
         )
         wrong = [r.wrong_rounds for r in runs if r.wrong_rounds is not None]
         print(f"  rounds lost or doubled: {sum(wrong) if wrong else 'not read'}")
+        count, theirs = first
+        if count != processes:
+            ratios = [
+                r.flips_per_second / f.flips_per_second for r, f in zip(runs, theirs, strict=True)
+            ]
+            print(f"  flips/s ÷ {count} process's, round by round: {summary(ratios, ' ×', 2)}")
 
 
 def main() -> None:
@@ -398,6 +477,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--autoplay-seconds", type=float, default=0.5, help="autoplay's pause between edits"
+    )
+    parser.add_argument(
+        "--fair",
+        action="store_true",
+        help="run the bots and the database at the stand-in's priority, not below it",
     )
     asyncio.run(run(parser.parse_args()))
 

@@ -4,14 +4,17 @@ Every command competes for the one event loop. A command waits for its deferral 
 ``cogs.replies.DEFER_AFTER``); behind a backlog every timer fires late by however long a turn of
 the loop takes, and a deferral sent late misses Discord's 3 seconds. Deferring first avoids that
 but costs a request and a follow-up: on a loop that keeps up, nearly twice the bot's work for a
-flip. So the bot defers first only when it has reason to think the backlog is long:
+flip. So a command defers first only when more commands are in progress than the bot has
+answered in the last ``BACKLOG_SECONDS`` (and at least ``BUSY``). A burst that arrives at a
+quiet bot is such a backlog; a bot that answers 1,000 flips a second with 200 in progress at a
+time, each waiting a fifth of a second, is not, and deferring there would only halve how many
+it can answer.
 
-- the loop runs its timers late (a probe falls due every ``PROBE_SECONDS``; how late it runs is
-  measured, not guessed);
-- or more commands are in progress than the bot has answered in the last ``BACKLOG_SECONDS``
-  (and at least ``BUSY``). A burst that arrives at a quiet bot is such a backlog; a bot that
-  answers 1,000 flips a second with 200 in progress at a time, each waiting a fifth of a
-  second, is not, and deferring there would only halve how many it can answer.
+How late the loop runs its timers is measured too (a probe falls due every ``PROBE_SECONDS``)
+and served as a metric, but it does not make commands defer: a loop held up a moment ago, by a
+step that is over, leaves no backlog for the next command, and deferring on it turned a
+refusal of bad input into a public "thinking" message on a loaded machine. An interaction the
+bot reads late is caught by its age (``cogs.replies.BACKLOGGED``).
 """
 
 from __future__ import annotations
@@ -26,8 +29,6 @@ PROBE_SECONDS: Final = 0.05
 """How often the probe falls due: 20 timers a second, nothing next to a flip's work."""
 MEMORY_SECONDS: Final = 1.0
 """How long a late probe, and an answered command, are remembered."""
-LAGGING: Final = 0.25
-"""Seconds late the loop runs its timers from which a new command defers first."""
 BUSY: Final = 32
 """Commands in progress below which none defers first for their number alone."""
 BACKLOG_SECONDS: Final = 1.0
@@ -40,7 +41,7 @@ answered 855 a second, not 1,022 (medians of 5 runs)."""
 
 
 class Load:
-    """The event loop's lateness and the commands in progress and answered, lately."""
+    """The commands in progress and answered lately, and the event loop's lateness."""
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -93,8 +94,6 @@ class Load:
 
     def backlogged(self) -> bool:
         """Tell whether a command starting now should defer before its work starts."""
-        if self.lag() >= LAGGING:
-            return True
         waiting = self.in_progress
         return waiting >= BUSY and waiting > self.answered_per_second() * BACKLOG_SECONDS
 

@@ -8,7 +8,10 @@ from contextlib import AbstractContextManager
 
 import pytest
 
-from krigbot.load import BACKLOG_SECONDS, BUSY, LAGGING, Load
+from krigbot.load import BACKLOG_SECONDS, BUSY, PROBE_SECONDS, Load
+
+HELD = 0.3
+"""Seconds a test holds up the event loop."""
 
 
 @pytest.fixture
@@ -46,7 +49,6 @@ async def test_a_quiet_bot_is_not_backlogged(load: Load) -> None:
 
     assert load.in_progress == len(held)
     assert not load.backlogged()
-    assert load.lag() < LAGGING
 
 
 async def test_a_burst_at_a_bot_that_answered_little_lately_is_a_backlog(load: Load) -> None:
@@ -69,16 +71,19 @@ async def test_commands_in_progress_that_the_bot_answers_fast_enough_are_no_back
     assert not load.backlogged()
 
 
-async def test_a_loop_held_up_by_a_long_step_is_backlogged_at_once(load: Load) -> None:
-    hold_up_the_loop(LAGGING + 0.05)
+async def test_a_loop_held_up_by_a_long_step_shows_in_its_lag_but_defers_nothing(
+    load: Load,
+) -> None:
+    hold_up_the_loop(HELD)
 
-    # Before the late probe has even run, a command starting now sees the lateness.
-    assert load.lag() >= LAGGING
-    assert load.backlogged()
+    # Before the late probe has even run, the lag shows the hold-up (the metric reads it).
+    assert load.lag() >= HELD - PROBE_SECONDS  # the probe fell due within its interval
+    # The step is over: it left no backlog for a command that starts now.
+    assert not load.backlogged()
 
 
 async def test_a_stopped_load_reads_no_lag(load: Load) -> None:
-    hold_up_the_loop(LAGGING + 0.05)
+    hold_up_the_loop(HELD)
     load.stop()
 
     assert load.lag() == 0.0

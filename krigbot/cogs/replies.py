@@ -297,8 +297,9 @@ async def respond(
 
     ``ephemeral`` and ``update`` say how a deferral must look, since Discord fixes that at the
     time of deferring: a thinking message only the sender sees, or an edit of the message.
-    An interaction that already waited long to be read, or that comes while the bot's event
-    loop is falling behind, defers before its work even starts.
+    An interaction that already waited long to be read, or that comes while more commands are
+    in progress than the bot has lately been answering (``krigbot.load``), defers before its
+    work even starts.
     """
     wait = defer_in(interaction)
     with commands_of(interaction):
@@ -379,8 +380,8 @@ def defer_in(interaction: discord.Interaction[Any]) -> float:
     Discord's 3 seconds run from when it created the interaction, not from when the command
     started: under load an interaction can wait a while to be read and to get its channel's
     turn. The id tells when it was made (a clock running ahead makes the bot defer early, which
-    costs nothing; one running behind is not trusted past ``DEFER_AFTER``). A bot whose event
-    loop is backlogged (``krigbot.load``) defers at once: its timer would fire late too.
+    costs nothing; one running behind is not trusted past ``DEFER_AFTER``). A bot with a backlog
+    of commands (``krigbot.load``) defers at once: behind it, its timer would fire late too.
     """
     age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
     load: Load | None = getattr(interaction.client, "load", None)

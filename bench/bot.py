@@ -48,7 +48,8 @@ def collector_paused() -> Iterator[None]:
 
     This process is the stand-in and the players: it keeps every message the bot sends, and a
     full collection of all that stops the players for 100-200 ms, which would be counted as the
-    bot's reply time.
+    bot's reply time. It starts with a full collection of what earlier runs left, which can take
+    seconds after a long run: start the clocks inside the block, not before it.
     """
     gc.collect()
     gc.disable()
@@ -69,6 +70,18 @@ def cpu_seconds(pid: int) -> float:
     """Return the CPU time a process has used (user + system), in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def preemptions(pid: int) -> int:
+    """Return how often a process was taken off its core with work left (involuntary switches).
+
+    A process that waits for its answers gives its core up of its own accord; one taken off
+    with work to do has to warm its caches again when it gets a core back.
+    """
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("nonvoluntary_ctxt_switches:"):
+            return int(line.split()[1])
+    return 0
 
 
 def machine_cpu_seconds() -> tuple[float, float]:
@@ -107,12 +120,12 @@ class Phase:
 
 async def measured(pid: int, load: Awaitable[object]) -> Phase:
     """Run a load with this process's collector paused; time it and the CPU of both sides."""
-    started = time.perf_counter()
-    bot_cpu = cpu_seconds(pid)
-    own_cpu = time.process_time()
-    with collector_paused():
+    with collector_paused():  # its full collection first, outside the clocks
+        started = time.perf_counter()
+        bot_cpu = cpu_seconds(pid)
+        own_cpu = time.process_time()
         await load
-    elapsed = time.perf_counter() - started
+        elapsed = time.perf_counter() - started
     return Phase(
         elapsed,
         (cpu_seconds(pid) - bot_cpu) / elapsed,

@@ -45,13 +45,22 @@ from pathlib import Path
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.bot import collector_paused, cpu_seconds, free_port, machine_cpu_seconds, ms
+from bench.bot import (
+    collector_paused,
+    cpu_seconds,
+    free_port,
+    machine_cpu_seconds,
+    ms,
+    preemptions,
+)
 from krigbot.storage import Storage
 from tests.postgres import Cluster, cluster_running
-from tests.standin import BotCrashed, Channel, DiscordStandIn, Guild, User
+from tests.standin import BotCrashed, Channel, DiscordStandIn, Guild, InteractionResponse, User
 
 ROOT = Path(__file__).resolve().parent.parent
 IDENTIFY_SECONDS = 0.2
+WARM_UP_SECONDS = 1.0
+"""How long the players flip before the clocks start."""
 """The stand-in's pause between identifies, and the bots' (Discord's is 5 s)."""
 OURS_NICE = 10
 """The scheduling niceness of the bots and the database server: Discord's side goes first.
@@ -70,6 +79,8 @@ class Run:
     median_ms: float
     p99_ms: float
     bot_cpu_ms: float
+    preempted_per_second: float
+    """How often a bot process was taken off its core with work left, a second (each)."""
     db_cpu_ms: float | None
     standin_cpu_ms: float
     """This process's: the stand-in serving every process, and the players driving it."""
@@ -116,10 +127,21 @@ class Table:
     channel: Channel
     players: tuple[User, User]
     shown: int = 0
+    """Every round shown, the warm-up's too: what the database must hold."""
+    measured: int = 0
+    """The rounds shown while the clocks ran."""
     deferred: int = 0
-    """Rounds whose first answer was a deferral, the round following."""
+    """Of those, the rounds whose first answer was a deferral, the round following."""
     latencies: list[float] = field(default_factory=list)
     games: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Window:
+    """When the players count their rounds: after the warm-up, until the clocks stop."""
+
+    open: bool = False
+    over: bool = False
 
 
 def split(shards: int, processes: int) -> list[str]:
@@ -207,16 +229,13 @@ async def deal(standin: DiscordStandIn, table: Table) -> None:
     await (await standin.click(message, accept, user=bob)).response(timeout=30)
 
 
-async def flip(standin: DiscordStandIn, table: Table, turn: int) -> bool:
-    """Send /flip; tell whether it showed a round (False: the game had ended)."""
+async def flip(standin: DiscordStandIn, table: Table, turn: int) -> InteractionResponse | None:
+    """Send /flip; return its first answer if it showed a round (None: the game had ended)."""
     record = await standin.slash("flip", user=table.players[turn % 2], channel=table.channel)
     response = await record.response(timeout=30)
     shown = await record.followup(0, timeout=30) if response.deferred else response.message
     played = shown is not None and not shown.ephemeral and bool(shown.embeds)
-    if played:
-        table.latencies.append(response.latency)
-        table.deferred += response.deferred
-    return played
+    return response if played else None
 
 
 async def one_run(args: argparse.Namespace, processes: int, cluster: Cluster | None) -> Run:
@@ -297,44 +316,62 @@ async def load(args: argparse.Namespace, standin: DiscordStandIn, bots: list[Pro
             "krig auto", user=auto.players[0], channel=auto.channel, options={"speed": "slow"}
         )
         await started.response(timeout=30)
-    deadline = time.perf_counter() + args.seconds
+    window = Window()
 
     async def player(table: Table) -> None:
         turn = 0
-        while time.perf_counter() < deadline:
-            if await flip(standin, table, turn):
-                table.shown += 1
-            else:
+        while not window.over:
+            response = await flip(standin, table, turn)
+            if response is None:
                 await deal(standin, table)
+            else:
+                table.shown += 1
+                if window.open:
+                    table.measured += 1
+                    table.latencies.append(response.latency)
+                    table.deferred += response.deferred
             turn += 1
 
     async with aiohttp.ClientSession() as http:
-        before = [await bot.scrape(http) for bot in bots]
-        pids = [bot.proc.pid for bot in bots if bot.proc is not None]
-        bot_cpu = sum(cpu_seconds(pid) for pid in pids)
-        db_cpu = database_cpu(args.database)
-        own_cpu = time.process_time()
-        machine = machine_cpu_seconds()
-        started = time.perf_counter()
-        with collector_paused():
-            await asyncio.gather(*(player(table) for table in tables))
-        elapsed = time.perf_counter() - started
-        own_cpu = time.process_time() - own_cpu
-        busy, idle = (now - then for now, then in zip(machine_cpu_seconds(), machine, strict=True))
-        bot_cpu = sum(cpu_seconds(pid) for pid in pids) - bot_cpu
-        db_after = database_cpu(args.database)
-        after = [await bot.scrape(http) for bot in bots]
+        with collector_paused():  # its full collection first, before the clocks start
+            players = asyncio.gather(*(player(table) for table in tables))
+            # The first second is not measured: every channel's first /flip comes at once to
+            # processes that answered little yet, and a burst is deferred first (by design).
+            await asyncio.sleep(WARM_UP_SECONDS)
+            before = [await bot.scrape(http) for bot in bots]
+            pids = [bot.proc.pid for bot in bots if bot.proc is not None]
+            bot_cpu = sum(cpu_seconds(pid) for pid in pids)
+            preempted = sum(preemptions(pid) for pid in pids)
+            db_cpu = database_cpu(args.database)
+            own_cpu = time.process_time()
+            machine = machine_cpu_seconds()
+            clock = time.perf_counter()
+            window.open = True
+            await asyncio.sleep(args.seconds)
+            window.open = False
+            elapsed = time.perf_counter() - clock
+            own_cpu = time.process_time() - own_cpu
+            busy, idle = (
+                now - then for now, then in zip(machine_cpu_seconds(), machine, strict=True)
+            )
+            bot_cpu = sum(cpu_seconds(pid) for pid in pids) - bot_cpu
+            preempted = sum(preemptions(pid) for pid in pids) - preempted
+            db_after = database_cpu(args.database)
+            after = [await bot.scrape(http) for bot in bots]
+            window.over = True
+            await players
 
     def moved(name: str) -> float:
         return sum(a.get(name, 0.0) - b.get(name, 0.0) for a, b in zip(after, before, strict=True))
 
-    played = sum(table.shown for table in tables)
+    played = sum(table.measured for table in tables)
     latencies = sorted(latency for table in tables for latency in table.latencies)
     return Run(
         flips_per_second=played / elapsed,
         median_ms=ms(latencies, 0.5),
         p99_ms=ms(latencies, 0.99),
         bot_cpu_ms=bot_cpu / max(played, 1) * 1000,
+        preempted_per_second=preempted / max(len(pids), 1) / elapsed,
         db_cpu_ms=None
         if db_cpu is None or db_after is None
         else (db_after - db_cpu) / played * 1000,
@@ -421,6 +458,11 @@ def report(processes: int, database: str, runs: list[Run], first: tuple[int, lis
         print(f"  reply p99:              {summary([r.p99_ms for r in runs], ' ms')}")
         print(f"  deferred, then shown:   {summary([r.deferred * 100 for r in runs], ' %', 0)}")
         print(f"  bot CPU per flip:       {summary([r.bot_cpu_ms for r in runs], ' ms', 2)}")
+        print(
+            "  bot preemptions:        "
+            + summary([r.preempted_per_second for r in runs], "", 0)
+            + " a second, each process   (taken off a core with work left)"
+        )
         db = [r.db_cpu_ms for r in runs if r.db_cpu_ms is not None]
         print(
             "  database CPU per flip:  "
@@ -456,6 +498,10 @@ def report(processes: int, database: str, runs: list[Run], first: tuple[int, lis
                 r.flips_per_second / f.flips_per_second for r, f in zip(runs, theirs, strict=True)
             ]
             print(f"  flips/s ÷ {count} process's, round by round: {summary(ratios, ' ×', 2)}")
+            costs = [r.bot_cpu_ms / f.bot_cpu_ms for r, f in zip(runs, theirs, strict=True)]
+            print(
+                f"  bot CPU per flip ÷ {count} process's, round by round: {summary(costs, ' ×', 2)}"
+            )
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ from tests.standin import (
     EventLog,
     OptionError,
     StandInError,
+    StandInTimeout,
     UnknownCommandError,
     run_bot,
 )
@@ -913,6 +914,22 @@ async def test_bot_error_fails_the_wait_fast(
         assert time.perf_counter() - started < 5  # failed at the error, not at the timeout
         accepted = standin.accept_bot_errors()
         assert "Ignoring exception in command 'boom'" in accepted[0].getMessage()
+
+
+async def test_a_wait_with_no_bot_task_to_watch_times_out_and_says_what_it_waited_for(
+    standin: DiscordStandIn,
+) -> None:
+    """With the bots in processes of their own nothing is watched: a wait still ends on time."""
+    assert not standin.fail_fast_on_bot_errors
+    started = time.perf_counter()
+    with pytest.raises(StandInTimeout, match=r"after 0\.2s waiting for a READY nobody sends"):
+        await standin.gateway_events.wait(
+            lambda e: e.kind == "ready", timeout=0.2, what="a READY nobody sends"
+        )
+    assert time.perf_counter() - started >= 0.19
+    # What it saw comes with it: no requests, no gateway sessions.
+    with pytest.raises(StandInTimeout, match=r"gateway sessions: \[\]"):
+        await standin.interaction_log.wait(timeout=0.01, what="an interaction")
 
 
 # -------------------------------------------------------------------------------- subprocess

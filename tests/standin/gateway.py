@@ -152,11 +152,15 @@ class Gateway:
 
     def sessions_for(self, guild_id: int | None) -> list[Session]:
         """The valid sessions of the shard that handles ``guild_id``, newest first (DMs: 0)."""
-        return [
-            session
-            for session in self.active_sessions()
-            if (session.shard[0] == 0 if guild_id is None else session.covers_guild(guild_id))
-        ]
+        return sorted(
+            (
+                session
+                for session in self.sessions.values()
+                if session.valid
+                and (session.shard[0] == 0 if guild_id is None else session.covers_guild(guild_id))
+            ),
+            key=lambda s: -s.identified_at,
+        )
 
     def session_for(self, guild_id: int | None) -> Session | None:
         """The session that receives events for ``guild_id`` (DMs go to shard 0).

@@ -248,13 +248,20 @@ async def serve(
     return response
 
 
+_ROUTE_PARTS = re.compile(r"(/(?:webhooks|interactions)/)\d{15,}/[^/]+|\d{15,}")
+"""Ids in a path, and the token after a webhook's or an interaction's id."""
+
+
+def _route_part(match: re.Match[str]) -> str:
+    """The route's name for an id (``{id}``), or a webhook's or interaction's id and token."""
+    return "{id}" if match.group(1) is None else f"{match.group(1)}{{id}}/{{token}}"
+
+
 def _ratelimit_headers(response: web.StreamResponse, rel: str, method: str) -> None:
     # Generous, realistic headers so discord.py's bucket code runs but never has to wait.
     if response.status == 429 or "X-RateLimit-Limit" in response.headers or response.prepared:
         return
-    route = re.sub(r"\d{15,}", "{id}", rel)
-    route = re.sub(r"/webhooks/\{id\}/[^/]+", "/webhooks/{id}/{token}", route)
-    route = re.sub(r"/interactions/\{id\}/[^/]+", "/interactions/{id}/{token}", route)
+    route = _ROUTE_PARTS.sub(_route_part, rel)
     response.headers.update(
         {
             "X-RateLimit-Limit": "50",

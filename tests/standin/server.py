@@ -276,6 +276,16 @@ class DiscordStandIn(InteractionClient):
 
     async def guard(self, future: asyncio.Future[int], timeout: float, what: str) -> int:
         """Wait for ``future``; stop early if a watched bot task ends or the bot logs an error."""
+        if not self._watched and not self.fail_fast_on_bot_errors:
+            # Nothing else to watch (bots in processes of their own, as in the benches): a
+            # plain timed wait, without asyncio.wait's set of callbacks for every answer.
+            try:
+                async with asyncio.timeout(timeout):
+                    return await future
+            except TimeoutError:
+                raise StandInTimeout(
+                    f"timed out after {timeout}s waiting for {what}\n{self.diagnostics()}"
+                ) from None
         watched = set(self._watched)
         waiters: set[asyncio.Future[Any]] = {future, *watched}
         error_future: asyncio.Future[int] | None = None

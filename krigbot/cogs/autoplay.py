@@ -46,7 +46,15 @@ from krigbot.render.play import (
     time_up_embed,
 )
 from krigbot.render.replays import rebuild
-from krigbot.sessions import Autoplay, FinishRequest, FlipResult, LostWrite, Refusal, authorize
+from krigbot.sessions import (
+    Autoplay,
+    FinishRequest,
+    FlipResult,
+    LostWrite,
+    Refusal,
+    authorize,
+    stopped_by,
+)
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
@@ -193,6 +201,11 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         """Tell whether autoplay is playing in a channel in this process."""
         return channel_id in self._runs
 
+    def task(self, channel_id: int) -> asyncio.Task[None] | None:
+        """Return the task playing autoplay in a channel in this process, if one plays."""
+        run = self._runs.get(channel_id)
+        return None if run is None else run.task
+
     async def _player_game(
         self, channel_id: int, user_id: int, game_id: int | None = None
     ) -> tuple[GameRow, Variant]:
@@ -332,7 +345,11 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                     return
                 try:
                     result = await self.service.play_on(
-                        channel_id, run.game_id, expected_round=expected, count=per_edit
+                        channel_id,
+                        run.game_id,
+                        expected_round=expected,
+                        count=per_edit,
+                        autoplay=run.message_id,
                     )
                 except LostWrite:
                     if await self._played_elsewhere(channel_id, run):
@@ -362,27 +379,54 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 del self._runs[channel_id]
 
     async def _played_elsewhere(self, channel_id: int, run: _Run) -> bool:
-        """Tell whether another process's autoplay plays (or has ended) the game of ``run``.
+        """Tell whether the other process of a hand-off took the game of ``run`` over.
 
         During a hand-off both processes of a shard restore the same autoplay; the one whose
-        step lost leaves the game, its state and its message to the other, saying nothing. A
-        hand's flip elsewhere showed its round in a table of its own: then this one stops.
+        step lost leaves the game, its state and its message to the other, saying nothing. It
+        leaves too when the other recorded a Pause or Stop pressed there, and then shows the
+        press's table once more (:meth:`_show_halted`). A hand's flip elsewhere showed its
+        round in a table of its own: then this one stops, and says why.
         """
         found = await self.service.game_in(channel_id)  # read again: the copy was dropped
-        if found is None or found[0].id != run.game_id or found[1] is None:
+        row, game = found if found is not None else (None, None)
+        if row is None or row.id != run.game_id or game is None:
             played_on = True  # its end is shown by whoever ended it
         else:
-            row = found[0]
             state = Autoplay.of(row.extra)
-            played_on = (
-                state is not None
-                and state.state == "running"
-                and state.message == run.message_id
-                and row.table_message_id == run.message_id
+            played_on = row.table_message_id == run.message_id and (
+                state is None or state.message == run.message_id
             )
+            if played_on and (state is None or state.state == "paused"):
+                await self._show_halted(channel_id, run, row, game, state)
         if played_on:
             self._embeds.pop(run.message_id, None)
         return played_on
+
+    async def _show_halted(
+        self, channel_id: int, run: _Run, row: GameRow, game: Variant, paused: Autoplay | None
+    ) -> None:
+        """Show on its message that the other process paused or stopped this autoplay.
+
+        That process answered the press with the same table. Only a step of this one that was
+        saved before the press, and shown after the answer, could leave the message telling
+        that the bot plays on: this edit is the last word.
+        """
+        lang = run.lang
+        if paused is not None:
+            embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
+            add_note(embed, autoplay_text("paused", paused.speed, paused.by, lang), lang)
+            view = paused_view(row.id, lang)
+        else:
+            name = stopped_by(row.extra, run.message_id)
+            if name is None:
+                return  # not a Stop press: whoever stopped it said why
+            embed = standing_embed(row, game, lang, t(lang, "table.current"))
+            add_note(embed, t(lang, "auto.stopped", name=name), lang)
+            view = view_of(FlipButton(row.id, row.round, lang))
+        try:
+            await self._edit(channel_id, run.message_id, run.own, run.via, embed=embed, view=view)
+        except discord.HTTPException as exc:
+            run.warn("could not show that autoplay of game %s was halted elsewhere", exc)
 
     async def _show(self, channel_id: int, run: _Run, result: FlipResult) -> bool:
         """Edit the autoplay message to show a step; False if the message is gone."""
@@ -531,7 +575,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             if action == "pause":
                 await self.service.pause_autoplay(channel_id, game_id, pressed, name)
             else:
-                await self.service.stop_autoplay(channel_id, game_id, pressed)
+                await self.service.stop_autoplay(channel_id, game_id, pressed, name)
             row, game = await self._player_game(channel_id, interaction.user.id, game_id)
             if action == "pause":
                 embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))

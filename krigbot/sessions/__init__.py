@@ -14,7 +14,7 @@ The parts, each with one reason to change: :mod:`.registry` (locks, cache, load,
 from krigbot.sessions.authority import Actor, Seated, authorize, may_cancel, may_moderate, seat_of
 from krigbot.sessions.choices import RESUMED_VARIANTS
 from krigbot.sessions.deadlines import Deadline, DeadlineKind, Deadlines
-from krigbot.sessions.handsfree import Autoplay, FinishRequest
+from krigbot.sessions.handsfree import Autoplay, FinishRequest, stopped_by
 from krigbot.sessions.play import MAX_FLIPS, RaceAnswer
 from krigbot.sessions.recovery import RESUMED_EXTRA, SHOW_ENDINGS_FOR
 from krigbot.sessions.registry import ENDING, Seeds, random_seed
@@ -65,5 +65,6 @@ __all__ = [
     "player_results",
     "random_seed",
     "seat_of",
+    "stopped_by",
     "utcnow",
 ]

@@ -18,6 +18,8 @@ from krigbot.sessions.results import Refusal
 from krigbot.storage import GameRow
 
 AUTOPLAY = "autoplay"
+STOPPED = "autoplay_stopped"
+"""Who pressed Stop on which autoplay message (``{"message": id, "by": name}``)."""
 FINISH = "finish"
 
 AutoplayState = Literal["running", "paused"]
@@ -125,14 +127,20 @@ class HandsFree(Registry):
         return resumed[0]
 
     async def stop_autoplay(
-        self, channel_id: int, game_id: int, message_id: int | None = None
+        self, channel_id: int, game_id: int, message_id: int | None = None, by: str | None = None
     ) -> None:
-        """Forget a game's autoplay; from its message's Stop button (``message_id``) only there."""
+        """Forget a game's autoplay; from its message's Stop button (``message_id``) only there.
+
+        Who pressed Stop (``by``) is kept with the message: during a hand-off the other process
+        of the shard, whose step lost to the press, shows the stop as the answer did.
+        """
 
         def change(extra: dict[str, Any]) -> dict[str, Any]:
             if message_id is not None:
                 _shown_in(extra, message_id)
-            return {AUTOPLAY: None}
+            if by is None:
+                return {AUTOPLAY: None}
+            return {AUTOPLAY: None, STOPPED: {"message": message_id, "by": by}}
 
         await self.change_extra(channel_id, game_id, change)
 
@@ -165,6 +173,14 @@ class HandsFree(Registry):
 
         await self.change_extra(channel_id, game_id, change)
         return answered[0]
+
+
+def stopped_by(extra: Mapping[str, Any], message_id: int) -> str | None:
+    """Return who pressed Stop on the autoplay of ``message_id``, or None."""
+    data = extra.get(STOPPED)
+    if not isinstance(data, Mapping) or data.get("message") != message_id:
+        return None
+    return str(data.get("by", ""))
 
 
 def _shown_in(extra: Mapping[str, Any], message_id: int | None) -> Autoplay:

@@ -7,7 +7,8 @@ from typing import Literal
 
 from krigbot.engine import EngineError, Variant
 from krigbot.sessions.authority import Actor, authorize, may_cancel
-from krigbot.sessions.results import FlipResult, Refusal
+from krigbot.sessions.handsfree import Autoplay
+from krigbot.sessions.results import FlipResult, LostWrite, Refusal
 from krigbot.sessions.timelimit import TimeLimits
 from krigbot.storage import GameRow
 
@@ -183,17 +184,20 @@ class Play(TimeLimits):
         expected_round: int | None = None,
         count: int = 1,
         to_end: bool = False,
+        autoplay: int | None = None,
     ) -> FlipResult:
         """Play rounds for the game itself (autoplay, finish now); commit them before returning.
 
         No player is asked: the caller checked who may. ``expected_round`` refuses with
         ``flip.raced`` if a round was played meanwhile (by hand). Steal War choices are made by
-        default (RULES §10). ``to_end`` plays the rest at once and returns no rounds.
+        default (RULES §10). ``to_end`` plays the rest at once and returns no rounds. An
+        autoplay's step names its message (``autoplay``): it refuses as :class:`LostWrite` if
+        the game's autoplay no longer runs there, paused or stopped by another process.
         """
         async with self.lock(channel_id):
             return await self.retrying(
                 channel_id,
-                lambda: self._play_on(channel_id, game_id, expected_round, count, to_end),
+                lambda: self._play_on(channel_id, game_id, expected_round, count, to_end, autoplay),
             )
 
     async def _play_on(
@@ -203,6 +207,7 @@ class Play(TimeLimits):
         expected_round: int | None,
         count: int,
         to_end: bool,
+        autoplay: int | None,
     ) -> FlipResult:
         """Play rounds for the game itself, under the channel's lock."""
         found = await self.game_in(channel_id)
@@ -212,6 +217,11 @@ class Play(TimeLimits):
         if game is None:
             raise Refusal("err.not_running")
         self.check_round(row, expected_round)
+        if autoplay is not None:
+            state = Autoplay.of(row.extra)
+            if state is None or state.state != "running" or state.message != autoplay:
+                # Read again after a lost write: the press that paused it went elsewhere.
+                raise LostWrite
         late = self._time_is_up(row, game)
         if late and not game.in_battle:
             return await self._end_by_time(row, game)
@@ -227,7 +237,7 @@ class Play(TimeLimits):
             else:
                 result = FlipResult(row, game)
                 game.play_to_end()
-            row = await self._commit(row, game)
+            row = await self._commit(row, game, autoplay=autoplay)
         except BaseException:
             self._forget(channel_id)
             raise

@@ -229,8 +229,12 @@ class Registry:
             ):
                 await self._set_table(running.row, message_id)
 
-    async def _commit(self, row: GameRow, game: Variant) -> GameRow:
-        """Save the game's new state in one transaction; refuse if another writer won."""
+    async def _commit(self, row: GameRow, game: Variant, *, autoplay: int | None = None) -> GameRow:
+        """Save the game's new state in one transaction; refuse if another writer won.
+
+        An autoplay's step names its message: it is refused as well if the game's autoplay no
+        longer runs there (another process of the bot recorded a Pause or Stop meanwhile).
+        """
         now = self.clock()
         state = game.to_dict()
         held = self._running.get(row.channel_id)
@@ -252,6 +256,7 @@ class Registry:
                     extra={ENDING: "unshown"},
                     moves=game.moves_made,
                     expected_moves=expected_moves,
+                    autoplay=autoplay,
                 )
             else:
                 await self.storage.save_round(
@@ -262,6 +267,7 @@ class Registry:
                     now=now,
                     moves=game.moves_made,
                     expected_moves=expected_moves,
+                    autoplay=autoplay,
                 )
         except RoundConflictError:
             if self.metrics is not None:
@@ -323,7 +329,12 @@ class Registry:
             if merged is None:
                 raise Refusal("err.game_over")
             if running is not None and running.row.id == game_id:
-                running.row = dataclasses.replace(running.row, extra=merged)
+                if running.row.round != current.round:
+                    # Another process played on meanwhile: what follows reads the game again,
+                    # so an answer shows the table as saved, not the copy in memory.
+                    self._forget(channel_id)
+                else:
+                    running.row = dataclasses.replace(running.row, extra=merged)
             return merged
 
     async def ending_shown(self, game_id: int) -> None:

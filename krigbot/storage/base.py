@@ -87,6 +87,10 @@ class Dialect(ABC):
         """Return the integer at a path of keys inside a JSON column (NULL if missing)."""
 
     @abstractmethod
+    def json_text(self, column: str, *path: str) -> str:
+        """Return the text at a path of keys inside a JSON column (NULL if missing)."""
+
+    @abstractmethod
     def json_elements(self, column: str, alias: str) -> str:
         """Return a FROM item listing a JSON list's elements as ``alias.key, alias.value``."""
 

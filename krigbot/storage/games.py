@@ -144,6 +144,34 @@ RETURNING games.id
     key=5,
 )
 
+
+def _autoplay_runs(d: Dialect, extra: str, message: str) -> str:
+    """A condition: ``extra`` says the game's autoplay runs in ``message`` (an expression)."""
+    return (
+        f"{d.json_int(extra, 'autoplay', 'message')} = {message}"
+        f" AND {d.json_text(extra, 'autoplay', 'state')} = 'running'"
+    )
+
+
+@cache
+def _save_autoplay_rounds(d: Dialect) -> Coalesced:
+    """Autoplay's rounds: each as in _SAVE_ROUNDS, and only while it runs in its message.
+
+    During a hand-off the press of Pause or Stop may reach the other process of the shard,
+    which records it: the next step of the autoplay that runs here then writes nothing.
+    """
+    where = _autoplay_runs(d, "games.extra", "batch.autoplay")
+    # The batch's text is formatted with the relation it reads: jsonb paths' braces doubled.
+    escaped = where.replace("{", "{{").replace("}", "}}")
+    update, returning = _SAVE_ROUNDS.update.rsplit("RETURNING", 1)
+    return Coalesced(
+        single=f"{_SAVE_ROUND.rstrip()}\n    AND {_autoplay_runs(d, 'extra', '?')}\n",
+        update=f"{update.rstrip()}\n    AND {escaped}\nRETURNING{returning}",
+        columns=(*_SAVE_ROUNDS.columns, ("autoplay", "bigint")),
+        key=_SAVE_ROUNDS.key,
+    )
+
+
 _STORED_ROUND: Final = "SELECT round, status FROM games WHERE id = ?"
 
 _SET_TABLE: Final = "UPDATE games SET table_message_id = ?, updated_at = ? WHERE id = ?"
@@ -166,6 +194,13 @@ SET status = 'finished', state = ?, round = ?, moves = ?, result = ?,
 WHERE id = ? AND round = ? AND (moves IS NULL OR moves = COALESCE(?, moves))
     AND status = 'running'
 """
+
+
+@cache
+def _finish_autoplay(d: Dialect) -> str:
+    """_FINISH for autoplay's last step: only while it runs in its message (as above)."""
+    return f"{_FINISH.rstrip()}\n    AND {_autoplay_runs(d, 'extra', '?')}\n"
+
 
 # guild_id is copied from the game so the stats queries need no join.
 _INSERT_RESULT: Final = """
@@ -325,13 +360,16 @@ class GameStore(StorageBase):
         now: datetime,
         moves: int | None = None,
         expected_moves: int | None = None,
+        autoplay: int | None = None,
     ) -> Literal[True]:
         """Store a played round if the game is running at ``expected_round``; return True.
 
         ``moves`` is how many moves the game has had, ``expected_moves`` how many it had when
         the writer read it: a Steal War battle's moves leave the round alone, and only the
-        moves tell that another process saved one meanwhile (None: not checked). Raises
-        RoundConflictError, having written nothing, if the game is not there (see there).
+        moves tell that another process saved one meanwhile (None: not checked). An
+        autoplay's step names its message (``autoplay``): the round is stored only while the
+        game's autoplay runs there. Raises RoundConflictError, having written nothing, if the
+        game is not there (see there).
         """
         stamp = encode_time(now)
         params = (
@@ -344,7 +382,12 @@ class GameStore(StorageBase):
             expected_round,
             expected_moves,
         )
-        if not await self._coalesced(_SAVE_ROUNDS, params):
+        if autoplay is None:
+            written = await self._coalesced(_SAVE_ROUNDS, params)
+        else:
+            kind = _save_autoplay_rounds(self.dialect)
+            written = await self._coalesced(kind, (*params, autoplay))
+        if not written:
             raise await self._conflict(game_id, expected_round)
         return True
 
@@ -368,13 +411,14 @@ class GameStore(StorageBase):
         extra: JSONDict | None = None,
         moves: int | None = None,
         expected_moves: int | None = None,
+        autoplay: int | None = None,
     ) -> Literal[True]:
         """Finish a running game at ``expected_round``, record each player's result; return True.
 
         A result ``against_krigbot`` goes to the record against Krigbot, not to ``results``.
 
         ``extra`` is merged into the game's extra in the same write (a key set to None goes);
-        ``moves`` and ``expected_moves`` are as in :meth:`save_round`. Raises
+        ``moves``, ``expected_moves`` and ``autoplay`` are as in :meth:`save_round`. Raises
         RoundConflictError, having written nothing, if the game is not running there.
         """
         users = [r.user_id for r in results]
@@ -383,22 +427,23 @@ class GameStore(StorageBase):
             raise ValueError("results must name each user and each seat at most once")
         stamp = encode_time(now)
         async with self._transaction() as db:
-            changed = await db.run(
-                _FINISH,
-                (
-                    encode_json(state),
-                    round,
-                    moves,
-                    encode_json(result),
-                    stamp,
-                    stamp,
-                    stamp,
-                    encode_json(extra or {}),
-                    game_id,
-                    expected_round,
-                    expected_moves,
-                ),
+            params = (
+                encode_json(state),
+                round,
+                moves,
+                encode_json(result),
+                stamp,
+                stamp,
+                stamp,
+                encode_json(extra or {}),
+                game_id,
+                expected_round,
+                expected_moves,
             )
+            if autoplay is None:
+                changed = await db.run(_FINISH, params)
+            else:
+                changed = await db.run(_finish_autoplay(self.dialect), (*params, autoplay))
             if changed == 1:
                 game = await _read_game(db, game_id)
                 assert game is not None  # We just updated it inside this transaction.

@@ -136,6 +136,10 @@ class PostgresDialect(Dialect):
         """Return the integer at a path of keys inside a jsonb column."""
         return f"CAST({column} #>> '{{{','.join(path)}}}' AS BIGINT)"
 
+    def json_text(self, column: str, *path: str) -> str:
+        """Return the text at a path of keys inside a jsonb column."""
+        return f"{column} #>> '{{{','.join(path)}}}'"
+
     def json_elements(self, column: str, alias: str) -> str:
         """Return a FROM item listing a jsonb list's elements (as text), numbered."""
         return f"jsonb_array_elements_text({column}) WITH ORDINALITY AS {alias}(value, key)"

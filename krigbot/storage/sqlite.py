@@ -123,6 +123,10 @@ class SqliteDialect(Dialect):
         """Return the integer at a path of keys inside a JSON column."""
         return f"json_extract({column}, '$.{'.'.join(path)}')"
 
+    def json_text(self, column: str, *path: str) -> str:
+        """Return the text at a path of keys inside a JSON column."""
+        return f"json_extract({column}, '$.{'.'.join(path)}')"
+
     def json_elements(self, column: str, alias: str) -> str:
         """Return a FROM item listing a JSON list's elements."""
         return f"json_each({column}) AS {alias}"

@@ -7,6 +7,11 @@ restore the same timers and the same autoplay.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,9 +21,12 @@ from krigbot.engine import load_game
 from krigbot.i18n import t
 from krigbot.render.embeds import names_of
 from krigbot.render.steal import look_text
+from krigbot.storage import GameRow
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
+    Table,
+    buttons,
     flip_button,
     game_row,
     press,
@@ -29,7 +37,7 @@ from tests.cogs.play_helpers import command, edit_of, running_bot
 from tests.cogs.test_autoplay import LONG_SEED, TITLE, round_shown
 from tests.cogs.test_steal_war import STEAL_ONE, look_button, start_steal_war, table_id, top_buttons
 from tests.conftest import BACKENDS
-from tests.standin import DiscordStandIn
+from tests.standin import DiscordStandIn, Message
 from tests.standin.fixtures import SampleWorld
 
 
@@ -78,6 +86,139 @@ async def test_autoplay_both_processes_restored_is_played_by_one_and_the_other_s
     assert not [text for text in edits if t("nb", "auto.hand_flip") in text]
     assert playing.count(True) == 1, playing  # the step that lost left the game to the other
     assert row.extra["autoplay"]["state"] == "running"
+
+
+@dataclass
+class HandedOff:
+    """An autoplay both processes of a shard restored, and which of them plays it."""
+
+    table: Table
+    message: Message
+    plays: KrigBot
+    idle: KrigBot
+    task: asyncio.Task[None]
+    """The task that plays it, in ``plays``."""
+
+
+@contextlib.asynccontextmanager
+async def handed_off(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    database: str | Path,
+    seeds: ChosenSeeds,
+) -> AsyncIterator[HandedOff]:
+    """Start autoplay in one process, then a second on the same shard; interactions for the
+    channel then go to the one that does not play it (``Gateway.aimed``)."""
+    standin.gateway.overlapping = True
+    seeds.fix(LONG_SEED)
+    channel = world.no_channel
+    assert channel.guild is not None
+    async with running_bot(standin, db_path, seeds, database=database) as first:
+        table = await start_game(standin, channel, world.alice, world.bob)
+        answer = await command(standin, channel, world.alice, "auto", speed="normal")
+        message = answer.message
+        assert message is not None
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=2) in text)
+        events = len(standin.channel_events)
+        async with running_bot(standin, db_path, seeds, database=database) as second:
+            # Both restored it; the first step of one to lose left the game to the other.
+            restored = (await game_row(second, table.game_id)).round
+            await edit_of(
+                standin,
+                message,
+                lambda text: TITLE.search(text) is not None and round_shown(text) >= restored + 4,
+                start=events,
+            )
+            plays, idle = (first, second) if autoplaying(first, channel.id) else (second, first)
+            assert autoplaying(plays, channel.id)
+            assert not autoplaying(idle, channel.id)
+            cog = plays.get_cog("Autoplay")
+            assert cog is not None
+            task = cog.task(channel.id)  # type: ignore[attr-defined]
+            assert isinstance(task, asyncio.Task)
+            newest, oldest = standin.gateway.sessions_for(channel.guild.id)
+            standin.gateway.aimed = newest if idle is second else oldest
+            yield HandedOff(table, message, plays, idle, task)
+
+
+def shows_halted_by_bob(message: Message, row: GameRow, action: str) -> None:
+    """Check that the message shows autoplay paused or stopped by Bob, at the round saved."""
+    shown = text_of(message)
+    assert t("nb", "table.title", round=row.round) in shown  # every round saved, none after
+    assert t("nb", "auto.hand_flip") not in shown
+    if action == "pause":
+        assert t("nb", "auto.paused", name="Bob") in shown
+        assert list(buttons(message)) == [f"krig:auto:{row.id}:resume", f"krig:auto:{row.id}:stop"]
+        assert row.extra["autoplay"]["state"] == "paused"
+    else:
+        assert t("nb", "auto.stopped", name="Bob") in shown
+        assert list(buttons(message)) == [f"krig:flip:{row.id}:{row.round}"]
+        assert not row.extra.get("autoplay")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("action", ["pause", "stop"])
+async def test_autoplay_paused_or_stopped_on_the_process_that_does_not_play_it_stops(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    database: str | Path,
+    seeds: ChosenSeeds,
+    action: str,
+) -> None:
+    async with handed_off(standin, world, db_path, database, seeds) as off:
+        pressed = await press(
+            standin, off.message, f"krig:auto:{off.table.game_id}:{action}", world.bob
+        )
+        # The process that plays finds its next step refused, and stops.
+        await asyncio.wait_for(off.task, 10)
+        row = await game_row(off.idle, off.table.game_id)
+        still = [autoplaying(bot, world.no_channel.id) for bot in (off.plays, off.idle)]
+
+    assert pressed.type == UPDATE_MESSAGE, text_of(pressed)
+    assert still == [False, False]
+    shows_halted_by_bob(off.message, row, action)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("action", ["pause", "stop"])
+async def test_a_step_shown_after_the_other_process_answered_a_press_is_put_right(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    database: str | Path,
+    seeds: ChosenSeeds,
+    action: str,
+) -> None:
+    async with handed_off(standin, world, db_path, database, seeds) as off:
+        # The next step is saved, and its edit of the message held up: it lands after the
+        # other process's answer to the press, showing the bot playing on.
+        edit = rf"/messages/({off.message.id}|@original)$"
+        after = len(standin.requests)
+        standin.delay("PATCH", edit, 2.0, times=1)
+        await standin.requests.wait(
+            lambda r: r.method == "PATCH" and re.search(edit, r.path) is not None,
+            start=after,
+            timeout=10,
+            what="the edit of the next step",
+        )
+        pressed = await press(
+            standin, off.message, f"krig:auto:{off.table.game_id}:{action}", world.bob
+        )
+        answered = len(standin.channel_events)
+        await asyncio.wait_for(off.task, 10)
+        row = await game_row(off.idle, off.table.game_id)
+
+    assert pressed.type == UPDATE_MESSAGE, text_of(pressed)
+    edits = [
+        text_of(event.revision)
+        for event in standin.channel_events.items[answered:]
+        if event.kind == "edit" and event.message is off.message
+    ]
+    running = t("nb", "auto.running", speed=t("nb", "speed.normal"), name="Alice")
+    assert running in edits[0]  # the step held up, after the answer
+    shows_halted_by_bob(off.message, row, action)  # and then put right
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -139,6 +139,9 @@ class Gateway:
         #: turn, so two bot processes holding one shard both receive some.
         self.overlapping = False
         self._turn = 0
+        #: While set, the events of this session's shard go to it alone: a test picks which
+        #: process of a hand-off receives an interaction.
+        self.aimed: Session | None = None
         #: When each (application, identify bucket) last accepted an IDENTIFY.
         self._identified: dict[tuple[int, int], float] = {}
 
@@ -165,11 +168,14 @@ class Gateway:
     def session_for(self, guild_id: int | None) -> Session | None:
         """The session that receives events for ``guild_id`` (DMs go to shard 0).
 
-        The newest, or while :attr:`overlapping` each of the shard's sessions in turn.
+        The newest, or while :attr:`overlapping` each of the shard's sessions in turn (or the
+        :attr:`aimed` one, if it is one of them).
         """
         sessions = self.sessions_for(guild_id)
         if not sessions:
             return None
+        if self.aimed in sessions:
+            return self.aimed
         if not self.overlapping:
             return sessions[0]
         self._turn += 1

@@ -508,6 +508,66 @@ async def test_a_save_from_a_copy_another_process_moved_within_the_round_is_refu
     assert all(isinstance(o, RoundConflictError) for o in outcomes if o is not True)
 
 
+MESSAGE = 1_234_567_890_123_456_789
+"""An autoplay message's id, as large as Discord's."""
+
+
+def autoplay_in(message: int, state: str = "running") -> dict[str, Any]:
+    """Return the extra of a game whose autoplay is in ``message``."""
+    return {"autoplay": {"state": state, "message": message, "speed": "normal", "by": "Alice"}}
+
+
+async def test_an_autoplay_step_is_saved_only_while_its_autoplay_runs_in_its_message(
+    storage: Storage,
+) -> None:
+    # During a hand-off a Pause or Stop may be recorded by the other process of the shard:
+    # the step of the autoplay that still runs here must then write nothing.
+    game = await running_game(storage)
+    await storage.update_extra(game.id, autoplay_in(MESSAGE))
+    assert await storage.save_round(
+        game.id, expected_round=0, state={"n": 1}, round=1, now=at(1), autoplay=MESSAGE
+    )
+    for extra in (autoplay_in(MESSAGE + 1), autoplay_in(MESSAGE, "paused"), {"autoplay": None}):
+        await storage.update_extra(game.id, extra)
+        with pytest.raises(RoundConflictError):
+            await storage.save_round(
+                game.id, expected_round=1, state={"n": 2}, round=2, now=at(2), autoplay=MESSAGE
+            )
+        with pytest.raises(RoundConflictError):
+            await storage.finish_game(
+                game.id,
+                expected_round=1,
+                state={"n": 2},
+                round=2,
+                result={"winner": 0},
+                results=results_for(game.players, game.players[0]),
+                now=at(2),
+                autoplay=MESSAGE,
+            )
+    stored = await storage.get_game(game.id)
+    assert stored is not None
+    assert (stored.round, stored.state, stored.status) == (1, {"n": 1}, "running")
+    assert await count_results(storage, game.id) == 0
+    # A hand's flip names no autoplay: it is saved whatever the autoplay.
+    assert await storage.save_round(game.id, expected_round=1, state={"n": 2}, round=2, now=at(3))
+
+    # Many at once go as one statement: each row checked against its own game.
+    games = [await running_game(storage, channel_id=9000 + n) for n in range(4)]
+    for n, other in enumerate(games):
+        await storage.update_extra(
+            other.id, autoplay_in(MESSAGE + n, "paused" if n == 2 else "running")
+        )
+    saves = [
+        storage.save_round(
+            other.id, expected_round=0, state={"n": 1}, round=1, now=at(4), autoplay=MESSAGE + n
+        )
+        for n, other in enumerate(games)
+    ]
+    outcomes = await asyncio.gather(*saves, return_exceptions=True)
+    assert [outcome is True for outcome in outcomes] == [True, True, False, True]
+    assert isinstance(outcomes[2], RoundConflictError)
+
+
 async def test_a_game_saved_before_moves_were_counted_is_checked_from_its_next_save(
     storage: Storage,
 ) -> None:

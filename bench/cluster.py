@@ -4,8 +4,8 @@ Runs 1, then 2 (``--processes 1,2``) ``python bot.py`` processes, each with its 
 shards, against one sharded Discord stand-in on loopback and one database (``--database
 sqlite``, a file in WAL mode; ``--database postgres``, a PostgreSQL 15 started for the bench with
 fsync on and a new database for each run; or a PostgreSQL DSN of your own). Every
-channel flips as fast as its replies come back; for each process count it prints, as the
-median and range over ``--runs`` runs:
+channel flips as fast as its replies come back, for a second's warm-up and then ``--seconds``
+measured; for each process count it prints, as the median and range over ``--runs`` runs:
 
 - durable flips per second (each committed before its reply went out);
 - the median and p99 reply time;
@@ -17,12 +17,14 @@ median and range over ``--runs`` runs:
   (answers to interactions are exempt): each process keeps to 80 % of its share of 50;
 - the whole machine's CPU per flip (every program's and the kernel's) and how busy its cores
   were, so what the cores allow at that cost is plain;
+- how often a second each bot process was taken off its core with work left (involuntary
+  context switches): what sharing too few cores costs it;
 - and, after every run, rounds lost or doubled: the rounds stored against the rounds answered.
 
-The runs go in rounds, each process count once a round, and each count's flips a second are
-compared with the first count's round by round. The bots and PostgreSQL run at nice 10
-(``--fair``: at the stand-in's priority): Discord's servers are not on a bot's machine, and the
-stand-in, one process, must not be the one kept waiting.
+The runs go in rounds, each process count once a round, and each count's flips a second and
+bot CPU per flip are compared with the first count's round by round. The bots and PostgreSQL
+run at nice 10 (``--fair``: at the stand-in's priority): Discord's servers are not on a bot's
+machine, and the stand-in, one process, must not be the one kept waiting.
 
 Nothing here asserts; it prints figures. On two cores the stand-in and this driver share the
 cores with the bots and the database, so more processes add only what the first leaves idle.
@@ -59,9 +61,9 @@ from tests.standin import BotCrashed, Channel, DiscordStandIn, Guild, Interactio
 
 ROOT = Path(__file__).resolve().parent.parent
 IDENTIFY_SECONDS = 0.2
+"""The stand-in's pause between identifies, and the bots' (Discord's is 5 s)."""
 WARM_UP_SECONDS = 1.0
 """How long the players flip before the clocks start."""
-"""The stand-in's pause between identifies, and the bots' (Discord's is 5 s)."""
 OURS_NICE = 10
 """The scheduling niceness of the bots and the database server: Discord's side goes first.
 
@@ -275,7 +277,7 @@ async def one_run(args: argparse.Namespace, processes: int, cluster: Cluster | N
 
 
 async def load(args: argparse.Namespace, standin: DiscordStandIn, bots: list[Process]) -> Run:
-    """Seat the games, flip everywhere for ``args.seconds`` and return the figures."""
+    """Seat the games, flip everywhere for a warm-up and ``args.seconds``; return the figures."""
     guilds: list[Guild] = [
         standin.add_guild(f"server {shard}", shard=shard, locale="nb")
         for shard in range(args.shards)

@@ -48,46 +48,6 @@ def autoplaying(bot: KrigBot, channel_id: int) -> bool:
     return bool(cog.playing(channel_id))  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-async def test_autoplay_both_processes_restored_is_played_by_one_and_the_other_says_nothing(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    db_path: Path,
-    database: str | Path,
-    seeds: ChosenSeeds,
-) -> None:
-    standin.gateway.overlapping = True
-    seeds.fix(LONG_SEED)
-    channel = world.no_channel
-    async with running_bot(standin, db_path, seeds, database=database) as first:
-        table = await start_game(standin, channel, world.alice, world.bob)
-        answer = await command(standin, channel, world.alice, "auto", speed="normal")
-        message = answer.message
-        assert message is not None
-        await edit_of(standin, message, lambda text: t("nb", "table.title", round=2) in text)
-        events = len(standin.channel_events)
-        # The shard's new session comes up while the old one still plays: both restore it.
-        async with running_bot(standin, db_path, seeds, database=database) as second:
-            restored = (await game_row(second, table.game_id)).round
-            await edit_of(
-                standin,
-                message,
-                lambda text: TITLE.search(text) is not None and round_shown(text) >= restored + 8,
-                start=events,
-            )
-            playing = [autoplaying(bot, channel.id) for bot in (first, second)]
-            row = await game_row(second, table.game_id)
-
-    edits = [
-        text_of(event.revision)
-        for event in standin.channel_events.items[events:]
-        if event.kind == "edit" and event.message is message
-    ]
-    assert not [text for text in edits if t("nb", "auto.hand_flip") in text]
-    assert playing.count(True) == 1, playing  # the step that lost left the game to the other
-    assert row.extra["autoplay"]["state"] == "running"
-
-
 @dataclass
 class HandedOff:
     """An autoplay both processes of a shard restored, and which of them plays it."""
@@ -98,6 +58,8 @@ class HandedOff:
     idle: KrigBot
     task: asyncio.Task[None]
     """The task that plays it, in ``plays``."""
+    events: int
+    """The channel events before the second process came up."""
 
 
 @contextlib.asynccontextmanager
@@ -121,13 +83,14 @@ async def handed_off(
         assert message is not None
         await edit_of(standin, message, lambda text: t("nb", "table.title", round=2) in text)
         events = len(standin.channel_events)
+        # The shard's new session comes up while the old one still plays: both restore it.
         async with running_bot(standin, db_path, seeds, database=database) as second:
-            # Both restored it; the first step of one to lose left the game to the other.
+            # The first step of one to lose left the game to the other.
             restored = (await game_row(second, table.game_id)).round
             await edit_of(
                 standin,
                 message,
-                lambda text: TITLE.search(text) is not None and round_shown(text) >= restored + 4,
+                lambda text: TITLE.search(text) is not None and round_shown(text) >= restored + 8,
                 start=events,
             )
             plays, idle = (first, second) if autoplaying(first, channel.id) else (second, first)
@@ -139,7 +102,7 @@ async def handed_off(
             assert isinstance(task, asyncio.Task)
             newest, oldest = standin.gateway.sessions_for(channel.guild.id)
             standin.gateway.aimed = newest if idle is second else oldest
-            yield HandedOff(table, message, plays, idle, task)
+            yield HandedOff(table, message, plays, idle, task, events)
 
 
 def shows_halted_by_bob(message: Message, row: GameRow, action: str) -> None:
@@ -155,6 +118,28 @@ def shows_halted_by_bob(message: Message, row: GameRow, action: str) -> None:
         assert t("nb", "auto.stopped", name="Bob") in shown
         assert list(buttons(message)) == [f"krig:flip:{row.id}:{row.round}"]
         assert not row.extra.get("autoplay")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_autoplay_both_processes_restored_is_played_by_one_and_the_other_says_nothing(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    database: str | Path,
+    seeds: ChosenSeeds,
+) -> None:
+    # handed_off checks that one process plays it, and only one: the step that lost left the
+    # game to the other.
+    async with handed_off(standin, world, db_path, database, seeds) as off:
+        row = await game_row(off.idle, off.table.game_id)
+
+    edits = [
+        text_of(event.revision)
+        for event in standin.channel_events.items[off.events :]
+        if event.kind == "edit" and event.message is off.message
+    ]
+    assert not [text for text in edits if t("nb", "auto.hand_flip") in text]
+    assert row.extra["autoplay"]["state"] == "running"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

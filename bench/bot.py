@@ -352,10 +352,10 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
         print(f"pictures: {'on' if bench.images else 'off'}")
         bench.pictures = 0
         with collector_paused():
-            latencies = await one_at_a_time(bench, (channel, alice, bob), args.flips, pause)
+            one = await one_at_a_time(bench, (channel, alice, bob), args.flips, pause)
         print(
-            f"/flip reply, one at a time ({len(latencies)} flips{paused(pause)}): "
-            f"median {ms(latencies, 0.5):.2f} ms, p99 {ms(latencies, 0.99):.2f} ms, "
+            f"/flip reply, one at a time ({len(one)} flips{paused(pause)}): "
+            f"median {ms(one, 0.5):.2f} ms, p99 {ms(one, 0.99):.2f} ms, "
             f"{bench.pictures} with a picture"
         )
         print(f"   (targets: median ≤ {8 if bench.images else 5} ms, p99 ≤ 25 ms)")

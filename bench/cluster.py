@@ -57,7 +57,15 @@ from bench.bot import (
 )
 from krigbot.storage import Storage
 from tests.postgres import Cluster, cluster_running
-from tests.standin import BotCrashed, Channel, DiscordStandIn, Guild, InteractionResponse, User
+from tests.standin import (
+    BotCrashed,
+    Channel,
+    DiscordStandIn,
+    GatewayEvent,
+    Guild,
+    InteractionResponse,
+    User,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 IDENTIFY_SECONDS = 0.2
@@ -203,8 +211,12 @@ async def start(
     first, _, last = process.shards.partition("-")
     try:
         for shard in range(int(first), int(last) + 1):
+
+            def ready(e: GatewayEvent, shard: int = shard) -> bool:
+                return e.kind == "ready" and e.shard[0] == shard
+
             await standin.gateway_events.wait(
-                lambda e, shard=shard: e.kind == "ready" and e.shard[0] == shard,
+                ready,
                 start=after,
                 timeout=60,
                 what=f"shard {shard}",

@@ -134,50 +134,48 @@ def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> C
     data = folder / "data"
     if user is not None:
         os.chown(folder, user.pw_uid, user.pw_gid)
-    as_user = {} if user is None else {"user": user.pw_uid, "group": user.pw_gid}
+    uid = None if user is None else user.pw_uid
+    gid = None if user is None else user.pw_gid
+    initdb: list[str | Path] = [
+        BIN / "initdb",
+        "-D",
+        data,
+        "-U",
+        "postgres",
+        "--auth=trust",
+        "-E",
+        "UTF8",
+        "--locale=C",
+        "--no-sync",
+    ]
     try:
-        subprocess.run(
-            [
-                BIN / "initdb",
-                "-D",
-                data,
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--locale=C",
-                "--no-sync",
-            ],
-            check=True,
-            capture_output=True,
-            cwd=folder,
-            **as_user,  # type: ignore[arg-type]
-        )
+        subprocess.run(initdb, check=True, capture_output=True, cwd=folder, user=uid, group=gid)
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {exc.stderr.decode(errors='replace')}") from exc
+    server: list[str | Path] = [
+        BIN / "postgres",
+        "-D",
+        data,
+        "-k",
+        folder,
+        "-c",
+        "listen_addresses=",
+        "-c",
+        "max_connections=200",
+        "-c",
+        "lc_messages=C",
+        *(DURABLE if durable else FAST),
+        *settings,
+    ]
     process = subprocess.Popen(
-        [
-            BIN / "postgres",
-            "-D",
-            data,
-            "-k",
-            folder,
-            "-c",
-            "listen_addresses=",
-            "-c",
-            "max_connections=200",
-            "-c",
-            "lc_messages=C",
-            *(DURABLE if durable else FAST),
-            *settings,
-        ],
+        server,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=folder,
         preexec_fn=_die_with_parent,
-        **as_user,  # type: ignore[arg-type]
+        user=uid,
+        group=gid,
     )
     cluster = Cluster(folder, process)
     try:

@@ -28,7 +28,15 @@ from tests.conftest import BACKENDS
 from tests.faults.consistency import StoredGame, check_database, check_postgres
 from tests.faults.test_sigkill_stream import Countdown, Table, flip_stream, round_shown, settle
 from tests.postgres import Cluster
-from tests.standin import BotCrashed, DiscordStandIn, InteractionRecord, Message, User
+from tests.standin import (
+    BotCrashed,
+    ChannelEvent,
+    DiscordStandIn,
+    GatewayEvent,
+    InteractionRecord,
+    Message,
+    User,
+)
 from tests.standin.store import MessageWatcher
 from tests.standin.world import Channel, Guild
 from tests.test_process import BOT, SECRET, bot_env
@@ -126,8 +134,12 @@ class ShardProcess:
         self.standin.watch_task(watcher)
         try:
             for shard in self.ids:
+
+                def ready(e: GatewayEvent, shard: int = shard) -> bool:
+                    return e.kind == "ready" and e.shard[0] == shard
+
                 await self.standin.gateway_events.wait(
-                    lambda e, shard=shard: e.kind == "ready" and e.shard[0] == shard,
+                    ready,
                     start=after,
                     timeout=60,
                     what=f"shard {shard} of {self.shards} ready",
@@ -429,13 +441,11 @@ async def test_two_processes_holding_one_shard_save_exactly_the_rounds_they_ackn
             elif answer.type == UPDATE_MESSAGE:  # the winner's table, or the loser's current one
                 assert round_shown(answer) == before + 1, text_of(answer)
         if round_shown(table.newest) != before + 1:  # an answer deferred: its edit follows
-            await watcher.next(
-                "edit",
-                predicate=lambda e, wanted=before + 1: (
-                    e.message is table.newest and round_shown(e.revision) == wanted
-                ),
-                timeout=30,
-            )
+
+            def shows_the_round(e: ChannelEvent, wanted: int = before + 1) -> bool:
+                return e.message is table.newest and round_shown(e.revision) == wanted
+
+            await watcher.next("edit", predicate=shows_the_round, timeout=30)
         assert database.games()[table.game_id].round == before + 1
 
 

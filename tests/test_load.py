@@ -31,7 +31,7 @@ def answer(load: Load, commands: int) -> None:
 
 def hold(load: Load, commands: int) -> list[AbstractContextManager[None]]:
     """Keep ``commands`` commands in progress until the returned list is dropped."""
-    held = []
+    held: list[AbstractContextManager[None]] = []
     for _ in range(commands):
         progress = load.command()
         progress.__enter__()

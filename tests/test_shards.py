@@ -254,7 +254,9 @@ async def test_autoplay_keeps_the_process_under_its_share_of_the_global_limit(
         assert answer.message is not None
         edited = rf"^/channels/\d+/messages/{answer.message.id}$"
         for _ in range(7):
-            await edits.next(lambda r: r.method == "PATCH" and re.match(edited, r.path), timeout=10)
+            await edits.next(
+                lambda r: r.method == "PATCH" and re.match(edited, r.path) is not None, timeout=10
+            )
         times = [r.at for r in standin.requests_matching("PATCH", edited)]
         assert bot.rest_turn() > 0.0  # the next edit waits for room
     # Some slack for the moments a request was counted and when it arrived.

@@ -37,12 +37,11 @@ def english_source(command: Described) -> str | None:
 def texts(bot: KrigBot) -> Iterator[tuple[str, str]]:
     """Return every description sent to Discord with its catalog key, as the translator finds it."""
     for command in described(bot):
-        where = (
-            Where.group_description
+        context: Any = (
+            TranslationContext(Where.group_description, command)
             if isinstance(command, app_commands.Group)
-            else Where.command_description
+            else TranslationContext(Where.command_description, command)
         )
-        context: Any = TranslationContext(where, command)
         yield key_of(locale_str(command.description), context), command.description
         if isinstance(command, app_commands.Command):
             for parameter in command.parameters:

@@ -216,7 +216,7 @@ async def test_history_names_who_drew_when_only_some_of_three_players_did(
         stats = await bot.storage.player_stats(world.no_guild.id, players[lost].id)
 
     (line,) = history.embeds[0]["description"].splitlines()
-    drew = [players[seat].display_name for seat in expected.drawn]
+    drew = [str(players[seat].display_name) for seat in expected.drawn]
     assert t("nb", "history.draw_among", names=fmt_list(drew, "nb")) in line
     # The one who did not draw lost, as their record says.
     assert (stats.draws, stats.losses) == (0, 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from krigbot.bot import KrigBot
 from krigbot.engine import Round, Rules
@@ -28,7 +29,7 @@ from tests.texts import pattern
 NAMES = ("Alice", "Bob", "Carol")
 
 
-def fighter_line(key: str, **fields: object) -> str:
+def fighter_line(key: str, **fields: Any) -> str:
     """Return a fighter's line of a war step as the Norwegian table shows it."""
     return "• " + t("nb", f"table.fighter.{key}", **fields)
 

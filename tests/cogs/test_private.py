@@ -375,8 +375,8 @@ async def test_a_steal_war_choice_not_made_in_time_is_shown_through_the_table_in
             "edit", predicate=shown_in(table, pattern("nb", "steal.timed_out", names=thief))
         )
 
-        card = card_label(plan.choice.card, "nb")
-        stole = t("nb", "table.steal", count=1, name=f"**{thief}**", victims=victim, card=card)
+        label = card_label(plan.choice.card, "nb")
+        stole = t("nb", "table.steal", count=1, name=f"**{thief}**", victims=victim, card=label)
         assert stole in text_of(timed_out.revision)
         await settled()
 
@@ -419,7 +419,7 @@ async def test_the_end_of_a_time_limit_is_a_follow_up_of_the_chats_newest_press(
         rematch = next(c for c in buttons(event.revision) if c.startswith("krig:rematch:"))
         await press(standin, event.message, rematch, world.alice)
         greyed = await watcher.next(
-            "edit", predicate=lambda e: e.message is event.message and e.revision.components
+            "edit", predicate=lambda e: e.message is event.message and bool(e.revision.components)
         )
         assert enabled_buttons(greyed.revision) == []
         await settled()

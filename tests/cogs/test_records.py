@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -79,7 +80,7 @@ async def ask(
 
 
 def board_lines(answer: InteractionResponse) -> list[str]:
-    return answer.embeds[0]["description"].splitlines()
+    return str(answer.embeds[0]["description"]).splitlines()
 
 
 # ------------------------------------------------------------------------- leaderboard
@@ -275,7 +276,7 @@ async def test_head_to_head_in_three_player_games_mirrors_between_the_two_player
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:
     guild, alice, bob, carol = world.no_guild.id, world.alice.id, world.bob.id, world.carol.id
-    three = {"wars_won": (0, 0, 0), "pots": (0, 0, 0)}
+    three: dict[str, Any] = {"wars_won": (0, 0, 0), "pots": (0, 0, 0)}
     await record_game(bot.storage, guild, [alice, bob, carol], ["win", "loss", "loss"], **three)
     # Carol's wins are lost by both: they count for neither Alice nor Bob against the other.
     for _ in range(2):

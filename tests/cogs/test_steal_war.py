@@ -85,6 +85,7 @@ def first_choice(
         if game.begin_battle() is None:
             choices = game.pending()
             if len(choices) == 1 and isinstance(choices[0], LookChoice) and wanted(choices[0]):
+                assert game.seed is not None
                 return Plan(rules, game.seed, tops, choices[0])
             return None
         if game.finished or len(tops) >= depth:
@@ -413,8 +414,8 @@ async def test_a_choice_not_made_in_time_is_made_by_default(
             "edit", predicate=shown_in(table, pattern("nb", "steal.timed_out", names=thief))
         )
 
-        card = card_label(plan.choice.card, "nb")
-        stole = t("nb", "table.steal", count=1, name=f"**{thief}**", victims=victim, card=card)
+        label = card_label(plan.choice.card, "nb")
+        stole = t("nb", "table.steal", count=1, name=f"**{thief}**", victims=victim, card=label)
         assert stole in text_of(timed_out.revision)
         row = await game_row(bot, started.game_id)
         assert row.state is not None

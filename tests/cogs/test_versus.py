@@ -135,6 +135,7 @@ async def test_krigbot_is_one_seat_of_a_three_player_game_and_anyone_may_flip(
     assert t("nb", "krigbot.accepts", name="Krigbot") in shown
     assert t("nb", "challenge.waiting", players="Bob") in shown  # Krigbot has accepted already
     assert answer.content.splitlines()[0] == f"<@{world.bob.id}>"
+    assert answer.allowed_mentions is not None
     assert answer.allowed_mentions["users"] == [world.bob.id]
     message = table_of(answer)
     game_id = int(next(c for c in buttons(answer) if c.startswith("krig:accept:")).split(":")[2])

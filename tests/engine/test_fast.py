@@ -159,7 +159,12 @@ def test_an_option_the_fast_path_does_not_declare_is_played_by_the_general_path(
     assert not fast.plays_inline(rules)
     calls: list[int] = []
     unrecorded = Game.play_unrecorded
-    monkeypatch.setattr(Game, "play_unrecorded", lambda game: calls.append(1) or unrecorded(game))
+
+    def counted(game: Game) -> object:
+        calls.append(1)
+        return unrecorded(game)
+
+    monkeypatch.setattr(Game, "play_unrecorded", counted)
     slow = Game.new(rules, 4)
     play(slow, 1_000_000)
     calls.clear()

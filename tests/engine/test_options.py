@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,8 @@ def test_the_variant_and_the_players_are_chosen_apart_from_the_rules() -> None:
 )
 def test_every_choice_listed_is_accepted_and_parses_from_its_text(key: str, value: object) -> None:
     assert parse_option(key, str(value).upper()) == value
-    assert getattr(Rules.preset("standard", **{key: value}), key) == value
+    options: dict[str, Any] = {key: value}
+    assert getattr(Rules.preset("standard", **options), key) == value
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import Storage
+from krigbot.storage.sqlite import SqliteStorage
 from tests.cogs.helpers import (
     Timed,
     challenge_message,
@@ -52,6 +53,7 @@ async def slow_disk(storage: Storage, seconds: float) -> AsyncIterator[None]:
     The delay is spent on the database connection's own thread, at each COMMIT and each
     single-statement write, so whatever comes next waits behind it, as on a struggling disk.
     """
+    assert isinstance(storage, SqliteStorage)
     db = storage._db  # the bot's own connection: the fault goes where a slow disk would be
     assert db is not None
 
@@ -64,7 +66,8 @@ async def slow_disk(storage: Storage, seconds: float) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        await db.set_trace_callback(None)
+        # sqlite3 takes None to remove the callback; aiosqlite's hints leave it out.
+        await db.set_trace_callback(None)  # type: ignore[arg-type]
 
 
 def assert_answered_in_time(records: list[InteractionRecord]) -> None:

@@ -26,6 +26,7 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -34,6 +35,9 @@ from tests.faults.consistency import check_database
 from tests.standin import DiscordStandIn, InteractionRecord, Message, User
 from tests.standin.fixtures import SampleWorld
 from tests.test_process import BotProcess
+
+if TYPE_CHECKING:
+    from tests.cogs.helpers import Shown
 
 CHANNELS = 20
 KILLS = 20
@@ -58,7 +62,7 @@ class Table:
     sent: list[InteractionRecord] = field(default_factory=list)
 
 
-def round_shown(shown: Message) -> int | None:
+def round_shown(shown: Shown) -> int | None:
     """Return the round the message's Flip button is for, if it has one."""
     for custom_id in buttons(shown):
         match = _FLIP.fullmatch(custom_id)

@@ -54,7 +54,7 @@ from tests.cogs.helpers import (
 )
 from tests.conftest import make_settings
 from tests.faults.consistency import check_database
-from tests.standin import DiscordStandIn, run_bot
+from tests.standin import DiscordStandIn, InteractionResponse, Message, run_bot
 from tests.standin.fixtures import SampleWorld
 from tests.standin.messages import EPHEMERAL
 from tests.texts import pattern
@@ -306,12 +306,12 @@ async def test_a_full_disk_never_leaves_a_half_written_round_or_a_lost_result(
             "nb",
         )
         assert message.message is not None
-        game_id = game_id_of(message.message)
-        await with_full_disk(
-            n % 3,
-            lambda m=message.message, g=game_id: press(standin, m, f"krig:accept:{g}", world.bob),
-            "sv",
-        )
+        challenge, game_id = message.message, game_id_of(message.message)
+
+        def accept(m: Message = challenge, g: int = game_id) -> Awaitable[InteractionResponse]:
+            return press(standin, m, f"krig:accept:{g}", world.bob)
+
+        await with_full_disk(n % 3, accept, "sv")
         over = await with_full_disk(n % 3, lambda: flip(standin, channel, world.alice), "nb")
         assert not [c for c in buttons(over) if c.startswith("krig:flip:")]  # the game is over
         if "results" in failed_at:
@@ -390,7 +390,8 @@ async def test_a_challenge_is_out_and_expires_even_if_its_message_cannot_be_reme
     # challenge may expire before that: the edit to wait for is the one saying it expired.
     says_expired = pattern("nb", "challenge.expired").search
     expired = await watcher.next(
-        "edit", predicate=lambda e: e.message is message and says_expired(text_of(e.revision))
+        "edit",
+        predicate=lambda e: e.message is message and says_expired(text_of(e.revision)) is not None,
     )
 
     assert says_expired(text_of(expired.revision))

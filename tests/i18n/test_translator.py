@@ -19,7 +19,9 @@ SUPPORTED_LOCALES = [
     discord.Locale.american_english,
     discord.Locale.british_english,
 ]
-CONTEXT = app_commands.TranslationContext(app_commands.TranslationContextLocation.other, None)
+CONTEXT: app_commands.translator.OtherTranslationContext = app_commands.TranslationContext(
+    app_commands.TranslationContextLocation.other, None
+)
 
 
 def metadata_keys() -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import pytest
 from PIL import Image, ImageChops, ImageStat
@@ -17,7 +18,7 @@ NUMBERED = [f"{rank}{suit}" for rank in "23456789T" for suit in "SHDC"]
 
 def glance(code: str, lang: str = "en", height: int = HEIGHT) -> Image.Image:
     """Return a card as seen small in a Discord preview: on the felt, 14 × 20 pixels."""
-    face = card_face(parse_card(code), height, lang)  # type: ignore[arg-type]
+    face = card_face(parse_card(code), height, lang)
     seen = Image.new("RGBA", face.size, (34, 112, 66, 255))
     seen.alpha_composite(face)
     return seen.convert("RGB").resize((14, 20), Image.Resampling.BOX)
@@ -30,7 +31,7 @@ def difference(a: Image.Image, b: Image.Image) -> float:
 
 def centre(code: str, lang: str = "en") -> list[tuple[int, int, int, int]]:
     """Return the pixels of the middle of a card, inside its corner indices."""
-    face = card_face(parse_card(code), HEIGHT, lang)  # type: ignore[arg-type]
+    face = card_face(parse_card(code), HEIGHT, lang)
     w, h = face.size
     return rgba_pixels(
         face.crop((round(w * 0.28), round(h * 0.16), round(w * 0.72), round(h * 0.84)))
@@ -39,7 +40,7 @@ def centre(code: str, lang: str = "en") -> list[tuple[int, int, int, int]]:
 
 def count(pixels: list[tuple[int, int, int, int]], wanted: str) -> int:
     """Count pixels of a kind of ink: skin, blue robe, red, gold."""
-    tests = {
+    tests: dict[str, Callable[[int, int, int], bool]] = {
         "skin": lambda r, g, b: r > 235 and 195 < g < 235 and 160 < b < 215,
         "blue": lambda r, g, b: b > 100 and r < 80 and g < 90,
         "red": lambda r, g, b: r > 170 and g < 60 and b < 80,

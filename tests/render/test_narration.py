@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 from krigbot.engine import Game, Round, Rules
 from krigbot.engine.steal import StealGame
@@ -32,7 +33,7 @@ def told(rules: Rules, seed: int, rounds: int, lang: Lang = "en") -> tuple[Round
     return played, (embed.description or "").splitlines()
 
 
-def fighter(key: str, lang: Lang = "en", **fields: object) -> str:
+def fighter(key: str, lang: Lang = "en", **fields: Any) -> str:
     return "• " + t(lang, f"table.fighter.{key}", **fields)
 
 

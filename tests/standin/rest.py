@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("tests.standin")
 
 API_PREFIX = "/api/v10"
-STANDIN_KEY = web.AppKey("standin", "Serving")
+STANDIN_KEY: web.AppKey[Serving] = web.AppKey("standin")
 RECORD_KEY = web.RequestKey("standin_record", RequestRecord)
-APPLICATION_KEY = web.RequestKey("standin_application", "Application")
+APPLICATION_KEY: web.RequestKey[Application] = web.RequestKey("standin_application")
 
 K = TypeVar("K")
 T = TypeVar("T")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from krigbot.storage import Storage, checkpoints
+from krigbot.storage.sqlite import SqliteStorage
 from tests.storage import at, running_game
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ async def test_writes_leave_the_log_alone_and_the_checkpoint_moves_it_into_the_f
 async def test_a_failing_checkpoint_gives_the_checkpoints_back_to_the_writes(
     storage: Storage, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    assert isinstance(storage, SqliteStorage)
     checkpointer = storage._checkpointer
     assert checkpointer is not None
     assert checkpointer._db is not None

@@ -58,6 +58,6 @@ def links(shown: Shown) -> dict[str, str]:
     """Return the link buttons of a message: label -> address."""
     return {
         str(item.get("label")): str(item["url"])
-        for item in walk_components(shown.components)
+        for item in walk_components(list(shown.components))
         if item.get("type") == 2 and item.get("style") == LINK
     }

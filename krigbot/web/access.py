@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,16 @@ KEY_SETTING: Final = "web_key"
 SIGNATURE_BYTES: Final = 16
 """128 bits of each HMAC: far past guessing, and short enough for a tidy address."""
 PERIODS: Final = ("all", "month", "week")
+MAX_ID: Final = 2**63 - 1
+"""The largest id an address may name: what a 64-bit signed column holds, as every Discord
+snowflake does. A larger one would overflow the database's integer, not merely miss."""
+SIGNATURE_CHARS: Final = -(-SIGNATURE_BYTES * 4 // 3)
+"""The length of a signature in unpadded base64: 22."""
+_SEGMENT: Final = re.compile(
+    rf"(?P<id>[1-9][0-9]{{0,18}})\.(?P<signature>[A-Za-z0-9_-]{{{SIGNATURE_CHARS}}})"
+)
+"""An id in ASCII digits (``str.isdigit`` takes ``٣``, ``３`` and ``¹`` too) and a signature in
+the URL-safe base64 ``sign`` writes: anything else is no address, before it costs a look-up."""
 
 Kind = Literal["site", "game", "player"]
 
@@ -67,7 +78,7 @@ class WebAccess:
 
     def check(self, guild_id: int, key: str, kind: Kind, subject: int, signature: str) -> bool:
         """Tell whether a signature is the one ``sign`` makes (in constant time)."""
-        return hmac.compare_digest(self.sign(guild_id, key, kind, subject), signature)
+        return _same(self.sign(guild_id, key, kind, subject), signature)
 
     # ------------------------------------------------------------------ the switch
 
@@ -114,17 +125,29 @@ class WebAccess:
         if parts is None:
             return None
         site = await self.site(parts[0], remember=False)
-        if site is None or not hmac.compare_digest(site.token, token):
+        if site is None or not _same(site.token, token):
             return None
         return site
 
     @staticmethod
     def split(segment: str) -> tuple[int, str] | None:
-        """Split a ``{id}.{signature}`` address segment; None when it is not one."""
-        raw_id, _, signature = segment.partition(".")
-        if not raw_id.isdigit() or len(raw_id) > 20 or not signature:
+        """Split a ``{id}.{signature}`` address segment; None when it is not one.
+
+        >>> signature = "A" * SIGNATURE_CHARS
+        >>> WebAccess.split(f"12.{signature}") == (12, signature)
+        True
+        >>> [WebAccess.split(f"{n}.{signature}") for n in ("١٢", "１２", "¹", "012", MAX_ID + 1)]
+        [None, None, None, None, None]
+        >>> WebAccess.split(f"12.{'é' * SIGNATURE_CHARS}"), WebAccess.split("12.abc")
+        (None, None)
+        """
+        found = _SEGMENT.fullmatch(segment)
+        if found is None:
             return None
-        return int(raw_id), signature
+        number = int(found["id"])
+        if number > MAX_ID:
+            return None
+        return number, found["signature"]
 
     def game_path(self, site: Site, game_id: int) -> str:
         """Return the address of a game's page (its replay), below the base address."""
@@ -159,3 +182,8 @@ class WebAccess:
         if site is None:
             return None
         return self.base_url + path(site)
+
+
+def _same(expected: str, given: str) -> bool:
+    """Compare in constant time as bytes: ``hmac.compare_digest`` refuses a non-ASCII str."""
+    return hmac.compare_digest(expected.encode(), given.encode("utf-8", "surrogatepass"))

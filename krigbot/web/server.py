@@ -26,7 +26,7 @@ from aiohttp import web
 from babel import Locale
 from markupsafe import Markup
 
-from krigbot.engine import CardError, EngineError, parse_card
+from krigbot.engine import CardError, EngineError, card_code, parse_card
 from krigbot.i18n import LANGS, Lang, fmt_date, fmt_number, fmt_percent, supported_lang, t
 from krigbot.logs import about
 from krigbot.render.cards import card_back, card_face
@@ -374,9 +374,10 @@ class WebView:
 
 
 def _card_code(code: str) -> str:
-    if code != code.upper():
+    # Only the code exactly as written ("QD", never " qd "): each spelling would be another
+    # address of the same picture, and another entry in card_png's cache.
+    if card_code(parse_card(code)) != code:
         raise CardError(code)
-    parse_card(code)
     return code
 
 

@@ -12,19 +12,21 @@ import functools
 import io
 import json
 import logging
+import re
 import socket
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import urlencode
 
 import aiohttp_jinja2
 import jinja2
 from aiohttp import web
-from babel import Locale
+from babel import Locale, UnknownLocaleError, negotiate_locale
 from markupsafe import Markup
+from yarl import URL
 
 from krigbot.engine import CardError, EngineError, card_code, parse_card
 from krigbot.i18n import LANGS, Lang, fmt_date, fmt_number, fmt_percent, supported_lang, t
@@ -71,29 +73,79 @@ SECURITY_HEADERS: Final = {
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def negotiate(query_lang: str | None, accept_language: str | None) -> Lang:
-    """Pick the page's language: the one the address asks for, else the browser's best.
+_ACCEPTED: Final = re.compile(
+    r"\s*(?P<tag>[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*|\*)"
+    r"(?:\s*;\s*[qQ]\s*=\s*(?P<q>0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?))?\s*"
+)
+"""One item of ``Accept-Language`` (RFC 9110, 12.5.4): a language range and its weight."""
+MAX_ACCEPTED: Final = 32
+"""The items of ``Accept-Language`` read; no browser sends more, and a client may send many."""
+_CATALOG_TAGS: Final = ("nb", "no", "nn", "sv", "da", "en")
+"""The tags Babel's negotiation matches a browser's languages against (no and nn read nb)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """What a visitor reads: the page's language, and the locale its dates are written for."""
+
+    lang: Lang
+    dates: str
+    """A locale such as ``"en-GB"`` (1 Dec 2026) or ``"en"`` (Dec 1, 2026, as on Discord)."""
+
+
+def accepted_languages(header: str | None) -> list[str]:
+    """Return the language tags of an ``Accept-Language`` header, the most wanted first.
+
+    Items with ``q=0`` (not wanted), the wildcard and malformed items are left out; equal
+    weights keep the header's order.
+
+    >>> accepted_languages("da;q=0.5, en-GB , de;q=0.9, sv;q=0, *;q=0.1, ??, nb;q=2")
+    ['en-GB', 'de', 'da']
+    """
+    ranked: list[tuple[float, int, str]] = []
+    for position, item in enumerate((header or "").split(",", MAX_ACCEPTED)[:MAX_ACCEPTED]):
+        found = _ACCEPTED.fullmatch(item)
+        if found is None or found["tag"] == "*":
+            continue
+        weight = float(found["q"] or 1)
+        if weight > 0:
+            ranked.append((-weight, position, found["tag"]))
+    return [tag for _, _, tag in sorted(ranked)]
+
+
+def negotiate(query_lang: str | None, accept_language: str | None) -> Reader:
+    """Pick the page's language: the one the address asks for, else the browser's best; and
+    the browser's own locale of that language for the dates, as the bot follows Discord's.
 
     >>> negotiate(None, "de-DE,de;q=0.9,sv;q=0.8,en;q=0.7")
-    'sv'
-    >>> negotiate("da", "sv"), negotiate(None, "fr"), negotiate(None, "nn-NO")
-    ('da', 'en', 'nb')
+    Reader(lang='sv', dates='sv')
+    >>> [negotiate(None, header).dates for header in ("en-GB,en;q=0.9", "en-US", "fr", "nn-NO")]
+    ['en-GB', 'en-US', 'en', 'nn-NO']
+    >>> negotiate("en", "nb-NO, en-GB;q=0.5"), negotiate("da", "sv")
+    (Reader(lang='en', dates='en-GB'), Reader(lang='da', dates='da'))
     """
+    preferred = accepted_languages(accept_language)
     if query_lang in LANGS:
-        return query_lang
-    ranked: list[tuple[float, int, Lang]] = []
-    for position, part in enumerate((accept_language or "").split(",")):
-        tag, _, params = part.strip().partition(";")
-        weight = 1.0
-        if params.strip().startswith("q="):
-            try:
-                weight = float(params.strip()[2:])
-            except ValueError:
-                continue
-        lang = supported_lang(tag.strip()) if tag.strip() else None
-        if lang is not None and weight > 0:
-            ranked.append((-weight, position, lang))
-    return min(ranked)[2] if ranked else WEB_FALLBACK
+        lang: Lang = query_lang
+    else:
+        best = negotiate_locale(preferred, _CATALOG_TAGS, sep="-")
+        lang = supported_lang(best) or WEB_FALLBACK
+    tag = next((tag for tag in preferred if supported_lang(tag) == lang), lang)
+    return Reader(lang, _date_locale(tag, lang))
+
+
+@functools.lru_cache(maxsize=256)
+def _date_locale(tag: str, lang: Lang) -> str:
+    """Return the locale Babel knows for a browser's tag (``"EN-gb"`` -> ``"en-GB"``).
+
+    Only a locale Babel has comes out, so however many tags browsers make up, the dates'
+    own cache of locales (``krigbot.i18n``) holds a bounded few.
+    """
+    try:
+        locale = Locale.parse(tag, sep="-")
+    except (ValueError, UnknownLocaleError):
+        return lang
+    return locale.language if locale.territory is None else f"{locale.language}-{locale.territory}"
 
 
 def json_script(value: Any) -> Markup:
@@ -143,10 +195,31 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 def _missing(request: web.Request) -> web.Response:
-    lang = negotiate(request.query.get("lang"), request.headers.get("Accept-Language"))
+    reader = negotiate(request.query.get("lang"), request.headers.get("Accept-Language"))
     return aiohttp_jinja2.render_template(
-        "missing.html", request, _base_context(request, lang), status=404
+        "missing.html", request, _base_context(request, reader), status=404
     )
+
+
+def same_site_path(path: str) -> str:
+    r"""Return a request's path as one that can only lead to this site.
+
+    A path such as ``//evil.example/x`` or ``/\evil.example`` would, written as a link, be
+    read by browsers as another host; empty, ``.`` and ``..`` segments go, so the path has
+    exactly one leading slash (and keeps a trailing one).
+
+    >>> same_site_path("//evil.example/x"), same_site_path("/\\evil/../.."), same_site_path("/s/a/")
+    ('/evil.example/x', '/%5Cevil', '/s/a/')
+    """
+    parts = [part for part in path.split("/") if part not in ("", ".", "..")]
+    tail = "/" if parts and path.endswith("/") else ""
+    built = URL.build(path="/" + "/".join(parts) + tail)
+    return built.raw_path
+
+
+def _link(path: str, query: Mapping[str, str]) -> str:
+    """Return a link to ``path`` (one of this site's, without a query) with ``query``."""
+    return str(URL.build(path=same_site_path(path), query=dict(query), encoded=False))
 
 
 def _page_url(request: web.Request, path: str, **query: str) -> str:
@@ -154,19 +227,23 @@ def _page_url(request: web.Request, path: str, **query: str) -> str:
     chosen = request.query.get("lang")
     if chosen in LANGS:
         query.setdefault("lang", chosen)
-    return path + ("?" + urlencode(query) if query else "")
+    return _link(path, query)
 
 
-def _base_context(request: web.Request, lang: Lang) -> dict[str, Any]:
-    here = {key: value for key, value in request.query.items() if key != "lang"}
+def _base_context(
+    request: web.Request, reader: Reader, here: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Return what every page's template needs; ``here`` is the page's own query (its period),
+    which the language switch keeps."""
+    lang = reader.lang
     return {
         "lang": lang,
         "_": functools.partial(t, lang),
         "number": lambda n: fmt_number(n, lang),
         "percent": lambda x: fmt_percent(x, lang),
-        "date": lambda d: fmt_date(d, lang),
+        "date": lambda d: fmt_date(d, reader.dates),
         "languages": [
-            (code, autonym(code), request.path + "?" + urlencode({**here, "lang": code}))
+            (code, autonym(code), _link(request.path, {**(here or {}), "lang": code}))
             for code in LANGS
         ],
         "url": functools.partial(_page_url, request),
@@ -233,7 +310,7 @@ class WebView:
         return site
 
     @staticmethod
-    def _lang(request: web.Request) -> Lang:
+    def _reader(request: web.Request) -> Reader:
         return negotiate(request.query.get("lang"), request.headers.get("Accept-Language"))
 
     async def leaderboard(self, request: web.Request) -> web.Response:
@@ -242,12 +319,13 @@ class WebView:
         period = request.query.get("period", "all")
         if period not in PERIODS:
             raise web.HTTPNotFound
-        lang = self._lang(request)
+        reader = self._reader(request)
         window = WINDOWS[period]
         since = None if window is None else self.clock() - window
         rows = await self.storage.leaderboard(site.guild_id, since=since, limit=LEADERBOARD_SIZE)
         names = await self.storage.display_names(site.guild_id, [row.user_id for row in rows])
-        context = _base_context(request, lang) | {
+        here = {} if period == "all" else {"period": period}
+        context = _base_context(request, reader, here) | {
             "period": period,
             "periods": [
                 (
@@ -285,7 +363,8 @@ class WebView:
         user_id = await self._player_id(site, request.match_info["player"])
         if user_id is None:
             raise web.HTTPNotFound
-        lang = self._lang(request)
+        reader = self._reader(request)
+        lang = reader.lang
         guild = site.guild_id
         record = await self.storage.player_stats(guild, user_id)
         variants = await self.storage.variant_records(guild, user_id)
@@ -293,7 +372,7 @@ class WebView:
         recent = await self.storage.recent_games(guild, user_id=user_id, limit=10)
         rivals = await self.storage.head_to_head(guild, user_id)
         names = await self.storage.display_names(guild, [user_id, *(r.user_id for r in rivals)])
-        context = _base_context(request, lang) | {
+        context = _base_context(request, reader) | {
             "name": names.get(user_id, "?"),
             "record": record,
             "rate": record.wins / record.games if record.games else 0.0,
@@ -322,14 +401,15 @@ class WebView:
             raise web.HTTPNotFound
         if row.state is None or row.round == 0:
             raise web.HTTPNotFound
-        lang = self._lang(request)
+        reader = self._reader(request)
+        lang = reader.lang
         try:
             data = await self._replay(row, lang)
         except EngineError:
             log.exception("game %s cannot be replayed on the web", row.id, extra=about(row))
             raise web.HTTPNotFound from None
         when = row.finished_at or row.updated_at
-        context = _base_context(request, lang) | {
+        context = _base_context(request, reader) | {
             "row": row,
             "variant": _variant_name(row.variant, lang),
             "when": when,

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from krigbot.engine import parse_card
-from krigbot.i18n import t
+from krigbot.i18n import fmt_date, t
 from krigbot.render.cards import card_face
 from krigbot.storage import Storage, StorageError
 from krigbot.web.access import WebAccess
@@ -177,3 +177,40 @@ async def test_a_page_that_fails_answers_500_with_the_headers_and_logs_no_addres
     (logged,) = standin.accept_bot_errors()
     assert "/s/{site}/" in logged.getMessage()
     assert board.removeprefix(web.base) not in logged.getMessage()
+
+
+async def test_dates_follow_the_browsers_locale_as_the_bot_follows_discords(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(BOB_WINS)
+    await web_on(standin, world, web.bot)
+    game = await play(standin, world.no_channel, world.alice, world.bob)
+    (url,) = links(game.over).values()
+    row = await web.bot.storage.get_game(game.game_id)
+    assert row is not None
+    assert row.finished_at is not None
+    site = await web.bot.web.site(world.no_guild.id)
+    assert site is not None
+    player = web.base + web.bot.web.player_path(site, world.alice.id)
+    when = row.finished_at
+    written = {locale: fmt_date(when, locale) for locale in ("en-GB", "en-US", "nb")}
+    assert len(set(written.values())) == 3  # 1 Dec 2026, Dec 1, 2026, 1. des. 2026
+    cases = [
+        ("en-GB,en;q=0.9", "", "en-GB"),
+        ("en-gb", "", "en-GB"),
+        ("en-US,en;q=0.9", "", "en-US"),
+        ("en", "", "en-US"),  # plain English is Discord's default English
+        ("de-DE, en-GB;q=0.8", "", "en-GB"),
+        ("en-US;q=0.5, en-GB;q=0.9", "", "en-GB"),
+        ("nb-NO,nb;q=0.9,en-GB;q=0.5", "", "nb"),
+        ("nb-NO, en-GB;q=0.5", "?lang=en", "en-GB"),  # the switch, and the browser's English
+        ("en-GB", "?lang=nb", "nb"),
+    ]
+    for header, query, locale in cases:
+        for address in (url, player):
+            status, _, body = await fetch(address + query, **{"Accept-Language": header})
+            assert status == 200
+            page = body.decode()
+            assert written[locale] in page, (header, query, address)
+            others = {text for other, text in written.items() if other != locale}
+            assert not any(text in page for text in others), (header, query, address)

@@ -282,8 +282,18 @@ def command_label(interaction: discord.Interaction[Any]) -> str:
     if interaction.type is discord.InteractionType.component:
         data: dict[str, Any] = dict(interaction.data or {})
         kind = _BUTTON_KIND.match(str(data.get("custom_id", "")))
-        return f"button:{kind[1]}" if kind else "button:other"
+        # The presser writes the id: only kinds the bot defines become labels, or every forged
+        # id would be another series in the metrics.
+        if kind is not None and kind[1] in _button_kinds(interaction.client):
+            return f"button:{kind[1]}"
+        return "button:unknown"
     return "other"
+
+
+def _button_kinds(client: discord.Client) -> set[str]:
+    """Return the kinds of the bot's own buttons (``flip``, ``accept`` …)."""
+    buttons = getattr(client, "buttons", None)
+    return set() if buttons is None else {button.kind for button in buttons.kinds()}
 
 
 async def respond(

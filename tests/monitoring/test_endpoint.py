@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from krigbot.bot import KrigBot
 from krigbot.monitoring import Health, MonitorServer
 from krigbot.storage import Storage
-from tests.cogs.helpers import flip, flip_button, game_row, press, start_game
+from tests.cogs.helpers import flip, flip_button, forged_press, game_row, press, start_game
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 
@@ -124,3 +124,24 @@ async def test_health_is_503_while_the_database_is_locked_and_200_when_it_is_fre
         assert await health(endpoint) == (200, "ok")
     finally:
         other.close()
+
+
+async def test_forged_button_ids_share_one_label_and_add_no_series(
+    standin: DiscordStandIn, standin_world: SampleWorld, bot: KrigBot, endpoint: str
+) -> None:
+    world = standin_world
+    standin.fail_fast_on_bot_errors = False  # the bot warns of each button not on its message
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    before = await scrape(endpoint)
+    forged = ["krig:abcdefgh:1", "krig:zz:1:2", "krig:flipx:1:1", "krig:", f"krig:{'q' * 16}:"]
+    for custom_id in forged:
+        answer = await forged_press(standin, table.message, custom_id, world.alice)
+        assert answer.ephemeral
+    after = await scrape(endpoint)
+
+    count = "krig_interactions_total"
+    assert moved(before, after, count, command="button:unknown", outcome="refused") == len(forged)
+    labels = {dict(key[1])["command"] for key in after if key[0] == count}
+    assert labels <= {"/krig start", "button:accept", "button:unknown"}, labels
+    for error in standin.accept_bot_errors():
+        assert error.getMessage().startswith("refused a button"), error.getMessage()

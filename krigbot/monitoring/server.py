@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from yarl import URL
 
 from krigbot.monitoring.metrics import Metrics
 
@@ -20,6 +21,20 @@ log = logging.getLogger(__name__)
 
 PROBE_SECONDS = 2.0
 """How long the database may take to answer a health check before the bot counts as unwell."""
+
+
+def served_at(addresses: Iterable[object]) -> str:
+    """Return the addresses a server's sockets listen on (``runner.addresses``) as links.
+
+    >>> served_at([("127.0.0.1", 8080), ("::1", 8080, 0, 0), ("0.0.0.0", 80)])
+    'http://127.0.0.1:8080/, http://[::1]:8080/, http://0.0.0.0/'
+    """
+    return ", ".join(
+        str(URL.build(scheme="http", host=str(address[0]), port=int(address[1]), path="/"))
+        if isinstance(address, tuple)
+        else str(address)  # a Unix socket's path
+        for address in addresses
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +84,7 @@ class MonitorServer:
             raise
         self._runner = runner
         self.port = int(runner.addresses[0][1])
-        log.info("monitoring on http://%s:%s (/metrics, /healthz)", self._host, self.port)
+        log.info("monitoring on %s (/metrics, /healthz)", served_at(runner.addresses))
 
     async def close(self) -> None:
         """Stop serving. Safe to call twice."""

@@ -31,6 +31,7 @@ from yarl import URL
 from krigbot.engine import CardError, EngineError, card_code, parse_card
 from krigbot.i18n import LANGS, Lang, fmt_date, fmt_number, fmt_percent, supported_lang, t
 from krigbot.logs import about
+from krigbot.monitoring.server import served_at
 from krigbot.render.cards import card_back, card_face
 from krigbot.web.access import PERIODS, Site, WebAccess
 from krigbot.web.replay import replay_data
@@ -293,7 +294,7 @@ class WebView:
             else web.TCPSite(self._runner, host, port)
         )
         await site.start()
-        log.info("web view serving on %s", ", ".join(map(str, self._runner.addresses)))
+        log.info("web view serving on %s", served_at(self._runner.addresses))
 
     async def stop(self) -> None:
         """Stop serving."""

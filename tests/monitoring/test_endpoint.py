@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -145,3 +146,22 @@ async def test_forged_button_ids_share_one_label_and_add_no_series(
     assert labels <= {"/krig start", "button:accept", "button:unknown"}, labels
     for error in standin.accept_bot_errors():
         assert error.getMessage().startswith("refused a button"), error.getMessage()
+
+
+async def test_the_start_up_log_says_the_address_to_open(
+    bot: KrigBot, storage: Storage, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = MonitorServer(
+        bot.metrics,
+        Health(discord=bot.gateway_problem, database=storage.probe),
+        host="127.0.0.1",
+        port=0,
+    )
+    with caplog.at_level(logging.INFO, logger="krigbot.monitoring.server"):
+        await server.start()
+    try:
+        messages = [r.getMessage() for r in caplog.records if r.name == "krigbot.monitoring.server"]
+        assert messages == [f"monitoring on http://127.0.0.1:{server.port}/ (/metrics, /healthz)"]
+        assert (await health(f"http://127.0.0.1:{server.port}"))[0] == 200
+    finally:
+        await server.close()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import logging
 import re
+from datetime import UTC, datetime
 
 import aiohttp
 import pytest
@@ -14,7 +16,7 @@ from krigbot.i18n import fmt_date, t
 from krigbot.render.cards import card_face
 from krigbot.storage import Storage, StorageError
 from krigbot.web.access import WebAccess
-from krigbot.web.server import CARD_HEIGHT, CONTENT_SECURITY_POLICY
+from krigbot.web.server import CARD_HEIGHT, CONTENT_SECURITY_POLICY, WebView
 from tests.cogs.helpers import ChosenSeeds
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
@@ -214,3 +216,23 @@ async def test_dates_follow_the_browsers_locale_as_the_bot_follows_discords(
             assert written[locale] in page, (header, query, address)
             others = {text for other, text in written.items() if other != locale}
             assert not any(text in page for text in others), (header, query, address)
+
+
+async def test_the_start_up_log_says_the_address_to_open(
+    storage: Storage, caplog: pytest.LogCaptureFixture
+) -> None:
+    view = WebView(
+        storage, WebAccess(storage, secret=SECRET, base_url=None), clock=lambda: datetime.now(UTC)
+    )
+    with caplog.at_level(logging.INFO, logger="krigbot.web.server"):
+        await view.start("127.0.0.1", 0)
+    try:
+        (started,) = [r.getMessage() for r in caplog.records if r.name == "krigbot.web.server"]
+        prefix = "web view serving on http://127.0.0.1:"
+        assert started.startswith(prefix), started
+        port = started.removeprefix(prefix).removesuffix("/")
+        assert started == f"{prefix}{int(port)}/"
+        status, _, _ = await fetch(f"http://127.0.0.1:{port}/cards/en/AS.png")
+        assert status == 200
+    finally:
+        await view.stop()

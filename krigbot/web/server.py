@@ -46,6 +46,9 @@ CARD_HEIGHT: Final = 264
 """Pixels of a card image: sharp at the size the table shows them on a phone's dense screen."""
 WEB_FALLBACK: Final[Lang] = "en"
 """A browser asking for none of the four languages reads English (the bot's own is Norwegian)."""
+STATIC_FILES: Final = frozenset(path.name for path in (HERE / "static").iterdir())
+"""The files below /static/, by name: aiohttp's own static route answers a missing file with
+an empty 404 and the folder itself with a 403, not with the 404 page every other address gets."""
 KEPT_REPLAYS: Final = 16
 LEADERBOARD_SIZE: Final = 50
 WINDOWS: Final[dict[str, timedelta | None]] = {
@@ -281,7 +284,7 @@ class WebView:
         app.router.add_get("/s/{site}/player/{player}", self.player)
         app.router.add_get("/s/{site}/game/{game}", self.game)
         app.router.add_get("/cards/{lang}/{code}.png", self.card)
-        app.router.add_static("/static/", HERE / "static", append_version=False)
+        app.router.add_get("/static/{name}", self.static)
         return app
 
     async def start(self, host: str, port: int = 0, *, sock: socket.socket | None = None) -> None:
@@ -434,6 +437,13 @@ class WebView:
                 self._replays.popitem(last=False)
         self._replays.move_to_end(key)
         return data
+
+    async def static(self, request: web.Request) -> web.StreamResponse:
+        """The pages' style sheet and script."""
+        name = request.match_info["name"]
+        if name not in STATIC_FILES:
+            raise web.HTTPNotFound
+        return web.FileResponse(HERE / "static" / name)
 
     async def card(self, request: web.Request) -> web.Response:
         """A card face as the table pictures draw it, in a language's letters (or the back)."""

@@ -201,7 +201,9 @@ async def run(args: argparse.Namespace) -> None:
 
 def main() -> None:
     """Parse the options and run."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.soak", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument(
         "--rate", type=float, default=100.0, help="interactions arriving per second (open loop)"

@@ -295,7 +295,19 @@ class Bench:
         message = await record.followup(timeout=30) if answer.deferred else answer.message
         assert message is not None
         accept = next(cid for cid in message.custom_ids() if cid.startswith("krig:accept:"))
-        await (await self.standin.click(message, accept, user=bob)).response(timeout=30)
+        press = await self.standin.click(message, accept, user=bob)
+        if (await press.response(timeout=30)).deferred:
+            # The game is dealt once the deferral is filled in (the challenge edited into the
+            # table, or a follow-up): a flip sent before would find no game yet.
+            waits = {
+                asyncio.ensure_future(press.original_edit(timeout=60)),
+                asyncio.ensure_future(press.followup(timeout=60)),
+            }
+            done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for waiting in pending:
+                waiting.cancel()
+            for shown in done:
+                shown.result()
 
     async def flip(self, channel: Channel, user: User) -> tuple[float, bool]:
         """Send /flip; return (seconds until the reply arrived, whether a round was played)."""

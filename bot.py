@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import gc
 import logging
@@ -232,11 +233,56 @@ async def freeze_when_ready(bot: discord.Client) -> None:
     gc.freeze()
 
 
-def main() -> int:
+SETTINGS = (
+    ("DISCORD_TOKEN", "the bot's token (required)"),
+    ("KRIG_DB", "the SQLite file (default data/krig.db, inside this folder)"),
+    ("KRIG_DATABASE_URL", "a postgresql:// URL to use instead of KRIG_DB"),
+    ("KRIG_DEV_GUILD", "a server id to sync the commands to at once"),
+    ("LOG_LEVEL", "DEBUG, INFO (default), WARNING, ERROR or CRITICAL"),
+    ("KRIG_LOG_FORMAT", "text (default) or json"),
+    ("KRIG_METRICS_PORT", "serve /metrics and /healthz on this port"),
+    ("KRIG_METRICS_HOST", "their address (default 127.0.0.1)"),
+    ("KRIG_IDLE_HOURS", "hours without a flip before a game may be abandoned (24)"),
+    ("KRIG_CHALLENGE_SECONDS", "how long a challenge waits (300)"),
+    ("KRIG_CHOICE_SECONDS", "Steal War: time for a choice (60)"),
+    ("KRIG_AUTOPLAY_SECONDS", "autoplay edits at most once per this many seconds (1.2)"),
+    ("KRIG_RENDER_PROCESSES", "processes drawing the pictures (1; 0: threads)"),
+    ("KRIG_SHARD_COUNT", "the bot's number of shards, the same in all its processes"),
+    ("KRIG_SHARDS", "the shards this process runs, e.g. 0-3"),
+    ("KRIG_REST_SHARE", "this process's part of Discord's 50 requests a second"),
+    ("KRIG_REST_PROXY", "a shared REST proxy for every request to Discord"),
+    ("KRIG_IDENTIFY_SECONDS", "the pause between two connections of a start bucket (5)"),
+    ("KRIG_WEB_PORT", "serve the web view on this port"),
+    ("KRIG_WEB_HOST", "its address (default 127.0.0.1)"),
+    ("KRIG_WEB_URL", "its public address, for the links the bot posts"),
+    ("KRIG_WEB_SECRET", "at least 16 random characters signing its links (with a port)"),
+)
+"""What ``--help`` lists: every setting ``Settings.load`` reads."""
+
+
+def arguments(folder: Path) -> argparse.ArgumentParser:
+    """Return the command line: no arguments, and a ``--help`` saying where settings come from."""
+    width = max(len(name) for name, _ in SETTINGS)
+    listed = "\n".join(f"  {name:<{width}}  {meaning}" for name, meaning in SETTINGS)
+    return argparse.ArgumentParser(
+        prog="python bot.py",
+        description="Run Krigbot until it is stopped (Ctrl-C or SIGTERM stop it safely).",
+        epilog=(
+            f"It takes its settings from the environment, and from {folder / '.env'}\nfor what "
+            f"the environment does not set (see .env.example and the README's Configuration):"
+            f"\n{listed}"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
     """Read the settings and run."""
+    # The settings and the database are this file's folder's, wherever it is started from.
+    folder = Path(__file__).resolve().parent
+    arguments(folder).parse_args(argv)
     try:
-        # The settings and the database are this file's folder's, wherever it is started from.
-        settings = Settings.load(folder=Path(__file__).resolve().parent)
+        settings = Settings.load(folder=folder)
     except ConfigError as exc:
         return fail(str(exc))
     return asyncio.run(run(settings))

@@ -10,7 +10,9 @@ Runs ``python bot.py`` as its own process (as a user runs it) against the Discor
 - sustained durable flips per second with many games in as many channels flipping at once
   (every flip is committed to SQLite, or with ``--database postgres`` to a PostgreSQL 15 the
   bench starts with fsync on, before its reply goes out);
-- the memory an idle running game costs the bot process (resident set growth per game).
+- the memory an idle running game costs the bot process (resident set growth per game);
+- the memory of the busy bot: the peak resident set of the bot process and of each process it
+  started (its picture worker), and their sum (``--web on`` serves the web view as well).
 
 Nothing here asserts; it prints figures. Two cores: the stand-in and this driver share one
 process, the bot has the other.
@@ -23,6 +25,7 @@ import asyncio
 import contextlib
 import gc
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -133,24 +136,70 @@ async def measured(pid: int, load: Awaitable[object]) -> Phase:
     )
 
 
+def status_kib(pid: int, field: str) -> int:
+    """Return a size in KiB from a process's ``/proc/PID/status`` (``VmRSS``, ``VmHWM``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field}")
+
+
 def rss_kib(pid: int) -> int:
     """Return a process's resident set size in KiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
+    return status_kib(pid, "VmRSS")
+
+
+def peak_rss_mib(pid: int) -> float:
+    """Return a process's peak resident set size in MiB."""
+    return status_kib(pid, "VmHWM") / 1024
+
+
+def descendants(pid: int) -> list[int]:
+    """Return the processes a process started, and theirs (its picture workers), while they run."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):  # a process that ended meanwhile
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            found += [int(child), *descendants(int(child))]
+    return found
+
+
+def process_name(pid: int) -> str:
+    """Return what a process runs, short: ``bot.py``, or the module a spawned worker runs."""
+    args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    if any("multiprocessing" in arg and "resource_tracker" in arg for arg in args):
+        return "resource tracker"
+    if any("multiprocessing" in arg for arg in args):
+        return "picture worker"
+    return Path(args[1]).name if len(args) > 1 else args[0]
+
+
+def memory_report(pid: int) -> str:
+    """Describe the peak resident sets of a process and of all it started, and their sum.
+
+    The sum counts twice what the processes share (the interpreter's own pages, mostly): it is
+    what the machine must have free for them, at most.
+    """
+    parts = [(process_name(p), peak_rss_mib(p)) for p in (pid, *descendants(pid))]
+    listed = ", ".join(f"{name} {mib:.0f} MiB" for name, mib in parts)
+    return f"{sum(mib for _, mib in parts):.0f} MiB in all ({listed})"
 
 
 class Bench:
     """The stand-in, its world and one bot process."""
 
     def __init__(
-        self, standin: DiscordStandIn, workdir: Path, images: bool, metrics: bool = False
+        self,
+        standin: DiscordStandIn,
+        workdir: Path,
+        images: bool,
+        metrics: bool = False,
+        web: bool = False,
     ) -> None:
         self.standin = standin
         self.workdir = workdir
         self.images = images
         self.metrics_port = free_port() if metrics else None
+        self.web_port = free_port() if web else None
         self.scrapes = 0
         self.guild = standin.add_guild("Bench", locale="nb")
         moderators = standin.add_role(self.guild, "Moderator", ["manage_messages"])
@@ -184,6 +233,8 @@ class Bench:
             env["KRIG_DATABASE_URL"] = self.database_url
         if self.metrics_port is not None:
             env["KRIG_METRICS_PORT"] = str(self.metrics_port)
+        if self.web_port is not None:
+            env.update(KRIG_WEB_PORT=str(self.web_port), KRIG_WEB_SECRET="bench-web-secret-0123")
         profile = (
             ["-m", "cProfile", "-o", os.environ["BOT_CPROFILE"]]
             if os.environ.get("BOT_CPROFILE")
@@ -244,7 +295,19 @@ class Bench:
         message = await record.followup(timeout=30) if answer.deferred else answer.message
         assert message is not None
         accept = next(cid for cid in message.custom_ids() if cid.startswith("krig:accept:"))
-        await (await self.standin.click(message, accept, user=bob)).response(timeout=30)
+        press = await self.standin.click(message, accept, user=bob)
+        if (await press.response(timeout=30)).deferred:
+            # The game is dealt once the deferral is filled in (the challenge edited into the
+            # table, or a follow-up): a flip sent before would find no game yet.
+            waits = {
+                asyncio.ensure_future(press.original_edit(timeout=60)),
+                asyncio.ensure_future(press.followup(timeout=60)),
+            }
+            done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for waiting in pending:
+                waiting.cancel()
+            for shown in done:
+                shown.result()
 
     async def flip(self, channel: Channel, user: User) -> tuple[float, bool]:
         """Send /flip; return (seconds until the reply arrived, whether a round was played)."""
@@ -267,7 +330,11 @@ async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp, postgres or contextlib.nullcontext() as cluster:
         async with DiscordStandIn() as standin:
             bench = Bench(
-                standin, Path(tmp), images=args.images != "off", metrics=args.metrics == "on"
+                standin,
+                Path(tmp),
+                images=args.images != "off",
+                metrics=args.metrics == "on",
+                web=args.web == "on",
             )
             if cluster is not None:
                 bench.database_url = cluster.create_database()
@@ -405,7 +472,7 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
     spy = None
     if args.profile:
         spy = await asyncio.create_subprocess_exec(
-            "py-spy",
+            args.py_spy,
             "record",
             "-p",
             str(bench.proc.pid),
@@ -446,13 +513,25 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
             f"({server_cpu / max(played_total, 1) * 1000:.2f} ms per flip)"
         )
     print(f"   replies deferred (work near the 3 s deadline): {bench.deferrals}")
+    print(f"   memory at its peak: {memory_report(bench.proc.pid)}")
     if spy is not None:
         await spy.wait()
 
 
+def py_spy() -> str:
+    """Return the py-spy beside this Python (requirements-dev.txt installs it), or stop."""
+    beside = Path(sys.executable).with_name("py-spy")
+    found = str(beside) if beside.is_file() else shutil.which("py-spy")
+    if found is None:
+        raise SystemExit("--profile needs py-spy: pip install -r requirements-dev.txt")
+    return found
+
+
 def main() -> None:
     """Parse the options and run."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bot", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--flips", type=int, default=1000, help="flips for the latency figure")
     parser.add_argument("--games", type=int, default=200, help="games (channels) flipping at once")
     parser.add_argument(
@@ -478,6 +557,12 @@ def main() -> None:
         help="serve the metrics endpoint and scrape it once a second",
     )
     parser.add_argument(
+        "--web",
+        choices=("on", "off"),
+        default="off",
+        help="serve the web view too (for the memory figure: its templates and server)",
+    )
+    parser.add_argument(
         "--idle-games",
         type=int,
         default=1000,
@@ -493,7 +578,9 @@ def main() -> None:
     parser.add_argument(
         "--profile", metavar="FILE", help="record the bot with py-spy during the load"
     )
-    asyncio.run(run(parser.parse_args()))
+    args = parser.parse_args()
+    args.py_spy = py_spy() if args.profile else None  # before the minutes the bench takes
+    asyncio.run(run(args))
 
 
 if __name__ == "__main__":

@@ -520,7 +520,9 @@ def report(processes: int, database: str, runs: list[Run], first: tuple[int, lis
 
 def main() -> None:
     """Parse the options and run."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.cluster", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--processes", default="1,2", help="process counts to measure, e.g. 1,2,4")
     parser.add_argument(
         "--database",

@@ -1,4 +1,4 @@
-"""Engine speed: prints medians for the figures in the README (run: python -m bench.engine).
+"""Engine speed: prints the medians docs/performance.md quotes (run: python -m bench.engine).
 
 Each figure is the median of several repetitions on one core of this machine; nothing here
 asserts, it only measures.
@@ -81,7 +81,9 @@ def eternal_ms() -> tuple[float, int]:
 
 def main() -> None:
     """Print every figure."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.engine", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--games", type=int, default=2000, help="games per repetition")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()

@@ -111,7 +111,9 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
 
 def main() -> None:
     """Parse the options and run (or serve the bare bot)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.floor", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--serve", action="store_true", help="run the bare bot (internal)")
     parser.add_argument("--games", type=int, default=200, help="channels flipping at once")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the load phase")

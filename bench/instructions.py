@@ -97,7 +97,9 @@ def worktree(stack: ExitStack, rev: str) -> Path:
 
 def main() -> None:
     """Print every figure."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.instructions", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--games", type=int, default=300, help="games for each set of rules")
     parser.add_argument("--against", metavar="REV", help="a git revision to compare with")
     args = parser.parse_args()

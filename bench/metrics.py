@@ -27,7 +27,9 @@ def one_flip(metrics: Metrics) -> None:
 
 def main() -> None:
     """Parse the options and run."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.metrics", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--flips", type=int, default=100_000, help="flips per measurement")
     parser.add_argument("--repeats", type=int, default=7, help="measurements")
     args = parser.parse_args()

@@ -237,7 +237,9 @@ async def run(args: argparse.Namespace) -> None:
 
 def main() -> None:
     """Parse the options and run."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.pictures", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--rounds", type=int, default=300, help="rounds measured in each stage")
     parser.add_argument("--processes", type=int, default=1, help="drawing workers")
     asyncio.run(run(parser.parse_args()))

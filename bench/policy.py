@@ -55,7 +55,9 @@ def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the bench and print Krigbot's win rate."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.policy", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--games", type=int, default=10_000, help="games in all (default 10000)")
     parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
     parser.add_argument("--first-seed", type=int, default=0)

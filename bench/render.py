@@ -9,6 +9,7 @@ process, which draws every card it shows, is reported apart.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -90,8 +91,11 @@ def bench_chart(history: Sequence[Sequence[int]], wars: Sequence[int]) -> None:
     print(f"{label:<34} median {median:6.1f} ms   p90 {p90:6.1f} ms   {size:5.1f} KB")
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     """Run every measurement and print the figures."""
+    argparse.ArgumentParser(
+        prog="python -m bench.render", description=__doc__.splitlines()[0]
+    ).parse_args(argv)
     standard = Rules.preset("standard")
     plain = rounds_of(standard, TABLE_SAMPLES, lambda r: not r.is_war)
     start = time.perf_counter()

@@ -389,7 +389,9 @@ def report(processes: list[Process], cold: list[float], args: argparse.Namespace
 
 def main() -> None:
     """Parse the options and run."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.restart", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--games", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(

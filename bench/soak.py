@@ -2,8 +2,9 @@
 
 Starts ``python bot.py`` against the Discord stand-in, opens one game in each of N channels and
 plays them all to the end with ``/flip count:50`` (``--count``). Prints flips per second (rounds
-and interactions), median and p99 reply time, the bot's peak memory, and checks that every
-finished game's result is in the leaderboard data exactly once, and that nothing failed.
+and interactions), median and p99 reply time, the peak memory of the bot and its picture worker,
+and checks that every finished game's result is in the leaderboard data exactly once, and that
+nothing failed; then the database's size a finished game.
 
 How the interactions arrive:
 
@@ -26,16 +27,8 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from bench.bot import Bench, measured, ms
+from bench.bot import Bench, measured, memory_report, ms, peak_rss_mib
 from tests.standin import Channel, DiscordStandIn, User
-
-
-def peak_rss_mib(pid: int) -> float:
-    """Return a process's peak resident set size in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM")
 
 
 class Arrivals:
@@ -146,8 +139,8 @@ async def soak(bench: Bench, games: int, rate: float | None, concurrency: int, c
         f"max {latencies[-1] * 1000:.0f} ms   (target p99 < 100 ms)"
     )
     print(
-        f"  bot peak memory: {peak_rss_mib(bench.proc.pid):.0f} MiB   (target < 300 MB); "
-        f"stand-in and players: {peak_rss_mib(os.getpid()):.0f} MiB"
+        f"  the bot's memory at its peak: {memory_report(bench.proc.pid)}; "
+        f"the stand-in and players: {peak_rss_mib(os.getpid()):.0f} MiB"
     )
     print(
         f"  CPU: the bot {phase.bot_share:.0%} of one core, "
@@ -180,11 +173,19 @@ def check_results(db: Path, games: int) -> None:
         rounds = conn.execute("SELECT SUM(round) FROM games WHERE status = 'finished'").fetchone()[
             0
         ]
+        (pages,) = conn.execute("PRAGMA page_count").fetchone()
+        (free,) = conn.execute("PRAGMA freelist_count").fetchone()
+        (page_size,) = conn.execute("PRAGMA page_size").fetchone()
     ok = finished == games and per_game == 0 and missing == 0 and total_games == games
     print(
         f"  results: {finished} finished games, {total_games} on the leaderboard, "
         f"{missing} missing, {per_game} with a wrong count, {rounds} rounds in all: "
         f"{'OK' if ok else 'MISMATCH'}"
+    )
+    used = (pages - free) * page_size
+    print(
+        f"  the database: {used / 2**20:.1f} MiB in use, "
+        f"{used / max(finished, 1) / 1024:.1f} KiB a finished game with its results"
     )
 
 
@@ -201,7 +202,9 @@ async def run(args: argparse.Namespace) -> None:
 
 def main() -> None:
     """Parse the options and run."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.soak", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument(
         "--rate", type=float, default=100.0, help="interactions arriving per second (open loop)"

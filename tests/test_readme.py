@@ -92,3 +92,35 @@ async def test_the_readmes_install_command_starts_the_bot_from_a_fresh_copy(
     assert await asyncio.wait_for(shell.wait(), 60) == 0, output.read_text()
     assert (copy / "data" / "krig.db").is_file()
     assert (copy / ".venv" / "bin" / "python").exists()
+
+
+def section(heading: str) -> str:
+    """Return the README's text under a heading, up to the next heading of any level."""
+    match = re.search(rf"^#+ {re.escape(heading)}\n(.*?)(?=^#+ |\Z)", README, re.S | re.M)
+    assert match is not None, f"no heading {heading!r} in README.md"
+    return match[1]
+
+
+FIGURE = re.compile(r"\d[\d,.]* ?(?:ms|µs|MiB|MB|KiB|flips|×|%)(?!\w)")
+
+
+def test_the_readme_leaves_measurements_to_performance_md() -> None:
+    """A newcomer reads a few figures and a link, not benchmark tables and their history."""
+    assert "python -m bench." not in README
+    figures = [line for line in README.splitlines() if FIGURE.search(line)]
+    assert len(figures) <= 5, "\n".join(figures)
+    assert "(docs/performance.md)" in section("What it needs")
+
+
+def test_the_readmes_figures_are_the_ones_performance_md_measures() -> None:
+    performance = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    for figure in FIGURE.findall(section("What it needs")):
+        assert figure in performance, figure
+
+
+def test_the_readme_tells_how_to_back_up_under_a_heading_of_its_own() -> None:
+    backing_up = section("Backing up")
+    assert '```sh\nsqlite3 data/krig.db ".backup backup.db"\n```' in backing_up
+    assert "krig.db-wal" in backing_up  # why not cp, and what to remove when restoring
+    # Set-up's "Take a backup first (below)" finds it below.
+    assert README.index("Take a backup first (below)") < README.index("### Backing up")

@@ -9,6 +9,7 @@ the same on every run.
 
 from __future__ import annotations
 
+import argparse
 import io
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -291,11 +292,12 @@ def write_samples(out_dir: Path) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the samples into the folder named on the command line."""
-    args = sys.argv[1:] if argv is None else list(argv)
-    if len(args) != 1:
-        print("usage: python -m krigbot.render.samples OUT_DIR", file=sys.stderr)
-        return 2
-    for path in write_samples(Path(args[0])):
+    parser = argparse.ArgumentParser(
+        prog="python -m krigbot.render.samples", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("out_dir", metavar="OUT_DIR", type=Path, help="the folder to write into")
+    args = parser.parse_args(argv)
+    for path in write_samples(args.out_dir):
         print(path)
     return 0
 

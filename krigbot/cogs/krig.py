@@ -575,7 +575,7 @@ class KrigCog(commands.Cog, name="Krig"):
         lang = user_lang(interaction)
 
         async def work() -> Reply:
-            found = await self.service.game_in(channel_id)
+            found, unreachable = await self.service.stored_game(channel_id)
             if found is None:
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found
@@ -589,7 +589,11 @@ class KrigCog(commands.Cog, name="Krig"):
             add_status_lines(
                 embed, row, game, lang, deadline=deadline, autoplay=note, finish_waiting=waiting
             )
-            reply = Reply(embed=embed, ephemeral=True)
+            # A read needs no write: the table held here, saying the database is out of reach.
+            note = t(lang, "status.unreachable") if unreachable else None
+            reply = Reply(content=note, embed=embed, ephemeral=True)
+            if unreachable:
+                return reply  # whether pictures are on is stored there too
             if game is not None and game.round and await self.pictures.enabled(row.guild_id):
                 story = await self.pictures.story_picture(row, game, lang)
                 if story is not None:

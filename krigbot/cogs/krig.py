@@ -506,6 +506,17 @@ class KrigCog(commands.Cog, name="Krig"):
 
         return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
 
+    async def _too_late(
+        self, interaction: discord.Interaction[Any], refusal: Refusal, game_id: int | None = None
+    ) -> None:
+        """Refuse a flip that came just after the game's time limit ended it: the time is up."""
+        assert interaction.channel_id is not None
+        row = await self.service.time_ran_out(
+            scope_of(interaction), interaction.channel_id, interaction.user.id, game_id
+        )
+        if row is not None:
+            raise Refusal("time.flip_too_late", game=row) from refusal
+
     @app_commands.command()
     @anywhere
     @app_commands.describe(count="Play several rounds at once (up to 50)")
@@ -523,7 +534,12 @@ class KrigCog(commands.Cog, name="Krig"):
             return
 
         async def work() -> Reply:
-            result = await self.service.flip(channel_id, interaction.user.id, count)
+            try:
+                result = await self.service.flip(channel_id, interaction.user.id, count)
+            except Refusal as refusal:
+                if refusal.key == "err.no_game":
+                    await self._too_late(interaction, refusal)
+                raise
             return await self._table_reply(result, lang, update=False)
 
         await respond_in_turn(interaction, self.tables, work())
@@ -553,6 +569,8 @@ class KrigCog(commands.Cog, name="Krig"):
             except Refusal as refusal:
                 if refusal.key == "err.game_over" and not reaches(interaction):
                     return await self._unseen_end(game_id, lang, refusal)
+                if refusal.key == "err.game_over":
+                    await self._too_late(interaction, refusal, game_id)
                 if refusal.key != "flip.raced":
                     raise
                 answer = await self.service.lost_race(

@@ -602,6 +602,10 @@ class KrigCog(commands.Cog, name="Krig"):
             deadline = self.service.choice_deadline(row) if row.status == "running" else None
             auto = Autoplay.of(row.extra)
             note = None if auto is None else autoplay_text(auto.state, auto.speed, auto.by, lang)
+            if auto is not None and auto.state == "paused" and auto.why is not None:
+                # The bot paused it where its message may not show that: said here instead.
+                key = "auto.token_lost" if auto.why == "token_lost" else "auto.token_paused"
+                note = t(lang, key)
             request = FinishRequest.of(row.extra)
             waiting = () if request is None or game is None else request.waiting(row, game)
             add_status_lines(

@@ -35,10 +35,14 @@ class Autoplay:
     speed: str = "normal"
     by: str = ""
     """The display name of who started, paused or resumed it last."""
+    why: str | None = None
+    """Why the bot paused it by itself (``token``, ``token_lost``): its message's interaction
+    token ran out, or Discord ended it early; None when a player paused it."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON kept in the game's ``extra["autoplay"]``."""
-        return {"state": self.state, "message": self.message, "speed": self.speed, "by": self.by}
+        data = {"state": self.state, "message": self.message, "speed": self.speed, "by": self.by}
+        return data if self.why is None else {**data, "why": self.why}
 
     @classmethod
     def of(cls, extra: Mapping[str, Any]) -> Autoplay | None:
@@ -52,6 +56,7 @@ class Autoplay:
             message if isinstance(message, int) else None,
             str(data.get("speed", "normal")),
             str(data.get("by", "")),
+            None if data.get("why") is None else str(data["why"]),
         )
 
 
@@ -97,16 +102,19 @@ class HandsFree(Registry):
         await self.change_extra(channel_id, game_id, change)
 
     async def pause_autoplay(
-        self, channel_id: int, game_id: int, message_id: int | None, by: str
+        self, channel_id: int, game_id: int, message_id: int | None, by: str, why: str | None = None
     ) -> Autoplay:
-        """Record autoplay as paused from its message; refuse unless it runs there."""
+        """Record autoplay as paused from its message; refuse unless it runs there.
+
+        ``why`` says why the bot paused it by itself (see :attr:`Autoplay.why`).
+        """
         paused: list[Autoplay] = []
 
         def change(extra: dict[str, Any]) -> dict[str, Any]:
             current = _shown_in(extra, message_id)
             if current.state != "running":
                 raise Refusal("auto.not_running")
-            paused.append(dataclasses.replace(current, state="paused", by=by))
+            paused.append(dataclasses.replace(current, state="paused", by=by, why=why))
             return {AUTOPLAY: paused[0].to_dict()}
 
         await self.change_extra(channel_id, game_id, change)
@@ -120,7 +128,7 @@ class HandsFree(Registry):
             current = Autoplay.of(extra)
             if current is None or current.state != "paused":
                 raise Refusal("auto.not_paused")
-            resumed.append(dataclasses.replace(current, state="running", by=by))
+            resumed.append(dataclasses.replace(current, state="running", by=by, why=None))
             return {AUTOPLAY: resumed[0].to_dict()}
 
         await self.change_extra(channel_id, game_id, change)

@@ -690,6 +690,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 edit = editor(self.bot, channel_id, message_id, interaction)
                 ended = {"embed": finish_note(row, user_id, "finish.game_ended", lang)}
                 tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
+                with contextlib.suppress(Refusal, StorageError):
+                    # Kept with the request, so a bot stopped before it was answered greys it.
+                    await self.service.finish_request_shown(channel_id, row.id, user_id, message_id)
 
             # Named, not pinged: only a challenge pings anyone (README).
             return Reply(

@@ -208,6 +208,33 @@ class KrigCog(commands.Cog, name="Krig"):
                 edit = editor(self.bot, row.channel_id, message.id)
                 self.tables.show(row.channel_id, Shown(message.id, over.view, edit))
                 await over.sent(message.id)
+                await self._grey_left_over(row, lang)
+
+    async def _grey_left_over(self, row: GameRow, lang: Lang) -> None:
+        """Grey the messages of a game that ended while the bot was down, each saying why.
+
+        Its last table, its finish request and its autoplay's message kept the buttons they
+        had when the bot stopped; a press on them would only answer that the game is over.
+        """
+        changes: dict[int, dict[str, Any]] = {}
+        if row.table_message_id is not None:
+            changes[row.table_message_id] = {"content": t(lang, "end.shown_below")}
+        auto = Autoplay.of(row.extra)
+        if auto is not None and auto.message is not None:
+            changes[auto.message] = {"content": t(lang, "auto.ended")}
+        request = FinishRequest.of(row.extra)
+        if request is not None and request.message is not None:
+            note = t(lang, "finish.game_ended")
+            changes[request.message] = {
+                "embed": finish_request_embed(row, request.by, [], lang, note=note)
+            }
+        for message_id, change in changes.items():
+            try:
+                await self.tables.edit(
+                    self.bot, row.channel_id, message_id, True, **change, view=None
+                )
+            except discord.HTTPException as exc:
+                log.info("could not grey message %s of game %s: %s", message_id, row.id, exc)
 
     async def cog_unload(self) -> None:
         self.service.deadlines.handle("challenge", None)

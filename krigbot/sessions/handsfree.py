@@ -66,10 +66,13 @@ class FinishRequest:
 
     by: int
     agreed: tuple[int, ...]
+    message: int | None = None
+    """The message asking, once it is out: a restarted bot greys it if the game ended."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON kept in the game's ``extra["finish"]``."""
-        return {"by": self.by, "agreed": list(self.agreed)}
+        data: dict[str, Any] = {"by": self.by, "agreed": list(self.agreed)}
+        return data if self.message is None else {**data, "message": self.message}
 
     @classmethod
     def of(cls, extra: Mapping[str, Any]) -> FinishRequest | None:
@@ -77,7 +80,12 @@ class FinishRequest:
         data = extra.get(FINISH)
         if not isinstance(data, Mapping) or "by" not in data:
             return None
-        return cls(int(data["by"]), tuple(int(user) for user in data.get("agreed", ())))
+        message = data.get("message")
+        return cls(
+            int(data["by"]),
+            tuple(int(user) for user in data.get("agreed", ())),
+            message if isinstance(message, int) else None,
+        )
 
     def waiting(self, row: GameRow, game: Variant) -> list[int]:
         """Return the players still in the game who have not agreed yet."""
@@ -159,6 +167,19 @@ class HandsFree(Registry):
         request = FinishRequest(user_id, (user_id, *bot))
         await self.change_extra(channel_id, game_id, lambda _: {FINISH: request.to_dict()})
         return request
+
+    async def finish_request_shown(
+        self, channel_id: int, game_id: int, by: int, message_id: int
+    ) -> None:
+        """Record the message of the open request ``by`` made; refuse if it was answered."""
+
+        def change(extra: dict[str, Any]) -> dict[str, Any]:
+            request = FinishRequest.of(extra)
+            if request is None or request.by != by or request.message is not None:
+                raise Refusal("finish.none")
+            return {FINISH: dataclasses.replace(request, message=message_id).to_dict()}
+
+        await self.change_extra(channel_id, game_id, change)
 
     async def answer_finish(
         self, channel_id: int, game_id: int, user_id: int, agree: bool

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shlex
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from krigbot import sim
+from krigbot.cogs.autoplay import AutoplayCog
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import t
 from krigbot.render.replays import rebuild
@@ -17,9 +19,11 @@ from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     buttons,
+    enabled_buttons,
     flip,
     game_row,
     press,
+    settled,
     start_game,
     text_of,
 )
@@ -183,3 +187,44 @@ async def test_only_players_may_ask_and_only_in_a_running_game(
         assert none.content == t("nb", "err.no_game")
         assert onlooker.ephemeral
         assert onlooker.content == t("en", "err.not_player")
+
+
+async def test_a_finish_agreed_just_before_the_bot_stopped_greys_its_request_when_it_is_back(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as first:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        shown = await flip(standin, world.no_channel, world.alice, count=10)
+        asked = await command(standin, world.no_channel, world.alice, "finish")
+        assert asked.message is not None
+        await settled()
+        committed = asyncio.Event()
+
+        async def stopped_before_the_answer(*args: object, **kwargs: object) -> None:
+            committed.set()
+            await asyncio.Event().wait()  # the bot stops here: the end is committed
+
+        monkeypatch.setattr(AutoplayCog, "_finished", stopped_before_the_answer)
+        await standin.click(asked.message, yes(table.game_id), user=world.bob)
+        await asyncio.wait_for(committed.wait(), timeout=5)
+        assert (await game_row(first, table.game_id)).status == "finished"
+        monkeypatch.undo()
+    watcher = standin.watch(world.no_channel)
+
+    async with running_bot(standin, db_path, seeds):
+        told = await watcher.next("create", timeout=5)
+        await settled()
+
+    assert t("nb", "end.after_restart", game=table.game_id) in text_of(told.revision)
+    # What still offered buttons for the game is grey and says why.
+    assert enabled_buttons(asked.message) == []
+    assert t("nb", "finish.game_ended") in text_of(asked.message)
+    assert t("nb", "challenge.waiting", players="Bob") not in text_of(asked.message)
+    assert shown.message is not None
+    assert enabled_buttons(shown.message) == []
+    assert t("nb", "end.shown_below") in text_of(shown.message)

@@ -65,6 +65,7 @@ from krigbot.render.play import (
     autoplay_text,
     dealt_embed,
     finish_request_embed,
+    standing_embed,
     time_up_embed,
 )
 from krigbot.sessions import (
@@ -799,8 +800,10 @@ class KrigCog(commands.Cog, name="Krig"):
             if row.status == "challenge" and row.challenge_message_id is not None:
                 self.tables.forget(channel_id, row.challenge_message_id)
             elif live is not None:
-                # The game's table can do nothing any more.
-                self.tables.forget(channel_id, live.message_id, grey=True)
+                # The game's table can do nothing any more, and says who ended it (named, not
+                # pinged: the edit allows no mentions).
+                self.tables.forget(channel_id, live.message_id)
+                self.tables.retire(live, **_cancelled_table(row, lang, name))
             self.tables.end_game(row.id)
             if row.status == "challenge":
                 key = "cancel.withdrawn" if withdrawn else "cancel.challenge"
@@ -927,6 +930,16 @@ class KrigCog(commands.Cog, name="Krig"):
         await interaction.response.send_message(
             embed=embed, ephemeral=True, allowed_mentions=NO_MENTIONS
         )
+
+
+def _cancelled_table(row: GameRow, lang: Lang, name: str) -> dict[str, Any]:
+    """Return what a cancelled game's table shows instead: where it stood, and who cancelled."""
+    note = t(lang, "cancel.done", name=name)
+    try:
+        game = load_game(row.state or {})
+    except EngineError:
+        return {"content": note}
+    return {"embed": standing_embed(row, game, lang, note)}
 
 
 def _display_name(user: discord.abc.User) -> str:

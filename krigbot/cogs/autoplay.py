@@ -729,7 +729,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             waiting = request.waiting(row, game)
             if waiting:
                 embed = finish_request_embed(row, request.by, waiting, lang)
-                return Reply(embed=embed, view=_finish_view(game_id, lang), update=True)
+                view = _finish_view(game_id, lang)
+                return Reply(embed=embed, view=view, update=True, aside=True)
             if pressed is not None:
                 tables.drop_aside(game_id, pressed)  # it shows the end itself, or points to it
             story = await self._play_to_end(channel_id, row, lang)

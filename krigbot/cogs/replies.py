@@ -82,6 +82,8 @@ class Reply:
     """Called with the message's id once it is on Discord."""
     silent: bool = False
     """Acknowledge a button press and change nothing."""
+    aside: bool = False
+    """The message is no table (a finish request): its buttons never make it the live one."""
     durable: bool = False
     """The reply reports a change already committed (a played round, a dealt table): if Discord
     will not take it as the interaction's answer, it is shown in the channel instead."""

@@ -23,6 +23,7 @@ from tests.cogs.helpers import (
     flip,
     game_row,
     press,
+    public_messages,
     settled,
     start_game,
     text_of,
@@ -228,3 +229,31 @@ async def test_a_finish_agreed_just_before_the_bot_stopped_greys_its_request_whe
     assert shown.message is not None
     assert enabled_buttons(shown.message) == []
     assert t("nb", "end.shown_below") in text_of(shown.message)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+async def test_with_three_or_four_players_the_story_goes_into_the_request_as_with_two(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds, players: int
+) -> None:
+    seeds.fix(LONG_SEED)
+    others = [world.bob, world.carol, world.moderator][: players - 1]
+    async with running_bot(standin, db_path, seeds):
+        table = await start_game(standin, world.no_channel, world.alice, *others)
+        newest = (await flip(standin, world.no_channel, world.alice, count=3)).message
+        assert newest is not None
+        asked = await command(standin, world.no_channel, world.alice, "finish")
+        assert asked.message is not None
+        before = len(public_messages(standin, world.no_channel))
+        answers = [await press(standin, asked.message, yes(table.game_id), others[0])]
+        await settled()
+        # Still waiting: the table keeps its Flip button (the request is no table).
+        still = enabled_buttons(newest)
+        answers += [await press(standin, asked.message, yes(table.game_id), o) for o in others[1:]]
+        await settled()
+        after = len(public_messages(standin, world.no_channel))
+
+    assert [a.type for a in answers] == [UPDATE_MESSAGE] * len(others)
+    assert t("nb", "finish.done", game=table.game_id) in text_of(answers[-1])
+    assert t("nb", "finish.done", game=table.game_id) in text_of(asked.message)
+    assert after == before  # no new message: the story is in the request
+    assert still == [f"krig:flip:{table.game_id}:3"]

@@ -535,15 +535,20 @@ class KrigCog(commands.Cog, name="Krig"):
         return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
 
     async def _too_late(
-        self, interaction: discord.Interaction[Any], refusal: Refusal, game_id: int | None = None
+        self,
+        interaction: discord.Interaction[Any],
+        refusal: Refusal,
+        game_id: int | None = None,
+        *,
+        key: str = "time.flip_too_late",
     ) -> None:
-        """Refuse a flip that came just after the game's time limit ended it: the time is up."""
+        """Refuse a move that came just after the game's time limit ended it: the time is up."""
         assert interaction.channel_id is not None
         row = await self.service.time_ran_out(
             scope_of(interaction), interaction.channel_id, interaction.user.id, game_id
         )
         if row is not None:
-            raise Refusal("time.flip_too_late", game=row) from refusal
+            raise Refusal(key, game=row) from refusal
 
     @app_commands.command()
     @anywhere
@@ -663,7 +668,12 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             # Refused before the confirmation, as the forfeit itself would be refused after it.
-            row = await self.service.may_forfeit(channel_id, user_id)
+            try:
+                row = await self.service.may_forfeit(channel_id, user_id)
+            except Refusal as refusal:
+                if refusal.key == "err.no_game":
+                    await self._too_late(interaction, refusal, key="time.forfeit_too_late")
+                raise
             view = view_of(
                 ForfeitButton(row.id, user_id, True, lang),
                 ForfeitButton(row.id, user_id, False, lang),

@@ -465,8 +465,11 @@ async def test_a_flip_just_after_the_time_limit_ended_the_game_says_the_time_is_
 
     late = await flip(standin, world.no_channel, world.alice)
     pressed = await forged_press(standin, table.message, flip_button(table.message), world.bob)
+    forfeit = await command(standin, world.no_channel, world.alice, "forfeit")
 
     for answer, lang in ((late, "nb"), (pressed, "sv")):
         assert answer.ephemeral
         assert pattern(lang, "time.flip_too_late").fullmatch(answer.content or ""), answer.content
+    assert forfeit.ephemeral
+    assert forfeit.content == t("nb", "time.forfeit_too_late")
     assert (await game_row(bot, table.game_id)).round == 2

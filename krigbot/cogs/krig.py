@@ -626,7 +626,12 @@ class KrigCog(commands.Cog, name="Krig"):
         lang = user_lang(interaction)
 
         async def work() -> Reply:
-            found, unreachable = await self.service.stored_game(channel_id)
+            try:
+                found, unreachable = await self.service.stored_game(channel_id)
+            except StorageError as exc:
+                # Nothing held here to show: a read changed nothing, so no "could not save".
+                log.warning("/krig status: the database failed: %s", exc)
+                return Reply(content=t(lang, "status.unreachable_none"), ephemeral=True)
             if found is None:
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found

@@ -81,6 +81,12 @@ async def test_during_an_outage_status_shows_the_game_and_every_press_after_it_p
     refused = await press(standin, table.message, flip_button(table.message), world.alice)
     during = await status(standin, world)
     await asyncio.to_thread(own_cluster.resume)
+    # Where no copy is held (the other channel has no game in memory), it says why not.
+    await asyncio.to_thread(own_cluster.halt)
+    elsewhere = await answer_of(
+        standin, await standin.slash("krig status", user=world.bob, channel=world.sv_channel)
+    )
+    await asyncio.to_thread(own_cluster.resume)
     shown = []
     for _ in range(3):
         answer = await press(standin, table.message, flip_button(table.message), world.alice)
@@ -92,4 +98,6 @@ async def test_during_an_outage_status_shows_the_game_and_every_press_after_it_p
     assert during.ephemeral
     assert during.content == t("nb", "status.unreachable")
     assert t("nb", "status.round", round=6) in text_of(during)
+    assert elsewhere.ephemeral
+    assert elsewhere.content == t("sv", "status.unreachable_none")
     assert shown == [t("nb", "table.title", round=n) for n in (7, 8, 9)]

@@ -171,8 +171,25 @@ class KrigCog(commands.Cog, name="Krig"):
         self.service.deadlines.handle("challenge", self._expire)
         self._endings: asyncio.Task[None] | None = None
 
-    async def _finished(self, row: GameRow, _: object) -> None:
+    async def _finished(self, row: GameRow, game: Variant) -> None:
+        self._end_request_unknown(row, game)
         self.tables.end_game(row.id)
+
+    def _end_request_unknown(self, row: GameRow, game: Variant) -> None:
+        """Grey an open finish request this process does not hold (asked before a restart)."""
+        request = FinishRequest.of(row.extra)
+        if request is None or request.message is None or not own_token(row.extra):
+            return
+        if not request.waiting(row, game):
+            return  # agreed: the last answer shows the end in it, or points below
+        if any(s.message_id == request.message for s in self.tables.asides(row.id, FinishButton)):
+            return  # end_game greys it
+        lang = lang_for(row.extra.get("lang"))
+        note = t(lang, "finish.game_ended")
+        view = view_of(FinishButton(row.id, True, lang), FinishButton(row.id, False, lang))
+        edit = editor(self.bot, row.channel_id, request.message)
+        embed = finish_request_embed(row, request.by, [], lang, note=note)
+        self.tables.retire(Shown(request.message, view, edit), embed=embed)
 
     async def cog_load(self) -> None:
         self._endings = asyncio.create_task(self._show_endings(), name="krig-tell-endings")

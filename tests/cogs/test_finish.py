@@ -257,3 +257,21 @@ async def test_with_three_or_four_players_the_story_goes_into_the_request_as_wit
     assert t("nb", "finish.done", game=table.game_id) in text_of(asked.message)
     assert after == before  # no new message: the story is in the request
     assert still == [f"krig:flip:{table.game_id}:3"]
+
+
+async def test_a_request_asked_before_a_restart_goes_grey_when_the_game_ends_after_it(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        asked = await command(standin, world.no_channel, world.alice, "finish")
+        assert asked.message is not None
+        await settled()
+    async with running_bot(standin, db_path, seeds) as restarted:
+        while (await game_row(restarted, table.game_id)).status == "running":
+            await flip(standin, world.no_channel, world.bob, count=50)
+        await settled()
+
+    assert enabled_buttons(asked.message) == []
+    assert t("nb", "finish.game_ended") in text_of(asked.message)

@@ -86,6 +86,9 @@ async def test_during_an_outage_status_shows_the_game_and_every_press_after_it_p
     elsewhere = await answer_of(
         standin, await standin.slash("krig status", user=world.bob, channel=world.sv_channel)
     )
+    board = await answer_of(
+        standin, await standin.slash("krig leaderboard", user=world.bob, channel=world.sv_channel)
+    )
     await asyncio.to_thread(own_cluster.resume)
     shown = []
     for _ in range(3):
@@ -100,4 +103,6 @@ async def test_during_an_outage_status_shows_the_game_and_every_press_after_it_p
     assert t("nb", "status.round", round=6) in text_of(during)
     assert elsewhere.ephemeral
     assert elsewhere.content == t("sv", "status.unreachable_none")
+    assert board.ephemeral
+    assert board.content == t("sv", "err.storage_read")
     assert shown == [t("nb", "table.title", round=n) for n in (7, 8, 9)]

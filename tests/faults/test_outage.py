@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type hints
 import pytest
 
 from krigbot.bot import KrigBot
@@ -106,3 +107,34 @@ async def test_during_an_outage_status_shows_the_game_and_every_press_after_it_p
     assert board.ephemeral
     assert board.content == t("sv", "err.storage_read")
     assert shown == [t("nb", "table.title", round=n) for n in (7, 8, 9)]
+
+
+async def test_a_connection_the_stopping_server_left_out_of_step_is_a_storage_failure(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    pg_bot: KrigBot,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What asyncpg raises when the server's goodbye arrives in the middle of a statement (seen
+    # when PostgreSQL stops under a flip); it cannot be timed from outside, so it is injected.
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await played_to(standin, world, table, 2)
+    execute = asyncpg.Connection.execute
+    broken: list[asyncpg.Connection] = []
+
+    async def out_of_step(self: asyncpg.Connection, query: str, *args: object) -> str:
+        if not broken and query.lstrip().startswith("UPDATE games"):
+            broken.append(self)
+            raise asyncpg.InternalClientError(
+                "cannot switch to state 12; another operation (2) is in progress"
+            )
+        return await execute(self, query, *args)
+
+    monkeypatch.setattr(asyncpg.Connection, "execute", out_of_step)
+    refused = await press(standin, table.message, flip_button(table.message), world.alice)
+    after = await press(standin, table.message, flip_button(table.message), world.alice)
+
+    assert refused.ephemeral
+    assert refused.content == t("nb", "err.storage")  # a database failure, told as one
+    assert broken[0].is_closed()  # never handed out again
+    assert after.embeds[0]["title"] == t("nb", "table.title", round=3)

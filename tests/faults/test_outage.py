@@ -128,7 +128,7 @@ async def test_a_connection_the_stopping_server_left_out_of_step_is_a_storage_fa
             raise asyncpg.InternalClientError(
                 "cannot switch to state 12; another operation (2) is in progress"
             )
-        return await execute(self, query, *args)
+        return str(await execute(self, query, *args))
 
     monkeypatch.setattr(asyncpg.Connection, "execute", out_of_step)
     refused = await press(standin, table.message, flip_button(table.message), world.alice)

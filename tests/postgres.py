@@ -67,6 +67,8 @@ class Cluster:
 
     folder: Path
     process: subprocess.Popen[bytes]
+    options: tuple[str, ...] = ()
+    """The server's settings (``-c name=value`` pairs), kept for :meth:`resume`."""
     _names: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -109,8 +111,8 @@ class Cluster:
         self.psql(f"CREATE DATABASE {name} TEMPLATE {template}")
         return self.dsn(name)
 
-    def stop(self) -> None:
-        """Shut the cluster down (fast: connections are dropped) and remove its folder."""
+    def halt(self) -> None:
+        """Shut the server down (fast: connections are dropped); :meth:`resume` starts it again."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             try:
@@ -118,6 +120,14 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 self.process.send_signal(signal.SIGQUIT)
                 self.process.wait(timeout=START_TIMEOUT)
+
+    def resume(self) -> None:
+        """Start the server again on the data :meth:`halt` kept, and wait until it answers."""
+        self.process = _launch(self.folder, self.options)
+
+    def stop(self) -> None:
+        """Shut the cluster down (fast: connections are dropped) and remove its folder."""
+        self.halt()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -153,10 +163,21 @@ def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> C
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {exc.stderr.decode(errors='replace')}") from exc
+    options = (*(DURABLE if durable else FAST), *settings)
+    try:
+        return Cluster(folder, _launch(folder, options), options)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _launch(folder: Path, options: tuple[str, ...]) -> subprocess.Popen[bytes]:
+    """Start the server on the cluster's folder and wait until it answers."""
+    user = _server_user()
     server: list[str | Path] = [
         BIN / "postgres",
         "-D",
-        data,
+        folder / "data",
         "-k",
         folder,
         "-c",
@@ -165,8 +186,7 @@ def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> C
         "max_connections=200",
         "-c",
         "lc_messages=C",
-        *(DURABLE if durable else FAST),
-        *settings,
+        *options,
     ]
     process = subprocess.Popen(
         server,
@@ -174,16 +194,16 @@ def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> C
         stderr=subprocess.STDOUT,
         cwd=folder,
         preexec_fn=_die_with_parent,
-        user=uid,
-        group=gid,
+        user=None if user is None else user.pw_uid,
+        group=None if user is None else user.pw_gid,
     )
-    cluster = Cluster(folder, process)
     try:
         _wait_until_ready(process, folder / "server.log")
     except BaseException:
-        cluster.stop()
+        process.kill()
+        process.wait()
         raise
-    return cluster
+    return process
 
 
 def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path) -> None:
@@ -202,7 +222,7 @@ def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path) -> None:
                 "PostgreSQL did not start:\n" + b"".join(seen).decode(errors="replace")[-2000:]
             )
         seen.append(chunk)
-    log = log_path.open("wb")
+    log = log_path.open("ab")
     log.write(b"".join(seen))
 
     def copy() -> None:

@@ -32,7 +32,7 @@ from krigbot.cogs.buttons import NUMBER, YES_NO, Buttons, FlipButton, GameButton
 from krigbot.cogs.group import subcommand
 from krigbot.cogs.matches import ending
 from krigbot.cogs.replies import NO_MENTIONS, Reply, discord_lost, public_lang, respond
-from krigbot.cogs.surfaces import own_token
+from krigbot.cogs.surfaces import own_token, token_gone
 from krigbot.cogs.tables import Edit, Shown, Tables, editor, greyed, respond_in_turn
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import context
@@ -458,6 +458,11 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             await self._stopped(channel_id, run, "auto.failed", post=True)
             return False
         except discord.HTTPException as exc:
+            if token_gone(exc):
+                # Discord ended the message's token early: nothing shows the steps any more.
+                run.warn("autoplay of game %s lost its message's token", exc)
+                await self._token_ran_out(channel_id, run, gone=True)
+                return False
             # Discord failed even after discord.py's retries. The rounds are saved: the next
             # edit shows the table as it then stands, and the end of the game goes out anew.
             run.warn("autoplay of game %s could not show a step", exc)
@@ -494,10 +499,18 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         if "view" in changes:
             self.tables.changed(channel_id, message_id, changes["view"])
 
-    async def _token_ran_out(self, channel_id: int, run: _Run) -> None:
-        """Pause where the message's interaction is about to expire: a Resume press is a new one."""
+    async def _token_ran_out(self, channel_id: int, run: _Run, *, gone: bool = False) -> None:
+        """Pause where the message's interaction is about to expire: a Resume press is a new one.
+
+        ``gone``: Discord has ended the token already. The pause is stored as a Pause press's
+        is, and said where something still reaches: the channel (the bot's own token), or a
+        newer interaction of the chat; else ``/krig status`` says it.
+        """
+        why = "token_lost" if gone else "token"
         try:
-            await self.service.pause_autoplay(channel_id, run.game_id, run.message_id, run.by)
+            await self.service.pause_autoplay(
+                channel_id, run.game_id, run.message_id, run.by, why=why
+            )
             found = await self.service.game_in(channel_id)
         except (Refusal, StorageError):
             return  # the game moved on meanwhile (a hand's flip, its end): that answer shows it
@@ -507,6 +520,19 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         if game is None:
             return
         lang = run.lang
+        if gone:
+            self._embeds.pop(run.message_id, None)
+            try:
+                await self.tables.surfaces.send(
+                    self.bot,
+                    channel_id,
+                    run.own,
+                    content=t(lang, "auto.token_lost"),
+                    allowed_mentions=NO_MENTIONS,
+                )
+            except discord.HTTPException as exc:
+                run.warn("could not tell that autoplay of game %s paused", exc)
+            return
         embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
         add_note(embed, t(lang, "auto.token_paused"), lang)
         self._embeds.pop(run.message_id, None)
@@ -564,12 +590,18 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         name = names_of_user(interaction)
 
         async def work() -> Reply:
-            row, _ = await self._player_game(channel_id, interaction.user.id, game_id)
+            row, game = await self._player_game(channel_id, interaction.user.id, game_id)
             state = Autoplay.of(row.extra)
             if state is None or state.message != pressed:
                 raise Refusal("err.stale_button")
             if action == "resume":
                 return await self._resume(channel_id, game_id, name, lang, own_token(row.extra))
+            if action == "pause" and state.state == "paused":
+                # Paused already, where its message could not show it (its token ended): the
+                # press shows it now.
+                embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
+                add_note(embed, autoplay_text("paused", state.speed, state.by, lang), lang)
+                return Reply(embed=embed, view=paused_view(game_id, lang), update=True)
             # The task finishes the step it is in (and shows it) before this answer goes out.
             await self._halt(channel_id, game_id)
             if action == "pause":
@@ -658,6 +690,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 edit = editor(self.bot, channel_id, message_id, interaction)
                 ended = {"embed": finish_note(row, user_id, "finish.game_ended", lang)}
                 tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
+                with contextlib.suppress(Refusal, StorageError):
+                    # Kept with the request, so a bot stopped before it was answered greys it.
+                    await self.service.finish_request_shown(channel_id, row.id, user_id, message_id)
 
             # Named, not pinged: only a challenge pings anyone (README).
             return Reply(
@@ -694,7 +729,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             waiting = request.waiting(row, game)
             if waiting:
                 embed = finish_request_embed(row, request.by, waiting, lang)
-                return Reply(embed=embed, view=_finish_view(game_id, lang), update=True)
+                view = _finish_view(game_id, lang)
+                return Reply(embed=embed, view=view, update=True, aside=True)
             if pressed is not None:
                 tables.drop_aside(game_id, pressed)  # it shows the end itself, or points to it
             story = await self._play_to_end(channel_id, row, lang)

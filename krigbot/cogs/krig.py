@@ -65,6 +65,7 @@ from krigbot.render.play import (
     autoplay_text,
     dealt_embed,
     finish_request_embed,
+    standing_embed,
     time_up_embed,
 )
 from krigbot.sessions import (
@@ -170,8 +171,25 @@ class KrigCog(commands.Cog, name="Krig"):
         self.service.deadlines.handle("challenge", self._expire)
         self._endings: asyncio.Task[None] | None = None
 
-    async def _finished(self, row: GameRow, _: object) -> None:
+    async def _finished(self, row: GameRow, game: Variant) -> None:
+        self._end_request_unknown(row, game)
         self.tables.end_game(row.id)
+
+    def _end_request_unknown(self, row: GameRow, game: Variant) -> None:
+        """Grey an open finish request this process does not hold (asked before a restart)."""
+        request = FinishRequest.of(row.extra)
+        if request is None or request.message is None or not own_token(row.extra):
+            return
+        if not request.waiting(row, game):
+            return  # agreed: the last answer shows the end in it, or points below
+        if any(s.message_id == request.message for s in self.tables.asides(row.id, FinishButton)):
+            return  # end_game greys it
+        lang = lang_for(row.extra.get("lang"))
+        note = t(lang, "finish.game_ended")
+        view = view_of(FinishButton(row.id, True, lang), FinishButton(row.id, False, lang))
+        edit = editor(self.bot, row.channel_id, request.message)
+        embed = finish_request_embed(row, request.by, [], lang, note=note)
+        self.tables.retire(Shown(request.message, view, edit), embed=embed)
 
     async def cog_load(self) -> None:
         self._endings = asyncio.create_task(self._show_endings(), name="krig-tell-endings")
@@ -208,6 +226,33 @@ class KrigCog(commands.Cog, name="Krig"):
                 edit = editor(self.bot, row.channel_id, message.id)
                 self.tables.show(row.channel_id, Shown(message.id, over.view, edit))
                 await over.sent(message.id)
+                await self._grey_left_over(row, lang)
+
+    async def _grey_left_over(self, row: GameRow, lang: Lang) -> None:
+        """Grey the messages of a game that ended while the bot was down, each saying why.
+
+        Its last table, its finish request and its autoplay's message kept the buttons they
+        had when the bot stopped; a press on them would only answer that the game is over.
+        """
+        changes: dict[int, dict[str, Any]] = {}
+        if row.table_message_id is not None:
+            changes[row.table_message_id] = {"content": t(lang, "end.shown_below")}
+        auto = Autoplay.of(row.extra)
+        if auto is not None and auto.message is not None:
+            changes[auto.message] = {"content": t(lang, "auto.ended")}
+        request = FinishRequest.of(row.extra)
+        if request is not None and request.message is not None:
+            note = t(lang, "finish.game_ended")
+            changes[request.message] = {
+                "embed": finish_request_embed(row, request.by, [], lang, note=note)
+            }
+        for message_id, change in changes.items():
+            try:
+                await self.tables.edit(
+                    self.bot, row.channel_id, message_id, True, **change, view=None
+                )
+            except discord.HTTPException as exc:
+                log.info("could not grey message %s of game %s: %s", message_id, row.id, exc)
 
     async def cog_unload(self) -> None:
         self.service.deadlines.handle("challenge", None)
@@ -506,6 +551,22 @@ class KrigCog(commands.Cog, name="Krig"):
 
         return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
 
+    async def _too_late(
+        self,
+        interaction: discord.Interaction[Any],
+        refusal: Refusal,
+        game_id: int | None = None,
+        *,
+        key: str = "time.flip_too_late",
+    ) -> None:
+        """Refuse a move that came just after the game's time limit ended it: the time is up."""
+        assert interaction.channel_id is not None
+        row = await self.service.time_ran_out(
+            scope_of(interaction), interaction.channel_id, interaction.user.id, game_id
+        )
+        if row is not None:
+            raise Refusal(key, game=row) from refusal
+
     @app_commands.command()
     @anywhere
     @app_commands.describe(count="Play several rounds at once (up to 50)")
@@ -523,7 +584,12 @@ class KrigCog(commands.Cog, name="Krig"):
             return
 
         async def work() -> Reply:
-            result = await self.service.flip(channel_id, interaction.user.id, count)
+            try:
+                result = await self.service.flip(channel_id, interaction.user.id, count)
+            except Refusal as refusal:
+                if refusal.key == "err.no_game":
+                    await self._too_late(interaction, refusal)
+                raise
             return await self._table_reply(result, lang, update=False)
 
         await respond_in_turn(interaction, self.tables, work())
@@ -553,6 +619,8 @@ class KrigCog(commands.Cog, name="Krig"):
             except Refusal as refusal:
                 if refusal.key == "err.game_over" and not reaches(interaction):
                     return await self._unseen_end(game_id, lang, refusal)
+                if refusal.key == "err.game_over":
+                    await self._too_late(interaction, refusal, game_id)
                 if refusal.key != "flip.raced":
                     raise
                 answer = await self.service.lost_race(
@@ -575,7 +643,12 @@ class KrigCog(commands.Cog, name="Krig"):
         lang = user_lang(interaction)
 
         async def work() -> Reply:
-            found = await self.service.game_in(channel_id)
+            try:
+                found, unreachable = await self.service.stored_game(channel_id)
+            except StorageError as exc:
+                # Nothing held here to show: a read changed nothing, so no "could not save".
+                log.warning("/krig status: the database failed: %s", exc)
+                return Reply(content=t(lang, "status.unreachable_none"), ephemeral=True)
             if found is None:
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found
@@ -584,12 +657,20 @@ class KrigCog(commands.Cog, name="Krig"):
             deadline = self.service.choice_deadline(row) if row.status == "running" else None
             auto = Autoplay.of(row.extra)
             note = None if auto is None else autoplay_text(auto.state, auto.speed, auto.by, lang)
+            if auto is not None and auto.state == "paused" and auto.why is not None:
+                # The bot paused it where its message may not show that: said here instead.
+                key = "auto.token_lost" if auto.why == "token_lost" else "auto.token_paused"
+                note = t(lang, key)
             request = FinishRequest.of(row.extra)
             waiting = () if request is None or game is None else request.waiting(row, game)
             add_status_lines(
                 embed, row, game, lang, deadline=deadline, autoplay=note, finish_waiting=waiting
             )
-            reply = Reply(embed=embed, ephemeral=True)
+            # A read needs no write: the table held here, saying the database is out of reach.
+            note = t(lang, "status.unreachable") if unreachable else None
+            reply = Reply(content=note, embed=embed, ephemeral=True)
+            if unreachable:
+                return reply  # whether pictures are on is stored there too
             if game is not None and game.round and await self.pictures.enabled(row.guild_id):
                 story = await self.pictures.story_picture(row, game, lang)
                 if story is not None:
@@ -609,7 +690,12 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             # Refused before the confirmation, as the forfeit itself would be refused after it.
-            row = await self.service.may_forfeit(channel_id, user_id)
+            try:
+                row = await self.service.may_forfeit(channel_id, user_id)
+            except Refusal as refusal:
+                if refusal.key == "err.no_game":
+                    await self._too_late(interaction, refusal, key="time.forfeit_too_late")
+                raise
             view = view_of(
                 ForfeitButton(row.id, user_id, True, lang),
                 ForfeitButton(row.id, user_id, False, lang),
@@ -746,8 +832,10 @@ class KrigCog(commands.Cog, name="Krig"):
             if row.status == "challenge" and row.challenge_message_id is not None:
                 self.tables.forget(channel_id, row.challenge_message_id)
             elif live is not None:
-                # The game's table can do nothing any more.
-                self.tables.forget(channel_id, live.message_id, grey=True)
+                # The game's table can do nothing any more, and says who ended it (named, not
+                # pinged: the edit allows no mentions).
+                self.tables.forget(channel_id, live.message_id)
+                self.tables.retire(live, **_cancelled_table(row, lang, name))
             self.tables.end_game(row.id)
             if row.status == "challenge":
                 key = "cancel.withdrawn" if withdrawn else "cancel.challenge"
@@ -874,6 +962,16 @@ class KrigCog(commands.Cog, name="Krig"):
         await interaction.response.send_message(
             embed=embed, ephemeral=True, allowed_mentions=NO_MENTIONS
         )
+
+
+def _cancelled_table(row: GameRow, lang: Lang, name: str) -> dict[str, Any]:
+    """Return what a cancelled game's table shows instead: where it stood, and who cancelled."""
+    note = t(lang, "cancel.done", name=name)
+    try:
+        game = load_game(row.state or {})
+    except EngineError:
+        return {"content": note}
+    return {"embed": standing_embed(row, game, lang, note)}
 
 
 def _display_name(user: discord.abc.User) -> str:

@@ -34,6 +34,11 @@ after it was due; 2 s of margin keeps it in time there."""
 BACKLOGGED = 0.5
 """An interaction this many seconds old when its command starts waited in a queue: the bot is
 busy, its work will wait too, so it defers at once (it may not get another chance in time)."""
+READS = frozenset(
+    {"krig status", "krig history", "krig replay", "krig stats", "krig leaderboard", "krig rules"}
+)
+"""The commands that only read: a database out of reach changed nothing, as ever, but saving
+was never asked for, so their answer says it cannot read instead."""
 UNKNOWN_INTERACTION = 10062
 """Discord's error code for an interaction it no longer knows (answered too late)."""
 _BUTTON_KIND = re.compile(r"krig:([a-z]{1,16}):")
@@ -82,6 +87,8 @@ class Reply:
     """Called with the message's id once it is on Discord."""
     silent: bool = False
     """Acknowledge a button press and change nothing."""
+    aside: bool = False
+    """The message is no table (a finish request): its buttons never make it the live one."""
     durable: bool = False
     """The reply reports a change already committed (a played round, a dealt table): if Discord
     will not take it as the interaction's answer, it is shown in the channel instead."""
@@ -425,7 +432,9 @@ async def answer_error(interaction: discord.Interaction[Any], error: Exception) 
             cause,
             extra=_where(interaction),
         )
-        await _tell(interaction, "failed", "err.storage", {})
+        command = interaction.command
+        reading = command is not None and command.qualified_name in READS
+        await _tell(interaction, "failed", "err.storage_read" if reading else "err.storage", {})
         return
     if discord_lost(cause):
         log.warning(

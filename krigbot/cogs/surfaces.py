@@ -32,6 +32,15 @@ BY_INTERACTION = "interaction"
 TOKEN_SECONDS = 14 * 60
 """How long an interaction's token is used (Discord keeps it 15 minutes; one is kept in hand)."""
 
+INVALID_TOKEN = 50027
+"""Discord's code for an interaction token it no longer takes (401), which it may end early."""
+
+
+def token_gone(error: BaseException) -> bool:
+    """Tell whether Discord refused a call because the interaction's token is no longer valid."""
+    return isinstance(error, discord.HTTPException) and error.code == INVALID_TOKEN
+
+
 FOLLOWUPS = 5
 """Follow-ups Discord takes per interaction of a user install where the bot is no member."""
 SPARE_FOLLOWUPS = 2
@@ -152,7 +161,15 @@ class Surfaces:
             log.info("nothing reaches chat %s now; its next press shows the game", channel_id)
             return None
         held.sent += 1
-        followed = await held.interaction.followup.send(wait=True, **message)
+        try:
+            followed = await held.interaction.followup.send(wait=True, **message)
+        except discord.HTTPException as exc:
+            if not token_gone(exc):
+                raise
+            # Discord ended the token early: nothing reaches the chat until its next press.
+            self._drop(channel_id, held)
+            log.info("the newest interaction of chat %s lost its token early", channel_id)
+            return None
         return Posted(followed.id, held.interaction)
 
 

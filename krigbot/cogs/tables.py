@@ -482,7 +482,9 @@ def _and_show(
     channel_id = interaction.channel_id
 
     async def sent(message_id: int) -> None:
-        if has_buttons(view):
+        if reply.aside:
+            pass  # beside the table, which stays the live message
+        elif has_buttons(view):
             assert view is not None
             until = None if reaches(interaction) else time.monotonic() + surfaces.TOKEN_SECONDS
             edit = editor(

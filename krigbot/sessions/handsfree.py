@@ -35,10 +35,14 @@ class Autoplay:
     speed: str = "normal"
     by: str = ""
     """The display name of who started, paused or resumed it last."""
+    why: str | None = None
+    """Why the bot paused it by itself (``token``, ``token_lost``): its message's interaction
+    token ran out, or Discord ended it early; None when a player paused it."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON kept in the game's ``extra["autoplay"]``."""
-        return {"state": self.state, "message": self.message, "speed": self.speed, "by": self.by}
+        data = {"state": self.state, "message": self.message, "speed": self.speed, "by": self.by}
+        return data if self.why is None else {**data, "why": self.why}
 
     @classmethod
     def of(cls, extra: Mapping[str, Any]) -> Autoplay | None:
@@ -52,6 +56,7 @@ class Autoplay:
             message if isinstance(message, int) else None,
             str(data.get("speed", "normal")),
             str(data.get("by", "")),
+            None if data.get("why") is None else str(data["why"]),
         )
 
 
@@ -61,10 +66,13 @@ class FinishRequest:
 
     by: int
     agreed: tuple[int, ...]
+    message: int | None = None
+    """The message asking, once it is out: a restarted bot greys it if the game ended."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON kept in the game's ``extra["finish"]``."""
-        return {"by": self.by, "agreed": list(self.agreed)}
+        data: dict[str, Any] = {"by": self.by, "agreed": list(self.agreed)}
+        return data if self.message is None else {**data, "message": self.message}
 
     @classmethod
     def of(cls, extra: Mapping[str, Any]) -> FinishRequest | None:
@@ -72,7 +80,12 @@ class FinishRequest:
         data = extra.get(FINISH)
         if not isinstance(data, Mapping) or "by" not in data:
             return None
-        return cls(int(data["by"]), tuple(int(user) for user in data.get("agreed", ())))
+        message = data.get("message")
+        return cls(
+            int(data["by"]),
+            tuple(int(user) for user in data.get("agreed", ())),
+            message if isinstance(message, int) else None,
+        )
 
     def waiting(self, row: GameRow, game: Variant) -> list[int]:
         """Return the players still in the game who have not agreed yet."""
@@ -97,16 +110,19 @@ class HandsFree(Registry):
         await self.change_extra(channel_id, game_id, change)
 
     async def pause_autoplay(
-        self, channel_id: int, game_id: int, message_id: int | None, by: str
+        self, channel_id: int, game_id: int, message_id: int | None, by: str, why: str | None = None
     ) -> Autoplay:
-        """Record autoplay as paused from its message; refuse unless it runs there."""
+        """Record autoplay as paused from its message; refuse unless it runs there.
+
+        ``why`` says why the bot paused it by itself (see :attr:`Autoplay.why`).
+        """
         paused: list[Autoplay] = []
 
         def change(extra: dict[str, Any]) -> dict[str, Any]:
             current = _shown_in(extra, message_id)
             if current.state != "running":
                 raise Refusal("auto.not_running")
-            paused.append(dataclasses.replace(current, state="paused", by=by))
+            paused.append(dataclasses.replace(current, state="paused", by=by, why=why))
             return {AUTOPLAY: paused[0].to_dict()}
 
         await self.change_extra(channel_id, game_id, change)
@@ -120,7 +136,7 @@ class HandsFree(Registry):
             current = Autoplay.of(extra)
             if current is None or current.state != "paused":
                 raise Refusal("auto.not_paused")
-            resumed.append(dataclasses.replace(current, state="running", by=by))
+            resumed.append(dataclasses.replace(current, state="running", by=by, why=None))
             return {AUTOPLAY: resumed[0].to_dict()}
 
         await self.change_extra(channel_id, game_id, change)
@@ -151,6 +167,19 @@ class HandsFree(Registry):
         request = FinishRequest(user_id, (user_id, *bot))
         await self.change_extra(channel_id, game_id, lambda _: {FINISH: request.to_dict()})
         return request
+
+    async def finish_request_shown(
+        self, channel_id: int, game_id: int, by: int, message_id: int
+    ) -> None:
+        """Record the message of the open request ``by`` made; refuse if it was answered."""
+
+        def change(extra: dict[str, Any]) -> dict[str, Any]:
+            request = FinishRequest.of(extra)
+            if request is None or request.by != by or request.message is not None:
+                raise Refusal("finish.none")
+            return {FINISH: dataclasses.replace(request, message=message_id).to_dict()}
+
+        await self.change_extra(channel_id, game_id, change)
 
     async def answer_finish(
         self, channel_id: int, game_id: int, user_id: int, agree: bool

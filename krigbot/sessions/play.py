@@ -72,14 +72,20 @@ class Play(TimeLimits):
         if self._time_is_up(row, game):
             # The timer has not ended it yet: no round after the time is up (RULES §7).
             return await self._end_by_time(row, game)
+        saved = game.copy()
         try:
             result = _play(row, game, count)
             row = await self._commit(row, game)
             if table_message_id is not None and game.outcome is None:
                 row = await self._set_table(row, table_message_id)
-        except BaseException:
-            # The engine object ran ahead of what was saved: forget it, reload next time.
-            self._forget(channel_id)
+        except BaseException as exc:
+            if isinstance(exc, Refusal) and exc.key == "err.storage":
+                # The database is out of reach: hold the game as saved, so /krig status still
+                # shows it and the first press once the database is back plays from there.
+                self._hold(row, saved)
+            else:
+                # The engine object ran ahead of what was saved: forget it, reload next time.
+                self._forget(channel_id)
             raise
         return dataclasses.replace(result, row=row)
 

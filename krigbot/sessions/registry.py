@@ -126,6 +126,32 @@ class Registry:
         self._running[channel_id] = _Running(lean(row), game)
         return row, game
 
+    async def stored_game(
+        self, channel_id: int
+    ) -> tuple[tuple[GameRow, Variant | None] | None, bool]:
+        """Return the channel's active game as stored, for a read, and whether the database was
+        out of reach (then the copy in memory stands in, if this process holds one).
+
+        Not the copy in memory: during a hand-off another process of the bot may have played
+        on, and every process must show the same game. A copy found behind is dropped, so the
+        next press reads the game again too.
+        """
+        try:
+            row = await self.storage.active_game(channel_id)
+        except StorageError:
+            running = self._running.get(channel_id)
+            if running is None:
+                raise
+            return (running.row, running.game), True
+        if row is None or row.status != "running":
+            return (None if row is None else (row, None)), False
+        self.catch_up(row)
+        try:
+            game = load_game(row.state or {})
+        except Exception:
+            return await self.game_in(channel_id), False  # which ends a game it cannot read
+        return (lean(row), game), False
+
     async def _read(self, row: GameRow) -> Variant | None:
         """Rebuild a game from its saved state; end it without a result if that cannot be read."""
         try:

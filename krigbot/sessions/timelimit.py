@@ -11,10 +11,12 @@ from krigbot.logs import about
 from krigbot.sessions.deadlines import Deadline
 from krigbot.sessions.registry import Registry
 from krigbot.sessions.results import FlipResult, Refusal
-from krigbot.storage import GameRow
+from krigbot.storage import GameRow, StorageError
 
 log = logging.getLogger(__name__)
 
+TIME_UP_TOLD = timedelta(minutes=5)
+"""How long after a time limit ended a game a late press is told so (not "no game here")."""
 DEALT_AT = "dealt_at"
 """The key in a game's extra for the time of its deal, kept for games with a time limit."""
 
@@ -58,6 +60,26 @@ class TimeLimits(Registry):
     def _dealt(self, row: GameRow) -> None:
         self.watch_time_limit(row)
         super()._dealt(row)
+
+    async def time_ran_out(
+        self, guild_id: int, channel_id: int, user_id: int, game_id: int | None = None
+    ) -> GameRow | None:
+        """Return the player's game if its time limit ended it just before their press.
+
+        ``game_id`` is the game a button was for; a command asks about the channel's last game.
+        """
+        try:
+            if game_id is None:
+                row = await self.storage.last_finished(guild_id, channel_id)
+            else:
+                row = await self.storage.get_game(game_id)
+        except StorageError:
+            return None  # the press is refused as it was anyway
+        if row is None or row.status != "finished" or user_id not in row.players:
+            return None
+        if (row.result or {}).get("reason") != "time_limit" or row.finished_at is None:
+            return None
+        return row if self.clock() - row.finished_at <= TIME_UP_TOLD else None
 
     def _time_is_up(self, row: GameRow, game: Variant) -> bool:
         deadline = self.deadline(row)

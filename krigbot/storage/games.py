@@ -36,6 +36,11 @@ _SELECT_ACTIVE: Final = f"""
 SELECT {GAME_COLUMNS} FROM games WHERE channel_id = ? AND status IN ('challenge', 'running')
 """
 
+_SELECT_LAST_FINISHED: Final = f"""
+SELECT {GAME_COLUMNS} FROM games WHERE guild_id = ? AND channel_id = ? AND status = 'finished'
+ORDER BY finished_at DESC, id DESC LIMIT 1
+"""
+
 _SELECT_ALL_ACTIVE: Final = f"""
 SELECT {GAME_COLUMNS} FROM games WHERE status IN ('challenge', 'running') ORDER BY id
 """
@@ -317,6 +322,11 @@ class GameStore(StorageBase):
     async def active_game(self, channel_id: int) -> GameRow | None:
         """Return the channel's game in the challenge or running state, or None."""
         row = await self._fetchone(_SELECT_ACTIVE, (channel_id,))
+        return None if row is None else game_from_row(row)
+
+    async def last_finished(self, guild_id: int, channel_id: int) -> GameRow | None:
+        """Return the channel's game that finished last, or None."""
+        row = await self._fetchone(_SELECT_LAST_FINISHED, (guild_id, channel_id))
         return None if row is None else game_from_row(row)
 
     async def accept(self, game_id: int, user_id: int, now: datetime) -> GameRow | None:

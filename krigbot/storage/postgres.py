@@ -24,6 +24,7 @@ from krigbot.storage import migrations
 from krigbot.storage.base import Coalesced, Connection, Dialect, Row
 from krigbot.storage.database import Storage
 from krigbot.storage.errors import (
+    CannotOpenDatabaseError,
     MigrationError,
     SchemaTooNewError,
     StorageClosedError,
@@ -45,7 +46,12 @@ VERSION_TABLE: Final = "krig_schema_version"
 IDENTIFY_LOCKS: Final = 0x6B726967  # "krig": the advisory locks (this, bucket) of identify turns
 TURN_SECONDS: Final = 5.0
 """Longest one look at a bucket's turn may take before the database counts as out of reach."""
-_ERRORS: Final = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+_ERRORS: Final = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+)
 
 
 @cache
@@ -203,7 +209,15 @@ class PostgresStorage(Storage):
             raise StorageClosedError(f"The storage for {self._path} is closed.")
         try:
             async with self._pool.acquire() as conn:
-                yield PostgresConnection(conn)
+                try:
+                    yield PostgresConnection(conn)
+                except asyncpg.InternalClientError:
+                    # The server went away in the middle of a statement and left the connection's
+                    # protocol out of step: closed, so the pool never hands it out again.
+                    conn.terminate()
+                    raise
+        except asyncpg.InternalClientError as exc:
+            raise CannotOpenDatabaseError(f"Lost the connection to {self._path} ({exc}).") from exc
         except _ERRORS as exc:
             raise translate_postgres_error(exc, self._path) from exc
 

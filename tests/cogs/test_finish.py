@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shlex
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from krigbot import sim
+from krigbot.cogs.autoplay import AutoplayCog
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import t
 from krigbot.render.replays import rebuild
@@ -17,9 +19,12 @@ from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     buttons,
+    enabled_buttons,
     flip,
     game_row,
     press,
+    public_messages,
+    settled,
     start_game,
     text_of,
 )
@@ -183,3 +188,90 @@ async def test_only_players_may_ask_and_only_in_a_running_game(
         assert none.content == t("nb", "err.no_game")
         assert onlooker.ephemeral
         assert onlooker.content == t("en", "err.not_player")
+
+
+async def test_a_finish_agreed_just_before_the_bot_stopped_greys_its_request_when_it_is_back(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as first:
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        shown = await flip(standin, world.no_channel, world.alice, count=10)
+        asked = await command(standin, world.no_channel, world.alice, "finish")
+        assert asked.message is not None
+        await settled()
+        committed = asyncio.Event()
+
+        async def stopped_before_the_answer(*args: object, **kwargs: object) -> None:
+            committed.set()
+            await asyncio.Event().wait()  # the bot stops here: the end is committed
+
+        monkeypatch.setattr(AutoplayCog, "_finished", stopped_before_the_answer)
+        await standin.click(asked.message, yes(table.game_id), user=world.bob)
+        await asyncio.wait_for(committed.wait(), timeout=5)
+        assert (await game_row(first, table.game_id)).status == "finished"
+        monkeypatch.undo()
+    watcher = standin.watch(world.no_channel)
+
+    async with running_bot(standin, db_path, seeds):
+        told = await watcher.next("create", timeout=5)
+        await settled()
+
+    assert t("nb", "end.after_restart", game=table.game_id) in text_of(told.revision)
+    # What still offered buttons for the game is grey and says why.
+    assert enabled_buttons(asked.message) == []
+    assert t("nb", "finish.game_ended") in text_of(asked.message)
+    assert t("nb", "challenge.waiting", players="Bob") not in text_of(asked.message)
+    assert shown.message is not None
+    assert enabled_buttons(shown.message) == []
+    assert t("nb", "end.shown_below") in text_of(shown.message)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+async def test_with_three_or_four_players_the_story_goes_into_the_request_as_with_two(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds, players: int
+) -> None:
+    seeds.fix(LONG_SEED)
+    others = [world.bob, world.carol, world.moderator][: players - 1]
+    async with running_bot(standin, db_path, seeds):
+        table = await start_game(standin, world.no_channel, world.alice, *others)
+        newest = (await flip(standin, world.no_channel, world.alice, count=3)).message
+        assert newest is not None
+        asked = await command(standin, world.no_channel, world.alice, "finish")
+        assert asked.message is not None
+        before = len(public_messages(standin, world.no_channel))
+        answers = [await press(standin, asked.message, yes(table.game_id), others[0])]
+        await settled()
+        # Still waiting: the table keeps its Flip button (the request is no table).
+        still = enabled_buttons(newest)
+        answers += [await press(standin, asked.message, yes(table.game_id), o) for o in others[1:]]
+        await settled()
+        after = len(public_messages(standin, world.no_channel))
+
+    assert [a.type for a in answers] == [UPDATE_MESSAGE] * len(others)
+    assert t("nb", "finish.done", game=table.game_id) in text_of(answers[-1])
+    assert t("nb", "finish.done", game=table.game_id) in text_of(asked.message)
+    assert after == before  # no new message: the story is in the request
+    assert still == [f"krig:flip:{table.game_id}:3"]
+
+
+async def test_a_request_asked_before_a_restart_goes_grey_when_the_game_ends_after_it(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        asked = await command(standin, world.no_channel, world.alice, "finish")
+        assert asked.message is not None
+        await settled()
+    async with running_bot(standin, db_path, seeds) as restarted:
+        while (await game_row(restarted, table.game_id)).status == "running":
+            await flip(standin, world.no_channel, world.bob, count=50)
+        await settled()
+
+    assert enabled_buttons(asked.message) == []
+    assert t("nb", "finish.game_ended") in text_of(asked.message)

@@ -244,3 +244,35 @@ async def test_steal_war_presses_reaching_either_process_are_each_made_once(
 
     assert row.state is not None
     assert len(row.state["actions"]) == made  # every press, each once
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_status_on_the_process_that_did_not_play_shows_the_stored_round(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    database: str | Path,
+    seeds: ChosenSeeds,
+) -> None:
+    standin.gateway.overlapping = True
+    channel = world.no_channel
+    assert channel.guild is not None
+    async with running_bot(standin, db_path, seeds, database=database):
+        table = await start_game(standin, channel, world.alice, world.bob)
+        await press(standin, table.message, flip_button(table.message), world.alice)
+        async with running_bot(standin, db_path, seeds, database=database) as second:
+            newest, oldest = standin.gateway.sessions_for(channel.guild.id)
+            # The new process reads the game (its status), then the old one plays on.
+            standin.gateway.aimed = newest
+            before = await command(standin, channel, world.alice, "status")
+            standin.gateway.aimed = oldest
+            for _ in range(4):
+                answer = await press(standin, table.message, flip_button(table.message), world.bob)
+                assert answer.type == UPDATE_MESSAGE, text_of(answer)
+            standin.gateway.aimed = newest
+            after = await command(standin, channel, world.alice, "status")
+            stored = (await game_row(second, table.game_id)).round
+
+    assert t("nb", "status.round", round=1) in text_of(before)
+    assert stored == 5
+    assert t("nb", "status.round", round=5) in text_of(after), text_of(after)

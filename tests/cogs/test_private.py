@@ -452,3 +452,44 @@ async def test_after_a_restart_the_next_press_shows_an_end_no_message_could_show
         row = await game_row(bot, table.game_id)
         assert row.status == "finished"
         assert row.extra.get("ending") is None  # shown now: a restart will not show it again
+
+
+async def test_autoplay_whose_token_discord_ends_early_pauses_at_once_and_status_says_so(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    channel = group
+    async with running_bot(standin, db_path, seeds) as bot:
+        table = await start_game(standin, channel, world.alice, world.bob)
+        rec = await standin.slash("krig auto", user=world.alice, channel=channel, options={})
+        message = (await answer_of(standin, rec)).message
+        assert message is not None
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=3) in text)
+        # Discord ends the token of the autoplay's message long before its 15 minutes.
+        standin.fail_next(
+            "*",
+            rf"/webhooks/\d+/{rec.token}/",
+            status=401,
+            code=50027,
+            message="Invalid Webhook Token",
+            times=1000,
+        )
+        tried = len(standin.requests)
+        cog = bot.get_cog("Autoplay")
+        assert cog is not None
+        task = cog.task(channel.id)  # type: ignore[attr-defined]
+        assert task is not None
+        await asyncio.wait_for(task, 10)
+        row = await game_row(bot, table.game_id)
+        refused = [r for r in standin.requests.items[tried:] if rec.token in r.path]
+        status = await command(standin, channel, world.bob, "status")
+        # A press on the message it could not update shows the pause, with Resume.
+        pressed = await press(standin, message, f"krig:auto:{table.game_id}:pause", world.bob)
+
+    assert row.extra["autoplay"]["state"] == "paused"  # stored, as a Pause press is
+    assert len(refused) <= 2  # the step that failed (and the note it tried): no more steps
+    assert t("sv", "auto.token_lost") in text_of(status)
+    assert pressed.type == UPDATE_MESSAGE, text_of(pressed)
+    assert t("nb", "table.title", round=row.round) in text_of(pressed)
+    assert f"krig:auto:{table.game_id}:resume" in enabled_buttons(pressed)
+    standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose

@@ -222,8 +222,25 @@ async def test_a_moderator_can_cancel_a_running_game_which_then_counts_for_nobod
     assert flip_button(newest) == f"krig:flip:{table.game_id}:5"
     assert enabled_buttons(newest) == []
     assert enabled_buttons(table.message) == []
+    # The newest table says so, and who: where it stood, not "press Flip".
+    assert t("nb", "cancel.done", name="Mona Mod") in text_of(newest)
+    assert t("nb", "table.title", round=5) in text_of(newest)
     # The channel is free again.
     await challenge_message(standin, world.no_channel, world.bob, world.carol)
+
+
+async def test_a_table_cancelled_before_its_first_round_says_so_not_press_flip(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+
+    await command(standin, world, "cancel", world.moderator)
+    await settled()
+
+    assert enabled_buttons(table.message) == []
+    shown = text_of(table.message)
+    assert t("nb", "cancel.done", name="Mona Mod") in shown
+    assert t("nb", "table.dealt") not in shown
 
 
 async def test_the_challenger_can_withdraw_a_challenge_before_everyone_accepted(

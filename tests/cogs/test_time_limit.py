@@ -46,9 +46,10 @@ from tests.cogs.helpers import (
 from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of
 from tests.cogs.test_autoplay import LONG_SEED
 from tests.cogs.test_steal_war import STEAL_ONE, look, names, play_to_choice
-from tests.conftest import make_settings
+from tests.conftest import BACKENDS, make_settings
 from tests.standin import ChannelEvent, DiscordStandIn, OptionError, run_bot
 from tests.standin.fixtures import SampleWorld
+from tests.texts import pattern
 
 RULES = Rules.preset("standard", time_limit=5)
 TIME_UP = t("nb", "time.up_title")
@@ -443,3 +444,32 @@ async def test_a_steal_war_flip_after_the_deadline_begins_no_battle(
     assert row.result is not None
     assert (row.status, row.round, row.result["reason"]) == ("finished", 0, "time_limit")
     assert row.result["drawn"] == [0, 1]  # 27 cards each: nobody was ahead
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_flip_just_after_the_time_limit_ended_the_game_says_the_time_is_up(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seed, _ = seed_with_a_leader(2)
+    seeds.fix(seed)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob, minutes=1)
+    await flip(standin, world.no_channel, world.bob, count=2)
+    watcher = standin.watch(world.no_channel)
+    clock.advance(minutes=1)
+    await watcher.next("create", predicate=time_up, timeout=5)
+
+    late = await flip(standin, world.no_channel, world.alice)
+    pressed = await forged_press(standin, table.message, flip_button(table.message), world.bob)
+    forfeit = await command(standin, world.no_channel, world.alice, "forfeit")
+
+    for answer, lang in ((late, "nb"), (pressed, "sv")):
+        assert answer.ephemeral
+        assert pattern(lang, "time.flip_too_late").fullmatch(answer.content or ""), answer.content
+    assert forfeit.ephemeral
+    assert forfeit.content == t("nb", "time.forfeit_too_late")
+    assert (await game_row(bot, table.game_id)).round == 2

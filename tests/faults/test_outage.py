@@ -1,0 +1,140 @@
+"""PostgreSQL stopped for a while in the middle of a game, then started again.
+
+The test runs its own cluster (``Cluster.halt`` and ``resume``), so stopping it stops no other
+test's database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type hints
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.i18n import t
+from krigbot.storage import Storage
+from tests.cogs.helpers import (
+    UPDATE_MESSAGE,
+    ChosenSeeds,
+    Table,
+    answer_of,
+    flip_button,
+    press,
+    start_game,
+    text_of,
+)
+from tests.conftest import make_settings
+from tests.postgres import Cluster, cluster_running
+from tests.standin import DiscordStandIn, InteractionResponse, run_bot
+from tests.standin.fixtures import SampleWorld
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[Cluster]:
+    """Run a PostgreSQL cluster of this test's own, which it may stop and start."""
+    with cluster_running() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+async def pg_bot(
+    standin: DiscordStandIn,
+    standin_world: SampleWorld,
+    own_cluster: Cluster,
+    db_path: Path,
+    seeds: ChosenSeeds,
+) -> AsyncIterator[KrigBot]:
+    """Return the real bot on a database of the test's own cluster; its errors are claimed."""
+    storage = await Storage.open(own_cluster.create_database())
+    try:
+        krigbot = KrigBot(make_settings(db_path), storage, seeds=seeds, guild_ready_timeout=0.05)
+        async with run_bot(krigbot, standin) as running:
+            standin.fail_fast_on_bot_errors = False
+            yield running
+            standin.accept_bot_errors()
+    finally:
+        await storage.close()
+
+
+async def status(standin: DiscordStandIn, world: SampleWorld) -> InteractionResponse:
+    """Run /krig status as Alice in the Norwegian channel."""
+    return await answer_of(
+        standin, await standin.slash("krig status", user=world.alice, channel=world.no_channel)
+    )
+
+
+async def played_to(standin: DiscordStandIn, world: SampleWorld, table: Table, rounds: int) -> None:
+    for _ in range(rounds):
+        answer = await press(standin, table.message, flip_button(table.message), world.alice)
+        assert answer.type == UPDATE_MESSAGE, text_of(answer)
+
+
+async def test_during_an_outage_status_shows_the_game_and_every_press_after_it_plays(
+    standin: DiscordStandIn, world: SampleWorld, pg_bot: KrigBot, own_cluster: Cluster
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await played_to(standin, world, table, 6)
+
+    await asyncio.to_thread(own_cluster.halt)
+    refused = await press(standin, table.message, flip_button(table.message), world.alice)
+    during = await status(standin, world)
+    await asyncio.to_thread(own_cluster.resume)
+    # Where no copy is held (the other channel has no game in memory), it says why not.
+    await asyncio.to_thread(own_cluster.halt)
+    elsewhere = await answer_of(
+        standin, await standin.slash("krig status", user=world.bob, channel=world.sv_channel)
+    )
+    board = await answer_of(
+        standin, await standin.slash("krig leaderboard", user=world.bob, channel=world.sv_channel)
+    )
+    await asyncio.to_thread(own_cluster.resume)
+    shown = []
+    for _ in range(3):
+        answer = await press(standin, table.message, flip_button(table.message), world.alice)
+        shown.append(answer.embeds[0]["title"])
+
+    assert refused.ephemeral
+    assert refused.content == t("nb", "err.storage")
+    # A read needs no write: the table held here, and why it may be behind.
+    assert during.ephemeral
+    assert during.content == t("nb", "status.unreachable")
+    assert t("nb", "status.round", round=6) in text_of(during)
+    assert elsewhere.ephemeral
+    assert elsewhere.content == t("sv", "status.unreachable_none")
+    assert board.ephemeral
+    assert board.content == t("sv", "err.storage_read")
+    assert shown == [t("nb", "table.title", round=n) for n in (7, 8, 9)]
+
+
+async def test_a_connection_the_stopping_server_left_out_of_step_is_a_storage_failure(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    pg_bot: KrigBot,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What asyncpg raises when the server's goodbye arrives in the middle of a statement (seen
+    # when PostgreSQL stops under a flip); it cannot be timed from outside, so it is injected.
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await played_to(standin, world, table, 2)
+    execute = asyncpg.Connection.execute
+    broken: list[asyncpg.Connection] = []
+
+    async def out_of_step(self: asyncpg.Connection, query: str, *args: object) -> str:
+        if not broken and query.lstrip().startswith("UPDATE games"):
+            broken.append(self)
+            raise asyncpg.InternalClientError(
+                "cannot switch to state 12; another operation (2) is in progress"
+            )
+        return str(await execute(self, query, *args))
+
+    monkeypatch.setattr(asyncpg.Connection, "execute", out_of_step)
+    refused = await press(standin, table.message, flip_button(table.message), world.alice)
+    after = await press(standin, table.message, flip_button(table.message), world.alice)
+
+    assert refused.ephemeral
+    assert refused.content == t("nb", "err.storage")  # a database failure, told as one
+    assert broken[0].is_closed()  # never handed out again
+    assert after.embeds[0]["title"] == t("nb", "table.title", round=3)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from krigbot.engine import Round, Variant
-from krigbot.engine.match import MatchInfo
+from krigbot.engine.match import MatchInfo, unplayed
 from krigbot.i18n import Lang, LocaleLike, fmt_date, fmt_list, t
 from krigbot.render.embeds import (
     COLOUR_INFO,
@@ -150,7 +150,13 @@ def add_game_over(
     if match is not None and len(match.score) == len(row.players):
         embed.add_field(
             name=t(lang, "match.heading"),
-            value=match_result(match, game.outcome.winners, names_of(row), lang),
+            value=match_result(
+                match,
+                game.outcome.winners,
+                names_of(row),
+                lang,
+                stopped=unplayed(game.outcome),
+            ),
             inline=False,
         )
     embed.add_field(

@@ -414,7 +414,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         lang = run.lang
         if paused is not None:
             embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
-            add_note(embed, autoplay_text("paused", paused.speed, paused.by, lang), lang)
+            note = autoplay_text("paused", paused.speed, paused.by, lang, reason=paused.reason)
+            add_note(embed, note, lang)
             view = paused_view(row.id, lang)
         else:
             name = stopped_by(row.extra, run.message_id)
@@ -497,7 +498,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     async def _token_ran_out(self, channel_id: int, run: _Run) -> None:
         """Pause where the message's interaction is about to expire: a Resume press is a new one."""
         try:
-            await self.service.pause_autoplay(channel_id, run.game_id, run.message_id, run.by)
+            await self.service.pause_autoplay(
+                channel_id, run.game_id, run.message_id, run.by, reason="token"
+            )
             found = await self.service.game_in(channel_id)
         except (Refusal, StorageError):
             return  # the game moved on meanwhile (a hand's flip, its end): that answer shows it

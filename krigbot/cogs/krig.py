@@ -34,7 +34,7 @@ from krigbot.cogs.replies import (
     respond,
     user_lang,
 )
-from krigbot.cogs.surfaces import own_token, reach_extra, reaches, scope_of
+from krigbot.cogs.surfaces import own_token, place_of, reach_extra, reaches, scope_of
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine import HOUSE_RULES, EngineError, Variant, load_game
@@ -583,7 +583,11 @@ class KrigCog(commands.Cog, name="Krig"):
             embed = status_embed(row, game, lang, deadline=left)
             deadline = self.service.choice_deadline(row) if row.status == "running" else None
             auto = Autoplay.of(row.extra)
-            note = None if auto is None else autoplay_text(auto.state, auto.speed, auto.by, lang)
+            note = (
+                None
+                if auto is None
+                else autoplay_text(auto.state, auto.speed, auto.by, lang, reason=auto.reason)
+            )
             request = FinishRequest.of(row.extra)
             waiting = () if request is None or game is None else request.waiting(row, game)
             add_status_lines(
@@ -777,7 +781,10 @@ class KrigCog(commands.Cog, name="Krig"):
             matches = await self.storage.match_records(guild_id, users, since=since)
             url = await self.web.leaderboard_url(guild_id, period)
             view = None if url is None else view_of(web_button(url, lang, "web.open_leaderboard"))
-            return Reply(embed=leaderboard_embed(rows, period, lang, matches=matches), view=view)
+            embed = leaderboard_embed(
+                rows, period, lang, matches=matches, place=place_of(interaction)
+            )
+            return Reply(embed=embed, view=view)
 
         await respond(interaction, work())
 
@@ -802,6 +809,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 lang,
                 matches=matches.get(target.id),
                 everywhere=everywhere,
+                place=place_of(interaction),
             )
             return Reply(embed=embed)
 

@@ -10,7 +10,7 @@ import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import discord
 
@@ -490,19 +490,29 @@ def status_embed(
 # ----------------------------------------------------------------------- boards
 
 
+Place = Literal["server", "chat", "dm"]
+"""Where records are kept: a server, a group DM (a chat), or a DM (with the bot or between two)."""
+
+
+def _here(key: str, place: Place) -> str:
+    """Return the catalog key of a line that names where the records are from."""
+    return key if place == "server" else f"{key}_{place}"
+
+
 def leaderboard_embed(
     rows: Sequence[LeaderboardRow],
     period: str,
     lang: Lang,
     *,
     matches: Mapping[int, MatchRecord] | None = None,
+    place: Place = "server",
 ) -> discord.Embed:
-    """Return a server's top players by wins (and their best-of matches won, if any)."""
+    """Return a server's (or a chat's) top players by wins (and their matches won, if any)."""
     embed = discord.Embed(
         title=t(lang, "lb.title", period=t(lang, f"period.{period}")), colour=COLOUR_OVER
     )
     if not rows:
-        embed.description = t(lang, "lb.empty")
+        embed.description = t(lang, _here("lb.empty", place))
         return embed
     medals = {1: "🥇", 2: "🥈", 3: "🥉"}
     lines = [
@@ -539,8 +549,9 @@ def stats_embed(
     *,
     matches: MatchRecord | None = None,
     everywhere: Everywhere | None = None,
+    place: Place = "server",
 ) -> discord.Embed:
-    """Return one player's record on a server (with their best-of matches, if any).
+    """Return one player's record on a server or in a chat (with their matches, if any).
 
     ``everywhere``: their record over every server and chat, in servers and in chats apart.
     """
@@ -557,7 +568,7 @@ def stats_embed(
         embed.add_field(name=t(lang, "stats.everywhere"), value="\n".join(lines), inline=False)
     if stats.games == 0:
         if stats.against_krigbot is None:
-            embed.description = t(lang, "stats.none", name=safe_name(name))
+            embed.description = t(lang, _here("stats.none", place), name=safe_name(name))
         return _add_krigbot_record(embed, stats, lang)
     for key, value in (
         ("stats.games", stats.games),

@@ -44,10 +44,15 @@ SPEEDS = ("slow", "normal", "fast", "fastest")
 # --------------------------------------------------------------------------- autoplay
 
 
-def autoplay_text(state: str, speed: str, name: str, lang: Lang) -> str:
-    """Return the autoplay line of a table: running (at what speed) or paused (by whom)."""
+def autoplay_text(state: str, speed: str, name: str, lang: Lang, *, reason: str = "") -> str:
+    """Return the autoplay line of a table: running (at what speed) or paused (by whom).
+
+    ``reason``: why the bot itself paused it (``"token"``), which it then says instead.
+    """
     if state == "paused":
-        return t(lang, "auto.paused", name=name)
+        return (
+            t(lang, "auto.paused_token") if reason == "token" else t(lang, "auto.paused", name=name)
+        )
     return t(lang, "auto.running", speed=t(lang, f"speed.{speed}"), name=name)
 
 

@@ -35,10 +35,14 @@ class Autoplay:
     speed: str = "normal"
     by: str = ""
     """The display name of who started, paused or resumed it last."""
+    reason: str = ""
+    """Why the bot itself paused it (``"token"``: its message's interaction was expiring);
+    empty when a player did."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON kept in the game's ``extra["autoplay"]``."""
-        return {"state": self.state, "message": self.message, "speed": self.speed, "by": self.by}
+        kept = {"state": self.state, "message": self.message, "speed": self.speed, "by": self.by}
+        return kept | ({"reason": self.reason} if self.reason else {})
 
     @classmethod
     def of(cls, extra: Mapping[str, Any]) -> Autoplay | None:
@@ -52,6 +56,7 @@ class Autoplay:
             message if isinstance(message, int) else None,
             str(data.get("speed", "normal")),
             str(data.get("by", "")),
+            str(data.get("reason", "")),
         )
 
 
@@ -97,16 +102,19 @@ class HandsFree(Registry):
         await self.change_extra(channel_id, game_id, change)
 
     async def pause_autoplay(
-        self, channel_id: int, game_id: int, message_id: int | None, by: str
+        self, channel_id: int, game_id: int, message_id: int | None, by: str, reason: str = ""
     ) -> Autoplay:
-        """Record autoplay as paused from its message; refuse unless it runs there."""
+        """Record autoplay as paused from its message; refuse unless it runs there.
+
+        ``reason``: the bot pauses it itself, and why (see :attr:`Autoplay.reason`).
+        """
         paused: list[Autoplay] = []
 
         def change(extra: dict[str, Any]) -> dict[str, Any]:
             current = _shown_in(extra, message_id)
             if current.state != "running":
                 raise Refusal("auto.not_running")
-            paused.append(dataclasses.replace(current, state="paused", by=by))
+            paused.append(dataclasses.replace(current, state="paused", by=by, reason=reason))
             return {AUTOPLAY: paused[0].to_dict()}
 
         await self.change_extra(channel_id, game_id, change)
@@ -120,7 +128,7 @@ class HandsFree(Registry):
             current = Autoplay.of(extra)
             if current is None or current.state != "paused":
                 raise Refusal("auto.not_paused")
-            resumed.append(dataclasses.replace(current, state="running", by=by))
+            resumed.append(dataclasses.replace(current, state="running", by=by, reason=""))
             return {AUTOPLAY: resumed[0].to_dict()}
 
         await self.change_extra(channel_id, game_id, change)

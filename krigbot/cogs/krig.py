@@ -51,6 +51,7 @@ from krigbot.i18n import Lang, fmt_duration, lang_for, t
 from krigbot.logs import about, context
 from krigbot.render.embeds import (
     challenge_embed,
+    krigbot_stats_embed,
     leaderboard_embed,
     round_embed,
     rules_embed,
@@ -799,6 +800,13 @@ class KrigCog(commands.Cog, name="Krig"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
+            if target.id == self.service.krigbot_id:
+                own = await self.storage.krigbot_record(guild_id, target.id)
+                return Reply(
+                    embed=krigbot_stats_embed(
+                        _display_name(target), own, lang, place=place_of(interaction)
+                    )
+                )
             record = await self.storage.player_stats(guild_id, target.id)
             matches = await self.storage.match_records(guild_id, [target.id])
             everywhere = await self.storage.record_everywhere(target.id)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from krigbot.storage import (
         Everywhere,
         GameRow,
+        KrigbotRecord,
         LeaderboardRow,
         MatchRecord,
         PlayerStats,
@@ -625,6 +626,31 @@ def stats_embed(
             inline=False,
         )
     return _add_krigbot_record(embed, stats, lang)
+
+
+def krigbot_stats_embed(
+    name: str, record: KrigbotRecord | None, lang: Lang, *, place: Place = "server"
+) -> discord.Embed:
+    """Return Krigbot's own record: its games against players, which no leaderboard counts."""
+    embed = discord.Embed(title=t(lang, "stats.title", name=safe_name(name)), colour=COLOUR_INFO)
+    if record is None:
+        embed.description = t(lang, _here("stats.none", place), name=safe_name(name))
+        return embed
+    embed.description = t(lang, "stats.krigbot_apart")
+    embed.add_field(
+        name=t(lang, "stats.krigbot_own"),
+        value=t(
+            lang,
+            "stats.krigbot_line",
+            count=record.games,
+            games=record.games,
+            wins=record.wins,
+            draws=record.draws,
+            losses=record.losses,
+        ),
+        inline=False,
+    )
+    return embed
 
 
 def _add_krigbot_record(embed: discord.Embed, stats: PlayerStats, lang: Lang) -> discord.Embed:

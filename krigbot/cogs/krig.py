@@ -47,7 +47,7 @@ from krigbot.engine.rules import (
     PRESETS,
     SHORTAGES,
 )
-from krigbot.i18n import Lang, fmt_duration, lang_for, t
+from krigbot.i18n import Lang, fmt_duration, fmt_list, lang_for, t
 from krigbot.logs import about, context
 from krigbot.render.embeds import (
     challenge_embed,
@@ -291,6 +291,12 @@ class KrigCog(commands.Cog, name="Krig"):
         if people and interaction.context.dm_channel:
             # Nobody but the player and Krigbot sees the bot's DM: a friend could never answer.
             await refuse(interaction, "krigbot.dm_only")
+            return
+        absent = _not_in_chat(interaction, people)
+        if absent:
+            # Only the people of a DM or group DM see it: anyone else could only let it expire.
+            names = fmt_list([_display_name(user) for user in absent], user_lang(interaction))
+            await refuse(interaction, "err.not_in_chat", names=names)
             return
         if best_of is not None and len(people) < len(opponents):
             # A match's wins reach the leaderboard: none are won against Krigbot.
@@ -898,6 +904,21 @@ def _display_name(user: discord.abc.User) -> str:
 
 def _player(user: discord.abc.User) -> Player:
     return Player(user.id, _display_name(user), user.bot)
+
+
+def _not_in_chat(
+    interaction: discord.Interaction[Any], people: list[discord.User]
+) -> list[discord.User]:
+    """Return those of ``people`` who are not in the DM or group DM the interaction comes from.
+
+    Discord sends such a chat's ``recipients`` with the interaction (perhaps without the user
+    who sent it); where it sends none, nobody is known to be missing.
+    """
+    channel = interaction.channel
+    if not isinstance(channel, discord.DMChannel | discord.GroupChannel) or not channel.recipients:
+        return []
+    present = {user.id for user in channel.recipients} | {interaction.user.id}
+    return [user for user in people if user.id not in present]
 
 
 def _actor(interaction: discord.Interaction[Any]) -> Actor:

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from krigbot.i18n import t
+from krigbot.i18n import fmt_list, t
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Clock,
     answer_of,
+    challenge,
     challenge_message,
     flip_button,
     game_id_of,
@@ -149,3 +150,27 @@ async def test_a_user_dm_game_whose_time_ran_out_while_the_bot_was_down_says_so(
         await settled()
         assert (await game_row(bot, table.game_id)).status == "finished"
     nothing_refused(standin)
+
+
+async def test_a_challenge_in_a_dm_to_someone_not_in_it_is_refused_at_once_privately(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path
+) -> None:
+    dm = add_user_dm(standin, world.alice, world.bob)
+    dave = standin.add_user("dave", "Dave", locale="da")
+    async with running_bot(standin, db_path) as bot:
+        refused = await answer_of(standin, await challenge(standin, dm, world.alice, world.carol))
+        assert refused.ephemeral
+        assert refused.content == t("nb", "err.not_in_chat", names="Carol")
+        assert await bot.storage.active_game(dm.id) is None
+
+        # In a group DM too, naming everyone missing; those who are in it may be challenged.
+        refused = await answer_of(
+            standin, await challenge(standin, group, world.bob, world.alice, dave, world.owner)
+        )
+        assert refused.ephemeral
+        names = fmt_list(["Dave", "Olav Owner"], "sv")
+        assert refused.content == t("sv", "err.not_in_chat", names=names)
+        assert await bot.storage.active_game(group.id) is None
+
+        table = await start_game(standin, dm, world.alice, world.bob)
+        assert not table.message.ephemeral

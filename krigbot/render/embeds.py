@@ -495,7 +495,7 @@ Place = Literal["server", "chat", "dm"]
 """Where records are kept: a server, a group DM (a chat), or a DM (with the bot or between two)."""
 
 
-def _here(key: str, place: Place) -> str:
+def here_key(key: str, place: Place) -> str:
     """Return the catalog key of a line that names where the records are from."""
     return key if place == "server" else f"{key}_{place}"
 
@@ -513,7 +513,7 @@ def leaderboard_embed(
         title=t(lang, "lb.title", period=t(lang, f"period.{period}")), colour=COLOUR_OVER
     )
     if not rows:
-        embed.description = t(lang, _here("lb.empty", place))
+        embed.description = t(lang, here_key("lb.empty", place))
         return embed
     medals = {1: "🥇", 2: "🥈", 3: "🥉"}
     lines = [
@@ -569,7 +569,7 @@ def stats_embed(
         embed.add_field(name=t(lang, "stats.everywhere"), value="\n".join(lines), inline=False)
     if stats.games == 0:
         if stats.against_krigbot is None:
-            embed.description = t(lang, _here("stats.none", place), name=safe_name(name))
+            embed.description = t(lang, here_key("stats.none", place), name=safe_name(name))
         return _add_krigbot_record(embed, stats, lang)
     for key, value in (
         ("stats.games", stats.games),
@@ -634,7 +634,7 @@ def krigbot_stats_embed(
     """Return Krigbot's own record: its games against players, which no leaderboard counts."""
     embed = discord.Embed(title=t(lang, "stats.title", name=safe_name(name)), colour=COLOUR_INFO)
     if record is None:
-        embed.description = t(lang, _here("stats.none", place), name=safe_name(name))
+        embed.description = t(lang, here_key("stats.none", place), name=safe_name(name))
         return embed
     embed.description = t(lang, "stats.krigbot_apart")
     embed.add_field(

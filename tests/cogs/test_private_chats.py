@@ -84,6 +84,11 @@ async def test_the_records_of_a_chat_or_a_dm_say_where_they_are_from(
             assert t("nb", "lb.empty") not in text_of(shown)
             assert t("nb", "stats.none", name="Alice") not in text_of(shown)
 
+        replay = await command(standin, dm, world.alice, "replay", id=99)
+        assert replay.content == t("nb", "replay.not_found_dm", id=99)
+        replay = await command(standin, group, world.alice, "replay", id=99)
+        assert replay.content == t("nb", "replay.not_found_chat", id=99)
+
 
 async def test_in_a_group_dm_any_player_may_call_a_game_off_and_others_are_told_so(
     standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path

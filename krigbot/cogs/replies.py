@@ -72,14 +72,10 @@ async def recall_lang(interaction: discord.Interaction[Any]) -> None:
     """
     client = interaction.client
     tables, storage = getattr(client, "tables", None), getattr(client, "storage", None)
+    if tables is None or storage is None or interaction.guild_locale is not None:
+        return
     channel_id = interaction.channel_id
-    if (
-        interaction.guild_locale is not None
-        or channel_id is None
-        or tables is None
-        or storage is None
-        or tables.surfaces.lang_of(channel_id) is not None
-    ):
+    if channel_id is None or tables.surfaces.lang_of(channel_id) is not None:
         return
     try:
         async with asyncio.timeout(RECALL_SECONDS):

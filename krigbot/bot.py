@@ -25,7 +25,7 @@ from krigbot.cogs.history import HistoryCog
 from krigbot.cogs.krig import KrigCog
 from krigbot.cogs.matches import MatchCog
 from krigbot.cogs.pictures import Pictures
-from krigbot.cogs.replies import NO_MENTIONS, answer_error, refuse
+from krigbot.cogs.replies import NO_MENTIONS, answer_error, recall_lang, refuse
 from krigbot.cogs.steal import StealCog
 from krigbot.cogs.surfaces import hidden_here, own_token
 from krigbot.cogs.tables import Tables
@@ -242,6 +242,7 @@ class KrigTree(app_commands.CommandTree[Any]):
                 log.warning("refused a command not as declared: %s", problem)
                 await refuse(interaction, "err.bad_input")
                 return False
+        await recall_lang(interaction)
         return True
 
     async def on_error(

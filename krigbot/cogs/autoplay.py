@@ -414,7 +414,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         lang = run.lang
         if paused is not None:
             embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
-            add_note(embed, autoplay_text("paused", paused.speed, paused.by, lang), lang)
+            note = autoplay_text("paused", paused.speed, paused.by, lang, reason=paused.why or "")
+            add_note(embed, note, lang)
             view = paused_view(row.id, lang)
         else:
             name = stopped_by(row.extra, run.message_id)

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, runtime_chec
 
 import discord
 
-from krigbot.cogs.replies import answer_error
+from krigbot.cogs.replies import answer_error, recall_lang
 from krigbot.i18n import Lang, t
 
 T = TypeVar("T")
@@ -85,6 +85,7 @@ class GameButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"krig
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         # Whatever the handler raises goes to the bot's one error handler.
         try:
+            await recall_lang(interaction)
             await Buttons.of(interaction.client).handler(type(self))(interaction, *self.values)
         except Exception as exc:
             await answer_error(interaction, exc)

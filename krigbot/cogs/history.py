@@ -21,11 +21,12 @@ from discord.ext import commands
 from krigbot.cogs.buttons import NUMBER, Buttons, GameButton, one_of, view_of
 from krigbot.cogs.group import subcommand
 from krigbot.cogs.replies import Reply, respond, user_lang
-from krigbot.cogs.surfaces import scope_of
+from krigbot.cogs.surfaces import place_of, scope_of
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine import EngineError, load_game
 from krigbot.i18n import Lang, t
 from krigbot.logs import context
+from krigbot.render.embeds import here_key
 from krigbot.render.play import history_embed, replay_embed
 from krigbot.render.replays import GameRounds, rebuild
 from krigbot.sessions import Refusal
@@ -156,11 +157,12 @@ class HistoryCog(commands.Cog, name="History"):
     ) -> None:
         """Answer with round ``number`` of an ended game of this server."""
         lang = user_lang(interaction)
+        not_found = here_key("replay.not_found", place_of(interaction))
 
         async def work() -> Reply:
             row = await self.storage.get_game(game_id)
             if row is None or row.guild_id != scope_of(interaction) or row.state is None:
-                raise Refusal("replay.not_found", id=game_id)
+                raise Refusal(not_found, id=game_id)
             if row.is_active:
                 raise Refusal("replay.not_over", id=game_id)
             if row.round == 0:
@@ -170,7 +172,7 @@ class HistoryCog(commands.Cog, name="History"):
                 rebuilt = await self._rounds(row)
             except EngineError:
                 log.exception("game %s cannot be replayed", game_id, extra=context(game_id=game_id))
-                raise Refusal("replay.not_found", id=game_id) from None
+                raise Refusal(not_found, id=game_id) from None
             total = len(rebuilt.rounds)
             shown = min(max(number, 1), total)
             war = rebuilt.next_war(shown)

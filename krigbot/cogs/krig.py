@@ -34,7 +34,7 @@ from krigbot.cogs.replies import (
     respond,
     user_lang,
 )
-from krigbot.cogs.surfaces import own_token, reach_extra, reaches, scope_of
+from krigbot.cogs.surfaces import own_token, place_of, reach_extra, reaches, scope_of
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
 from krigbot.engine import HOUSE_RULES, EngineError, Variant, load_game
@@ -47,10 +47,11 @@ from krigbot.engine.rules import (
     PRESETS,
     SHORTAGES,
 )
-from krigbot.i18n import Lang, fmt_duration, lang_for, t
+from krigbot.i18n import Lang, fmt_duration, fmt_list, lang_for, t
 from krigbot.logs import about, context
 from krigbot.render.embeds import (
     challenge_embed,
+    krigbot_stats_embed,
     leaderboard_embed,
     round_embed,
     rules_embed,
@@ -335,6 +336,12 @@ class KrigCog(commands.Cog, name="Krig"):
         if people and interaction.context.dm_channel:
             # Nobody but the player and Krigbot sees the bot's DM: a friend could never answer.
             await refuse(interaction, "krigbot.dm_only")
+            return
+        absent = _not_in_chat(interaction, people)
+        if absent:
+            # Only the people of a DM or group DM see it: anyone else could only let it expire.
+            names = fmt_list([_display_name(user) for user in absent], user_lang(interaction))
+            await refuse(interaction, "err.not_in_chat", names=names)
             return
         if best_of is not None and len(people) < len(opponents):
             # A match's wins reach the leaderboard: none are won against Krigbot.
@@ -656,11 +663,11 @@ class KrigCog(commands.Cog, name="Krig"):
             embed = status_embed(row, game, lang, deadline=left)
             deadline = self.service.choice_deadline(row) if row.status == "running" else None
             auto = Autoplay.of(row.extra)
-            note = None if auto is None else autoplay_text(auto.state, auto.speed, auto.by, lang)
-            if auto is not None and auto.state == "paused" and auto.why is not None:
-                # The bot paused it where its message may not show that: said here instead.
-                key = "auto.token_lost" if auto.why == "token_lost" else "auto.token_paused"
-                note = t(lang, key)
+            note = (
+                None
+                if auto is None
+                else autoplay_text(auto.state, auto.speed, auto.by, lang, reason=auto.why or "")
+            )
             request = FinishRequest.of(row.extra)
             waiting = () if request is None or game is None else request.waiting(row, game)
             add_status_lines(
@@ -865,7 +872,10 @@ class KrigCog(commands.Cog, name="Krig"):
             matches = await self.storage.match_records(guild_id, users, since=since)
             url = await self.web.leaderboard_url(guild_id, period)
             view = None if url is None else view_of(web_button(url, lang, "web.open_leaderboard"))
-            return Reply(embed=leaderboard_embed(rows, period, lang, matches=matches), view=view)
+            embed = leaderboard_embed(
+                rows, period, lang, matches=matches, place=place_of(interaction)
+            )
+            return Reply(embed=embed, view=view)
 
         await respond(interaction, work())
 
@@ -880,6 +890,13 @@ class KrigCog(commands.Cog, name="Krig"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
+            if target.id == self.service.krigbot_id:
+                own = await self.storage.krigbot_record(guild_id, target.id)
+                return Reply(
+                    embed=krigbot_stats_embed(
+                        _display_name(target), own, lang, place=place_of(interaction)
+                    )
+                )
             record = await self.storage.player_stats(guild_id, target.id)
             matches = await self.storage.match_records(guild_id, [target.id])
             everywhere = await self.storage.record_everywhere(target.id)
@@ -890,6 +907,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 lang,
                 matches=matches.get(target.id),
                 everywhere=everywhere,
+                place=place_of(interaction),
             )
             return Reply(embed=embed)
 
@@ -980,6 +998,21 @@ def _display_name(user: discord.abc.User) -> str:
 
 def _player(user: discord.abc.User) -> Player:
     return Player(user.id, _display_name(user), user.bot)
+
+
+def _not_in_chat(
+    interaction: discord.Interaction[Any], people: list[discord.User]
+) -> list[discord.User]:
+    """Return those of ``people`` who are not in the DM or group DM the interaction comes from.
+
+    Discord sends such a chat's ``recipients`` with the interaction (perhaps without the user
+    who sent it); where it sends none, nobody is known to be missing.
+    """
+    channel = interaction.channel
+    if not isinstance(channel, discord.DMChannel | discord.GroupChannel) or not channel.recipients:
+        return []
+    present = {user.id for user in channel.recipients} | {interaction.user.id}
+    return [user for user in people if user.id not in present]
 
 
 def _actor(interaction: discord.Interaction[Any]) -> Actor:

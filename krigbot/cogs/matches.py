@@ -29,6 +29,8 @@ from krigbot.cogs.replies import NO_MENTIONS, Reply, challenger_lang
 from krigbot.cogs.surfaces import own_token, reach_extra, scope_of
 from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
 from krigbot.cogs.weblinks import web_button
+from krigbot.engine.game import outcome_from_dict
+from krigbot.engine.match import unplayed
 from krigbot.fairness import fairness_command
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import about
@@ -75,7 +77,7 @@ async def ending(
         await service.ending_shown(row.id)
 
     match = MatchInfo.of(row.extra)
-    if match is not None and not match.decided(match.after(game.outcome.winners)):
+    if match is not None and match.goes_on(game.outcome):
         # The service's finish hook dealt the next game under the same lock that finished this
         # one, so it is the channel's game now (unless the channel was busy).
         found = await service.game_in(row.channel_id)
@@ -193,10 +195,14 @@ class MatchCog(commands.Cog, name="Matches"):
                     match = MatchInfo.of(finished.extra)
                     assert match is not None
                     assert finished.result is not None
-                    winners = tuple(finished.result.get("winners", ()))
-                    text = match_result(match, winners, names_of(finished), lang)
+                    outcome = outcome_from_dict(finished.result)
+                    stopped = unplayed(outcome)
+                    text = match_result(
+                        match, outcome.winners, names_of(finished), lang, stopped=stopped
+                    )
+                    heading = "match.ended_away" if stopped else "match.over"
                     await channel.send(
-                        t(lang, "match.over", game=finished.id) + "\n" + text,
+                        t(lang, heading, game=finished.id) + "\n" + text,
                         allowed_mentions=NO_MENTIONS,
                     )
                     continue

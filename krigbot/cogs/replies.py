@@ -64,6 +64,34 @@ def public_lang(interaction: discord.Interaction[Any]) -> Lang:
     return lang_for(interaction.guild_locale or interaction.locale)
 
 
+RECALL_SECONDS = 0.5
+"""How long the language of a chat's game is looked up before an answer: no longer, so that
+the answer stays in Discord's time (it is then the reader's, as in a chat with no game)."""
+
+
+async def recall_lang(interaction: discord.Interaction[Any]) -> None:
+    """Read again the language of a game in a chat outside servers, which a restart forgot.
+
+    Every answer there is public in the game's language, chosen before its work begins; the
+    language stored with the game is read once here so a restarted bot shows it as before.
+    """
+    client = interaction.client
+    tables, storage = getattr(client, "tables", None), getattr(client, "storage", None)
+    if tables is None or storage is None or interaction.guild_locale is not None:
+        return
+    channel_id = interaction.channel_id
+    if channel_id is None or tables.surfaces.lang_of(channel_id) is not None:
+        return
+    try:
+        async with asyncio.timeout(RECALL_SECONDS):
+            row = await storage.active_game(channel_id)
+    except (StorageError, TimeoutError) as exc:
+        log.info("the language of chat %s's game stays unknown for now: %s", channel_id, exc)
+        return
+    if row is not None and row.extra.get("lang"):
+        tables.surfaces.fix_lang(channel_id, lang_for(row.extra["lang"]))
+
+
 def challenger_lang(interaction: discord.Interaction[Any]) -> Lang:
     """Return the language of a new game's public text: the server's, else the challenger's."""
     return public_lang(interaction) if interaction.guild_locale else user_lang(interaction)

@@ -22,6 +22,7 @@ from typing import Any
 import discord
 
 from krigbot.i18n import Lang
+from krigbot.render.embeds import Place
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,13 @@ def scope_of(interaction: discord.Interaction[Any]) -> int:
     scope = interaction.guild_id or interaction.channel_id
     assert scope is not None
     return scope
+
+
+def place_of(interaction: discord.Interaction[Any]) -> Place:
+    """Return where the interaction's records are kept: a server, a group DM, or a DM."""
+    if in_server(interaction):
+        return "server"
+    return "chat" if isinstance(interaction.channel, discord.GroupChannel) else "dm"
 
 
 def in_server(interaction: discord.Interaction[Any]) -> bool:

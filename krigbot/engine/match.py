@@ -2,8 +2,10 @@
 
 Each match game carries its place in the match in ``extra["match"]``: the match id (its first
 game's id), ``best_of``, the game's number and the score before it, so a table can show the
-score without reading anything. A draw counts for nobody, so a match always ends with a winner:
-the first to win a majority of ``best_of``.
+score without reading anything. A draw counts for nobody, so a match ends with a winner, the
+first to win a majority of ``best_of``, unless its players stop playing: a game whose time limit
+ran out before its first round ends the match undecided (:func:`unplayed`), as dealing again
+would only run the time out again, game after game.
 
 >>> match = MatchInfo(id=7, best_of=3, game=2, score=(1, 0))
 >>> match.target, match.after(winners=(1,)), match.decided((2, 0))
@@ -16,6 +18,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .events import Outcome
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +49,10 @@ class MatchInfo:
         """Return the seats that have won the match with this score (teammates together)."""
         return tuple(seat for seat, won in enumerate(score) if won >= self.target)
 
+    def goes_on(self, outcome: Outcome) -> bool:
+        """Tell whether another game follows this one: nobody has won yet, and it was played."""
+        return not self.decided(self.after(outcome.winners)) and not unplayed(outcome)
+
     def to_extra(self) -> dict[str, Any]:
         """Return the JSON kept in the game's ``extra["match"]``."""
         return {
@@ -70,6 +78,15 @@ class MatchInfo:
         except (KeyError, TypeError, ValueError):
             log.warning("ignoring a damaged match entry: %r", data)
             return None
+
+
+def unplayed(outcome: Outcome) -> bool:
+    """Tell whether a game ended with no round played: its time limit ran out untouched.
+
+    >>> unplayed(Outcome("time_limit", rounds=0)), unplayed(Outcome("time_limit", rounds=1))
+    (True, False)
+    """
+    return outcome.reason == "time_limit" and outcome.rounds == 0
 
 
 def first_game(game_id: int, best_of: int, players: int) -> MatchInfo:

@@ -10,7 +10,7 @@ import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import discord
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from krigbot.storage import (
         Everywhere,
         GameRow,
+        KrigbotRecord,
         LeaderboardRow,
         MatchRecord,
         PlayerStats,
@@ -490,19 +491,29 @@ def status_embed(
 # ----------------------------------------------------------------------- boards
 
 
+Place = Literal["server", "chat", "dm"]
+"""Where records are kept: a server, a group DM (a chat), or a DM (with the bot or between two)."""
+
+
+def here_key(key: str, place: Place) -> str:
+    """Return the catalog key of a line that names where the records are from."""
+    return key if place == "server" else f"{key}_{place}"
+
+
 def leaderboard_embed(
     rows: Sequence[LeaderboardRow],
     period: str,
     lang: Lang,
     *,
     matches: Mapping[int, MatchRecord] | None = None,
+    place: Place = "server",
 ) -> discord.Embed:
-    """Return a server's top players by wins (and their best-of matches won, if any)."""
+    """Return a server's (or a chat's) top players by wins (and their matches won, if any)."""
     embed = discord.Embed(
         title=t(lang, "lb.title", period=t(lang, f"period.{period}")), colour=COLOUR_OVER
     )
     if not rows:
-        embed.description = t(lang, "lb.empty")
+        embed.description = t(lang, here_key("lb.empty", place))
         return embed
     medals = {1: "🥇", 2: "🥈", 3: "🥉"}
     lines = [
@@ -539,8 +550,9 @@ def stats_embed(
     *,
     matches: MatchRecord | None = None,
     everywhere: Everywhere | None = None,
+    place: Place = "server",
 ) -> discord.Embed:
-    """Return one player's record on a server (with their best-of matches, if any).
+    """Return one player's record on a server or in a chat (with their matches, if any).
 
     ``everywhere``: their record over every server and chat, in servers and in chats apart.
     """
@@ -557,7 +569,7 @@ def stats_embed(
         embed.add_field(name=t(lang, "stats.everywhere"), value="\n".join(lines), inline=False)
     if stats.games == 0:
         if stats.against_krigbot is None:
-            embed.description = t(lang, "stats.none", name=safe_name(name))
+            embed.description = t(lang, here_key("stats.none", place), name=safe_name(name))
         return _add_krigbot_record(embed, stats, lang)
     for key, value in (
         ("stats.games", stats.games),
@@ -614,6 +626,31 @@ def stats_embed(
             inline=False,
         )
     return _add_krigbot_record(embed, stats, lang)
+
+
+def krigbot_stats_embed(
+    name: str, record: KrigbotRecord | None, lang: Lang, *, place: Place = "server"
+) -> discord.Embed:
+    """Return Krigbot's own record: its games against players, which no leaderboard counts."""
+    embed = discord.Embed(title=t(lang, "stats.title", name=safe_name(name)), colour=COLOUR_INFO)
+    if record is None:
+        embed.description = t(lang, here_key("stats.none", place), name=safe_name(name))
+        return embed
+    embed.description = t(lang, "stats.krigbot_apart")
+    embed.add_field(
+        name=t(lang, "stats.krigbot_own"),
+        value=t(
+            lang,
+            "stats.krigbot_line",
+            count=record.games,
+            games=record.games,
+            wins=record.wins,
+            draws=record.draws,
+            losses=record.losses,
+        ),
+        inline=False,
+    )
+    return embed
 
 
 def _add_krigbot_record(embed: discord.Embed, stats: PlayerStats, lang: Lang) -> discord.Embed:

@@ -31,12 +31,25 @@ def match_lines(extra: Mapping[str, Any], names: Sequence[str], lang: Lang) -> l
     return [t(lang, "match.line", best_of=match.best_of, game=match.game, score=score)]
 
 
-def match_result(match: MatchInfo, winners: Sequence[int], names: Sequence[str], lang: Lang) -> str:
-    """Return the score after a match game, and who won the match if someone did."""
+def match_result(
+    match: MatchInfo,
+    winners: Sequence[int],
+    names: Sequence[str],
+    lang: Lang,
+    *,
+    stopped: bool = False,
+) -> str:
+    """Return the score after a match game, and who won the match if someone did.
+
+    ``stopped``: nobody played the game (see :func:`~krigbot.engine.match.unplayed`), which
+    ends the match without a winner.
+    """
     score = match.after(winners)
     line = t(
         lang, "match.score", best_of=match.best_of, game=match.game, score=score_text(names, score)
     )
+    if stopped:
+        return f"{line}\n" + t(lang, "match.stopped", game=match.game)
     decided = match.decided(score)
     if len(decided) == 1:
         return f"{line}\n🏆 " + t(lang, "match.winner", name=f"**{names[decided[0]]}**")

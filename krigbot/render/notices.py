@@ -35,9 +35,11 @@ def current_table_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embe
 
 
 def late_end_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embed:
-    """Return the end of a game that finished just before the bot stopped, shown after."""
+    """Return the end of a game that no message showed when it came: it finished just before
+    the bot stopped, or its time ran out while the bot was away or could not reach its chat."""
+    timed_out = game.outcome is not None and game.outcome.reason == "time_limit"
     embed = discord.Embed(
-        title=t(lang, "end.after_restart", game=row.id),
+        title=t(lang, "time.up_title") if timed_out else t(lang, "end.after_restart", game=row.id),
         description=outcome_text(row, game, lang),
         colour=discord.Colour.dark_grey(),
     )

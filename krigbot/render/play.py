@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from krigbot.engine import Round, Variant
-from krigbot.engine.match import MatchInfo
+from krigbot.engine.match import MatchInfo, unplayed
 from krigbot.i18n import Lang, LocaleLike, fmt_date, fmt_list, t
 from krigbot.render.embeds import (
     COLOUR_INFO,
@@ -44,9 +44,17 @@ SPEEDS = ("slow", "normal", "fast", "fastest")
 # --------------------------------------------------------------------------- autoplay
 
 
-def autoplay_text(state: str, speed: str, name: str, lang: Lang) -> str:
-    """Return the autoplay line of a table: running (at what speed) or paused (by whom)."""
+def autoplay_text(state: str, speed: str, name: str, lang: Lang, *, reason: str = "") -> str:
+    """Return the autoplay line of a table: running (at what speed) or paused (by whom).
+
+    ``reason``: why the bot itself paused it, which it then says instead: ``"token"`` (its
+    message's interaction was expiring) or ``"token_lost"`` (Discord ended it early).
+    """
     if state == "paused":
+        if reason == "token_lost":
+            return t(lang, "auto.token_lost")
+        if reason == "token":
+            return t(lang, "auto.paused_token")
         return t(lang, "auto.paused", name=name)
     return t(lang, "auto.running", speed=t(lang, f"speed.{speed}"), name=name)
 
@@ -150,7 +158,13 @@ def add_game_over(
     if match is not None and len(match.score) == len(row.players):
         embed.add_field(
             name=t(lang, "match.heading"),
-            value=match_result(match, game.outcome.winners, names_of(row), lang),
+            value=match_result(
+                match,
+                game.outcome.winners,
+                names_of(row),
+                lang,
+                stopped=unplayed(game.outcome),
+            ),
             inline=False,
         )
     embed.add_field(

@@ -72,11 +72,15 @@ def authorize(
 def may_cancel(row: GameRow, actor: Actor) -> None:
     """Refuse to cancel a game unless a moderator asks, or its challenger before it is dealt.
 
-    Outside a server its players stand in for the moderator: any of them may call it off.
+    Outside a server its players stand in for the moderator: any of them may call it off, and
+    anyone else is told so (no moderator could help them there).
     """
+    if not actor.in_server:
+        if actor.user_id not in row.players:
+            raise Refusal("err.cancel_denied_chat")
+        return
     early = row.status == "challenge" and actor.user_id == row.challenger_id
-    own = not actor.in_server and actor.user_id in row.players
-    if not (actor.moderator or early or own):
+    if not (actor.moderator or early):
         raise Refusal("err.cancel_denied")
 
 

@@ -113,7 +113,8 @@ class MatchKeeper:
         )
         now = self.service.clock()
         winners = match.decided(score)
-        if winners:
+        if not match.goes_on(outcome):
+            # Won, or stopped: a game nobody played ends the match with no winner.
             await self.storage.finish_match(
                 step, [row.players[seat] for seat in winners], game_id=row.id, now=now
             )

@@ -130,7 +130,8 @@ def player_results(
     winners, else both draw if either is among the drawn, else both lose. Taken from the team
     rather than seat by seat, so it holds however the engine lists the members of a team.
     In a game against Krigbot (``krigbot_id`` plays) Krigbot has no result, and every other
-    player's is ``against_krigbot``: it never reaches the leaderboard.
+    player's is ``against_krigbot``: it never reaches the leaderboard. Krigbot's partner in a
+    team game played against the other team, not against Krigbot: theirs is an ordinary result.
     """
     outcome = game.outcome
     assert outcome is not None
@@ -158,7 +159,7 @@ def player_results(
                 wars_won=game.wars_won[seat],
                 biggest_pot=game.biggest_pot[seat],
                 team=seat % 2 if teams else None,
-                against_krigbot=bot_seat is not None,
+                against_krigbot=bot_seat is not None and not (teams and seat % 2 == bot_seat % 2),
             )
         )
     return results

@@ -162,7 +162,11 @@ class MatchStore(StorageBase):
     async def finish_match(
         self, step: MatchStep, winners: Iterable[int], *, game_id: int, now: datetime
     ) -> bool:
-        """Record the match's winners (user ids) and everyone's games won; False if counted."""
+        """Record the match's winners (user ids) and everyone's games won; False if counted.
+
+        A match without winners (its players stopped playing) is recorded as over, and counts
+        in nobody's match record.
+        """
         won = set(winners)
         stamp = encode_time(now)
         async with self._transaction() as db:
@@ -173,6 +177,8 @@ class MatchStore(StorageBase):
             )
             if changed == 0:
                 return False  # counted meanwhile by another process (PostgreSQL waited for it)
+            if not won:
+                return True
             await db.run_many(
                 _INSERT_RESULT,
                 [

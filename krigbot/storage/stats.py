@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -17,6 +18,7 @@ from krigbot.storage.models import (
     PartnerRecord,
     PlayerStats,
     check_statuses,
+    decode_dict,
     encode_time,
     from_columns,
     game_from_row,
@@ -106,6 +108,17 @@ WHERE guild_id = ? AND user_id = ? AND finished_at >= ?
 """
 
 
+# Krigbot's own games in a guild (those of its opponents' records against it), with its seat
+# and the result, for its record from its own side.
+_KRIGBOT_GAMES: Final = """
+SELECT games.players AS players, games.result AS result
+FROM games
+WHERE games.id IN (
+    SELECT game_id FROM krigbot_results WHERE guild_id = ? AND finished_at >= ?
+)
+"""
+
+
 def head_to_head(row: Row) -> HeadToHead:
     """Build a HeadToHead from a row of ``OPPONENTS``."""
     games, won, lost = row["games"], row["won"], row["lost"]
@@ -181,6 +194,31 @@ class StatsStore(StorageBase):
             top_partner=_partner(partners[0] if partners else None),
             against_krigbot=from_columns(KrigbotRecord, versus) if versus["games"] else None,
         )
+
+    async def krigbot_record(
+        self, guild_id: int, krigbot_id: int, *, since: datetime | None = None
+    ) -> KrigbotRecord | None:
+        """Sum up Krigbot's own games against players in a guild (None if it played none).
+
+        Its players' results against it are kept apart from everyone else's, and Krigbot has
+        none of its own: its outcome in each game is read from the game's winners and draws.
+        """
+        lower = EVER if since is None else encode_time(since)
+        wins = draws = losses = 0
+        for row in await self._fetchall(_KRIGBOT_GAMES, (guild_id, lower)):
+            players = [int(user) for user in json.loads(row["players"])]
+            result = decode_dict(row["result"]) if row["result"] is not None else {}
+            if krigbot_id not in players:
+                continue
+            seat = players.index(krigbot_id)
+            if seat in result.get("winners", ()):
+                wins += 1
+            elif seat in result.get("drawn", ()):
+                draws += 1
+            else:
+                losses += 1
+        games = wins + draws + losses
+        return KrigbotRecord(games, wins, draws, losses) if games else None
 
     async def record_everywhere(self, user_id: int) -> Everywhere:
         """Sum up one player's finished games everywhere, in servers and in chats apart."""

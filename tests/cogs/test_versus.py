@@ -112,7 +112,10 @@ async def test_a_game_against_krigbot_counts_in_stats_apart_and_never_on_the_lea
     assert t("nb", "stats.none", name="Alice") not in text_of(stats)
     assert t("nb", "stats.games") not in text_of(stats)  # no game with people yet
     assert board.embeds[0]["description"] == t("nb", "lb.empty")
-    assert t("nb", "stats.none", name="Krigbot") in text_of(bots)  # Krigbot has no record
+    # Krigbot's own record is its games against players, from its side.
+    krigbots = t("nb", "stats.krigbot_line", count=2, games=2, wins=1, draws=0, losses=1)
+    assert krigbots in text_of(bots)
+    assert t("nb", "stats.games") not in text_of(bots)
     totals = await bot.storage.player_stats(world.no_guild.id, world.alice.id)
     assert (totals.games, totals.top_opponent, totals.biggest_pot) == (0, None, 0)
     assert await bot.storage.head_to_head(world.no_guild.id, world.alice.id) == []
@@ -281,7 +284,7 @@ async def test_a_whole_game_against_krigbot_in_its_dm_counts_apart_in_that_chat(
         stats
     )
     board = await command(standin, dm, world.alice, "leaderboard")
-    assert board.embeds[0]["description"] == t("nb", "lb.empty")
+    assert board.embeds[0]["description"] == t("nb", "lb.empty_dm")
 
 
 async def test_a_friend_challenged_in_the_dm_with_krigbot_is_refused_privately(

@@ -1,0 +1,181 @@
+"""Games in chats outside servers: their language after a restart, their records, who moderates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from krigbot.i18n import fmt_list, t
+from tests.cogs.helpers import (
+    UPDATE_MESSAGE,
+    ChosenSeeds,
+    Clock,
+    answer_of,
+    challenge,
+    challenge_message,
+    flip_button,
+    game_id_of,
+    game_row,
+    press,
+    settled,
+    start_game,
+    text_of,
+)
+from tests.cogs.play_helpers import command, edit_of, running_bot
+from tests.cogs.test_private import LONG_SEED, nothing_refused, short_tokens
+from tests.cogs.test_time_limit import TIME_UP, bot_on, quick_ticks
+from tests.standin import Channel, DiscordStandIn
+from tests.standin.contexts import add_group_dm, add_user_dm, install_for
+from tests.standin.fixtures import SampleWorld
+
+__all__ = ["quick_ticks", "short_tokens"]
+
+
+@pytest.fixture
+def group(standin: DiscordStandIn, world: SampleWorld) -> Iterator[Channel]:
+    """A group DM of Alice (nb), Bob (sv) and Carol (en); Alice and Bob installed the bot."""
+    install_for(standin, world.alice)
+    install_for(standin, world.bob)
+    yield add_group_dm(standin, world.alice, world.bob, world.carol, name="friends")
+    nothing_refused(standin)
+
+
+async def test_a_group_dms_table_keeps_its_language_after_a_restart_whoever_presses(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
+        table = await start_game(standin, group, world.alice, world.bob)
+        shown = await press(standin, table.message, flip_button(table.message), world.alice)
+        assert t("nb", "table.title", round=1) in text_of(shown)
+
+    async with running_bot(standin, db_path, seeds):
+        # Bob reads Swedish; the game was challenged in Norwegian. First a button...
+        shown = await press(standin, table.message, flip_button(shown), world.bob)
+        assert t("nb", "table.title", round=2) in text_of(shown)
+        assert t("sv", "table.title", round=2) not in text_of(shown)
+
+    async with running_bot(standin, db_path, seeds):
+        # ... then, after another restart, a command.
+        flipped = await answer_of(
+            standin, await standin.slash("flip", user=world.bob, channel=group)
+        )
+        assert t("nb", "table.title", round=3) in text_of(flipped)
+
+
+async def test_the_records_of_a_chat_or_a_dm_say_where_they_are_from(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path
+) -> None:
+    async with running_bot(standin, db_path):
+        board = await command(standin, group, world.alice, "leaderboard")
+        stats = await command(standin, group, world.bob, "stats")
+        assert t("nb", "lb.empty_chat") in text_of(board)
+        # A public answer in the game's language, the challenger's (none here yet: Bob's).
+        assert t("sv", "stats.none_chat", name="Bob") in text_of(stats)
+
+        dm = standin.dm_channel(world.alice)
+        board = await command(standin, dm, world.alice, "leaderboard")
+        stats = await command(standin, dm, world.alice, "stats")
+        assert t("nb", "lb.empty_dm") in text_of(board)
+        assert t("nb", "stats.none_dm", name="Alice") in text_of(stats)
+        for shown in (board, stats):
+            assert t("nb", "lb.empty") not in text_of(shown)
+            assert t("nb", "stats.none", name="Alice") not in text_of(shown)
+
+        replay = await command(standin, dm, world.alice, "replay", id=99)
+        assert replay.content == t("nb", "replay.not_found_dm", id=99)
+        replay = await command(standin, group, world.alice, "replay", id=99)
+        assert replay.content == t("nb", "replay.not_found_chat", id=99)
+
+
+async def test_in_a_group_dm_any_player_may_call_a_game_off_and_others_are_told_so(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path
+) -> None:
+    install_for(standin, world.carol)
+    async with running_bot(standin, db_path) as bot:
+        game_id = game_id_of(await challenge_message(standin, group, world.alice, world.bob))
+        refused = await command(standin, group, world.carol, "cancel")
+        assert refused.ephemeral
+        assert refused.content == t("en", "err.cancel_denied_chat")
+
+        # Bob, challenged and not yet in, may call it off as well as Alice.
+        called_off = await command(standin, group, world.bob, "cancel")
+        assert not called_off.ephemeral
+        assert called_off.content == t("nb", "cancel.challenge", name="Bob")
+        await settled()
+        assert (await game_row(bot, game_id)).status == "cancelled"
+
+
+async def test_status_tells_that_the_bot_paused_autoplay_before_its_token_ran_out(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    group: Channel,
+    db_path: Path,
+    seeds: ChosenSeeds,
+    short_tokens: None,
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
+        await start_game(standin, group, world.alice, world.bob)
+        answer = await command(standin, group, world.alice, "auto", speed="slow")
+        assert answer.message is not None
+        paused = await edit_of(
+            standin, answer.message, lambda text: t("nb", "auto.token_paused") in text
+        )
+        assert t("nb", "auto.paused", name="Alice") not in text_of(paused.revision)
+        await settled()
+
+        status = await command(standin, group, world.bob, "status")
+        assert t("sv", "auto.paused_token") in text_of(status)
+        assert t("sv", "auto.paused", name="Alice") not in text_of(status)
+        await command(standin, group, world.alice, "cancel")
+        await settled()
+
+
+async def test_a_user_dm_game_whose_time_ran_out_while_the_bot_was_down_says_so(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, quick_ticks: None
+) -> None:
+    install_for(standin, world.alice)
+    install_for(standin, world.bob)
+    dm = add_user_dm(standin, world.alice, world.bob)
+    clock = Clock()
+    async with bot_on(standin, db_path, clock):
+        table = await start_game(standin, dm, world.alice, world.bob, minutes=5)
+    clock.advance(minutes=5, seconds=1)
+    async with bot_on(standin, db_path, clock) as bot:
+        await settled()
+        shown = await press(standin, table.message, flip_button(table.message), world.bob)
+
+        assert shown.type == UPDATE_MESSAGE
+        assert TIME_UP in text_of(shown)
+        assert t("nb", "over.reason.time_limit", count=5, n=5) in text_of(shown)
+        assert t("nb", "end.after_restart", game=table.game_id) not in text_of(shown)
+        await settled()
+        assert (await game_row(bot, table.game_id)).status == "finished"
+    nothing_refused(standin)
+
+
+async def test_a_challenge_in_a_dm_to_someone_not_in_it_is_refused_at_once_privately(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path
+) -> None:
+    dm = add_user_dm(standin, world.alice, world.bob)
+    dave = standin.add_user("dave", "Dave", locale="da")
+    async with running_bot(standin, db_path) as bot:
+        refused = await answer_of(standin, await challenge(standin, dm, world.alice, world.carol))
+        assert refused.ephemeral
+        assert refused.content == t("nb", "err.not_in_chat", names="Carol")
+        assert await bot.storage.active_game(dm.id) is None
+
+        # In a group DM too, naming everyone missing; those who are in it may be challenged.
+        refused = await answer_of(
+            standin, await challenge(standin, group, world.bob, world.alice, dave, world.owner)
+        )
+        assert refused.ephemeral
+        names = fmt_list(["Dave", "Olav Owner"], "sv")
+        assert refused.content == t("sv", "err.not_in_chat", names=names)
+        assert await bot.storage.active_game(group.id) is None
+
+        table = await start_game(standin, dm, world.alice, world.bob)
+        assert not table.message.ephemeral

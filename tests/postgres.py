@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 BIN: Final = Path(os.environ.get("KRIG_PG_BIN", "/usr/lib/postgresql/15/bin"))
-"""Where Debian's postgresql-15 puts initdb and postgres (``.ci/run`` installs it if missing)."""
+"""Where Debian's postgresql-15 puts initdb and postgres (the README names the package, and
+``.ci/run`` installs it when ``initdb`` is missing there)."""
 START_TIMEOUT: Final = 30.0
 FAST: Final = ("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 """Settings for tests: nothing they check needs a commit to reach the disk."""
@@ -127,7 +128,7 @@ def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> C
         if not (BIN / program).exists():
             raise PostgresMissingError(
                 f"{BIN / program} is missing: install PostgreSQL 15 "
-                "(apt-get install postgresql-15; .ci/run does it) or set KRIG_PG_BIN"
+                "(sudo apt install postgresql-15, as the README says) or set KRIG_PG_BIN"
             )
     user = _server_user()
     folder = Path(tempfile.mkdtemp(prefix="krig-pg-"))

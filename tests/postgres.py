@@ -122,8 +122,20 @@ class Cluster:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> Cluster:
-    """Initialise a cluster in a new temporary folder, start it and wait until it answers."""
+PEER: Final = "local all postgres trust\nlocal all all peer\n"
+"""``pg_hba.conf`` as Debian's is for the socket: every OS user gets in as the PostgreSQL user
+of its own name, and nobody else (``postgres`` is trusted so that a test run by someone who is
+not root can still act as the superuser)."""
+
+
+def start_cluster(
+    *, durable: bool = False, settings: tuple[str, ...] = (), hba: str | None = None
+) -> Cluster:
+    """Initialise a cluster in a new temporary folder, start it and wait until it answers.
+
+    ``hba`` replaces the cluster's ``pg_hba.conf`` (by default every local user is trusted as
+    any PostgreSQL user), e.g. with :data:`PEER`.
+    """
     for program in ("initdb", "postgres", "psql"):
         if not (BIN / program).exists():
             raise PostgresMissingError(
@@ -154,6 +166,10 @@ def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> C
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {exc.stderr.decode(errors='replace')}") from exc
+    if hba is not None:
+        (data / "pg_hba.conf").write_text(hba, encoding="utf-8")
+        if user is not None:
+            os.chown(data / "pg_hba.conf", user.pw_uid, user.pw_gid)
     server: list[str | Path] = [
         BIN / "postgres",
         "-D",
@@ -217,9 +233,9 @@ def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path) -> None:
 
 
 @contextlib.contextmanager
-def cluster_running(*, durable: bool = False) -> Iterator[Cluster]:
+def cluster_running(*, durable: bool = False, hba: str | None = None) -> Iterator[Cluster]:
     """Run a cluster for the block."""
-    cluster = start_cluster(durable=durable)
+    cluster = start_cluster(durable=durable, hba=hba)
     try:
         yield cluster
     finally:

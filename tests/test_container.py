@@ -280,5 +280,6 @@ async def test_the_image_starts_the_bot_and_its_healthcheck_passes(
             process.terminate()
         status = await asyncio.wait_for(watcher, timeout=60)
         said = log.read_text(encoding="utf-8", errors="replace")
+        print(said[-3000:])  # shown when the test fails: what the bot said
     assert status == 0, said[-3000:]
     assert "Traceback" not in said, said[-3000:]

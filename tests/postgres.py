@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 BIN: Final = Path(os.environ.get("KRIG_PG_BIN", "/usr/lib/postgresql/15/bin"))
-"""Where Debian's postgresql-15 puts initdb and postgres (``.ci/run`` installs it if missing)."""
+"""Where Debian's postgresql-15 puts initdb and postgres (the README names the package, and
+``.ci/run`` installs it when ``initdb`` is missing there)."""
 START_TIMEOUT: Final = 30.0
 FAST: Final = ("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 """Settings for tests: nothing they check needs a commit to reach the disk."""
@@ -131,13 +132,25 @@ class Cluster:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> Cluster:
-    """Initialise a cluster in a new temporary folder, start it and wait until it answers."""
+PEER: Final = "local all postgres trust\nlocal all all peer\n"
+"""``pg_hba.conf`` as Debian's is for the socket: every OS user gets in as the PostgreSQL user
+of its own name, and nobody else (``postgres`` is trusted so that a test run by someone who is
+not root can still act as the superuser)."""
+
+
+def start_cluster(
+    *, durable: bool = False, settings: tuple[str, ...] = (), hba: str | None = None
+) -> Cluster:
+    """Initialise a cluster in a new temporary folder, start it and wait until it answers.
+
+    ``hba`` replaces the cluster's ``pg_hba.conf`` (by default every local user is trusted as
+    any PostgreSQL user), e.g. with :data:`PEER`.
+    """
     for program in ("initdb", "postgres", "psql"):
         if not (BIN / program).exists():
             raise PostgresMissingError(
                 f"{BIN / program} is missing: install PostgreSQL 15 "
-                "(apt-get install postgresql-15; .ci/run does it) or set KRIG_PG_BIN"
+                "(sudo apt install postgresql-15, as the README says) or set KRIG_PG_BIN"
             )
     user = _server_user()
     folder = Path(tempfile.mkdtemp(prefix="krig-pg-"))
@@ -163,6 +176,10 @@ def start_cluster(*, durable: bool = False, settings: tuple[str, ...] = ()) -> C
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {exc.stderr.decode(errors='replace')}") from exc
+    if hba is not None:
+        (data / "pg_hba.conf").write_text(hba, encoding="utf-8")
+        if user is not None:
+            os.chown(data / "pg_hba.conf", user.pw_uid, user.pw_gid)
     options = (*(DURABLE if durable else FAST), *settings)
     try:
         return Cluster(folder, _launch(folder, options), options)
@@ -236,9 +253,9 @@ def _wait_until_ready(process: subprocess.Popen[bytes], log_path: Path) -> None:
 
 
 @contextlib.contextmanager
-def cluster_running(*, durable: bool = False) -> Iterator[Cluster]:
+def cluster_running(*, durable: bool = False, hba: str | None = None) -> Iterator[Cluster]:
     """Run a cluster for the block."""
-    cluster = start_cluster(durable=durable)
+    cluster = start_cluster(durable=durable, hba=hba)
     try:
         yield cluster
     finally:

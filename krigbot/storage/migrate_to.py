@@ -1,9 +1,12 @@
 """Copy an SQLite database into an empty PostgreSQL one, then check that everything arrived.
 
-    python -m krigbot.storage.migrate_to postgresql://krig@localhost/krig [--from data/krig.db]
+    python -m krigbot.storage.migrate_to [URL] [--from data/krig.db] [--env-file FILE]
 
-Without ``--from`` the SQLite file is the bot's own (``KRIG_DB``, from the environment or
-``.env``). Stop the bot first: rounds played while copying would not be copied. The target
+Without ``--from`` the SQLite file is the bot's own (``KRIG_DB``), and without a URL the target
+is the bot's ``KRIG_DATABASE_URL``: both read as the bot reads them, from the environment first,
+then from the checkout's ``.env``, or from ``--env-file`` instead (a service's settings file;
+``-`` reads it from standard input, for a file only root may read). Stop the bot first: rounds
+played while copying would not be copied. The target
 must hold no Krigbot data (it is migrated first if it is new); everything is copied in one
 transaction, so a failed copy leaves it as it was. Afterwards every table's row count and
 every game, saved state included, are compared between the two databases.
@@ -13,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from krigbot.config import sqlite_file
+from dotenv import dotenv_values
+
+from krigbot.config import PROJECT, sqlite_file
 from krigbot.storage.database import Storage, is_postgres_url
 from krigbot.storage.errors import StorageError
 from krigbot.storage.models import GAME_COLUMNS, game_from_row
@@ -121,6 +127,23 @@ async def migrate_to(url: str, path: Path, say: Callable[[str], None] = print) -
     say(f"done: every table's row count matches, and all {games} games are the same there.")
 
 
+def settings_from(env_file: str | None) -> dict[str, str | None]:
+    """Return the settings the bot would see: the environment over ``env_file`` (or ``.env``)."""
+    if env_file is None:
+        path = PROJECT / ".env"
+        values = dict(dotenv_values(path)) if path.is_file() else {}
+    elif env_file == "-":
+        values = dict(dotenv_values(stream=sys.stdin))
+    else:
+        if not Path(env_file).is_file():
+            raise MigrateError(f"there is no settings file at {env_file} (--env-file)")
+        try:
+            values = dict(dotenv_values(env_file))
+        except OSError as exc:
+            raise MigrateError(f"cannot read the settings file {env_file}: {exc.strerror}") from exc
+    return {**values, **os.environ}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = argparse.ArgumentParser(
@@ -128,7 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Copy Krigbot's SQLite database into an empty PostgreSQL database.",
     )
     parser.add_argument(
-        "url", help="the PostgreSQL database, e.g. postgresql://krig@localhost/krig"
+        "url",
+        nargs="?",
+        help="the PostgreSQL database, e.g. postgresql:///krigbot?host=/var/run/postgresql "
+        "(default: KRIG_DATABASE_URL, as the bot reads it)",
     )
     parser.add_argument(
         "--from",
@@ -136,14 +162,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="the SQLite file (default: KRIG_DB, as the bot reads it)",
     )
+    parser.add_argument(
+        "--env-file",
+        metavar="FILE",
+        help="read KRIG_DB and KRIG_DATABASE_URL from this settings file instead of the "
+        "checkout's .env, e.g. /etc/krigbot/krigbot.env (- : from standard input); "
+        "the environment still comes first, as for the bot",
+    )
     args = parser.parse_args(argv)
-    source = args.source if args.source is not None else sqlite_file()
     try:
-        if not is_postgres_url(args.url):
-            raise MigrateError(f"the target must be a postgresql:// URL, not {args.url!r}")
+        settings = settings_from(args.env_file)
+        # KRIG_DB is always given, so a settings file without it means the default, as for the
+        # service, never the checkout's .env.
+        source = args.source or sqlite_file({"KRIG_DB": None, **settings})
+        url = args.url or (settings.get("KRIG_DATABASE_URL") or "").strip()
+        if not url:
+            raise MigrateError(
+                "name the PostgreSQL database: pass its URL, or set KRIG_DATABASE_URL "
+                "(in the environment, .env or the --env-file)"
+            )
+        if not is_postgres_url(url):
+            raise MigrateError(f"the target must be a postgresql:// URL, not {redacted(url)!r}")
         if not source.is_file():
             raise MigrateError(f"there is no SQLite database at {source} (pass --from PATH)")
-        asyncio.run(migrate_to(args.url, source))
+        asyncio.run(migrate_to(url, source))
     except (MigrateError, StorageError) as exc:
         print(f"migrate_to: {exc}", file=sys.stderr)
         return 2

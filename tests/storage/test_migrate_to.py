@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from asyncio.subprocess import PIPE
 from pathlib import Path
@@ -84,3 +85,61 @@ async def test_a_missing_source_is_named(tmp_path: Path, pg_dsn: str) -> None:
     status, _, err = await migrate_to(pg_dsn, tmp_path / "nothing.db")
     assert status == 2
     assert f"there is no SQLite database at {tmp_path / 'nothing.db'}" in err
+
+
+async def run_command(*args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+    """Run the command with these arguments from the checkout; return status, output, errors."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "krigbot.storage.migrate_to",
+        *args,
+        stdin=PIPE,
+        stdout=PIPE,
+        stderr=PIPE,
+        cwd=REPO,
+        env={key: value for key, value in os.environ.items() if not key.startswith("KRIG_")},
+    )
+    out, err = await asyncio.wait_for(process.communicate(stdin), timeout=60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_a_services_settings_file_names_both_databases(
+    tmp_path: Path, pg_empty_dsn: str
+) -> None:
+    # A service keeps KRIG_DB and KRIG_DATABASE_URL in its own settings file, not in .env.
+    source = tmp_path / "state" / "krig.db"
+    source.parent.mkdir()
+    await a_played_database(source)
+    settings = tmp_path / "krigbot.env"
+    settings.write_text(
+        f"DISCORD_TOKEN=x\nKRIG_DB={source}\nKRIG_DATABASE_URL={pg_empty_dsn}\n", encoding="utf-8"
+    )
+    status, out, err = await run_command("--env-file", str(settings))
+    assert (status, err) == (0, "")
+    assert f"copying {source} into" in out
+    assert "all 3 games are the same there" in out
+
+
+async def test_the_settings_file_may_come_on_standard_input(
+    tmp_path: Path, pg_empty_dsn: str
+) -> None:
+    source = tmp_path / "krig.db"
+    await a_played_database(source)
+    text = f"KRIG_DB={source}\n".encode()
+    status, out, err = await run_command(pg_empty_dsn, "--env-file", "-", stdin=text)
+    assert (status, err) == (0, "")
+    assert "all 3 games are the same there" in out
+
+
+async def test_a_missing_settings_file_or_target_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.env"
+    status, _, err = await run_command("--env-file", str(missing))
+    assert status == 2
+    assert err == f"migrate_to: there is no settings file at {missing} (--env-file)\n"
+    empty = tmp_path / "empty.env"
+    empty.write_text(f"KRIG_DB={tmp_path / 'krig.db'}\n", encoding="utf-8")
+    status, _, err = await run_command("--env-file", str(empty))
+    assert status == 2
+    assert "name the PostgreSQL database" in err

@@ -38,6 +38,7 @@ from tests.conftest import (
     still_running,
     tagged,
 )
+from tests.postgres import Cluster
 from tests.standin import BotCrashed, DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.standin.server import SITECUSTOMIZE_DIR
@@ -811,3 +812,127 @@ def test_the_voice_warnings_are_dropped_and_discord_warnings_still_shown(
         "Application has an interaction endpoint URL set, this means …",
         "Can't keep up, websocket is 9.0s behind.",
     ]
+
+
+async def test_postgresql_out_of_reach_at_start_is_waited_for(
+    standin: DiscordStandIn, postgres: Cluster, tmp_path: Path
+) -> None:
+    # At boot the bot may start before PostgreSQL: its socket is not there yet.
+    url = postgres.create_database()
+    socket_dir = tmp_path / "pg-socket"  # where the bot looks; the server's folder comes later
+    env = bot_env(
+        standin.subprocess_env(),
+        DISCORD_TOKEN=SECRET,
+        KRIG_DATABASE_URL=url.replace(f"host={postgres.socket_dir}", f"host={socket_dir}"),
+        KRIG_RENDER_PROCESSES="0",
+    )
+    proc, said = await spawn_said(env, tmp_path)
+    try:
+        await said.wait(
+            lambda lines: bool(retries(lines, "the database")), what="a retry of the database"
+        )
+        socket_dir.symlink_to(postgres.socket_dir, target_is_directory=True)  # the server is up
+        watcher = asyncio.create_task(proc.wait())
+        standin.watch_task(watcher)
+        try:
+            await standin.wait_for_ready(timeout=60)
+        finally:
+            standin.unwatch_task(watcher)
+            watcher.cancel()
+        proc.send_signal(signal.SIGTERM)
+        assert await ended(proc) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    await said.closed()
+    (line, *_) = retries(said.lines, "the database")
+    assert "is out of reach (Cannot reach the PostgreSQL server" in line, line
+    assert AWAY_PAUSE.search(line), line
+    assert "Traceback" not in said.text
+
+
+async def test_a_database_url_postgresql_refuses_for_good_exits_with_one_line(
+    postgres: Cluster, tmp_path: Path
+) -> None:
+    # A database that does not exist: a person must create it; no retry.
+    url = postgres.dsn("no_such_database")
+    env = bot_env(os.environ, DISCORD_TOKEN=SECRET, KRIG_DATABASE_URL=url)
+    status, _, err = await asyncio.to_thread(run_once, env, tmp_path)
+    assert status == 2
+    assert "does not exist" in failure_line(err)
+
+
+async def test_the_first_start_says_two_plain_lines(
+    standin: DiscordStandIn, standin_world: SampleWorld, tmp_path: Path
+) -> None:
+    env = bot_env(standin.subprocess_env(), DISCORD_TOKEN=SECRET, KRIG_DB=str(tmp_path / "krig.db"))
+    proc, said = await spawn_said(env, tmp_path)
+    try:
+        await said.wait(
+            lambda lines: any("Krigbot is online" in line for line in lines),
+            what="the line saying it is online",
+        )
+        proc.send_signal(signal.SIGTERM)
+        assert await ended(proc) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    await said.closed()
+    messages = [line.split(" ", 2)[2] for line in said.lines]  # without the time
+    assert messages == [
+        f"INFO     krigbot: Krigbot is starting: database {tmp_path / 'krig.db'}, "
+        "shards chosen by Discord",
+        f"INFO     krigbot.bot: Krigbot is online as Krigbot in {len(standin.guilds)} servers",
+    ]
+
+
+REAL_LOOKING = "MTQ2MjM0NTY3ODkwMTIzNDU2Nw.GkR7xQ.Zr2c7wQ2nV8pXb4YtL9sJm3Hd6Fa1KeUo0Ii5g"
+"""A token of a bot token's shape (base64 user id, timestamp, HMAC), as the portal gives one."""
+
+
+@pytest.mark.parametrize("token", [REAL_LOOKING, "x"], ids=["real-looking", "one-letter"])
+async def test_at_debug_no_log_line_holds_a_token_and_short_text_is_not_mangled(
+    standin: DiscordStandIn, standin_world: SampleWorld, tmp_path: Path, token: str
+) -> None:
+    w = standin_world
+    env = bot_env(
+        standin.subprocess_env(),
+        DISCORD_TOKEN=token,
+        KRIG_DB=str(tmp_path / "krig.db"),
+        LOG_LEVEL="DEBUG",
+    )
+    proc, said = await spawn_said(env, tmp_path)
+    try:
+        watcher = asyncio.create_task(proc.wait())
+        standin.watch_task(watcher)
+        try:
+            await standin.wait_for_ready(timeout=60)
+            challenge = await standin.slash(
+                "krig start", user=w.alice, channel=w.no_channel, options={"opponent": w.bob}
+            )
+            await answer_of(standin, challenge, 10, shows=True)
+        finally:
+            standin.unwatch_task(watcher)
+            watcher.cancel()
+        proc.send_signal(signal.SIGTERM)
+        assert await ended(proc) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    await said.closed()
+    text = said.text
+    # The settings, whole, at DEBUG: the token hidden, every other value as it is.
+    (settings,) = [line for line in said.lines if "krigbot: settings: Settings(" in line]
+    assert " DEBUG " in settings
+    assert "token=<hidden>" in settings
+    assert "log_format='text'" in settings
+    assert "discord.http" in text  # discord.py's own DEBUG lines were written too
+    interaction = standin.interactions[challenge.id].token
+    assert f"/{interaction}/" not in text
+    assert "/interactions/" in text  # the callback's URL, its token hidden
+    if token == REAL_LOOKING:
+        assert token not in text
+        assert token.split(".")[2] not in text  # nor its secret part

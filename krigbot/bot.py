@@ -472,9 +472,10 @@ class KrigBot(commands.AutoShardedBot):
 
     def _gateway_is(self, shard: int, state: GatewayState) -> None:
         if state != self._gateway.get(shard):
-            # A shard's first connection is what "Krigbot is online" says; every change after
-            # it (resuming, connected again) is news.
-            first = shard not in self._gateway
+            # A shard's first connection is what "Krigbot is online" says, unless the process
+            # runs shards of its own among others' (KRIG_SHARDS): then which are up is news, as
+            # is every change after it (resuming, connected again).
+            first = shard not in self._gateway and self.settings.shards.ids is None
             level = logging.DEBUG if first and state == "connected" else logging.INFO
             log.log(level, "shard %d: %s", shard, state, extra={"shard_id": shard})
         self._gateway[shard] = state

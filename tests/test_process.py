@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import os
 import re
@@ -936,3 +937,17 @@ async def test_at_debug_no_log_line_holds_a_token_and_short_text_is_not_mangled(
     if token == REAL_LOOKING:
         assert token not in text
         assert token.split(".")[2] not in text  # nor its secret part
+
+
+def test_the_pauses_between_tries_double_from_a_second_to_a_minute_at_random() -> None:
+    spec = importlib.util.spec_from_file_location("krigbot_main", BOT)
+    assert spec is not None
+    assert spec.loader is not None
+    main = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(main)
+    for attempt, (low, high) in enumerate([(0.5, 1), (1, 2), (2, 4), (4, 8), (8, 16), (16, 32)]):
+        pauses = {main.retry_pause(attempt) for _ in range(50)}
+        assert all(low <= pause <= high for pause in pauses), (attempt, pauses)
+        assert len(pauses) > 1  # random: bots cut off together do not come back in step
+    for attempt in (6, 7, 20, 1_000, 10**9):  # a long outage: a try a minute at most
+        assert 30 <= main.retry_pause(attempt) <= 60

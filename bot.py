@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import logging
+import random
 import signal
+import socket
 import sys
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from krigbot import logs
 from krigbot.config import ConfigError, Settings
@@ -18,7 +22,10 @@ from krigbot.render.worker import warm_up_workers
 if TYPE_CHECKING:
     import discord
 
+    from krigbot.bot import KrigBot
     from krigbot.storage import Storage
+
+T = TypeVar("T")
 
 log = logging.getLogger("krigbot")
 
@@ -34,55 +41,203 @@ slowest replies feel (``python -m bench.soak``).
 """
 
 
+SET_UP_ERROR = 2
+"""The exit status of a start that a person must mend: a missing or rejected token, a bad
+setting, a database that cannot be used. ``deploy/krigbot.service`` does not restart it
+(``RestartPreventExitStatus=``); any other failure exits 1, which it restarts. Trouble that
+passes by itself (Discord or PostgreSQL out of reach) never ends the process: it is retried."""
+
+RETRY_FIRST_SECONDS = 1.0
+"""The ceiling of the first pause before trying again; each failed attempt doubles it."""
+RETRY_MOST_SECONDS = 60.0
+"""The highest ceiling: a long outage costs a try a minute, and the bot is back within one of its
+end."""
+
+
 def fail(message: str) -> int:
     """Print one line saying what to do, and return the exit status for bad set-up."""
     print(f"krigbot: {message}", file=sys.stderr)
-    return 2
+    return SET_UP_ERROR
+
+
+def retry_pause(attempt: int) -> float:
+    """Return the pause before try ``attempt + 1``: a random part of a doubling, capped ceiling.
+
+    Random so that many bots (or the processes of one) cut off together do not come back in step.
+    """
+    ceiling = min(RETRY_MOST_SECONDS, RETRY_FIRST_SECONDS * 2 ** min(attempt, 32))
+    return random.uniform(ceiling / 2, ceiling)
+
+
+class Stop:
+    """SIGTERM and SIGINT end the run, at any moment of it: in a pause before trying again,
+    while the database is being reached, while a shard is still trying to connect.
+
+    discord.py's ``close()`` ends a bot that is connected, but a shard still making its first
+    connection (Discord's gateway out of reach at start) tries again every 5 seconds for ever,
+    closed or not, and ``start()`` never returns: after ``STOP_SECONDS`` the start is cancelled.
+    """
+
+    def __init__(self) -> None:
+        self.requested = asyncio.Event()
+        self._bot: discord.Client | None = None
+        self._start: asyncio.Task[None] | None = None
+        self._stopping: asyncio.Task[None] | None = None
+
+    def install(self) -> None:
+        """Take over SIGTERM and SIGINT for the running loop."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.now)
+
+    def now(self) -> None:
+        """Begin the stop (a second signal changes nothing)."""
+        self.requested.set()
+        if self._bot is not None and self._start is not None and self._stopping is None:
+            self._stopping = asyncio.get_running_loop().create_task(
+                self._stop(self._bot, self._start)
+            )
+
+    @staticmethod
+    async def _stop(bot: discord.Client, start: asyncio.Task[None]) -> None:
+        await bot.close()
+        await asyncio.wait({start}, timeout=STOP_SECONDS)
+        start.cancel()
+
+    async def pause(self, seconds: float) -> bool:
+        """Wait ``seconds``, or less if a stop comes; tell whether one came."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.requested.wait(), seconds)
+        return self.requested.is_set()
+
+    async def until_done(self, work: Awaitable[T]) -> T | None:
+        """Return what ``work`` returns, or None (``work`` cancelled) if a stop comes first."""
+        task = asyncio.ensure_future(work)
+        stopped = asyncio.create_task(self.requested.wait())
+        try:
+            await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return None
+
+    async def run(self, bot: discord.Client, start: asyncio.Task[None]) -> None:
+        """Wait for the start to end: at a stop, or with the error that ended it."""
+        self._bot, self._start, self._stopping = bot, start, None
+        if self.requested.is_set():
+            self.now()
+        try:
+            await start
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if self._stopping is None or (task is not None and task.cancelling()):
+                raise  # cancelled from outside, not by a stop
+        finally:
+            self._bot = self._start = None
 
 
 async def run(settings: Settings) -> int:
     """Open the database and run the bot until it is stopped."""
-    from krigbot.storage import Storage, StorageError
-
-    try:
-        storage = await Storage.open(settings.database)
-    except StorageError as exc:
-        return fail(f"cannot use the database {settings.database_name}: {exc}")
+    stop = Stop()
+    stop.install()
+    storage = await open_storage(settings, stop)
+    if isinstance(storage, int):
+        return storage
     if settings.render_processes:
         # Before anything else that is slow: a worker takes a second to start. (Not before
         # the database: a start that fails there would wait for it on the way out.)
         warm_up_workers(settings.render_processes)
     # Logging starts once the database is open: a start that fails before says one line only.
     setup_logging(settings)
-    log.info("starting %s with the database %s", settings.shards, settings.database_name)
-    log.info("starting with %r", settings)
+    log.info("Krigbot is starting: database %s, %s", settings.database_name, settings.shards)
+    log.debug("settings: %r", settings)
     try:
-        return await serve(settings, storage)
+        return await serve(settings, storage, stop)
     finally:
         await storage.close()
 
 
-async def serve(settings: Settings, storage: Storage) -> int:
-    """Log in and stay connected; return the exit status, with one line for a failed start."""
+async def open_storage(settings: Settings, stop: Stop) -> Storage | int:
+    """Open the database, trying again while PostgreSQL is out of reach; or the exit status."""
+    from krigbot.storage import Storage, StorageError
+
+    attempt = 0
+    while True:
+        try:
+            storage = await stop.until_done(Storage.open(settings.database))
+        except StorageError as exc:
+            if not database_away(settings, exc):
+                return fail(f"cannot use the database {settings.database_name}: {exc}")
+            if attempt == 0:
+                setup_logging(settings)  # the retries are logged lines, in the log's format
+            pause = retry_pause(attempt)
+            log.warning(
+                "the database %s is out of reach (%s); trying again in %.1f s",
+                settings.database_name,
+                exc,
+                pause,
+            )
+            attempt += 1
+            if await stop.pause(pause):
+                return 0
+            continue
+        return 0 if storage is None else storage
+
+
+POSTGRES_AWAY = frozenset({"57P01", "57P02", "57P03", "53300"})
+"""PostgreSQL's SQLSTATEs for a server that is shutting down, restarting, starting or full of
+connections: it will answer again by itself. (``08…``, the connection errors, are too.)"""
+
+
+def database_away(settings: Settings, exc: BaseException) -> bool:
+    """Tell whether a database that failed at start is only out of reach for now.
+
+    PostgreSQL refusing the connection, its host without a route or a DNS answer, a server
+    starting up: as at boot, when the bot may start before it. A wrong password, a database that
+    does not exist, one from a newer Krigbot, and every SQLite file's trouble need a person.
+    """
+    if settings.database_url is None:
+        return False
+    cause = exc.__cause__
+    if isinstance(cause, OSError | TimeoutError):
+        return True
+    state = getattr(cause, "sqlstate", None)
+    return isinstance(state, str) and (state.startswith("08") or state in POSTGRES_AWAY)
+
+
+class Transient(Exception):
+    """A start that failed for a reason that passes by itself; ``str()`` is the line to log."""
+
+
+async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
+    """Log in and stay connected; return the exit status, with one line for a failed start.
+
+    A start that fails for a passing reason (Discord out of reach, its servers failing) is tried
+    again, by a new bot, after a growing pause, with one line a try; until stopped.
+    """
     # Imported only now, after run() set the picture workers starting: loading discord.py and
     # the bot takes most of a second, and a worker (which runs this file as its main module,
     # as "spawn" does) must not load them at all.
-    import aiohttp
     import discord
 
     from krigbot.bot import KrigBot
     from krigbot.monitoring import Health, MonitorServer
-    from krigbot.storage import StorageError
 
     if settings.rest_proxy is not None:
         # discord.py builds every request's URL from this class attribute, answers included.
         discord.http.Route.BASE = f"{settings.rest_proxy}/api/v{discord.http.INTERNAL_API_VERSION}"
-    bot = KrigBot(settings, storage)
+    # The first bot's counters and web links serve every later try: the monitoring endpoint
+    # and the web view keep theirs.
+    bots = [KrigBot(settings, storage)]
     monitor = None
     if settings.metrics_port is not None:
         monitor = MonitorServer(
-            bot.metrics,
-            Health(discord=bot.gateway_problem, database=storage.probe),
+            bots[0].metrics,
+            Health(discord=lambda: bots[-1].gateway_problem(), database=storage.probe),
             host=settings.metrics_host,
             port=settings.metrics_port,
         )
@@ -97,7 +252,7 @@ async def serve(settings: Settings, storage: Storage) -> int:
     if settings.web_port is not None:
         from krigbot.web.server import WebView
 
-        web = WebView(storage, bot.web, clock=lambda: bot.service.clock())
+        web = WebView(storage, bots[0].web, clock=lambda: bots[-1].service.clock())
         try:
             await web.start(settings.web_host, settings.web_port)
         except OSError as exc:
@@ -107,15 +262,38 @@ async def serve(settings: Settings, storage: Storage) -> int:
                 f"cannot serve the web view on {settings.web_host}:{settings.web_port}: {exc}"
             )
     gc.set_threshold(*GC_THRESHOLDS)
+    try:
+        attempt = 0
+        while not stop.requested.is_set():
+            try:
+                return await connect(settings, bots[-1], stop)
+            except Transient as exc:
+                pause = retry_pause(attempt)
+                log.warning("%s; trying again in %.1f s", exc, pause)
+                attempt += 1
+                if await stop.pause(pause):
+                    break
+                bots.append(KrigBot(settings, storage, metrics=bots[0].metrics, web=bots[0].web))
+                del bots[:-2]  # the first (whose metrics serve) and the one trying now
+    finally:
+        if web is not None:
+            await web.stop()
+        if monitor is not None:
+            await monitor.close()
+    return 0
+
+
+async def connect(settings: Settings, bot: KrigBot, stop: Stop) -> int:
+    """Run one bot until it is stopped; the exit status, or Transient for a start to try again."""
+    import aiohttp
+    import discord
+
+    from krigbot.storage import StorageError
+
     freezer = asyncio.create_task(freeze_when_ready(bot))
-    loop = asyncio.get_running_loop()
     try:
         async with bot:
-            start = asyncio.create_task(bot.start(settings.token))
-            stop = Stop(bot, start)
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, stop.now)
-            await stop.started()
+            await stop.run(bot, asyncio.create_task(bot.start(settings.token)))
     except discord.LoginFailure:
         return fail(BAD_TOKEN)
     except discord.PrivilegedIntentsRequired:
@@ -133,7 +311,9 @@ async def serve(settings: Settings, storage: Storage) -> int:
                 f"Discord refused the shards ({settings.shards}): check that KRIG_SHARD_COUNT "
                 "is the same in every process of the bot and KRIG_SHARDS names shards below it."
             )
-        return fail(f"Discord closed the connection for good (code {exc.code}: {exc.reason}).")
+        if exc.code in FINAL_CLOSE_CODES:
+            return fail(f"Discord closed the connection for good (code {exc.code}: {exc.reason}).")
+        raise Transient(f"Discord closed the connection (code {exc.code})") from exc
     except discord.Forbidden as exc:
         if settings.dev_guild is not None:
             return fail(
@@ -143,23 +323,22 @@ async def serve(settings: Settings, storage: Storage) -> int:
             )
         return fail(f"Discord refused the start-up ({exc.status}: {exc.text}).")
     except discord.DiscordServerError as exc:
-        return fail(f"Discord's servers failed ({exc.status}); start again in a few minutes.")
+        raise Transient(f"Discord's servers failed ({exc.status})") from exc
     except discord.HTTPException as exc:
+        if exc.status == TOO_MANY_REQUESTS:
+            raise Transient("Discord asked the bot to slow down (429)") from exc
         return fail(f"Discord refused the start-up ({exc.status}: {exc.text or 'no reason'}).")
     except (aiohttp.ClientError, ConnectionError, TimeoutError, discord.GatewayNotFound) as exc:
         # aiohttp.ClientError: refused, no route, no DNS (ClientConnectorError and kin).
-        return fail(
-            f"cannot reach Discord ({reason(exc)}): check this machine's internet connection "
-            "and DNS, then start again."
-        )
+        raise Transient(f"Discord is out of reach ({reason(exc)})") from exc
     except StorageError as exc:
+        if database_away(settings, exc):
+            raise Transient(
+                f"the database {settings.database_name} is out of reach ({exc})"
+            ) from exc
         return fail(f"the database {settings.database_name} failed at start-up: {exc}")
     finally:
         freezer.cancel()
-        if web is not None:
-            await web.stop()
-        if monitor is not None:
-            await monitor.close()
     return 0
 
 
@@ -173,47 +352,32 @@ INVALID_SHARD = 4010
 """The gateway's close code for a shard id that is not below the shard count."""
 SHARDING_REQUIRED = 4011
 """The gateway's close code for a shard with more servers than Discord allows one."""
+FINAL_CLOSE_CODES = frozenset({4001, 4002, 4003, 4005, 4012, 4013, 4014})
+"""The gateway's close codes that trying again cannot mend (a client that speaks the protocol
+wrong, a refused version or intents); any other (4000 unknown error, 4008 too fast, 4009 session
+timed out) is tried again."""
+TOO_MANY_REQUESTS = 429
+"""What discord.py raises after its own retries of a 429, or at once for Cloudflare's ban."""
 
 
 STOP_SECONDS = 2.0
 """How long a stop waits for discord.py to end its start after closing the bot."""
 
 
-class Stop:
-    """Stop the bot on a signal, even while a shard is still trying to connect.
-
-    discord.py's ``close()`` ends a bot that is connected, but a shard still making its first
-    connection (Discord out of reach at start) tries again every 5 seconds for ever, closed or
-    not, and ``start()`` never returns: after ``STOP_SECONDS`` the start is cancelled.
-    """
-
-    def __init__(self, bot: discord.Client, start: asyncio.Task[None]) -> None:
-        self.bot = bot
-        self.start = start
-        self._stopping: asyncio.Task[None] | None = None
-
-    def now(self) -> None:
-        """Begin the stop (a second signal changes nothing)."""
-        if self._stopping is None:
-            self._stopping = asyncio.get_running_loop().create_task(self._stop())
-
-    async def _stop(self) -> None:
-        await self.bot.close()
-        await asyncio.wait({self.start}, timeout=STOP_SECONDS)
-        self.start.cancel()
-
-    async def started(self) -> None:
-        """Wait for the start to end: at a stop, or with the error that ended it."""
-        try:
-            await self.start
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if self._stopping is None or (task is not None and task.cancelling()):
-                raise  # cancelled from outside, not by a stop
-
-
 def reason(exc: BaseException) -> str:
     """Return an error as a few words for one line (no traceback)."""
+    import aiohttp
+
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        where = f"{exc.host}:{exc.port}"
+        cause = exc.os_error
+        if isinstance(cause, socket.gaierror):
+            return f"no DNS answer for {exc.host}"
+        if isinstance(cause, ConnectionRefusedError):
+            return f"{where} refused the connection"
+        return f"{where}: {cause.strerror or cause}"
+    if isinstance(exc, TimeoutError):
+        return "no answer in time"
     return str(exc) or type(exc).__name__
 
 

@@ -255,10 +255,19 @@ class KrigBot(commands.AutoShardedBot):
     """Krigbot: slash commands only, no privileged intents, the shards of its settings."""
 
     def __init__(
-        self, settings: Settings, storage: Storage, *, seeds: Seeds = random_seed, **options: Any
+        self,
+        settings: Settings,
+        storage: Storage,
+        *,
+        seeds: Seeds = random_seed,
+        metrics: Metrics | None = None,
+        web: WebAccess | None = None,
+        **options: Any,
     ) -> None:
+        """``metrics`` and ``web``: those of an earlier bot of this process, whose start failed
+        (the monitoring endpoint and the web view serve them); new ones without."""
         quiet_discord_logs()  # before discord.py's own __init__, which warns about voice
-        self.metrics = Metrics()
+        self.metrics = Metrics() if metrics is None else metrics
         """What the bot counts; served by the monitoring endpoint when it is on."""
         self.load = Load()
         """How busy its event loop is: what makes a command defer before its work starts."""
@@ -304,7 +313,7 @@ class KrigBot(commands.AutoShardedBot):
         """The handlers of the bot's buttons, which each cog registers for its own."""
         self.pictures = Pictures(storage, processes=settings.render_processes, metrics=self.metrics)
         self.metrics.watch_running_games(self.service.running_count)
-        self.web = WebAccess(
+        self.web = web or WebAccess(
             storage,
             secret=settings.web_secret,
             base_url=settings.web_url if settings.web_port is not None else None,
@@ -381,8 +390,12 @@ class KrigBot(commands.AutoShardedBot):
             await self.tree.sync(guild=guild)
         else:
             await self.tree.sync()
-        log.info(
-            "restored %d open challenges; %d unreadable games ended", len(challenges), len(broken)
+        # Worth a line where there was something to restore; the first start has nothing.
+        log.log(
+            logging.INFO if challenges or broken else logging.DEBUG,
+            "restored %d open challenges; %d unreadable games ended",
+            len(challenges),
+            len(broken),
         )
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
@@ -460,7 +473,12 @@ class KrigBot(commands.AutoShardedBot):
 
     def _gateway_is(self, shard: int, state: GatewayState) -> None:
         if state != self._gateway.get(shard):
-            log.info("shard %d: %s", shard, state, extra={"shard_id": shard})
+            # A shard's first connection is what "Krigbot is online" says, unless the process
+            # runs shards of its own among others' (KRIG_SHARDS): then which are up is news, as
+            # is every change after it (resuming, connected again).
+            first = shard not in self._gateway and self.settings.shards.ids is None
+            level = logging.DEBUG if first and state == "connected" else logging.INFO
+            log.log(level, "shard %d: %s", shard, state, extra={"shard_id": shard})
         self._gateway[shard] = state
         self.metrics.gateway_state(shard, state)
 
@@ -473,7 +491,13 @@ class KrigBot(commands.AutoShardedBot):
         await self.identifies.wait_turn((shard_id or 0) % self._max_concurrency)
 
     async def on_ready(self) -> None:
-        log.info("connected as %s to %d servers", self.user, len(self.guilds))
+        servers = len(self.guilds)
+        log.info(
+            "Krigbot is online as %s in %d %s",
+            self.user,
+            servers,
+            "server" if servers == 1 else "servers",
+        )
 
     async def on_shard_connect(self, shard_id: int) -> None:
         self._gateway_is(shard_id, "connected")

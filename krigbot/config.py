@@ -30,6 +30,7 @@ MAX_SHARDS = 65_536
 """The most shards KRIG_SHARD_COUNT accepts: far beyond any bot (Discord: 2,500 servers each)."""
 IDENTIFY_SECONDS = 5.0
 """Discord's pause between two identifies in one ``max_concurrency`` bucket."""
+WHERE_TOKENS_ARE = "Discord Developer Portal → your application → Bot → Reset Token"
 GLOBAL_REST_LIMIT = 50
 """Requests a second Discord allows a bot (all its processes together) outside interactions."""
 
@@ -72,10 +73,12 @@ class Shards:
         return len(self.ids) / self.count
 
     def __str__(self) -> str:
-        of = "Discord's recommended count" if self.count is None else str(self.count)
+        # Words for someone who never set KRIG_SHARD_COUNT: the start-up line shows them.
+        if self.count is None:
+            return "shards chosen by Discord"
         if self.ids is None:
-            return f"every shard of {of}"
-        return f"shards {span_text(self.ids)} of {of}"
+            return "1 shard" if self.count == 1 else f"all {self.count} shards"
+        return f"shards {span_text(self.ids)} of {self.count}"
 
 
 EVERY_SHARD: Final = Shards()
@@ -152,7 +155,7 @@ class Settings:
             f"web_port={self.web_port}, web_host={self.web_host!r}, web_url={self.web_url!r}, "
             f"web_secret={'<hidden>' if self.web_secret else None}, shards={self.shards!r}, "
             f"rest_share={self.rest_share}, identify_seconds={self.identify_seconds}, "
-            f"rest_proxy={self.rest_proxy!r})"
+            f"rest_proxy={self.rest_proxy and _without_password(self.rest_proxy)!r})"
         )
 
     @property
@@ -182,12 +185,23 @@ class Settings:
             merged.update(dotenv_values(env_file))
         merged.update(os.environ if env is None else env)
 
-        token = (merged.get("DISCORD_TOKEN") or "").strip()
-        if not token:
+        raw_token = merged.get("DISCORD_TOKEN")
+        token = (raw_token or "").strip()
+        if raw_token is None:
             raise ConfigError(
                 f"DISCORD_TOKEN is not set in the environment nor in {env_file}: copy "
                 f"{folder / '.env.example'} to {env_file} and paste your bot's token "
-                "(Discord Developer Portal → your application → Bot → Reset Token)."
+                f"after DISCORD_TOKEN= ({WHERE_TOKENS_ARE})."
+            )
+        if not token:
+            where = (
+                f"in {env_file}"
+                if "DISCORD_TOKEN" not in (os.environ if env is None else env)
+                else "in the environment (for the systemd service: in /etc/krigbot/krigbot.env)"
+            )
+            raise ConfigError(
+                f"DISCORD_TOKEN is empty {where}: paste your bot's token right after "
+                f"DISCORD_TOKEN= ({WHERE_TOKENS_ARE})."
             )
         level = (merged.get("LOG_LEVEL") or "INFO").strip().upper()
         if level not in LOG_LEVELS:

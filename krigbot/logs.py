@@ -30,8 +30,21 @@ HIDDEN: Final = "<hidden>"
 # discord.py's gateway log at DEBUG holds whole payloads, where it is the value of "token".
 _URL_TOKENS: Final = re.compile(r"(/(?:interactions|webhooks)/\d+/)[A-Za-z0-9_.\-]+")
 _PAYLOAD_TOKENS: Final = re.compile(r"""(['"]token['"]\s*:\s*['"])[^'"]+""")
+# The shape of a bot token, whichever bot's: the user id in base64, a timestamp, an HMAC.
+_BOT_TOKENS: Final = re.compile(
+    r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}"
+    r"(?![A-Za-z0-9_-])"
+)
+MIN_SECRET: Final = 8
+"""The shortest secret replaced wherever its text appears. A shorter one is no real credential
+(a bot token has about 70 characters, KRIG_WEB_SECRET at least 16); replacing its text would
+mangle ordinary words (a token ``x`` would turn ``text`` into ``te<hidden>t``), and Discord
+refuses it anyway, so the start ends at once."""
 QUIET: Final = {"aiosqlite": logging.WARNING}
 """Loggers too talkative to follow at DEBUG: aiosqlite writes every statement with its values."""
+DETAIL: Final = ("discord",)
+"""Loggers whose INFO lines are detail, shown at DEBUG only: discord.py announces each step of
+its start (logging in, each shard's session id), which the bot's own lines say plainly."""
 
 
 def context(
@@ -63,12 +76,16 @@ class Redact(logging.Filter):
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         super().__init__()
-        self._secrets = tuple(secret for secret in secrets if secret)
+        # Longest first: a secret that contains another is hidden whole.
+        self._secrets = sorted(
+            {secret for secret in secrets if len(secret) >= MIN_SECRET}, key=len, reverse=True
+        )
 
     def hide(self, text: str) -> str:
         """Return ``text`` with every secret replaced."""
         text = _URL_TOKENS.sub(rf"\1{HIDDEN}", text)
         text = _PAYLOAD_TOKENS.sub(rf"\1{HIDDEN}", text)
+        text = _BOT_TOKENS.sub(HIDDEN, text)
         for secret in self._secrets:
             text = text.replace(secret, HIDDEN)
         return text
@@ -135,4 +152,7 @@ def setup(level: str, fmt: LogFormat, *, secrets: Iterable[str] = ()) -> logging
     root.setLevel(getattr(logging, level))
     for name, quiet in QUIET.items():
         logging.getLogger(name).setLevel(max(quiet, root.level))
+    for name in DETAIL:
+        detail = root.level if root.level <= logging.DEBUG else max(logging.WARNING, root.level)
+        logging.getLogger(name).setLevel(detail)
     return handler

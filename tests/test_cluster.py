@@ -277,7 +277,7 @@ async def test_two_processes_with_disjoint_shards_play_in_many_guilds_at_once(
     # Every server's game was played by the process of its shard: the other never had it.
     for process, shards in ((first, "0-1"), (second, "2-3")):
         log = process.log()
-        assert f"starting shards {shards} of 4 with the database {database}" in log
+        assert f"Krigbot is starting: database {database}, shards {shards} of 4" in log
         for shard in process.ids:
             assert f"shard {shard}: connected" in log
     assert "commands not synced" in second.log()

@@ -76,16 +76,40 @@ def test_the_env_file_fills_in_what_the_environment_does_not_set(tmp_path: Path)
     assert settings.log_level == "ERROR"  # the environment wins
 
 
-@pytest.mark.parametrize("token", [None, "", "   "])
-def test_a_missing_token_says_how_to_get_one(no_env_file: Path, token: str | None) -> None:
-    env = {} if token is None else {"DISCORD_TOKEN": token}
-
+def test_a_missing_token_says_how_to_get_one(no_env_file: Path) -> None:
     with pytest.raises(ConfigError) as error:
-        load(env, no_env_file)
+        load({}, no_env_file)
 
-    assert "DISCORD_TOKEN" in str(error.value)
+    assert "DISCORD_TOKEN is not set" in str(error.value)
     assert ".env.example" in str(error.value)
     assert "Reset Token" in str(error.value)
+
+
+@pytest.mark.parametrize("token", ["", "   "])
+def test_an_empty_token_in_the_environment_says_it_is_empty_and_where_to_paste_it(
+    no_env_file: Path, token: str
+) -> None:
+    with pytest.raises(ConfigError) as error:
+        load({"DISCORD_TOKEN": token}, no_env_file)
+
+    said = str(error.value)
+    assert "DISCORD_TOKEN is empty in the environment" in said
+    assert "paste your bot's token right after DISCORD_TOKEN=" in said
+    assert "/etc/krigbot/krigbot.env" in said  # where the service's environment comes from
+    assert "Reset Token" in said
+
+
+def test_an_empty_token_in_the_env_file_names_the_file(tmp_path: Path) -> None:
+    # .env.example copied as it is: the line is there, with nothing after the "=".
+    env_file = tmp_path / ".env"
+    env_file.write_text("DISCORD_TOKEN=\nLOG_LEVEL=INFO\n", encoding="utf-8")
+
+    with pytest.raises(ConfigError) as error:
+        load({}, env_file)
+
+    said = str(error.value)
+    assert f"DISCORD_TOKEN is empty in {env_file}" in said
+    assert "not set" not in said
 
 
 def test_the_token_never_shows_when_settings_are_printed_or_logged(no_env_file: Path) -> None:

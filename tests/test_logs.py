@@ -104,3 +104,67 @@ async def test_a_game_that_cannot_be_saved_is_logged_with_its_game_server_and_ch
         world.no_guild.id,
         world.no_channel.id,
     )
+
+
+REAL_LOOKING = "MTQ2MjM0NTY3ODkwMTIzNDU2Nw.GkR7xQ.Zr2c7wQ2nV8pXb4YtL9sJm3Hd6Fa1KeUo0Ii5g"
+"""A token of a bot token's shape (base64 user id, timestamp, HMAC)."""
+
+
+def _written(logger: str, message: str, *args: object, secrets: list[str]) -> str:
+    """Return the line a record of ``logger`` becomes, through the bot's filter and format."""
+    record = logging.LogRecord(logger, logging.DEBUG, __file__, 1, message, args, None)
+    logs.Redact(secrets).filter(record)
+    return logs.TextFormatter().format(record)
+
+
+def test_a_short_token_does_not_mangle_the_text_around_it() -> None:
+    # DISCORD_TOKEN=x once turned log_format='text' into log_format='te<hidden>t'.
+    line = _written("krigbot", "settings: %s", "log_format='text', max=x", secrets=["x"])
+    assert line.endswith("krigbot: settings: log_format='text', max=x")
+
+
+@pytest.mark.parametrize(
+    ("logger", "message"),
+    [
+        ("discord.client", "logging in using static token %s"),
+        ("discord.gateway", "Sending IDENTIFY {'op': 2, 'd': {'token': %r}}"),
+        ("discord.http", "Authorization: Bot %s"),
+        ("aiohttp.client", "header Bot%%20%s sent"),
+        ("krigbot", "a token someone pasted: %s."),
+    ],
+)
+def test_a_real_looking_token_never_reaches_a_line_of_any_logger(logger: str, message: str) -> None:
+    # Hidden both as the configured secret and by its shape (another bot's, an old one).
+    for secrets in ([REAL_LOOKING], []):
+        line = _written(logger, message, REAL_LOOKING, secrets=secrets)
+        assert REAL_LOOKING not in line
+        assert REAL_LOOKING.split(".")[2] not in line
+        assert logs.HIDDEN in line
+
+
+def test_a_secret_is_hidden_wherever_it_appears_and_a_longer_one_whole() -> None:
+    web_secret = "web-secret-0123456789"
+    line = _written(
+        "krigbot",
+        "%s?sig=%s",
+        f"https://x/{web_secret}",
+        web_secret + "-more",
+        secrets=[
+            web_secret,
+            web_secret + "-more",
+        ],
+    )
+    assert "web-secret" not in line
+    assert "-more" not in line  # the longer secret went whole, not its tail left over
+
+
+def test_an_interaction_token_in_a_url_is_hidden() -> None:
+    line = _written(
+        "discord.http",
+        "POST https://discord.com/api/v10/interactions/%s/%s/callback with None has returned 204",
+        123456789012345678,
+        "aW50ZXJhY3Rpb246MTIzNDU2Nzg5MDEyMzQ1Njc4OmFiY2RlZmdoaWprbG1ub3A",
+        secrets=[],
+    )
+    assert "aW50ZXJhY3Rpb24" not in line
+    assert f"/interactions/123456789012345678/{logs.HIDDEN}/callback" in line

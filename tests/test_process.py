@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import os
 import re
@@ -38,6 +39,7 @@ from tests.conftest import (
     still_running,
     tagged,
 )
+from tests.postgres import Cluster
 from tests.standin import BotCrashed, DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.standin.server import SITECUSTOMIZE_DIR
@@ -204,12 +206,21 @@ async def test_rejected_token_exits_with_one_line_and_never_prints_it(tmp_path: 
     assert SECRET not in out + err
 
 
+_held_sockets: dict[int, socket.socket] = {}
+"""The sockets holding the ports of ``closed_port``, by port (a test may let one go)."""
+
+
 @pytest.fixture
 def closed_port() -> Iterator[int]:
     """Return a port on 127.0.0.1 where nothing listens (held, so nothing else takes it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
-        held.bind(("127.0.0.1", 0))  # bound, never listening: connecting is refused
-        yield held.getsockname()[1]
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    held.bind(("127.0.0.1", 0))  # bound, never listening: connecting is refused
+    port = held.getsockname()[1]
+    _held_sockets[port] = held
+    try:
+        yield port
+    finally:
+        _held_sockets.pop(port, held).close()
 
 
 NO_DNS = """\
@@ -234,8 +245,81 @@ runpy.run_path({standin!r})  # and point discord.py at the URL, as the stand-in'
 """
 
 
+class Said:
+    """The lines a bot process writes to stderr, as they come (read from its pipe)."""
+
+    def __init__(self, proc: Process) -> None:
+        assert proc.stderr is not None
+        self.lines: list[str] = []
+        self._changed = asyncio.Condition()
+        self._reader = asyncio.create_task(self._read(proc.stderr))
+
+    async def _read(self, stream: asyncio.StreamReader) -> None:
+        while line := await stream.readline():
+            async with self._changed:
+                self.lines.append(COLOURS.sub("", line.decode(errors="replace")).rstrip("\n"))
+                self._changed.notify_all()
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def wait(
+        self, test: Callable[[list[str]], bool], *, what: str, seconds: float = 30
+    ) -> None:
+        """Wait until the lines so far pass ``test`` (fails if the process ends first)."""
+
+        async def passed() -> None:
+            async with self._changed:
+                while not test(self.lines):
+                    assert not self._reader.done(), f"the bot ended before {what}:\n{self.text}"
+                    await self._changed.wait()
+
+        try:
+            await asyncio.wait_for(passed(), seconds)
+        except TimeoutError:
+            raise AssertionError(f"no {what} in {seconds} s; the bot said:\n{self.text}") from None
+
+    async def closed(self) -> None:
+        """Wait until the process has closed its stderr (it ended)."""
+        await asyncio.wait_for(asyncio.shield(self._reader), 30)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+async def spawn_said(env: Mapping[str, str], cwd: Path) -> tuple[Process, Said]:
+    """Start `python bot.py`, its stderr read line by line as it comes."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BOT),
+        env=dict(env),
+        cwd=cwd,
+        stderr=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.DEVNULL,
+    )
+    return proc, Said(proc)
+
+
+def retries(lines: list[str], start: str = "Discord is out of reach") -> list[str]:
+    """Return the lines announcing another try (the bot's WARNING, one line each)."""
+    return [line for line in lines if f"WARNING  krigbot: {start}" in line]
+
+
+AWAY_PAUSE = re.compile(r"; trying again in (\d+\.\d) s$")
+
+
+async def ended(proc: Process) -> int:
+    """Return the status of a process told to stop (30 s for it, then it is a failure)."""
+    try:
+        return await asyncio.wait_for(proc.wait(), 30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 @pytest.mark.parametrize("unreachable", ["closed-port", "no-dns"])
-def test_discord_out_of_reach_exits_with_one_line_saying_what_to_do(
+async def test_discord_out_of_reach_at_start_is_retried_and_a_sigterm_in_the_pause_ends_it(
     tmp_path: Path, closed_port: int, unreachable: str
 ) -> None:
     site = tmp_path / "site"
@@ -251,13 +335,113 @@ def test_discord_out_of_reach_exits_with_one_line_saying_what_to_do(
         DISCORD_TOKEN=SECRET,
         KRIG_DB=str(tmp_path / "krig.db"),
     )
-    status, out, err = run_once(env, tmp_path)
-    assert status == 2
-    line = failure_line(err)
-    assert "cannot reach Discord" in line
-    assert host in line
-    assert "internet connection" in line
-    assert SECRET not in out + err
+    proc, said = await spawn_said(env, tmp_path)
+    try:
+        # Three tries failed: the third pause is the longest yet (2 to 4 s), the one cut short.
+        await said.wait(lambda lines: len(retries(lines)) >= 3, what="three retries")
+        proc.send_signal(signal.SIGTERM)
+        status = await ended(proc)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    await said.closed()
+    assert status == 0, said.text  # a stop, not a failure: nothing for a person to mend
+    assert "Traceback" not in said.text
+    tried = retries(said.lines)
+    assert said.lines[-1] == tried[-1]  # stopped in the pause: no other try after the signal
+    why = (
+        f"({host}:{closed_port} refused the connection)"
+        if unreachable == "closed-port"
+        else f"(no DNS answer for {host})"
+    )
+    for line in tried:
+        assert f"krigbot: Discord is out of reach {why}; trying again in " in line, line
+        assert AWAY_PAUSE.search(line), line
+    pauses = [float(AWAY_PAUSE.findall(line)[0]) for line in tried]
+    assert pauses[0] <= 1.0 < pauses[2] <= 4.0  # growing, from a second
+    assert SECRET not in said.text
+
+
+async def test_a_bot_started_while_discord_is_away_comes_up_when_it_is_back(
+    tmp_path: Path, closed_port: int
+) -> None:
+    # Discord out of reach at boot (no route yet, the port refused): no person restarts the bot.
+    env = bot_env(
+        os.environ,
+        PYTHONPATH=str(SITECUSTOMIZE_DIR),
+        KRIG_TEST_DISCORD_URL=f"http://127.0.0.1:{closed_port}",
+        DISCORD_TOKEN=SECRET,
+        KRIG_DB=str(tmp_path / "krig.db"),
+        KRIG_RENDER_PROCESSES="0",
+    )
+    proc, said = await spawn_said(env, tmp_path)
+    try:
+        await said.wait(lambda lines: len(retries(lines)) >= 2, what="two retries")
+        # Discord is back, where the bot looks for it (the port was held, never listening).
+        _held_sockets.pop(closed_port).close()
+        async with DiscordStandIn(port=closed_port) as standin:
+            watcher = asyncio.create_task(proc.wait())
+            standin.watch_task(watcher)  # a bot that gave up fails the wait at once
+            try:
+                await standin.wait_for_ready(timeout=60)
+            finally:
+                standin.unwatch_task(watcher)
+                watcher.cancel()
+            await said.wait(
+                lambda lines: any("Krigbot is online as Krigbot" in line for line in lines),
+                what="the line saying it is online",
+            )
+            proc.send_signal(signal.SIGTERM)
+            assert await ended(proc) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    await said.closed()
+    assert "Traceback" not in said.text
+    assert SECRET not in said.text
+
+
+@pytest.mark.parametrize(
+    ("status", "via", "said_why"),
+    [
+        (503, True, "Discord's servers failed (503)"),
+        (429, False, "Discord asked the bot to slow down (429)"),
+    ],
+    ids=["server-error", "cloudflare-429"],
+)
+async def test_discord_failing_at_start_is_tried_again_until_the_bot_is_up(
+    standin: DiscordStandIn, tmp_path: Path, status: int, via: bool, said_why: str
+) -> None:
+    # discord.py tries a 503 once, and a 429 without Via (Cloudflare's, not Discord's) not again.
+    standin.fail_next("GET", r"/users/@me$", status=status, via=via, times=2)
+    env = bot_env(
+        standin.subprocess_env(),
+        DISCORD_TOKEN=SECRET,
+        KRIG_DB=str(tmp_path / "krig.db"),
+        KRIG_RENDER_PROCESSES="0",
+    )
+    proc, said = await spawn_said(env, tmp_path)
+    try:
+        watcher = asyncio.create_task(proc.wait())
+        standin.watch_task(watcher)
+        try:
+            await standin.wait_for_ready(timeout=60)
+        finally:
+            standin.unwatch_task(watcher)
+            watcher.cancel()
+        proc.send_signal(signal.SIGTERM)
+        assert await ended(proc) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    await said.closed()
+    tried = retries(said.lines, said_why)
+    assert len(tried) == 2, said.text
+    assert all(AWAY_PAUSE.search(line) for line in tried)
+    assert "Traceback" not in said.text
 
 
 @pytest.mark.parametrize(
@@ -629,3 +813,141 @@ def test_the_voice_warnings_are_dropped_and_discord_warnings_still_shown(
         "Application has an interaction endpoint URL set, this means …",
         "Can't keep up, websocket is 9.0s behind.",
     ]
+
+
+async def test_postgresql_out_of_reach_at_start_is_waited_for(
+    standin: DiscordStandIn, postgres: Cluster, tmp_path: Path
+) -> None:
+    # At boot the bot may start before PostgreSQL: its socket is not there yet.
+    url = postgres.create_database()
+    socket_dir = tmp_path / "pg-socket"  # where the bot looks; the server's folder comes later
+    env = bot_env(
+        standin.subprocess_env(),
+        DISCORD_TOKEN=SECRET,
+        KRIG_DATABASE_URL=url.replace(f"host={postgres.socket_dir}", f"host={socket_dir}"),
+        KRIG_RENDER_PROCESSES="0",
+    )
+    proc, said = await spawn_said(env, tmp_path)
+    try:
+        await said.wait(
+            lambda lines: bool(retries(lines, "the database")), what="a retry of the database"
+        )
+        socket_dir.symlink_to(postgres.socket_dir, target_is_directory=True)  # the server is up
+        watcher = asyncio.create_task(proc.wait())
+        standin.watch_task(watcher)
+        try:
+            await standin.wait_for_ready(timeout=60)
+        finally:
+            standin.unwatch_task(watcher)
+            watcher.cancel()
+        proc.send_signal(signal.SIGTERM)
+        assert await ended(proc) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    await said.closed()
+    (line, *_) = retries(said.lines, "the database")
+    assert "is out of reach (Cannot reach the PostgreSQL server" in line, line
+    assert AWAY_PAUSE.search(line), line
+    assert "Traceback" not in said.text
+
+
+async def test_a_database_url_postgresql_refuses_for_good_exits_with_one_line(
+    postgres: Cluster, tmp_path: Path
+) -> None:
+    # A database that does not exist: a person must create it; no retry.
+    url = postgres.dsn("no_such_database")
+    env = bot_env(os.environ, DISCORD_TOKEN=SECRET, KRIG_DATABASE_URL=url)
+    status, _, err = await asyncio.to_thread(run_once, env, tmp_path)
+    assert status == 2
+    assert "does not exist" in failure_line(err)
+
+
+async def test_the_first_start_says_two_plain_lines(
+    standin: DiscordStandIn, standin_world: SampleWorld, tmp_path: Path
+) -> None:
+    env = bot_env(standin.subprocess_env(), DISCORD_TOKEN=SECRET, KRIG_DB=str(tmp_path / "krig.db"))
+    proc, said = await spawn_said(env, tmp_path)
+    try:
+        await said.wait(
+            lambda lines: any("Krigbot is online" in line for line in lines),
+            what="the line saying it is online",
+        )
+        proc.send_signal(signal.SIGTERM)
+        assert await ended(proc) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    await said.closed()
+    messages = [line.split(" ", 2)[2] for line in said.lines]  # without the time
+    assert messages == [
+        f"INFO     krigbot: Krigbot is starting: database {tmp_path / 'krig.db'}, "
+        "shards chosen by Discord",
+        f"INFO     krigbot.bot: Krigbot is online as Krigbot in {len(standin.guilds)} servers",
+    ]
+
+
+REAL_LOOKING = "MTQ2MjM0NTY3ODkwMTIzNDU2Nw.GkR7xQ.Zr2c7wQ2nV8pXb4YtL9sJm3Hd6Fa1KeUo0Ii5g"
+"""A token of a bot token's shape (base64 user id, timestamp, HMAC), as the portal gives one."""
+
+
+@pytest.mark.parametrize("token", [REAL_LOOKING, "x"], ids=["real-looking", "one-letter"])
+async def test_at_debug_no_log_line_holds_a_token_and_short_text_is_not_mangled(
+    standin: DiscordStandIn, standin_world: SampleWorld, tmp_path: Path, token: str
+) -> None:
+    w = standin_world
+    env = bot_env(
+        standin.subprocess_env(),
+        DISCORD_TOKEN=token,
+        KRIG_DB=str(tmp_path / "krig.db"),
+        LOG_LEVEL="DEBUG",
+    )
+    proc, said = await spawn_said(env, tmp_path)
+    try:
+        watcher = asyncio.create_task(proc.wait())
+        standin.watch_task(watcher)
+        try:
+            await standin.wait_for_ready(timeout=60)
+            challenge = await standin.slash(
+                "krig start", user=w.alice, channel=w.no_channel, options={"opponent": w.bob}
+            )
+            await answer_of(standin, challenge, 10, shows=True)
+        finally:
+            standin.unwatch_task(watcher)
+            watcher.cancel()
+        proc.send_signal(signal.SIGTERM)
+        assert await ended(proc) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    await said.closed()
+    text = said.text
+    # The settings, whole, at DEBUG: the token hidden, every other value as it is.
+    (settings,) = [line for line in said.lines if "krigbot: settings: Settings(" in line]
+    assert " DEBUG " in settings
+    assert "token=<hidden>" in settings
+    assert "log_format='text'" in settings
+    assert "discord.http" in text  # discord.py's own DEBUG lines were written too
+    interaction = standin.interactions[challenge.id].token
+    assert f"/{interaction}/" not in text
+    assert "/interactions/" in text  # the callback's URL, its token hidden
+    if token == REAL_LOOKING:
+        assert token not in text
+        assert token.split(".")[2] not in text  # nor its secret part
+
+
+def test_the_pauses_between_tries_double_from_a_second_to_a_minute_at_random() -> None:
+    spec = importlib.util.spec_from_file_location("krigbot_main", BOT)
+    assert spec is not None
+    assert spec.loader is not None
+    main = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(main)
+    for attempt, (low, high) in enumerate([(0.5, 1), (1, 2), (2, 4), (4, 8), (8, 16), (16, 32)]):
+        pauses = {main.retry_pause(attempt) for _ in range(50)}
+        assert all(low <= pause <= high for pause in pauses), (attempt, pauses)
+        assert len(pauses) > 1  # random: bots cut off together do not come back in step
+    for attempt in (6, 7, 20, 1_000, 10**9):  # a long outage: a try a minute at most
+        assert 30 <= main.retry_pause(attempt) <= 60

@@ -57,6 +57,24 @@ class Game(BaseGame):
     has_choices: ClassVar[bool] = False
     autoplayable: ClassVar[bool] = True
     has_loot: ClassVar[bool] = False
+    plays: ClassVar[frozenset[str]] = frozenset(
+        {
+            "face_down",
+            "shortage",
+            "pickup",
+            "shuffle_won",
+            "jokers",
+            "decks",
+            "max_rounds",
+            "time_limit",
+            "target_tricks",
+            "points",
+            "war_players",
+            "wide_war",
+            "two_beats_ace",
+            "teams",
+        }
+    )
 
     __slots__ = (
         "_unit_seats",

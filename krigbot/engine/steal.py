@@ -38,6 +38,11 @@ class StealGame(BaseGame):
     autoplayable: ClassVar[bool] = False
     """Its choices are the game: autoplay would take them all from the players."""
     has_loot: ClassVar[bool] = True
+    plays: ClassVar[frozenset[str]] = frozenset(
+        {"jokers", "decks", "max_rounds", "time_limit", "target_tricks"}
+    )
+    """RULES §10: the deck and when the game ends. Its wars (3 down, running short loses, only
+    the tied), its loot piles and its plain comparison are fixed."""
 
     def __init__(
         self,

@@ -19,6 +19,7 @@ from krigbot.engine import (
     Rules,
     RulesError,
     StateError,
+    StealGame,
     full_deck,
     parse_card,
     parse_option,
@@ -1361,20 +1362,32 @@ def test_bad_option_values_are_refused(options: dict[str, Any]) -> None:
         Rules.preset("standard", **options)
 
 
-@pytest.mark.parametrize(
-    ("option", "value"),
-    [
-        ("face_down", 1),
-        ("face_down", "rank"),
-        ("shortage", "last_card"),
-        ("pickup", "table"),
-        ("pickup", "shuffled"),
-        ("war_players", "all"),
-        ("wide_war", True),
-    ],
-)
-def test_steal_war_refuses_the_options_it_fixes(option: str, value: Any) -> None:
-    # RULES §10: nothing shown as a rule may be silently ignored.
+STEAL_REFUSES = [
+    ("face_down", 1),
+    ("face_down", "rank"),
+    ("face_down", 3),  # the value it plays by: refused all the same
+    ("shortage", "last_card"),
+    ("shortage", "lose"),
+    ("pickup", "table"),
+    ("pickup", "shuffled"),
+    ("pickup", "winner_first"),
+    ("war_players", "all"),
+    ("war_players", "tied"),
+    ("wide_war", True),
+    ("wide_war", False),
+    ("two_beats_ace", False),
+    ("shuffle_won", False),
+    ("points", True),
+    ("teams", False),
+]
+
+
+@pytest.mark.parametrize(("option", "value"), STEAL_REFUSES)
+def test_steal_war_refuses_every_option_it_does_not_play_whatever_the_value(
+    option: str, value: Any
+) -> None:
+    # RULES §10: nothing shown as a rule may be silently ignored, so an option Steal War does
+    # not play is refused even when the value asked for is the one it is played by.
     with pytest.raises(FixedOptionError, match=f"^{option} cannot be set") as caught:
         Rules.preset("stjel", **{option: value})
     assert (caught.value.option, caught.value.variant) == (option, "stjel")
@@ -1384,12 +1397,30 @@ def test_steal_war_refuses_the_options_it_fixes(option: str, value: Any) -> None
         Rules.preset("standard", variant="stjel", jokers=2, **{option: value})
 
 
-def test_steal_war_accepts_the_values_it_plays_by() -> None:
+def test_steal_war_takes_the_options_it_plays() -> None:
     rules = Rules.preset(
-        "stjel", players=3, face_down=3, shortage="lose", war_players="tied", wide_war=False
+        "stjel", players=3, jokers=0, decks=2, max_rounds=40, target_tricks=9, time_limit=5
     )
+    assert (rules.jokers, rules.decks, rules.max_rounds, rules.target_tricks) == (0, 2, 40, 9)
     assert rules.pickup == "winner_first"  # no shuffled default for three: loot piles instead
-    assert Rules.preset("stjel", pickup="winner_first") == Rules.preset("stjel")
+    assert (rules.face_down, rules.shortage) == (3, "lose")
+    assert StealGame.plays == {"jokers", "decks", "max_rounds", "time_limit", "target_tricks"}
+
+
+def test_a_variant_set_apart_takes_the_values_its_preset_fixes() -> None:
+    rules = Rules.preset("standard", variant="stjel", jokers=2)
+    assert (rules.face_down, rules.shortage, rules.wide_war) == (3, "lose", False)
+    assert Rules.preset("klassisk").replace(variant="stjel").face_down == 3
+    with pytest.raises(FixedOptionError, match=r"^face_down"):
+        Rules(variant="stjel", jokers=2)  # built whole, a fixed option must hold its value
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_the_settings_of_any_rules_give_the_same_rules_again(name: str) -> None:
+    # What a rematch asks for: the options the game set, and nothing its variant refuses.
+    for players in (2, 3, 4) if name != "lag" else (4,):
+        rules = Rules.preset(name, players=players, max_rounds=77)
+        assert Rules.preset(rules.preset_name, players=players, **rules.settings()) == rules
 
 
 def test_steal_war_saved_with_options_it_never_played_by_still_loads() -> None:

@@ -76,6 +76,32 @@ class Option:
     """Only whoever runs the game with a clock can play it (RULES §7 ``time_limit``)."""
     house_rule: bool = False
     """A flag off in every preset that players may turn on for one game (a house rule, 000)."""
+    unit: str = ""
+    """What a number counts, for the message that refuses one (``minutes``)."""
+
+    def check(self, value: Any) -> None:
+        """Refuse a value of another type or outside what the option allows (RulesError).
+
+        Types are exact: ``"no"`` is no flag, and ``True`` is no number (nor ``1`` a flag).
+        """
+        if self.kind == "flag":
+            if type(value) is not bool:
+                raise RulesError(f"{self.key} must be true or false, not {value!r}")
+        elif self.kind == "choice":
+            if not any(type(value) is type(c) and value == c for c in self.choices):
+                raise RulesError(f"{self.key} must be {_or_list(self.choices)}, not {value!r}")
+        elif not (self.kind == "limit" and value is None) and not (
+            type(value) is int
+            and self.low is not None
+            and self.high is not None
+            and self.low <= value <= self.high
+        ):
+            none = " (or none)" if self.kind == "limit" else ""
+            unit = f" of {self.unit}" if self.unit else ""
+            raise RulesError(
+                f"{self.key} must be a whole number{unit} from {self.low} to {self.high}{none},"
+                f" not {value!r}"
+            )
 
     def parse(self, text: str) -> Any:
         """Parse the option's value as typed on a command line (``true``, ``rank``, ``none``)."""
@@ -105,7 +131,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("jokers", "choice", (0, 2)),
     Option("decks", "choice", (1, 2)),
     Option("max_rounds", "limit", low=1, high=MAX_ROUND_LIMIT),
-    Option("time_limit", "limit", low=MIN_TIME_LIMIT, high=MAX_TIME_LIMIT, needs_clock=True),
+    Option(
+        "time_limit",
+        "limit",
+        low=MIN_TIME_LIMIT,
+        high=MAX_TIME_LIMIT,
+        needs_clock=True,
+        unit="minutes",
+    ),
     Option("target_tricks", "limit", low=1, high=MAX_ROUND_LIMIT),
     Option("points", "flag"),
     Option("war_players", "choice", WAR_PLAYERS),
@@ -286,48 +319,19 @@ class Rules:
         """Rebuild rules saved with :meth:`to_dict`."""
         try:
             # Saved rules come back in the order to_dict wrote them: no need to sort for the cache.
-            return _rules_from_items(tuple(data.items()))
+            # The types are part of the key: 1 == True, yet only True is a flag.
+            return _rules_from_items(tuple(data.items()), tuple(map(type, data.values())))
         except TypeError:  # an unhashable value: validate it the slow way, for the message
             return cls(preset_name=str(data.get("preset", "standard")), **_saved_options(data))
 
     def _validate(self) -> None:
-        if not isinstance(self.players, int) or not 2 <= self.players <= 4:
-            raise RulesError("a game has 2, 3 or 4 players")
-        if self.face_down not in FACE_DOWN_CHOICES:
-            raise RulesError("face_down must be 1, 3, 5 or rank")
-        if self.shortage not in SHORTAGES:
-            raise RulesError("shortage must be lose or last_card")
-        if self.pickup not in PICKUPS:
-            raise RulesError("pickup must be winner_first, table or shuffled")
-        if self.war_players not in WAR_PLAYERS:
-            raise RulesError("war_players must be tied or all")
-        if self.variant not in OPTIONS_BY_KEY["variant"].choices:
-            raise RulesError("variant must be krig or stjel")
+        # Every option by its entry in OPTIONS, so the API, sim --set and stored rules agree.
+        for option in OPTIONS:
+            option.check(getattr(self, option.key))
         # RULES §10: what a kind of game does not play holds the value it is played by.
         for key, fixed in _FIXED.get(self.variant, {}).items():
             if getattr(self, key) != fixed:
                 raise FixedOptionError(key, self.variant, _text(fixed))
-        if self.jokers not in (0, 2):
-            raise RulesError("jokers must be 0 or 2")
-        if self.decks not in (1, 2):
-            raise RulesError("decks must be 1 or 2")
-        for key in ("max_rounds", "target_tricks"):
-            value = getattr(self, key)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
-            ):
-                raise RulesError(f"{key} must be a whole number of at least 1")
-            if value is not None and value > MAX_ROUND_LIMIT:
-                raise RulesError(f"{key} must be at most {MAX_ROUND_LIMIT}")
-        if self.time_limit is not None and (
-            isinstance(self.time_limit, bool)
-            or not isinstance(self.time_limit, int)
-            or not MIN_TIME_LIMIT <= self.time_limit <= MAX_TIME_LIMIT
-        ):
-            raise RulesError(
-                f"time_limit must be a whole number of minutes from {MIN_TIME_LIMIT}"
-                f" to {MAX_TIME_LIMIT}"
-            )
         if self.points and self.max_rounds is None:
             raise RulesError("a points game needs max_rounds")
         if self.teams and self.players != 4:
@@ -366,7 +370,7 @@ def _rules_to_items(rules: Rules) -> tuple[tuple[str, Any], ...]:
 
 
 @functools.lru_cache(maxsize=256)
-def _rules_from_items(items: tuple[tuple[str, Any], ...]) -> Rules:
+def _rules_from_items(items: tuple[tuple[str, Any], ...], types: tuple[type, ...]) -> Rules:
     data = dict(items)
     return Rules(preset_name=str(data.get("preset", "standard")), **_saved_options(data))
 

@@ -601,14 +601,16 @@ class Game(BaseGame):
         if not alive:
             self.outcome = Outcome("war_shortage", self.round, drawn=tuple(drawn))
             return
-        if rules.max_rounds is not None and self.round >= rules.max_rounds:
-            self._end_at_round_limit()
-            return
+        # RULES §7: the target comes before the round limit; a round reaching both on the
+        # limit's last round is won by the rounds, not counted by cards.
         if rules.target_tricks is not None and winner is not None:
             unit = winner % 2 if rules.teams else winner
             if sum(self.tricks[s] for s in units[unit]) >= rules.target_tricks:
                 self.outcome = Outcome("target", self.round, winners=units[unit])
                 return
+        if rules.max_rounds is not None and self.round >= rules.max_rounds:
+            self._end_at_round_limit()
+            return
         if self.eternal_at is not None and self.round >= self.eternal_at:
             self.outcome = Outcome(
                 "eternal", self.round, drawn=self.in_play(), cycle=self.eternal_cycle

@@ -471,14 +471,14 @@ class StealGame(BaseGame):
         elif not alive:
             together = tuple(sorted(self._together))
             self.outcome = Outcome("war_shortage", self.round, drawn=together)
-        elif self.rules.max_rounds is not None and self.round >= self.rules.max_rounds:
-            self._count_up("round_limit")
         elif (
             self.rules.target_tricks is not None
             and winner is not None
             and self.tricks[winner] >= self.rules.target_tricks
         ):
             self.outcome = Outcome("target", self.round, winners=(winner,))
+        elif self.rules.max_rounds is not None and self.round >= self.rules.max_rounds:
+            self._count_up("round_limit")
 
     def _count_up(self, reason: EndReason) -> None:
         """End the game by counting: the most cards wins, equal most is a draw (RULES §7)."""

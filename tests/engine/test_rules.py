@@ -15,6 +15,7 @@ from krigbot.engine import (
     FixedOptionError,
     Game,
     GameOverError,
+    Outcome,
     PlayerError,
     Rules,
     RulesError,
@@ -1020,17 +1021,45 @@ def test_team_put_out_by_a_short_member_ends_with_war_shortage() -> None:
     assert (game.outcome.reason, game.outcome.winners) == ("war_shortage", (0, 2))
 
 
-def test_round_limit_comes_before_target_in_the_same_round() -> None:
-    # RULES §7: round 1 reaches both the round limit and seat 0's first trick; the round limit
-    # is first in the list, so the cards are counted: 2 each, a draw.
+def test_target_comes_before_the_round_limit_in_the_same_round() -> None:
+    # RULES §7: round 1 reaches both the round limit and seat 0's first trick; the target is
+    # first in the list, so seat 0 wins by its trick, though the cards are 2 each.
     rules = Rules.preset("standard", max_rounds=1, target_tricks=1)
     game = deal(rules, "AS", "2H 3H 4H")
     game.play_round()
     assert game.counts == (2, 2)
     assert game.outcome is not None
-    assert (game.outcome.reason, game.outcome.drawn) == ("round_limit", (0, 1))
+    assert (game.outcome.reason, game.outcome.winners) == ("target", (0,))
     fast = deal(rules, "AS", "2H 3H 4H")
     assert run_to_end(fast) == game.outcome
+
+
+BEST3_ON_THE_LIMIT = ("KS 2D KH", "QS AD QH 3C 4C 5C 6C")
+"""Seat 0 wins rounds 1 and 3, seat 1 round 2 and holds more cards after round 3 (4 to 6)."""
+
+
+def test_best3_reaching_its_target_on_the_last_round_of_the_limit_is_won_by_the_rounds() -> None:
+    # RULES §7: the round that reaches target_tricks on the round limit's last round ends
+    # `target`: the player who won the rounds wins, not the one holding more cards.
+    rules = Rules.preset("best3", max_rounds=3)
+    slow = deal(rules, *BEST3_ON_THE_LIMIT)
+    played = play(slow, 3)
+    assert [r.winner for r in played] == [0, 1, 0]
+    assert slow.counts == (4, 6)
+    assert slow.outcome == Outcome("target", 3, winners=(0,))
+    assert played[-1].outcome == slow.outcome
+    fast = deal(rules, *BEST3_ON_THE_LIMIT)
+    assert run_to_end(fast) == slow.outcome  # the inline two-player path
+    batched = deal(rules, *BEST3_ON_THE_LIMIT)
+    assert batched.play_rounds(3).outcome == slow.outcome
+
+
+def test_best3_with_a_limit_of_three_rounds_always_ends_by_its_target() -> None:
+    # Three rounds between two players give one of them two: none is counted by cards.
+    rules = Rules.preset("best3", max_rounds=3)
+    reasons = {run_to_end(Game.new(rules, seed)).reason for seed in range(300)}
+    assert "round_limit" not in reasons
+    assert "target" in reasons
 
 
 # ------------------------------------------------------------------------ §9 teams

@@ -16,14 +16,13 @@ from typing import Any, ClassVar
 
 from . import fast
 from .cards import (
-    ACE_VALUE,
     JOKER_VALUE,
-    TWO_VALUE,
     card_code,
     format_cards,
     full_deck,
     parse_cards,
 )
+from .compare import WonBy, best_of
 from .core import (
     BaseGame,
     Table,
@@ -326,22 +325,20 @@ class Game(BaseGame):
         steps: list[WarStep] = []
         out_groups: list[list[int]] = []  # seats knocked out in war steps, each group together
         winner: int | None = None
+        won_by: WonBy | None = None
         team_no_war = False
-        tied_value = 0
         two_beats_ace = rules.two_beats_ace
 
         while True:
-            values = [standing[s] >> 2 for s in contenders]
-            tied_value = max(values)
-            if two_beats_ace and tied_value == ACE_VALUE and TWO_VALUE in values:
-                tied_value = TWO_VALUE  # RULES §1: the 2s take the aces' place
-            tied = [s for s in contenders if standing[s] >> 2 == tied_value]
+            tied_value, tied, why = best_of(standing, contenders, two_beats_ace)
             if len(tied) == 1:
                 winner = tied[0]
+                won_by = why
                 break
             if rules.teams and len({s % 2 for s in tied}) == 1:
                 # RULES §9: teammates never fight each other.
                 winner = tied[0]
+                won_by = "teammates"
                 team_no_war = not steps
                 break
             if steps or rules.war_players == "tied":
@@ -355,12 +352,15 @@ class Game(BaseGame):
             step, winner = self._war_step(fighters, f, standing, table, out_groups)
             steps.append(step)
             if winner is not None:
+                won_by = "shortage"  # the others ran short and went out
                 break
             contenders = [s for s in step.fighters if s not in step.knocked_out]
             if len(contenders) == 0:
                 break  # the last fighters went out together: the table is set aside
 
-        return self._collect(battle, table, steps, winner, out_groups, team_no_war, record=record)
+        return self._collect(
+            battle, table, steps, winner, out_groups, team_no_war, won_by, record=record
+        )
 
     def _war_step(
         self,
@@ -505,6 +505,7 @@ class Game(BaseGame):
         winner: int | None,
         out_groups: list[list[int]],
         team_no_war: bool,
+        won_by: WonBy | None,
         *,
         record: bool,
     ) -> Round | None:
@@ -541,6 +542,7 @@ class Game(BaseGame):
             aside,
             tuple(eliminated),
             team_no_war=team_no_war,
+            won_by=won_by,
         )
 
     # ------------------------------------------------------------------------ the end

@@ -238,3 +238,10 @@ def test_steal_war_reaching_its_target_on_the_last_round_of_the_limit_is_won_by_
     assert [r.winner for r in played] == [0, 1, 0]
     assert game.counts == (4, 6)
     assert game.outcome == Outcome("target", 3, winners=(0,))
+
+
+def test_a_steal_war_battle_records_why_it_was_won() -> None:
+    game = StealGame(STJEL, [parse_cards(["KS", "4D"]), parse_cards(["QS", "5D"])], seed=0)
+    assert game.play_round().won_by == "highest"
+    short = StealGame(STJEL, [parse_cards(["KS", "4D"]), parse_cards(["KH"])], seed=0)
+    assert (short.play_round().won_by, short.outcome is not None) == ("shortage", True)

@@ -181,6 +181,19 @@ def test_stats_plays_steal_war_by_its_defaults(capsys: pytest.CaptureFixture[str
             "pickup cannot be set for variant stjel",
         ),
         (["play", "--seed", "1", "--variant", "stjel", "--set", "wide_war=true"], "wide_war"),
+        # Steal War does not take these at all: the value it plays by is refused too.
+        (
+            ["play", "--seed", "1", "--variant", "stjel", "--set", "pickup=winner_first"],
+            "pickup cannot be set for variant stjel",
+        ),
+        (
+            ["play", "--seed", "1", "--variant", "stjel", "--set", "shortage=lose"],
+            "shortage cannot be set for variant stjel",
+        ),
+        (
+            ["play", "--seed", "1", "--variant", "stjel", "--set", "points=true"],
+            "points cannot be set for variant stjel",
+        ),
         (
             ["play", "--seed", "1", "--variant", "stjel", "--set", "two_beats_ace=true"],
             "two_beats_ace cannot be set for variant stjel",

@@ -22,6 +22,7 @@ from math import floor
 from typing import Any, Protocol, Self
 
 from .cards import ACE_VALUE, full_deck
+from .compare import WonBy
 from .errors import DealError, StateError
 from .events import Outcome, Round, Steal, WarStep
 from .rules import Rules
@@ -253,6 +254,7 @@ class BaseGame(GameState):
         *,
         team_no_war: bool = False,
         steals: tuple[Steal, ...] = (),
+        won_by: WonBy | None = None,
     ) -> Round:
         """Return the round just resolved, with the standing it leaves."""
         # In the fields' order: by keyword, building it cost some 6% of a ``play_round``.
@@ -270,6 +272,7 @@ class BaseGame(GameState):
             self.outcome,
             team_no_war,
             steals,
+            won_by,
         )
 
     def _base_to_dict(self, kind: str) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, TypeAlias
 
-from .cards import ACE_VALUE, TWO_VALUE, card_value
+from .compare import WonBy
 
 EndReason: TypeAlias = Literal[
     "all_cards", "war_shortage", "round_limit", "time_limit", "target", "eternal", "forfeit"
@@ -143,29 +143,12 @@ class Round(NamedTuple):
     """A tie between teammates only: no war, the first of them in seat order took the table."""
     steals: tuple[Steal, ...] = ()
     """Steal War: the steals made during this round, in the order they happened."""
+    won_by: WonBy | None = None
+    """Why the winner took the table, as the comparison decided it (``compare.WonBy``): a 2 that
+    took an ace is ``two_beats_ace``. None when the table was set aside. Renderers read it here
+    rather than work the rules out again from the cards."""
 
     @property
     def is_war(self) -> bool:
         """Tell whether a war started in this round."""
         return bool(self.war_steps)
-
-    @property
-    def two_took_ace(self) -> bool:
-        """Tell whether the winner's 2 took the table from an ace (RULES §1 ``two_beats_ace``).
-
-        >>> from krigbot.engine.cards import parse_card
-        >>> two, ace = parse_card("2S"), parse_card("AH")
-        >>> played = Round(1, ((0, two), (1, ace)), (), 0, 2, 0, (), (27, 25), (1, 0), (0, 0), None)
-        >>> played.two_took_ace
-        True
-        """
-        if self.winner is None:
-            return False
-        if self.war_steps:
-            deciding = self.war_steps[-1]
-            compared = dict(zip(deciding.fighters, deciding.compared, strict=True))
-        else:
-            compared = dict(self.battle)
-        values = [card_value(card) for card in compared.values()]
-        mine = compared.get(self.winner)
-        return mine is not None and card_value(mine) == TWO_VALUE and ACE_VALUE in values

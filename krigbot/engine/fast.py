@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any, Protocol, Self
 
-from .cards import JOKER_VALUE
+from .compare import order_of, winner_of_two
 from .core import GameState, fewest_holding, points_for, shuffle, war_face_down
 from .events import Outcome
 from .rules import Rules
@@ -46,8 +46,8 @@ FAST_OPTIONS: dict[str, frozenset[Any] | None] = {
     "points": frozenset({False, True}),
     "war_players": frozenset({"tied", "all"}),  # the same with two players
     "wide_war": frozenset({False, True}),  # nothing with two players
-    # A 2 beating an ace orders no values (2 < 3 < ... < A < 2): one more test in every inline
-    # round would cost all games, so the general path plays it.
+    # A 2 beating an ace orders no values (2 < 3 < ... < A < 2: compare.order_of has none), and
+    # one more test in every inline round would cost all games, so the general path plays it.
     "two_beats_ace": frozenset({False}),
     "teams": frozenset({False}),
     "variant": frozenset({"krig"}),
@@ -110,9 +110,6 @@ def plays_inline(rules: Rules) -> bool:
 _NO_LIMIT = sys.maxsize - 1
 """No limit: one less than the largest C long, so that ``range(..., _NO_LIMIT + 1)`` still counts
 in C longs (with ``sys.maxsize`` itself Python falls back to a much slower counter)."""
-
-_VALUES = [card >> 2 for card in range((JOKER_VALUE + 1) << 2)]
-"""Each card's value (``card >> 2``): indexing a list costs less than the shift."""
 
 
 _BATTLE_POINTS = points_for(war_steps=0)
@@ -272,7 +269,10 @@ def _advance_two(game: Krig, watch: _Watch | None, until: int | None) -> int | N
     own_first = rules.pickup == "winner_first"
     rng = game.rng
     rand = rng.random if rng is not None else _no_rng
-    value = _VALUES
+    # Each card's strength by the one comparison (engine.compare): with it the loop decides a
+    # battle by one `>`; indexing the table costs less than the shift.
+    value = order_of(rules.two_beats_ace)
+    assert value is not None, "the inline path plays only rules whose cards have an order"
     # Wars with a fixed number of cards down (not Război's rank) that one step decides.
     fixed = 0 if rules.face_down == "rank" else rules.face_down
     steps = range(fixed + 1)  # the cards down and the one turned up
@@ -428,6 +428,7 @@ def _war_two(game: Krig, a: int, b: int, tied_value: int) -> None:
     ``tests/engine/test_fast.py`` plays every value of every option both ways and compares.
     """
     rules = game.rules
+    two_beats_ace = rules.two_beats_ace
     p0, p1 = game.piles
     pop0, pop1 = p0.popleft, p1.popleft
     fixed = 0 if rules.face_down == "rank" else rules.face_down
@@ -494,13 +495,11 @@ def _war_two(game: Krig, a: int, b: int, tied_value: int) -> None:
                 b = pop1()
                 put1(b)
         va = a >> 2
-        vb = b >> 2
-        if va > vb:
-            winner = 0
-        elif vb > va:
-            winner = 1
-        else:
+        won = winner_of_two(va, b >> 2, two_beats_ace)
+        if won < 0:
             tied_value = va
+        else:
+            winner = won
 
     if winner >= 0:
         if by_seat:

@@ -16,14 +16,13 @@ from typing import Any, ClassVar
 
 from . import fast
 from .cards import (
-    ACE_VALUE,
     JOKER_VALUE,
-    TWO_VALUE,
     card_code,
     format_cards,
     full_deck,
     parse_cards,
 )
+from .compare import WonBy, best_of
 from .core import (
     BaseGame,
     Table,
@@ -57,6 +56,24 @@ class Game(BaseGame):
     has_choices: ClassVar[bool] = False
     autoplayable: ClassVar[bool] = True
     has_loot: ClassVar[bool] = False
+    plays: ClassVar[frozenset[str]] = frozenset(
+        {
+            "face_down",
+            "shortage",
+            "pickup",
+            "shuffle_won",
+            "jokers",
+            "decks",
+            "max_rounds",
+            "time_limit",
+            "target_tricks",
+            "points",
+            "war_players",
+            "wide_war",
+            "two_beats_ace",
+            "teams",
+        }
+    )
 
     __slots__ = (
         "_unit_seats",
@@ -308,22 +325,20 @@ class Game(BaseGame):
         steps: list[WarStep] = []
         out_groups: list[list[int]] = []  # seats knocked out in war steps, each group together
         winner: int | None = None
+        won_by: WonBy | None = None
         team_no_war = False
-        tied_value = 0
         two_beats_ace = rules.two_beats_ace
 
         while True:
-            values = [standing[s] >> 2 for s in contenders]
-            tied_value = max(values)
-            if two_beats_ace and tied_value == ACE_VALUE and TWO_VALUE in values:
-                tied_value = TWO_VALUE  # RULES §1: the 2s take the aces' place
-            tied = [s for s in contenders if standing[s] >> 2 == tied_value]
+            tied_value, tied, why = best_of(standing, contenders, two_beats_ace)
             if len(tied) == 1:
                 winner = tied[0]
+                won_by = why
                 break
             if rules.teams and len({s % 2 for s in tied}) == 1:
                 # RULES §9: teammates never fight each other.
                 winner = tied[0]
+                won_by = "teammates"
                 team_no_war = not steps
                 break
             if steps or rules.war_players == "tied":
@@ -337,12 +352,15 @@ class Game(BaseGame):
             step, winner = self._war_step(fighters, f, standing, table, out_groups)
             steps.append(step)
             if winner is not None:
+                won_by = "shortage"  # the others ran short and went out
                 break
             contenders = [s for s in step.fighters if s not in step.knocked_out]
             if len(contenders) == 0:
                 break  # the last fighters went out together: the table is set aside
 
-        return self._collect(battle, table, steps, winner, out_groups, team_no_war, record=record)
+        return self._collect(
+            battle, table, steps, winner, out_groups, team_no_war, won_by, record=record
+        )
 
     def _war_step(
         self,
@@ -487,6 +505,7 @@ class Game(BaseGame):
         winner: int | None,
         out_groups: list[list[int]],
         team_no_war: bool,
+        won_by: WonBy | None,
         *,
         record: bool,
     ) -> Round | None:
@@ -523,6 +542,7 @@ class Game(BaseGame):
             aside,
             tuple(eliminated),
             team_no_war=team_no_war,
+            won_by=won_by,
         )
 
     # ------------------------------------------------------------------------ the end
@@ -583,14 +603,16 @@ class Game(BaseGame):
         if not alive:
             self.outcome = Outcome("war_shortage", self.round, drawn=tuple(drawn))
             return
-        if rules.max_rounds is not None and self.round >= rules.max_rounds:
-            self._end_at_round_limit()
-            return
+        # RULES §7: the target comes before the round limit; a round reaching both on the
+        # limit's last round is won by the rounds, not counted by cards.
         if rules.target_tricks is not None and winner is not None:
             unit = winner % 2 if rules.teams else winner
             if sum(self.tricks[s] for s in units[unit]) >= rules.target_tricks:
                 self.outcome = Outcome("target", self.round, winners=units[unit])
                 return
+        if rules.max_rounds is not None and self.round >= rules.max_rounds:
+            self._end_at_round_limit()
+            return
         if self.eternal_at is not None and self.round >= self.eternal_at:
             self.outcome = Outcome(
                 "eternal", self.round, drawn=self.in_play(), cycle=self.eternal_cycle

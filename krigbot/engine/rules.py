@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -52,15 +52,6 @@ PRESETS: dict[str, dict[str, Any]] = {
     "lag": {"teams": True, "players": 4},
     "stjel": {"variant": "stjel", "jokers": 2, "face_down": 3, "shortage": "lose"},
 }
-STEAL_FIXED: dict[str, Any] = {
-    "face_down": 3,
-    "shortage": "lose",
-    "pickup": "winner_first",
-    "war_players": "tied",
-    "wide_war": False,
-    "two_beats_ace": False,
-}
-"""RULES §10: what Steal War always plays by; setting another value is refused."""
 PRESET_ALIASES = {"război": "razboi", "razboj": "razboi", "steal": "stjel", "classic": "klassisk"}
 
 OptionKind: TypeAlias = Literal["choice", "flag", "number", "limit"]
@@ -85,6 +76,32 @@ class Option:
     """Only whoever runs the game with a clock can play it (RULES §7 ``time_limit``)."""
     house_rule: bool = False
     """A flag off in every preset that players may turn on for one game (a house rule, 000)."""
+    unit: str = ""
+    """What a number counts, for the message that refuses one (``minutes``)."""
+
+    def check(self, value: Any) -> None:
+        """Refuse a value of another type or outside what the option allows (RulesError).
+
+        Types are exact: ``"no"`` is no flag, and ``True`` is no number (nor ``1`` a flag).
+        """
+        if self.kind == "flag":
+            if type(value) is not bool:
+                raise RulesError(f"{self.key} must be true or false, not {value!r}")
+        elif self.kind == "choice":
+            if not any(type(value) is type(c) and value == c for c in self.choices):
+                raise RulesError(f"{self.key} must be {_or_list(self.choices)}, not {value!r}")
+        elif not (self.kind == "limit" and value is None) and not (
+            type(value) is int
+            and self.low is not None
+            and self.high is not None
+            and self.low <= value <= self.high
+        ):
+            none = " (or none)" if self.kind == "limit" else ""
+            unit = f" of {self.unit}" if self.unit else ""
+            raise RulesError(
+                f"{self.key} must be a whole number{unit} from {self.low} to {self.high}{none},"
+                f" not {value!r}"
+            )
 
     def parse(self, text: str) -> Any:
         """Parse the option's value as typed on a command line (``true``, ``rank``, ``none``)."""
@@ -114,7 +131,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("jokers", "choice", (0, 2)),
     Option("decks", "choice", (1, 2)),
     Option("max_rounds", "limit", low=1, high=MAX_ROUND_LIMIT),
-    Option("time_limit", "limit", low=MIN_TIME_LIMIT, high=MAX_TIME_LIMIT, needs_clock=True),
+    Option(
+        "time_limit",
+        "limit",
+        low=MIN_TIME_LIMIT,
+        high=MAX_TIME_LIMIT,
+        needs_clock=True,
+        unit="minutes",
+    ),
     Option("target_tricks", "limit", low=1, high=MAX_ROUND_LIMIT),
     Option("points", "flag"),
     Option("war_players", "choice", WAR_PLAYERS),
@@ -132,6 +156,59 @@ RULE_OPTION_KEYS = tuple(option.key for option in OPTIONS if not option.chosen_a
 """The options a challenge or ``sim --set`` changes (the variant and players are chosen apart)."""
 HOUSE_RULES = tuple(option.key for option in OPTIONS if option.house_rule)
 """The flags a challenge may turn on by name; each has a rules line ``rule.<key>``."""
+CHOSEN_APART = tuple(option.key for option in OPTIONS if option.chosen_apart)
+
+_PLAYS: dict[str, frozenset[str]] = {}
+"""The options each kind of game plays, by its name, as the kind declares them (its ``plays``,
+recorded by ``variant.register``). Default-deny: an option a kind does not declare is fixed for
+it, and setting it is refused whatever the value (RULES §10)."""
+_FIXED: dict[str, dict[str, Any]] = {}
+"""Per kind of game, the value of every option it does not play: its own preset's."""
+
+
+def declare_plays(variant: str, keys: Iterable[str]) -> None:
+    """Record the options a kind of game plays; the others keep the values of its preset.
+
+    Its preset is the first of :data:`PRESETS` that names the kind (``standard`` for Krig).
+    """
+    plays = frozenset(keys) | frozenset(CHOSEN_APART)
+    unknown = plays - set(OPTION_KEYS)
+    if unknown:
+        raise RulesError(f"{variant} declares unknown options {sorted(unknown)}")
+    home = next((p for p, o in PRESETS.items() if o.get("variant", "krig") == variant), None)
+    if home is None:
+        raise RulesError(f"no preset plays variant {variant!r}")
+    defaults = {field.name: field.default for field in dataclasses.fields(Rules)}
+    values = defaults | PRESETS[home]
+    _PLAYS[variant] = plays
+    _FIXED[variant] = {key: values[key] for key in OPTION_KEYS if key not in plays}
+    _rules_from_items.cache_clear()
+
+
+def played_options(variant: str) -> frozenset[str]:
+    """Return the options a kind of game plays (the variant and the players included)."""
+    try:
+        return _PLAYS[variant]
+    except (KeyError, TypeError):
+        raise RulesError(f"variant must be one of {_or_list(_PLAYS)}") from None
+
+
+def _refuse_fixed(variant: str, given: Iterable[str]) -> None:
+    """Refuse an option given for a kind of game that does not play it, whatever its value."""
+    plays = played_options(variant)
+    for key in OPTION_KEYS:
+        if key in given and key not in plays:
+            raise FixedOptionError(key, variant, _text(_FIXED[variant][key]))
+
+
+def _text(value: Any) -> str:
+    """Return a value as the command line writes it (``true``, ``none``, ``rank``)."""
+    return "none" if value is None else str(value).lower()
+
+
+def _or_list(values: Iterable[Any]) -> str:
+    words = [_text(value) for value in values]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,31 +244,51 @@ class Rules:
     ) -> Rules:
         """Return the rules of a preset of RULES §11, with options changed as given."""
         key = find_preset(name)
+        unknown = set(overrides) - set(OPTION_KEYS)
+        if unknown:
+            raise RulesError(f"unknown option {sorted(unknown)[0]!r}")
         options: dict[str, Any] = dict(PRESETS[key])
         if players is not None:
             options["players"] = players
+        variant = overrides.get("variant", options.get("variant", "krig"))
+        _refuse_fixed(variant, overrides)
         options.update(overrides)
+        options.update(_FIXED[variant])
         # RULES §8: three players default to a shuffled pickup; a challenge may still choose.
-        # Steal War has loot piles instead (§10).
+        # A kind that does not play the pickup (Steal War's loot piles, §10) keeps its own.
         if (
             options.get("players", 2) == 3
             and "pickup" not in overrides
-            and options.get("variant", "krig") == "krig"
+            and "pickup" in played_options(variant)
         ):
             options["pickup"] = "shuffled"
         if options.get("points") and options.get("max_rounds") is None:
             options["max_rounds"] = DEFAULT_POINTS_ROUNDS
-        unknown = set(options) - set(OPTION_KEYS)
-        if unknown:
-            raise RulesError(f"unknown option {sorted(unknown)[0]!r}")
         return cls(preset_name=key, **options)
 
     def replace(self, **changes: Any) -> Rules:
-        """Return these rules with some options changed."""
+        """Return these rules with some options changed (refused if the variant fixes one)."""
         unknown = set(changes) - set(OPTION_KEYS)
         if unknown:
             raise RulesError(f"unknown option {sorted(unknown)[0]!r}")
+        variant = changes.get("variant", self.variant)
+        _refuse_fixed(variant, changes)
+        if "variant" in changes:
+            changes = {**_FIXED[variant], **changes}
         return dataclasses.replace(self, **changes)
+
+    def settings(self) -> dict[str, Any]:
+        """Return the options these rules set, as a challenge gives them: those the variant
+        plays, without the variant and the players (chosen apart).
+
+        ``Rules.preset(rules.preset_name, players=rules.players, **rules.settings())`` is these
+        rules again: a rematch asks for exactly that.
+
+        >>> sorted(Rules.preset("stjel").settings())
+        ['decks', 'jokers', 'max_rounds', 'target_tricks', 'time_limit']
+        """
+        plays = played_options(self.variant)
+        return {key: getattr(self, key) for key in RULE_OPTION_KEYS if key in plays}
 
     @property
     def deterministic(self) -> bool:
@@ -222,54 +319,23 @@ class Rules:
         """Rebuild rules saved with :meth:`to_dict`."""
         try:
             # Saved rules come back in the order to_dict wrote them: no need to sort for the cache.
-            return _rules_from_items(tuple(data.items()))
+            # The types are part of the key: 1 == True, yet only True is a flag.
+            return _rules_from_items(tuple(data.items()), tuple(map(type, data.values())))
         except TypeError:  # an unhashable value: validate it the slow way, for the message
             return cls(preset_name=str(data.get("preset", "standard")), **_saved_options(data))
 
     def _validate(self) -> None:
-        if not isinstance(self.players, int) or not 2 <= self.players <= 4:
-            raise RulesError("a game has 2, 3 or 4 players")
-        if self.face_down not in FACE_DOWN_CHOICES:
-            raise RulesError("face_down must be 1, 3, 5 or rank")
-        if self.shortage not in SHORTAGES:
-            raise RulesError("shortage must be lose or last_card")
-        if self.pickup not in PICKUPS:
-            raise RulesError("pickup must be winner_first, table or shuffled")
-        if self.war_players not in WAR_PLAYERS:
-            raise RulesError("war_players must be tied or all")
-        if self.variant not in OPTIONS_BY_KEY["variant"].choices:
-            raise RulesError("variant must be krig or stjel")
-        if self.jokers not in (0, 2):
-            raise RulesError("jokers must be 0 or 2")
-        if self.decks not in (1, 2):
-            raise RulesError("decks must be 1 or 2")
-        for key in ("max_rounds", "target_tricks"):
-            value = getattr(self, key)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
-            ):
-                raise RulesError(f"{key} must be a whole number of at least 1")
-            if value is not None and value > MAX_ROUND_LIMIT:
-                raise RulesError(f"{key} must be at most {MAX_ROUND_LIMIT}")
-        if self.time_limit is not None and (
-            isinstance(self.time_limit, bool)
-            or not isinstance(self.time_limit, int)
-            or not MIN_TIME_LIMIT <= self.time_limit <= MAX_TIME_LIMIT
-        ):
-            raise RulesError(
-                f"time_limit must be a whole number of minutes from {MIN_TIME_LIMIT}"
-                f" to {MAX_TIME_LIMIT}"
-            )
+        # Every option by its entry in OPTIONS, so the API, sim --set and stored rules agree.
+        for option in OPTIONS:
+            option.check(getattr(self, option.key))
+        # RULES §10: what a kind of game does not play holds the value it is played by.
+        for key, fixed in _FIXED.get(self.variant, {}).items():
+            if getattr(self, key) != fixed:
+                raise FixedOptionError(key, self.variant, _text(fixed))
         if self.points and self.max_rounds is None:
             raise RulesError("a points game needs max_rounds")
         if self.teams and self.players != 4:
             raise RulesError("teams are played by exactly 4 players")
-        if self.variant == "stjel":
-            if self.teams or self.points or self.shuffle_won:
-                raise RulesError("Steal War has its own piles: no teams, points or shuffle_won")
-            for key, fixed in STEAL_FIXED.items():
-                if getattr(self, key) != fixed:
-                    raise FixedOptionError(key, "stjel", str(fixed).lower())
 
 
 def find_preset(name: str) -> str:
@@ -304,16 +370,17 @@ def _rules_to_items(rules: Rules) -> tuple[tuple[str, Any], ...]:
 
 
 @functools.lru_cache(maxsize=256)
-def _rules_from_items(items: tuple[tuple[str, Any], ...]) -> Rules:
+def _rules_from_items(items: tuple[tuple[str, Any], ...], types: tuple[type, ...]) -> Rules:
     data = dict(items)
     return Rules(preset_name=str(data.get("preset", "standard")), **_saved_options(data))
 
 
 def _saved_options(data: Mapping[str, Any]) -> dict[str, Any]:
     options = {key: data[key] for key in OPTION_KEYS if key in data}
-    if options.get("variant") == "stjel":
-        # Steal War games saved before RULES §10 fixed these options kept what the challenge
-        # asked for (a shortage, a pickup) although Steal War never played by it: they load with
-        # the values they were played by, which are now the only ones allowed.
-        options.update(STEAL_FIXED)
+    # Steal War games saved before RULES §10 fixed its options kept what the challenge asked
+    # for (a shortage, a pickup) although Steal War never played by it: they load with the
+    # values they were played by, which are now the only ones allowed.
+    variant = options.get("variant", "krig")
+    if isinstance(variant, str):
+        options.update(_FIXED.get(variant, {}))
     return options

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from .cards import card_code, format_cards, parse_card, parse_cards
+from .compare import WonBy, best_of
 from .core import BaseGame, Table, check_saved, rng_from_json, rng_to_json, shuffle
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import BattleView, EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
@@ -38,6 +39,11 @@ class StealGame(BaseGame):
     autoplayable: ClassVar[bool] = False
     """Its choices are the game: autoplay would take them all from the players."""
     has_loot: ClassVar[bool] = True
+    plays: ClassVar[frozenset[str]] = frozenset(
+        {"jokers", "decks", "max_rounds", "time_limit", "target_tricks"}
+    )
+    """RULES §10: the deck and when the game ends. Its wars (3 down, running short loses, only
+    the tied), its loot piles and its plain comparison are fixed."""
 
     def __init__(
         self,
@@ -337,13 +343,13 @@ class StealGame(BaseGame):
                     ),
                 )
             contenders = [s for s in self._fighters if s in self._standing]
-            best = max(self._standing[s] >> 2 for s in contenders)
-            tied = [s for s in contenders if self._standing[s] >> 2 == best]
+            _, tied, why = best_of(self._standing, contenders, self.rules.two_beats_ace)
             if len(tied) == 1:
-                return self._resolve(tied[0])
+                return self._resolve(tied[0], why)
             winner, done = self._war_step(tied)
             if done:
-                return self._resolve(winner)
+                # The others ran short and went out; or nobody is left to take the table.
+                return self._resolve(winner, "shortage" if winner is not None else None)
 
     def _war_step(self, tied: list[int]) -> tuple[int | None, bool]:
         """Place the face-down cards of a war step; return (winner, done) when it ends early.
@@ -399,7 +405,7 @@ class StealGame(BaseGame):
         self._refill_all()
         return None, False
 
-    def _resolve(self, winner: int | None) -> Round:
+    def _resolve(self, winner: int | None, why: WonBy | None) -> Round:
         """Give the table to the winner (or set it aside) and end the battle."""
         cards = [card for layer in self._table for _, card in layer]
         taken = 0
@@ -435,6 +441,7 @@ class StealGame(BaseGame):
             aside,
             tuple(eliminated),
             steals=tuple(self._steals),
+            won_by=why,
         )
         self._clear_battle()
         return played
@@ -466,14 +473,14 @@ class StealGame(BaseGame):
         elif not alive:
             together = tuple(sorted(self._together))
             self.outcome = Outcome("war_shortage", self.round, drawn=together)
-        elif self.rules.max_rounds is not None and self.round >= self.rules.max_rounds:
-            self._count_up("round_limit")
         elif (
             self.rules.target_tricks is not None
             and winner is not None
             and self.tricks[winner] >= self.rules.target_tricks
         ):
             self.outcome = Outcome("target", self.round, winners=(winner,))
+        elif self.rules.max_rounds is not None and self.round >= self.rules.max_rounds:
+            self._count_up("round_limit")
 
     def _count_up(self, reason: EndReason) -> None:
         """End the game by counting: the most cards wins, equal most is a draw (RULES §7)."""

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Protocol
 from .core import GameState
 from .errors import RulesError, StateError
 from .events import BattleView, LookChoice, Outcome, Round, TopChoice
-from .rules import Rules
+from .rules import Rules, declare_plays
 
 Choice = LookChoice | TopChoice
 
@@ -39,6 +39,9 @@ class Variant(GameState, Protocol):
     """Whether a game may be played on its own, round by round, without anyone's choices."""
     has_loot: ClassVar[bool]
     """Whether won cards go to face-up loot piles instead of under the pile (§10)."""
+    plays: ClassVar[frozenset[str]]
+    """The rule options it plays (the variant and the players always). Any other option is
+    refused for it, whatever the value, and holds the value of its preset (RULES §10)."""
 
     @classmethod
     def new(cls, rules: Rules, seed: int) -> Variant:
@@ -139,7 +142,8 @@ VARIANTS: dict[str, type[Variant]] = {}
 
 
 def register(kind: type[Variant]) -> None:
-    """Add a kind of game to the registry."""
+    """Add a kind of game to the registry, with the options it plays."""
+    declare_plays(kind.name, kind.plays)
     VARIANTS[kind.name] = kind
 
 

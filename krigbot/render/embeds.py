@@ -174,7 +174,7 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
         for seat, card in played.battle
     ]
     lines.extend(steal_line(steal, names, lang) for steal in played.steals)
-    if played.two_took_ace and not played.war_steps:
+    if played.won_by == "two_beats_ace" and not played.war_steps:
         lines.append("✌️ " + t(lang, "table.two_beats_ace"))
     if played.war_steps:
         first = played.war_steps[0]
@@ -185,7 +185,7 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
         lines.extend(war_step_lines(step, number, names, lang))
         for seat in step.knocked_out:
             lines.append(t(lang, "table.eliminated", name=names[seat]))
-    if played.two_took_ace and played.war_steps:
+    if played.won_by == "two_beats_ace" and played.war_steps:
         lines.append("✌️ " + t(lang, "table.two_beats_ace"))
     if played.winner is not None:
         lines.append(

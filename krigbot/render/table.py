@@ -396,7 +396,7 @@ def _draw_header(
     title = t(lang, "table.title", round=played.number)
     draw_text(canvas, (MARGIN + 2, HEADER // 2), title, size=19, bold=True, fill=TEXT, anchor="lm")
     right: float = WIDTH - MARGIN
-    if played.two_took_ace:
+    if played.won_by == "two_beats_ace":
         # The upset of the round, left of whatever else the header says.
         right = _draw_pill(canvas, draw, right, t(lang, "picture.two_beats_ace"), UPSET) - 8
     if played.outcome is not None:
@@ -570,6 +570,7 @@ def _palette_probe() -> list[tuple[Round, bool]]:
                 tricks=nothing,
                 points=nothing,
                 set_aside=0,
+                won_by="two_beats_ace",
             ),
             True,
         ),

@@ -20,7 +20,6 @@ from krigbot.engine.game import outcome_from_dict
 from krigbot.engine.match import BEST_OF as BEST_OF
 from krigbot.engine.match import MatchInfo as MatchInfo
 from krigbot.engine.match import first_game as first_game
-from krigbot.engine.rules import RULE_OPTION_KEYS
 from krigbot.logs import about
 from krigbot.sessions.authority import seat_of
 from krigbot.sessions.results import ChallengeResult, Player, Refusal
@@ -63,8 +62,8 @@ async def rematch(
     count = len(row.players)
     others = [(seat + step) % count for step in range(1, count)]
     rules = Rules.from_dict(row.rules)
-    # Every option as it was, so the new game is played by exactly the same rules.
-    options = {key: getattr(rules, key) for key in RULE_OPTION_KEYS}
+    # Every option the game set, so the new game is played by exactly the same rules.
+    options = rules.settings()
     result = await service.challenge(
         guild_id=row.guild_id,
         channel_id=channel_id,

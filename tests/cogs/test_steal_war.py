@@ -15,11 +15,13 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.cogs.steal import top_offer
-from krigbot.engine import Rules
+from krigbot.engine import OPTION_KEYS, Rules
 from krigbot.engine.cards import card_code, card_value, parse_card
 from krigbot.engine.events import LookChoice, TopChoice
+from krigbot.engine.rules import played_options
 from krigbot.engine.steal import StealGame
-from krigbot.i18n import card_label, fmt_list, t
+from krigbot.engine.variant import VARIANTS
+from krigbot.i18n import LANGS, card_label, catalog, fmt_list, t
 from krigbot.render.steal import in_war, look_text, steal_table_embed
 from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import Storage
@@ -34,6 +36,7 @@ from tests.cogs.helpers import (
     embed_text,
     flip,
     flip_button,
+    game_id_of,
     game_row,
     press,
     public_messages,
@@ -467,26 +470,27 @@ async def test_a_choice_open_at_a_restart_still_times_out(
 
 
 @pytest.mark.parametrize(
-    ("user", "option", "value", "named"),
+    ("lang", "option", "value"),
     [
-        ("alice", "shortage", "last_card", t("nb", "opt.shortage.name")),  # Alice reads Norwegian
-        ("bob", "pickup", "shuffled", t("sv", "opt.pickup.name")),  # Bob reads Swedish
-        ("carol", "shortage", "lose", None),  # the value Steal War plays by: accepted
+        ("nb", "shortage", "last_card"),
+        ("sv", "pickup", "shuffled"),
+        # The values Steal War plays by: refused all the same, as it does not take the option.
+        ("en", "shortage", "lose"),
+        ("da", "pickup", "winner_first"),
+        ("nb", "pickup", "winner_first"),
     ],
 )
-async def test_a_challenge_to_steal_war_refuses_an_option_it_fixes_and_names_it(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    bot: KrigBot,
-    user: str,
-    option: str,
-    value: str,
-    named: str | None,
+async def test_a_challenge_to_steal_war_refuses_an_option_it_does_not_take_and_names_it(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, lang: str, option: str, value: str
 ) -> None:
-    # RULES §10: an option Steal War would show but not play is refused, in the sender's
-    # language, before anything is posted or stored.
-    challenger = getattr(world, user)
-    opponent = world.carol if user != "carol" else world.alice
+    # RULES §10: an option Steal War would show but not play is refused, whatever the value,
+    # in the sender's language, before anything is posted or stored.
+    readers = {"nb": world.alice, "sv": world.bob, "en": world.carol}
+    if lang == "da":
+        readers["da"] = standin.add_user("dorte", "Dorte", locale="da")
+        standin.add_member(world.no_guild, readers["da"])
+    challenger = readers[lang]
+    opponent = world.carol if challenger is not world.carol else world.alice
     answer = await answer_of(
         standin,
         await challenge(
@@ -494,15 +498,24 @@ async def test_a_challenge_to_steal_war_refuses_an_option_it_fixes_and_names_it(
         ),
     )
 
-    if named is None:
-        assert not answer.ephemeral
-        return
-    lang = "nb" if user == "alice" else "sv"
     assert answer.ephemeral
     assert answer.content == t(lang, f"err.fixed.{option}", variant=t(lang, "variant.stjel.name"))
-    assert named in answer.content  # the option as the command names it for this reader
+    assert t(lang, f"opt.{option}.name") in answer.content  # named as the command names it
     assert public_messages(standin, world.no_channel) == []
     assert await bot.storage.active_game(world.no_channel.id) is None
+
+
+def test_every_option_a_kind_of_game_does_not_take_has_its_refusal_in_every_language() -> None:
+    missing = [
+        (lang, kind.name, key)
+        for kind in VARIANTS.values()
+        for key in OPTION_KEYS
+        if key not in played_options(kind.name)
+        for lang in LANGS
+        if f"err.fixed.{key}" not in catalog(lang)
+    ]
+    assert missing == []
+    assert any(key not in StealGame.plays for key in OPTION_KEYS)
 
 
 async def test_nobody_can_give_up_in_the_middle_of_a_battle(
@@ -530,7 +543,7 @@ async def test_a_steal_war_game_ends_with_its_result_and_no_choices_left(
     expected = StealGame.new(rules, STEAL_ONE.seed)
     played = expected.play_round()
     assert played.winner is not None
-    seeds.fix(STEAL_ONE.seed)
+    seeds.fix(STEAL_ONE.seed, STEAL_ONE.seed)  # the game, then its rematch
     started = await start_game(
         standin, world.no_channel, world.alice, world.bob, variant="stjel", rounds=1
     )
@@ -547,6 +560,13 @@ async def test_a_steal_war_game_ends_with_its_result_and_no_choices_left(
     row = await game_row(bot, started.game_id)
     assert row.status == "finished"
     assert row.state == expected.to_dict()
+
+    # A rematch asks for the options the game set, none that Steal War refuses.
+    assert answer.message is not None
+    again = await press(standin, answer.message, f"krig:rematch:{started.game_id}", world.alice)
+    assert not again.ephemeral, text_of(again)
+    challenged = await game_row(bot, game_id_of(again))
+    assert (challenged.status, challenged.rules) == ("challenge", row.rules)
 
 
 # ------------------------------------------------------------------ what the table shows

@@ -23,7 +23,7 @@ from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 
 HOUSE = Rules.preset("standard", two_beats_ace=True)
-UPSET_SEED = find_seed(HOUSE, lambda played: played.two_took_ace and not played.is_war)
+UPSET_SEED = find_seed(HOUSE, lambda played: played.won_by == "two_beats_ace" and not played.is_war)
 """A deal whose first battle is a 2 against an ace."""
 UPSET = "✌️ " + t("nb", "table.two_beats_ace")
 
@@ -42,7 +42,7 @@ async def test_a_challenge_with_the_house_rule_states_it_and_the_2_takes_the_ace
     answer = await flip(standin, world.no_channel, world.alice)
 
     game, (played,) = replay(HOUSE, UPSET_SEED, 1)
-    assert played.two_took_ace
+    assert played.won_by == "two_beats_ace"
     (embed,) = answer.embeds
     assert UPSET in embed["description"]
     row = await game_row(bot, game_id)

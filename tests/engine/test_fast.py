@@ -353,3 +353,19 @@ def test_eternal_or_not_agrees_with_brute_force_on_small_deals(
         assert find_repetition(Game.from_piles(rules, piles)) == repeat
     fast = Game.from_piles(rules, piles)
     assert run_to_end(fast) == game.outcome
+
+
+def test_every_field_of_the_rules_is_declared_by_the_fast_path() -> None:
+    # A field left out would send every game, whatever its value, down the general path.
+    assert set(fast.FAST_OPTIONS) == {field.name for field in dataclasses.fields(Rules)}
+
+
+def test_a_field_the_fast_path_does_not_declare_sends_even_its_default_games_down_the_general_path(
+    fast_options: dict[str, Any],
+) -> None:
+    standard = Rules.preset("standard")
+    assert not standard.two_beats_ace
+    assert fast.plays_inline(standard)
+    del fast_options["two_beats_ace"]
+    fast.plays_inline.cache_clear()
+    assert not fast.plays_inline(standard)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from krigbot.engine import (
     OPTION_KEYS,
     OPTIONS,
+    PRESETS,
     RULE_OPTION_KEYS,
     Option,
     Rules,
@@ -65,3 +67,69 @@ def test_a_flag_reads_the_usual_words() -> None:
     ]
     with pytest.raises(RulesError, match="points must be true or false"):
         parse_option("points", "maybe")
+
+
+FLAGS = [option.key for option in OPTIONS if option.kind == "flag"]
+
+
+@pytest.mark.parametrize("key", FLAGS)
+@pytest.mark.parametrize("value", ["no", "false", "true", "", 0, 1, None])
+def test_a_flag_is_a_boolean_in_the_api_and_in_stored_rules(key: str, value: Any) -> None:
+    # "no" is a true value in Python: taken as it was, it would turn the option on.
+    with pytest.raises(RulesError, match=rf"^{key} must be true or false"):
+        Rules.preset("standard", **{key: value})
+    with pytest.raises(RulesError, match=rf"^{key} must be true or false"):
+        Rules.preset("standard").replace(**{key: value})
+    with pytest.raises(RulesError, match=rf"^{key} must be true or false"):
+        Rules.from_dict({**Rules.preset("standard").to_dict(), key: value})
+
+
+def test_the_house_rule_asked_for_as_no_is_refused_not_played() -> None:
+    with pytest.raises(RulesError, match="two_beats_ace"):
+        Rules.preset("standard", two_beats_ace="no")
+    with pytest.raises(RulesError, match="wide_war"):
+        Rules.from_dict({**Rules.preset("klassisk").to_dict(), "wide_war": "false"})
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("face_down", True),  # True == 1, yet no number of cards
+        ("face_down", "3"),
+        ("face_down", 3.0),
+        ("jokers", 2.0),
+        ("decks", False),
+        ("shortage", "LOSE"),
+        ("pickup", None),
+        ("players", True),
+        ("players", 2.0),
+        ("max_rounds", True),
+        ("max_rounds", "50"),
+        ("target_tricks", 2.5),
+        ("time_limit", "5"),
+        ("time_limit", False),
+    ],
+)
+def test_a_choice_or_a_number_of_another_type_is_refused(key: str, value: Any) -> None:
+    with pytest.raises(RulesError, match=rf"^{key} must be "):
+        Rules.preset("standard", **{key: value})
+    saved = {**Rules.preset("standard").to_dict(), key: value}
+    with pytest.raises(RulesError, match=rf"^{key} must be "):
+        Rules.from_dict(saved)
+
+
+def test_stored_rules_are_typed_json_and_load_as_they_were_saved() -> None:
+    # The storage writes Rules.to_dict() with json.dumps: flags are JSON true and false.
+    for name in PRESETS:
+        house: dict[str, Any] = {} if name == "stjel" else {"two_beats_ace": True}
+        rules = Rules.preset(name, **house)
+        text = json.dumps(rules.to_dict())
+        assert '"teams": true' in text or '"teams": false' in text
+        assert Rules.from_dict(json.loads(text)) == rules
+
+
+def test_a_flag_stored_as_a_number_is_refused_even_after_the_boolean_was_loaded() -> None:
+    saved = Rules.preset("standard").to_dict()
+    assert Rules.from_dict(saved).points is False  # cached by its items
+    with pytest.raises(RulesError, match=r"^points must be true or false"):
+        Rules.from_dict({**saved, "points": 0})  # 0 == False: the cache must not answer it

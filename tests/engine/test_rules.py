@@ -15,10 +15,12 @@ from krigbot.engine import (
     FixedOptionError,
     Game,
     GameOverError,
+    Outcome,
     PlayerError,
     Rules,
     RulesError,
     StateError,
+    StealGame,
     full_deck,
     parse_card,
     parse_option,
@@ -1019,17 +1021,45 @@ def test_team_put_out_by_a_short_member_ends_with_war_shortage() -> None:
     assert (game.outcome.reason, game.outcome.winners) == ("war_shortage", (0, 2))
 
 
-def test_round_limit_comes_before_target_in_the_same_round() -> None:
-    # RULES §7: round 1 reaches both the round limit and seat 0's first trick; the round limit
-    # is first in the list, so the cards are counted: 2 each, a draw.
+def test_target_comes_before_the_round_limit_in_the_same_round() -> None:
+    # RULES §7: round 1 reaches both the round limit and seat 0's first trick; the target is
+    # first in the list, so seat 0 wins by its trick, though the cards are 2 each.
     rules = Rules.preset("standard", max_rounds=1, target_tricks=1)
     game = deal(rules, "AS", "2H 3H 4H")
     game.play_round()
     assert game.counts == (2, 2)
     assert game.outcome is not None
-    assert (game.outcome.reason, game.outcome.drawn) == ("round_limit", (0, 1))
+    assert (game.outcome.reason, game.outcome.winners) == ("target", (0,))
     fast = deal(rules, "AS", "2H 3H 4H")
     assert run_to_end(fast) == game.outcome
+
+
+BEST3_ON_THE_LIMIT = ("KS 2D KH", "QS AD QH 3C 4C 5C 6C")
+"""Seat 0 wins rounds 1 and 3, seat 1 round 2 and holds more cards after round 3 (4 to 6)."""
+
+
+def test_best3_reaching_its_target_on_the_last_round_of_the_limit_is_won_by_the_rounds() -> None:
+    # RULES §7: the round that reaches target_tricks on the round limit's last round ends
+    # `target`: the player who won the rounds wins, not the one holding more cards.
+    rules = Rules.preset("best3", max_rounds=3)
+    slow = deal(rules, *BEST3_ON_THE_LIMIT)
+    played = play(slow, 3)
+    assert [r.winner for r in played] == [0, 1, 0]
+    assert slow.counts == (4, 6)
+    assert slow.outcome == Outcome("target", 3, winners=(0,))
+    assert played[-1].outcome == slow.outcome
+    fast = deal(rules, *BEST3_ON_THE_LIMIT)
+    assert run_to_end(fast) == slow.outcome  # the inline two-player path
+    batched = deal(rules, *BEST3_ON_THE_LIMIT)
+    assert batched.play_rounds(3).outcome == slow.outcome
+
+
+def test_best3_with_a_limit_of_three_rounds_always_ends_by_its_target() -> None:
+    # Three rounds between two players give one of them two: none is counted by cards.
+    rules = Rules.preset("best3", max_rounds=3)
+    reasons = {run_to_end(Game.new(rules, seed)).reason for seed in range(300)}
+    assert "round_limit" not in reasons
+    assert "target" in reasons
 
 
 # ------------------------------------------------------------------------ §9 teams
@@ -1361,20 +1391,32 @@ def test_bad_option_values_are_refused(options: dict[str, Any]) -> None:
         Rules.preset("standard", **options)
 
 
-@pytest.mark.parametrize(
-    ("option", "value"),
-    [
-        ("face_down", 1),
-        ("face_down", "rank"),
-        ("shortage", "last_card"),
-        ("pickup", "table"),
-        ("pickup", "shuffled"),
-        ("war_players", "all"),
-        ("wide_war", True),
-    ],
-)
-def test_steal_war_refuses_the_options_it_fixes(option: str, value: Any) -> None:
-    # RULES §10: nothing shown as a rule may be silently ignored.
+STEAL_REFUSES = [
+    ("face_down", 1),
+    ("face_down", "rank"),
+    ("face_down", 3),  # the value it plays by: refused all the same
+    ("shortage", "last_card"),
+    ("shortage", "lose"),
+    ("pickup", "table"),
+    ("pickup", "shuffled"),
+    ("pickup", "winner_first"),
+    ("war_players", "all"),
+    ("war_players", "tied"),
+    ("wide_war", True),
+    ("wide_war", False),
+    ("two_beats_ace", False),
+    ("shuffle_won", False),
+    ("points", True),
+    ("teams", False),
+]
+
+
+@pytest.mark.parametrize(("option", "value"), STEAL_REFUSES)
+def test_steal_war_refuses_every_option_it_does_not_play_whatever_the_value(
+    option: str, value: Any
+) -> None:
+    # RULES §10: nothing shown as a rule may be silently ignored, so an option Steal War does
+    # not play is refused even when the value asked for is the one it is played by.
     with pytest.raises(FixedOptionError, match=f"^{option} cannot be set") as caught:
         Rules.preset("stjel", **{option: value})
     assert (caught.value.option, caught.value.variant) == (option, "stjel")
@@ -1384,12 +1426,30 @@ def test_steal_war_refuses_the_options_it_fixes(option: str, value: Any) -> None
         Rules.preset("standard", variant="stjel", jokers=2, **{option: value})
 
 
-def test_steal_war_accepts_the_values_it_plays_by() -> None:
+def test_steal_war_takes_the_options_it_plays() -> None:
     rules = Rules.preset(
-        "stjel", players=3, face_down=3, shortage="lose", war_players="tied", wide_war=False
+        "stjel", players=3, jokers=0, decks=2, max_rounds=40, target_tricks=9, time_limit=5
     )
+    assert (rules.jokers, rules.decks, rules.max_rounds, rules.target_tricks) == (0, 2, 40, 9)
     assert rules.pickup == "winner_first"  # no shuffled default for three: loot piles instead
-    assert Rules.preset("stjel", pickup="winner_first") == Rules.preset("stjel")
+    assert (rules.face_down, rules.shortage) == (3, "lose")
+    assert StealGame.plays == {"jokers", "decks", "max_rounds", "time_limit", "target_tricks"}
+
+
+def test_a_variant_set_apart_takes_the_values_its_preset_fixes() -> None:
+    rules = Rules.preset("standard", variant="stjel", jokers=2)
+    assert (rules.face_down, rules.shortage, rules.wide_war) == (3, "lose", False)
+    assert Rules.preset("klassisk").replace(variant="stjel").face_down == 3
+    with pytest.raises(FixedOptionError, match=r"^face_down"):
+        Rules(variant="stjel", jokers=2)  # built whole, a fixed option must hold its value
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_the_settings_of_any_rules_give_the_same_rules_again(name: str) -> None:
+    # What a rematch asks for: the options the game set, and nothing its variant refuses.
+    for players in (2, 3, 4) if name != "lag" else (4,):
+        rules = Rules.preset(name, players=players, max_rounds=77)
+        assert Rules.preset(rules.preset_name, players=players, **rules.settings()) == rules
 
 
 def test_steal_war_saved_with_options_it_never_played_by_still_loads() -> None:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from krigbot.engine import ChoiceError, Rules, load_game, parse_card, parse_cards
+from krigbot.engine import ChoiceError, Outcome, Rules, load_game, parse_card, parse_cards
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.steal import StealGame
 
@@ -214,11 +214,34 @@ def test_a_game_saved_with_options_steal_war_never_played_by_loads_and_plays_on(
     assert restored.outcome == game.outcome
 
 
-def test_round_limit_comes_before_target_in_the_same_battle() -> None:
-    # RULES §7: battle 1 reaches the round limit and A's first trick; the cards are counted.
+def test_target_comes_before_the_round_limit_in_the_same_battle() -> None:
+    # RULES §7: battle 1 reaches the round limit and A's first trick; A wins by the trick.
     rules = Rules.preset("stjel", max_rounds=1, target_tricks=1)
     game = StealGame(rules, [parse_cards(["AS"]), parse_cards(["2H", "3H", "4H"])], seed=0)
     game.play_round()
     assert game.counts == (2, 2)
     assert game.outcome is not None
-    assert (game.outcome.reason, game.outcome.drawn) == ("round_limit", (0, 1))
+    assert (game.outcome.reason, game.outcome.winners) == ("target", (0,))
+
+
+def test_steal_war_reaching_its_target_on_the_last_round_of_the_limit_is_won_by_the_rounds() -> (
+    None
+):
+    rules = Rules.preset("stjel", max_rounds=3, target_tricks=2)
+    piles = [
+        parse_cards(["KS", "2D", "KH"]),
+        parse_cards(["QS", "AD", "QH", "3C", "4C", "5C", "6C"]),
+    ]
+    game = StealGame(rules, piles, seed=0)
+    played = [game.play_round() for _ in range(3)]
+    assert [r.steals for r in played] == [(), (), ()]
+    assert [r.winner for r in played] == [0, 1, 0]
+    assert game.counts == (4, 6)
+    assert game.outcome == Outcome("target", 3, winners=(0,))
+
+
+def test_a_steal_war_battle_records_why_it_was_won() -> None:
+    game = StealGame(STJEL, [parse_cards(["KS", "4D"]), parse_cards(["QS", "5D"])], seed=0)
+    assert game.play_round().won_by == "highest"
+    short = StealGame(STJEL, [parse_cards(["KS", "4D"]), parse_cards(["KH"])], seed=0)
+    assert (short.play_round().won_by, short.outcome is not None) == ("shortage", True)

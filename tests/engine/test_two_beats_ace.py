@@ -90,3 +90,31 @@ def test_whole_games_are_the_same_on_the_fast_path_which_hands_them_on(seed: int
     quick = Game.new(TWO_TAKES_ACE, seed)
     assert run_to_end(quick) == slow.outcome
     assert quick.to_dict() == slow.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("rules", "piles", "winner", "why"),
+    [
+        (TWO_TAKES_ACE, ("2C 5H", "AS 9D"), 0, "two_beats_ace"),
+        (Rules.preset("standard"), ("2C 5H", "AS 9D"), 1, "highest"),
+        # A joker is highest: the 2 does nothing.
+        (TWO_TAKES_ACE.replace(jokers=2), ("2C 5H", "X1 9D"), 1, "highest"),
+        # Two 2s tie and go to war; the war's face-up cards decide it, no upset.
+        (TWO_TAKES_ACE.replace(players=3), ("2C 4H KH", "2D 5S 3S", "AS 9D 7D"), 0, "highest"),
+        # A war whose face-up cards are a 2 and an ace: the upset decides the war.
+        (TWO_TAKES_ACE, ("7C 4H 2H", "7D 5S AS"), 0, "two_beats_ace"),
+        # The other fighter has no card for the war step: the 7's owner takes it by shortage.
+        (Rules.preset("standard"), ("7C 4H 2H", "7D"), 0, "shortage"),
+        (Rules.preset("lag"), ("9C", "5D", "9H", "4S"), 0, "teammates"),
+    ],
+)
+def test_a_round_records_why_it_was_won(
+    rules: Rules, piles: tuple[str, ...], winner: int, why: str
+) -> None:
+    played = deal(rules, *piles).play_round()
+    assert (played.winner, played.won_by) == (winner, why)
+
+
+def test_a_round_whose_table_is_set_aside_records_no_reason() -> None:
+    played = deal("standard", "7C", "7D").play_round()
+    assert (played.winner, played.won_by) == (None, None)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import io
 import itertools
+from datetime import UTC, datetime
 
 from PIL import Image
 
 from krigbot.engine import Game, Round, Rules, parse_cards
+from krigbot.i18n import t
+from krigbot.render.embeds import round_embed
 from krigbot.render.samples import find_round
 from krigbot.render.table import (
     HEADER,
@@ -21,6 +24,7 @@ from krigbot.render.table import (
     render_round,
 )
 from tests.render import pixels
+from tests.rows import stored_row
 
 NAMES2 = ("Ingrid", "Bjørn")
 NAMES4 = ("Ada", "Bo", "Cy", "Dag")
@@ -182,9 +186,9 @@ def test_a_2_that_takes_an_ace_gets_a_pill_in_the_header() -> None:
     # RULES §1 two_beats_ace: the upset is named in the header, beside nothing else.
     upset = play("standard", "2S 3C", "AH 4C", two_beats_ace=True)
     usual = play("standard", "2S 3C", "AH 4C")
-    assert upset.two_took_ace
+    assert upset.won_by == "two_beats_ace"
     assert upset.winner == 0
-    assert not usual.two_took_ace
+    assert usual.won_by == "highest"
 
     def upset_pixels(played: Round) -> int:
         header = picture(played).crop((0, 0, WIDTH, HEADER))
@@ -192,6 +196,23 @@ def test_a_2_that_takes_an_ace_gets_a_pill_in_the_header() -> None:
 
     assert upset_pixels(upset) > 2000
     assert upset_pixels(usual) == 0
+
+
+def test_a_2_left_alone_when_the_aces_run_short_is_no_upset() -> None:
+    # No house rule: the aces tie, every player fights (war_players all) and both aces' holders
+    # have no cards left, so the 2's holder takes the table because they ran short. The cards
+    # compared (a 2, two aces) look like an upset; the round's recorded reason says otherwise.
+    rules = Rules.preset("standard", players=3, war_players="all", pickup="winner_first")
+    game = Game.from_piles(rules, [parse_cards(p.split()) for p in ("2C 5D 2D", "AS", "AH")])
+    played = game.play_round()
+    assert (played.winner, played.won_by) == (0, "shortage")
+    names = ("Ada", "Bo", "Cy")
+
+    header = picture(played, names).crop((0, 0, WIDTH, HEADER))
+    assert sum(1 for pixel in pixels(header) if pixel == UPSET) == 0
+    row = stored_row(rules, (1, 2, 3), names, at=datetime(2026, 12, 1, tzinfo=UTC))
+    told = round_embed(row, game, played, "nb").description or ""
+    assert t("nb", "table.two_beats_ace") not in told
 
 
 def test_the_stored_palette_is_the_one_the_probe_rounds_build() -> None:

@@ -1,0 +1,65 @@
+"""Which face-up cards win when they are compared: the one place that decides it (RULES §1, §3, §4).
+
+Every kind of game and both paths ask here: a battle's cards and a war step's face-up cards are
+compared the same way. The highest value wins; equal highest are tied, and a tie goes to war
+(RULES §3). With ``two_beats_ace`` a 2 beats an ace and nothing else: when an ace is highest and a
+2 is among the cards, the 2s take the aces' place (one 2 wins, several are tied). A joker is
+higher than an ace, so with a joker highest the 2 does nothing.
+
+>>> from krigbot.engine.cards import parse_card
+>>> cards = {0: parse_card("2S"), 1: parse_card("AH"), 2: parse_card("9C")}
+>>> best_of(cards, (0, 1, 2), two_beats_ace=False)
+(14, [1], 'highest')
+>>> best_of(cards, (0, 1, 2), two_beats_ace=True)
+(2, [0], 'two_beats_ace')
+>>> winner_of_two(14, 2, two_beats_ace=True), winner_of_two(9, 9, two_beats_ace=True)
+(1, -1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal, TypeAlias
+
+from .cards import ACE_VALUE, JOKER_VALUE, TWO_VALUE
+
+WonBy: TypeAlias = Literal["highest", "two_beats_ace", "teammates", "shortage"]
+"""Why a seat took the table (``Round.won_by``): the highest face-up card; a 2 that took an ace's
+place (RULES §1); the first in seat order of teammates tied with no one else (§9); or the other
+fighters ran short in a war step and went out (§5)."""
+
+PLAIN_ORDER: tuple[int, ...] = tuple(card >> 2 for card in range((JOKER_VALUE + 1) << 2))
+"""Each card's strength when the highest value simply wins: its value (``card >> 2``). The fast
+path's inline loop compares these with ``>``, which is this module's rule only for the rules
+that :func:`order_of` gives it to."""
+
+
+def best_of(
+    cards: Mapping[int, int], seats: Sequence[int], two_beats_ace: bool
+) -> tuple[int, list[int], WonBy]:
+    """Return what wins among the seats' face-up cards: the winning value, the seats holding it
+    (one wins, several are tied and go to war), and why it wins (the highest, or 2s that took
+    the aces' place)."""
+    values = [cards[seat] >> 2 for seat in seats]
+    top = max(values)
+    why: WonBy = "highest"
+    if two_beats_ace and top == ACE_VALUE and TWO_VALUE in values:
+        top, why = TWO_VALUE, "two_beats_ace"
+    if values.count(top) == 1:  # the common case, counted and found in C
+        return top, [seats[values.index(top)]], why
+    return top, [seat for seat, value in zip(seats, values, strict=True) if value == top], why
+
+
+def winner_of_two(a: int, b: int, two_beats_ace: bool) -> int:
+    """Return which of two face-up values wins: 0 for ``a``, 1 for ``b``, -1 for a tie."""
+    if a == b:
+        return -1
+    if two_beats_ace and {a, b} == {ACE_VALUE, TWO_VALUE}:
+        return 0 if a == TWO_VALUE else 1
+    return 0 if a > b else 1
+
+
+def order_of(two_beats_ace: bool) -> tuple[int, ...] | None:
+    """Return each card's strength if comparing strengths with ``>`` decides every comparison,
+    or None when no such order exists (a 2 beating an ace: 2 < 3 < ... < A < 2)."""
+    return None if two_beats_ace else PLAIN_ORDER

@@ -1,4 +1,4 @@
-"""Krigbot's Steal War policy against the default of RULES §10 (run: python -m bench.policy).
+"""Krigbot's Steal War policy against the default of rules §10 (run: python -m bench.policy).
 
 Every deal is played once with Krigbot in each seat (the seats alternate, the seeds are fixed:
 deal ``first_seed + i``), the other seats making every choice by the default. Prints Krigbot's

@@ -27,7 +27,7 @@ def fairness_command(game: Variant, seed: int) -> str | None:
 
 
 def _without_clock(game: Variant) -> Rules | None:
-    """Return rules the command line plays the same game by, which has no clock (RULES §7).
+    """Return rules the command line plays the same game by, which has no clock (rules §7).
 
     A time limit that ended the game after N rounds counted the cards as a round limit of N
     would; one that did not end it changed nothing. None if no round was played in time.

@@ -56,7 +56,7 @@ def build_rules(variant: str, players: int | None, settings: Sequence[str]) -> R
         if option is None:
             raise UsageError(f"unknown option {key!r} (known: {', '.join(settable)})")
         if option.needs_clock:
-            # RULES §7: only whoever runs the game with a clock can end it when the time is up.
+            # rules §7: only whoever runs the game with a clock can end it when the time is up.
             raise UsageError(
                 f"{key} needs a clock and sim has none: use max_rounds=N to count the cards"
                 " after N rounds"
@@ -265,7 +265,7 @@ def make_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def common(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--variant", default="standard", help="a preset of RULES §11")
+        sub.add_argument("--variant", default="standard", help="a preset of rules §11")
         sub.add_argument(
             "--set", action="append", default=[], metavar="KEY=VALUE", help="change an option"
         )

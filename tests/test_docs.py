@@ -208,3 +208,37 @@ def test_what_self_hosting_says_a_bot_needs_is_what_performance_md_measures() ->
     assert len(sizes) >= 3  # memory, packages, fonts
     performance = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
     assert [size for size in sizes if size not in performance] == []
+
+
+def rule_sections() -> set[int]:
+    """Return the numbers of docs/rules.md's numbered sections (``## 7. The end of a game``)."""
+    text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    return {int(number) for number in re.findall(r"^## (\d+)\. ", text, flags=re.MULTILINE)}
+
+
+def repository_texts() -> list[Path]:
+    """Return the code, catalogs and documents of the repository (not its vendored files)."""
+    kinds = ("*.py", "*.po", "*.sql", "*.md", "*.html", "*.js", "*.service")
+    places = [ROOT / "krigbot", ROOT / "bench", ROOT / "tests", ROOT / "docs", ROOT / "deploy"]
+    found = [ROOT / "bot.py", ROOT / "README.md"]
+    for place in places:
+        found += [path for kind in kinds for path in place.rglob(kind)]
+    return [path for path in found if "discord-api-spec" not in path.parts]
+
+
+def test_the_rules_sections_are_numbered_in_order() -> None:
+    assert rule_sections() == set(range(1, len(rule_sections()) + 1))
+    assert len(rule_sections()) >= 12
+
+
+def test_the_code_cites_the_repositorys_own_rules_and_only_sections_they_have() -> None:
+    sections = rule_sections()
+    for path in repository_texts():
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(ROOT)
+        # The workshop's files are not part of the product: cite docs/rules.md and its sections.
+        assert not re.search(r"(?<![/\w])(RULES|STYLE)\.md|RULES \u00a7", text), where
+        for cited in re.findall(r"rules §(\d+)", text):
+            assert int(cited) in sections, (
+                f"{where} cites rules §{cited}, which docs/rules.md lacks"
+            )

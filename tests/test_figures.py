@@ -5,7 +5,7 @@ points, draws (round limits, repeating games, players out together), best-of mat
 challenges declined, expired or withdrawn and games cancelled or abandoned, are played through
 the game service on a real SQLite database. Then every player's figures, as the storage gives
 them to the bot, are compared with a recount from the stored games: their players, their result
-(RULES §7, and §9: a team's result is both members'), the counters in their saved state, and
+(rules §7, and §9: a team's result is both members'), the counters in their saved state, and
 for the shorter games the rounds replayed from the seed.
 """
 
@@ -73,7 +73,7 @@ def random_options(rng: random.Random, variant: str, players: int) -> dict[str, 
     if rng.random() < 0.3:
         options["max_rounds"] = rng.choice((1, 2, 3, 5, 8, 13, 30, 60))
     if variant == "stjel":
-        return options  # its other rules are fixed (RULES §10)
+        return options  # its other rules are fixed (rules §10)
     if PRESETS[variant].get("teams") and rng.random() < 0.5:
         # A team game with this pickup repeats forever in a third of the deals: a draw (RULES
         # §7), often with a member of each team out of cards since earlier rounds (§9).
@@ -197,7 +197,7 @@ class Line:
 
 
 def team_result(row: GameRow, seat: int) -> Outcome:
-    """Return a seat's result from the stored outcome: in a team game the team's (RULES §9)."""
+    """Return a seat's result from the stored outcome: in a team game the team's (rules §9)."""
     assert row.result is not None
     seats = (seat % 2, seat % 2 + 2) if row.rules.get("teams") else (seat,)
     if any(s in row.result["winners"] for s in seats):

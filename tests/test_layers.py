@@ -1,4 +1,4 @@
-"""The layers of krigbot/ import downwards only, as STYLE.md's "The shape" draws them.
+"""The layers of krigbot/ import downwards only, as docs/architecture.md draws them.
 
 cogs and web → sessions → storage and engine; render → engine and i18n; nothing imports cogs;
 the engine imports nothing of ours. Every import of every module counts, including those inside

@@ -43,7 +43,7 @@ def test_play_deal_reports_the_queen_taking_the_ten(
 def test_play_trace_shows_the_war_of_rules_example(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # RULES §12 (000): both turn an 8, one card down each, then jack against 7: six cards.
+    # rules §12 (000): both turn an 8, one card down each, then jack against 7: six cards.
     deal = deal_file(tmp_path, [["8S", "2H", "JC"], ["8D", "3S", "7H"]])
     status, data, _ = run(capsys, "play", "--deal", deal, "--trace")
     assert status == 0
@@ -142,7 +142,7 @@ def test_stats_summarises_every_game(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_stats_counts_eternal_games_with_table_pickup(capsys: pytest.CaptureFixture[str]) -> None:
-    # RULES §6: deterministic `table` pickup never ends in a large share of games with f = 1.
+    # rules §6: deterministic `table` pickup never ends in a large share of games with f = 1.
     _, data, _ = run(capsys, "stats", "--games", "300", "--seed", "1", "--set", "pickup=table")
     assert data is not None
     assert data["eternal_fraction"] > 0.2

@@ -1,4 +1,4 @@
-"""Steal War at the table (RULES §10): private looks, steals, top-card choices and time-outs.
+"""Steal War at the table (rules §10): private looks, steals, top-card choices and time-outs.
 
 A battle begins with a flip. Every player may press **Look at my card** on the table and is
 answered privately with their next card and, when it matches an opponent's loot top, buttons
@@ -289,7 +289,7 @@ class StealCog(commands.Cog, name="StealWar"):
         row, game = result.row, result.game
         notes = [*notes, *krigbot_notes(result, lang)]
         if game.outcome is not None and result.played is None:
-            # Its time was up between battles: the cards were counted (RULES §7).
+            # Its time was up between battles: the cards were counted (rules §7).
             embed = time_up_embed(row, game, lang)
             if notes:
                 embed.description = "\n".join([*notes, embed.description or ""])

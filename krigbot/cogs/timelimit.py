@@ -1,4 +1,4 @@
-"""The time limit (RULES §7 ``time_limit``): when a game's time is up, the bot counts the cards.
+"""The time limit (rules §7 ``time_limit``): when a game's time is up, the bot counts the cards.
 
 The engine has no clock; the session layer keeps every such game's deadline (the deal's time,
 stored with the game, plus its minutes) in its one scheduler, so a restarted bot finds them all

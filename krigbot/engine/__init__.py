@@ -1,6 +1,7 @@
-"""The rules of Krig, apart from Discord, SQL and language (RULES.md).
+"""The rules of Krig, apart from Discord, SQL and language (docs/rules.md).
 
-The engine imports nothing of the project; everything else builds on it.
+The engine imports nothing of the project; everything else builds on it. Throughout the code,
+"rules §N" cites the numbered section N of docs/rules.md.
 """
 
 from __future__ import annotations

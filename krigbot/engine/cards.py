@@ -1,4 +1,4 @@
-"""Cards as small integers and their text notation (RULES §1).
+"""Cards as small integers and their text notation (rules §1).
 
 A card is ``value * 4 + suit``: comparing ``card >> 2`` compares values and ignores suits, and
 two copies of one card (``decks: 2``) are the same integer, as they are at the table.

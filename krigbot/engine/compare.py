@@ -1,8 +1,8 @@
-"""Which face-up cards win when they are compared: the one place that decides it (RULES §1, §3, §4).
+"""Which face-up cards win when they are compared: the one place that decides it (rules §1, §3, §4).
 
 Every kind of game and both paths ask here: a battle's cards and a war step's face-up cards are
 compared the same way. The highest value wins; equal highest are tied, and a tie goes to war
-(RULES §3). With ``two_beats_ace`` a 2 beats an ace and nothing else: when an ace is highest and a
+(rules §3). With ``two_beats_ace`` a 2 beats an ace and nothing else: when an ace is highest and a
 2 is among the cards, the 2s take the aces' place (one 2 wins, several are tied). A joker is
 higher than an ace, so with a joker highest the 2 does nothing.
 
@@ -25,7 +25,7 @@ from .cards import ACE_VALUE, JOKER_VALUE, TWO_VALUE
 
 WonBy: TypeAlias = Literal["highest", "two_beats_ace", "teammates", "shortage"]
 """Why a seat took the table (``Round.won_by``): the highest face-up card; a 2 that took an ace's
-place (RULES §1); the first in seat order of teammates tied with no one else (§9); or the other
+place (rules §1); the first in seat order of teammates tied with no one else (§9); or the other
 fighters ran short in a war step and went out (§5)."""
 
 PLAIN_ORDER: tuple[int, ...] = tuple(card >> 2 for card in range((JOKER_VALUE + 1) << 2))

@@ -54,7 +54,7 @@ def _spans(length: int) -> tuple[tuple[int, float], ...]:
 
 
 def deal(rules: Rules, seed: int) -> tuple[list[list[int]], int, random.Random]:
-    """Shuffle with a new seeded RNG and deal one card at a time from seat 0 (RULES §2).
+    """Shuffle with a new seeded RNG and deal one card at a time from seat 0 (rules §2).
 
     Return the piles (top card first), how many cards were set aside for lack of a whole round,
     and the RNG, which the game goes on using from where the deal left it.
@@ -68,7 +68,7 @@ def deal(rules: Rules, seed: int) -> tuple[list[list[int]], int, random.Random]:
 
 
 def war_face_down(rules: Rules, tied_value: int) -> int:
-    """Return how many cards each fighter places face down (RULES §4, Război included)."""
+    """Return how many cards each fighter places face down (rules §4, Război included)."""
     if rules.face_down != "rank":
         return rules.face_down
     if tied_value >= ACE_VALUE:  # ace and joker count 11
@@ -77,7 +77,7 @@ def war_face_down(rules: Rules, tied_value: int) -> int:
 
 
 def points_for(war_steps: int) -> int:
-    """Return the points a round won scores: 1, plus 2 for each war step in it (RULES §7)."""
+    """Return the points a round won scores: 1, plus 2 for each war step in it (rules §7)."""
     return 1 + 2 * war_steps
 
 
@@ -92,7 +92,7 @@ def fewest_holding(lacking: Sequence[int], holding: Callable[[int], int]) -> lis
 
 
 def winner_first(by_seat: Mapping[int, list[int]], winner: int) -> list[int]:
-    """Return the ``winner_first`` pickup (RULES §6): the winner's cards, then each other seat's.
+    """Return the ``winner_first`` pickup (rules §6): the winner's cards, then each other seat's.
 
     ``by_seat`` holds each seat's cards in the order placed; the others follow in seat order.
     """
@@ -196,7 +196,7 @@ class BaseGame(GameState):
 
     @classmethod
     def new(cls, rules: Rules, seed: int) -> Self:
-        """Shuffle with the seeded RNG and deal one card at a time from seat 0 (RULES §2)."""
+        """Shuffle with the seeded RNG and deal one card at a time from seat 0 (rules §2)."""
         piles, set_aside, rng = deal(rules, seed)
         game = cls(rules, piles, seed=seed, rng=rng)
         game.set_aside = set_aside
@@ -213,7 +213,7 @@ class BaseGame(GameState):
         return self.outcome is not None
 
     def can_forfeit(self, seat: int) -> bool:
-        """Tell whether a seat may give up: it still plays, or its team does (RULES §9)."""
+        """Tell whether a seat may give up: it still plays, or its team does (rules §9)."""
         if self.outcome is not None or not 0 <= seat < self.players:
             return False
         return self.in_game[seat] or (self.rules.teams and self.in_game[(seat + 2) % 4])
@@ -226,7 +226,7 @@ class BaseGame(GameState):
     def credit(self, winner: int | None, taken: int, war_steps: int) -> None:
         """Count a round collected: ``taken`` cards to the winner, or set aside if nobody won.
 
-        Every path that plays a round counts it here: tricks, points (RULES §7), wars won and
+        Every path that plays a round counts it here: tricks, points (rules §7), wars won and
         the biggest pot; a round with war steps is a war round.
         """
         if war_steps:

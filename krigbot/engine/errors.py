@@ -12,20 +12,20 @@ class RulesError(EngineError):
 
 
 class FixedOptionError(RulesError):
-    """An option the variant fixes was set to something else (Steal War, RULES §10)."""
+    """An option the variant fixes was set to something else (Steal War, rules §10)."""
 
     def __init__(self, option: str, variant: str, fixed: object) -> None:
         super().__init__(
             f"{option} cannot be set for variant {variant}: it always plays {option}={fixed}"
         )
         self.option = option
-        """The option that was set, a key of RULES.md (``shortage``)."""
+        """The option that was set, a key of docs/rules.md (``shortage``)."""
         self.variant = variant
         """The preset whose rules fix it (``stjel``)."""
 
 
 class CardError(EngineError):
-    """A card code that is not in the notation of RULES §1."""
+    """A card code that is not in the notation of rules §1."""
 
 
 class DealError(EngineError):

@@ -23,10 +23,10 @@ END_REASONS: tuple[EndReason, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """How a game ended: who won, who shared a draw, and why (RULES §7).
+    """How a game ended: who won, who shared a draw, and why (rules §7).
 
     Seats in neither ``winners`` nor ``drawn`` lost. In a team game a result is the team's
-    (RULES §9): both members of a team are in ``winners``, both in ``drawn``, or neither.
+    (rules §9): both members of a team are in ``winners``, both in ``drawn``, or neither.
     """
 
     reason: EndReason
@@ -59,16 +59,16 @@ class WarStep:
     compared: tuple[int, ...]
     """Per fighter, the card whose value was compared (the new face-up or the standing card)."""
     short: tuple[int, ...] = ()
-    """Fighters who held fewer than the step needs (RULES §5)."""
+    """Fighters who held fewer than the step needs (rules §5)."""
     knocked_out: tuple[int, ...] = ()
-    """Seats knocked out of the game for lack of cards before or in this step (RULES §5)."""
+    """Seats knocked out of the game for lack of cards before or in this step (rules §5)."""
     supplied: tuple[tuple[int, int, int], ...] = ()
-    """Team cooperation (RULES §9): ``(from_seat, to_seat, cards)`` given before the step."""
+    """Team cooperation (rules §9): ``(from_seat, to_seat, cards)`` given before the step."""
 
 
 @dataclass(frozen=True, slots=True)
 class Steal:
-    """Steal War (RULES §10): a seat's card took the loot piles of ``from_seats``."""
+    """Steal War (rules §10): a seat's card took the loot piles of ``from_seats``."""
 
     seat: int
     card: int

@@ -8,7 +8,7 @@ plays only rules whose every option is declared in :data:`FAST_OPTIONS`: an opti
 ``Rules`` and not declared there sends its games down the general path. Tests check that both
 paths give the same game for every value of every option.
 
-`eternal` (RULES §7) uses Brent's cycle detection: it keeps one saved position and a counter,
+`eternal` (rules §7) uses Brent's cycle detection: it keeps one saved position and a counter,
 so its memory does not grow with the length of the cycle. Brent gives the cycle length λ; the
 first repeated round is then found by playing two copies λ rounds apart in lockstep until their
 positions agree (after μ rounds): the game ends after round μ + λ.
@@ -464,7 +464,7 @@ def _war_two(game: Krig, a: int, b: int, tied_value: int) -> None:
             if h1 <= f:
                 short.add(1)
             if rules.shortage == "lose":
-                # RULES §5: one short fighter loses; both short, the one holding fewer.
+                # rules §5: one short fighter loses; both short, the one holding fewer.
                 out = (
                     list(short) if len(short) == 1 else fewest_holding((0, 1), (h0, h1).__getitem__)
                 )

@@ -1,4 +1,4 @@
-"""One game of Krig: the deal, rounds with their war steps, and the end (RULES §2–§9).
+"""One game of Krig: the deal, rounds with their war steps, and the end (rules §2–§9).
 
 >>> from krigbot.engine.cards import parse_cards
 >>> game = Game.from_piles(Rules.preset("standard"), [parse_cards(["QC"]), parse_cards(["TD"])])
@@ -45,7 +45,7 @@ from .variant import register
 
 
 class Game(BaseGame):
-    """A game of Krig between 2–4 seats; seat 0 started it (RULES §2).
+    """A game of Krig between 2–4 seats; seat 0 started it (rules §2).
 
     It has no choices: the members of :class:`~krigbot.engine.variant.Variant` about choices
     say so (nothing pending, never in a battle, every choice refused).
@@ -103,7 +103,7 @@ class Game(BaseGame):
         if needs_rng and rng is None:
             rng = random.Random(seed)
         self.rng: random.Random | None = rng if needs_rng else None
-        # Who competes for the win: each seat alone, or the two teams (RULES §9).
+        # Who competes for the win: each seat alone, or the two teams (rules §9).
         self._unit_seats: tuple[tuple[int, ...], ...] = (
             ((0, 2), (1, 3)) if rules.teams else tuple((s,) for s in range(n))
         )
@@ -136,7 +136,7 @@ class Game(BaseGame):
     # ---------------------------------------------------------------------------- queries
 
     def holding(self, seat: int) -> int:
-        """Return how many cards a seat owns that are not on the table (RULES §5)."""
+        """Return how many cards a seat owns that are not on the table (rules §5)."""
         return len(self.piles[seat]) + len(self.won[seat])
 
     @property
@@ -216,7 +216,7 @@ class Game(BaseGame):
         return played
 
     def end_by_counting(self) -> Outcome:
-        """End the game now, between rounds, counted as at the round limit (RULES §7).
+        """End the game now, between rounds, counted as at the round limit (rules §7).
 
         For ``time_limit``: the engine has no clock, so whoever runs the game calls this once
         the time is up. The most cards wins (in a points game the most points, then cards),
@@ -262,10 +262,10 @@ class Game(BaseGame):
         return fast.run_to_end(self)
 
     def forfeit(self, seat: int, *, alone: bool = False) -> Outcome | None:
-        """Let a seat give up; return the outcome if that ends the game (RULES §7, §9).
+        """Let a seat give up; return the outcome if that ends the game (rules §7, §9).
 
         ``alone`` lets a team member leave while the partner plays on, as forfeits did in team
-        games saved before RULES §9 made them the team's: only for replaying those.
+        games saved before rules §9 made them the team's: only for replaying those.
         """
         if self.outcome is not None:
             raise GameOverError("the game is over")
@@ -273,11 +273,11 @@ class Game(BaseGame):
             raise PlayerError(f"seat {seat} is not in the game")
         self.forfeits.append((seat, self.round))
         if self.rules.teams and not alone:
-            # RULES §9: a member gives up for the team, and the other team wins; the cards stay
+            # rules §9: a member gives up for the team, and the other team wins; the cards stay
             # where they are (nothing vanishes from a team game).
             self.outcome = Outcome("forfeit", self.round, winners=self._unit_seats[1 - seat % 2])
             return self.outcome
-        # RULES §7: with 3–4 players the game goes on without them; their cards leave play.
+        # rules §7: with 3–4 players the game goes on without them; their cards leave play.
         self.set_aside += self.holding(seat)
         self.piles[seat].clear()
         self.won[seat].clear()
@@ -336,7 +336,7 @@ class Game(BaseGame):
                 won_by = why
                 break
             if rules.teams and len({s % 2 for s in tied}) == 1:
-                # RULES §9: teammates never fight each other.
+                # rules §9: teammates never fight each other.
                 winner = tied[0]
                 won_by = "teammates"
                 team_no_war = not steps
@@ -346,7 +346,7 @@ class Game(BaseGame):
             else:
                 fighters = [s for s in range(n) if in_game[s]]
             if rules.wide_war and not steps and len(tied) >= 3:
-                f = 1  # RULES §8: three or four tied in the battle fight one step of 1 down, 1 up
+                f = 1  # rules §8: three or four tied in the battle fight one step of 1 down, 1 up
             else:
                 f = war_face_down(rules, tied_value)
             step, winner = self._war_step(fighters, f, standing, table, out_groups)
@@ -385,7 +385,7 @@ class Game(BaseGame):
                 if missing <= 0 or not self.in_game[mate]:
                     continue
                 spare = self.holding(mate) - (need if mate in fighters else 0)
-                if spare >= missing:  # RULES §9: supply the missing cards if they can
+                if spare >= missing:  # rules §9: supply the missing cards if they can
                     borrowed[s] = missing
                     supplied.append((mate, s, missing))
 
@@ -405,7 +405,7 @@ class Game(BaseGame):
         out_now: list[int] = []
         remaining = list(fighters)
         if rules.shortage == "lose":
-            # RULES §5: short fighters go out from the fewest holdings upward, equal together,
+            # rules §5: short fighters go out from the fewest holdings upward, equal together,
             # until everyone left can complete the step or one fighter is left.
             while len(remaining) > 1:
                 lacking = [s for s in remaining if available(s) < need]
@@ -422,7 +422,7 @@ class Game(BaseGame):
                     cards = take(s, need)
                     down[s], up[s] = cards[:-1], cards[-1]
         elif all(available(s) == 0 for s in fighters):
-            # RULES §5: nobody can place a card, so the standing cards would tie forever: the
+            # rules §5: nobody can place a card, so the standing cards would tie forever: the
             # fighters are out together and the table is set aside.
             out_now = remaining
             out_groups.append(remaining)
@@ -431,7 +431,7 @@ class Game(BaseGame):
             for s in fighters:
                 have = available(s)
                 if have == 0:
-                    continue  # keeps their standing card (RULES §5, last_card)
+                    continue  # keeps their standing card (rules §5, last_card)
                 cards = take(s, min(need, have))
                 down[s], up[s] = cards[:-1], cards[-1]
 
@@ -565,7 +565,7 @@ class Game(BaseGame):
         return tuple(s for s in range(4) if any(s % 2 == o % 2 for o in seats))
 
     def _last_out_was_short(self, moments: list[list[int]], short: set[int]) -> bool:
-        """Tell whether the last player or team put out in this round was short (RULES §7).
+        """Tell whether the last player or team put out in this round was short (rules §7).
 
         ``moments`` holds the seats that went out this round, each group at one moment: the
         groups knocked out in war steps, then those left with no cards after the round. A team
@@ -586,7 +586,7 @@ class Game(BaseGame):
         return any(s in short for seats in units for s in seats)
 
     def check_end(self, winner: int | None, shortage: bool, drawn: Sequence[int]) -> None:
-        """End the game after a round if it is over (RULES §7, the first reason in its list).
+        """End the game after a round if it is over (rules §7, the first reason in its list).
 
         ``shortage`` says that the last player or team put out was short in a war step;
         ``drawn`` who share the draw if nobody is left (the last knocked out, with their team).
@@ -603,7 +603,7 @@ class Game(BaseGame):
         if not alive:
             self.outcome = Outcome("war_shortage", self.round, drawn=tuple(drawn))
             return
-        # RULES §7: the target comes before the round limit; a round reaching both on the
+        # rules §7: the target comes before the round limit; a round reaching both on the
         # limit's last round is won by the rounds, not counted by cards.
         if rules.target_tricks is not None and winner is not None:
             unit = winner % 2 if rules.teams else winner
@@ -619,7 +619,7 @@ class Game(BaseGame):
             )
 
     def in_play(self) -> tuple[int, ...]:
-        """Return the seats still playing, for themselves or (RULES §9) through a teammate."""
+        """Return the seats still playing, for themselves or (rules §9) through a teammate."""
         return tuple(
             sorted(
                 s
@@ -630,7 +630,7 @@ class Game(BaseGame):
         )
 
     def _end_at_round_limit(self, reason: EndReason = "round_limit") -> None:
-        """End the game by counting: the round limit or the time limit (RULES §7, §9)."""
+        """End the game by counting: the round limit or the time limit (rules §7, §9)."""
         units = {
             u: seats
             for u, seats in enumerate(self._unit_seats)
@@ -639,7 +639,7 @@ class Game(BaseGame):
 
         def score(seats: tuple[int, ...]) -> tuple[int, int]:
             cards = sum(self.holding(s) for s in seats)
-            # RULES §7: points first, then cards; without points only the cards count.
+            # rules §7: points first, then cards; without points only the cards count.
             return (sum(self.points[s] for s in seats), cards) if self.rules.points else (cards, 0)
 
         best = max(score(seats) for seats in units.values())
@@ -650,7 +650,7 @@ class Game(BaseGame):
             drawn = tuple(sorted(s for seats in top for s in seats))
             self.outcome = Outcome(reason, self.round, drawn=drawn)
 
-    # ----------------------------------------------------------- eternal (RULES §7)
+    # ----------------------------------------------------------- eternal (rules §7)
 
     def _ensure_eternal_known(self) -> None:
         if self.eternal_checked:
@@ -663,7 +663,7 @@ class Game(BaseGame):
             self.eternal_cycle = cycle
 
     def position(self) -> tuple[tuple[int, ...], ...]:
-        """Return the position that decides the future: every pile, in order (RULES §7)."""
+        """Return the position that decides the future: every pile, in order (rules §7)."""
         return tuple(tuple(pile) for pile in self.piles) + tuple(tuple(w) for w in self.won)
 
     # ------------------------------------------------------------------- copy and save

@@ -1,4 +1,4 @@
-"""A game's place in a best-of match (RULES §11: 002's "best av 3 eller 5"), as plain values.
+"""A game's place in a best-of match (rules §11: 002's "best av 3 eller 5"), as plain values.
 
 Each match game carries its place in the match in ``extra["match"]``: the match id (its first
 game's id), ``best_of``, the game's number and the score before it, so a table can show the

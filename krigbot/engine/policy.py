@@ -1,4 +1,4 @@
-"""Krigbot's own choices in Steal War (RULES §10): stronger than the default, and fair.
+"""Krigbot's own choices in Steal War (rules §10): stronger than the default, and fair.
 
 Krigbot knows only what a player at the table knows: its own next card when it looks, and the
 cards that lay face up. Every card in a loot pile was seen when it got there (won in a battle,

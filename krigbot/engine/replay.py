@@ -30,7 +30,7 @@ def replay(saved: dict[str, Any]) -> Iterator[Round]:
     game = Game.new(rules, seed)
     forfeits = sorted(((int(rnd), int(seat)) for seat, rnd in saved["forfeits"]), reverse=True)
     last = int(saved["round"])
-    # RULES §9 now ends a team game at its forfeit; one saved earlier may have gone on after it
+    # rules §9 now ends a team game at its forfeit; one saved earlier may have gone on after it
     # (the partner played on), and is replayed as it was played.
     alone = rules.teams and bool(forfeits) and (len(forfeits) > 1 or forfeits[0][0] < last)
     while game.outcome is None and game.round < last:

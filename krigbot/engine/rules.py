@@ -1,4 +1,4 @@
-"""The rules a game is played by: every option of RULES.md and the presets of RULES §11.
+"""The rules a game is played by: every option of docs/rules.md and the presets of rules §11.
 
 >>> Rules.preset("klassisk").face_down
 3
@@ -34,9 +34,9 @@ DEFAULT_POINTS_ROUNDS = 50
 MAX_ROUND_LIMIT = 1_000_000
 MIN_TIME_LIMIT = 1
 MAX_TIME_LIMIT = 24 * 60
-"""``time_limit`` is in whole minutes: at least one, at most a day (RULES §7)."""
+"""``time_limit`` is in whole minutes: at least one, at most a day (rules §7)."""
 
-# RULES §11: a preset is only a starting point; each entry lists what differs from `standard`.
+# rules §11: a preset is only a starting point; each entry lists what differs from `standard`.
 PRESETS: dict[str, dict[str, Any]] = {
     "standard": {},
     "klassisk": {"face_down": 3, "shortage": "last_card", "wide_war": True},
@@ -59,7 +59,7 @@ OptionKind: TypeAlias = Literal["choice", "flag", "number", "limit"]
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One option of RULES.md as the edge offers it: its key, its type and what it allows.
+    """One option of docs/rules.md as the edge offers it: its key, its type and what it allows.
 
     ``choice`` is one of ``choices``; ``flag`` is true or false; ``number`` a whole number from
     ``low`` to ``high``; ``limit`` the same or none (no limit).
@@ -73,7 +73,7 @@ class Option:
     chosen_apart: bool = False
     """Chosen on its own (the variant, the number of players), not as one of the rules."""
     needs_clock: bool = False
-    """Only whoever runs the game with a clock can play it (RULES §7 ``time_limit``)."""
+    """Only whoever runs the game with a clock can play it (rules §7 ``time_limit``)."""
     house_rule: bool = False
     """A flag off in every preset that players may turn on for one game (a house rule, 000)."""
     unit: str = ""
@@ -148,7 +148,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("variant", "choice", ("krig", "stjel"), chosen_apart=True),
     Option("players", "number", low=2, high=4, chosen_apart=True),
 )
-"""Every option of RULES.md in the order games are saved: what ``sim --set`` and a challenge's
+"""Every option of docs/rules.md in the order games are saved: what ``sim --set`` and a challenge's
 settings are built from."""
 OPTIONS_BY_KEY = {option.key: option for option in OPTIONS}
 OPTION_KEYS = tuple(option.key for option in OPTIONS)
@@ -161,7 +161,7 @@ CHOSEN_APART = tuple(option.key for option in OPTIONS if option.chosen_apart)
 _PLAYS: dict[str, frozenset[str]] = {}
 """The options each kind of game plays, by its name, as the kind declares them (its ``plays``,
 recorded by ``variant.register``). Default-deny: an option a kind does not declare is fixed for
-it, and setting it is refused whatever the value (RULES §10)."""
+it, and setting it is refused whatever the value (rules §10)."""
 _FIXED: dict[str, dict[str, Any]] = {}
 """Per kind of game, the value of every option it does not play: its own preset's."""
 
@@ -213,7 +213,7 @@ def _or_list(values: Iterable[Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """One complete, validated set of options (RULES §4–§11)."""
+    """One complete, validated set of options (rules §4–§11)."""
 
     players: int = 2
     face_down: FaceDown = 1
@@ -230,7 +230,7 @@ class Rules:
     war_players: WarPlayers = "tied"
     wide_war: bool = False
     two_beats_ace: bool = False
-    """RULES §1: a 2 beats an ace and nothing else, whenever face-up cards are compared."""
+    """rules §1: a 2 beats an ace and nothing else, whenever face-up cards are compared."""
     teams: bool = False
     variant: VariantName = "krig"
     preset_name: str = "standard"
@@ -242,7 +242,7 @@ class Rules:
     def preset(
         cls, name: str = "standard", *, players: int | None = None, **overrides: Any
     ) -> Rules:
-        """Return the rules of a preset of RULES §11, with options changed as given."""
+        """Return the rules of a preset of rules §11, with options changed as given."""
         key = find_preset(name)
         unknown = set(overrides) - set(OPTION_KEYS)
         if unknown:
@@ -254,7 +254,7 @@ class Rules:
         _refuse_fixed(variant, overrides)
         options.update(overrides)
         options.update(_FIXED[variant])
-        # RULES §8: three players default to a shuffled pickup; a challenge may still choose.
+        # rules §8: three players default to a shuffled pickup; a challenge may still choose.
         # A kind that does not play the pickup (Steal War's loot piles, §10) keeps its own.
         if (
             options.get("players", 2) == 3
@@ -297,7 +297,7 @@ class Rules:
 
     @property
     def detects_eternal(self) -> bool:
-        """Tell whether a repeating position ends the game as `eternal` (RULES §7)."""
+        """Tell whether a repeating position ends the game as `eternal` (rules §7)."""
         return (
             self.deterministic
             and self.max_rounds is None
@@ -311,7 +311,7 @@ class Rules:
         return 52 * self.decks + self.jokers
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the options as a JSON-safe dict (the keys of RULES.md)."""
+        """Return the options as a JSON-safe dict (the keys of docs/rules.md)."""
         return dict(_rules_to_items(self))
 
     @classmethod
@@ -328,7 +328,7 @@ class Rules:
         # Every option by its entry in OPTIONS, so the API, sim --set and stored rules agree.
         for option in OPTIONS:
             option.check(getattr(self, option.key))
-        # RULES §10: what a kind of game does not play holds the value it is played by.
+        # rules §10: what a kind of game does not play holds the value it is played by.
         for key, fixed in _FIXED.get(self.variant, {}).items():
             if getattr(self, key) != fixed:
                 raise FixedOptionError(key, self.variant, _text(fixed))
@@ -377,7 +377,7 @@ def _rules_from_items(items: tuple[tuple[str, Any], ...], types: tuple[type, ...
 
 def _saved_options(data: Mapping[str, Any]) -> dict[str, Any]:
     options = {key: data[key] for key in OPTION_KEYS if key in data}
-    # Steal War games saved before RULES §10 fixed its options kept what the challenge asked
+    # Steal War games saved before rules §10 fixed its options kept what the challenge asked
     # for (a shortage, a pickup) although Steal War never played by it: they load with the
     # values they were played by, which are now the only ones allowed.
     variant = options.get("variant", "krig")

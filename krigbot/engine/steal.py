@@ -1,4 +1,4 @@
-"""Steal War (RULES §10): Krig with face-up loot piles, private looks and steals.
+"""Steal War (rules §10): Krig with face-up loot piles, private looks and steals.
 
 A battle is driven by choices. :meth:`StealGame.begin_battle` starts one; each seat whose top
 card matches an opponent's loot top then has a :class:`LookChoice` (steal those piles, or play
@@ -42,7 +42,7 @@ class StealGame(BaseGame):
     plays: ClassVar[frozenset[str]] = frozenset(
         {"jokers", "decks", "max_rounds", "time_limit", "target_tricks"}
     )
-    """RULES §10: the deck and when the game ends. Its wars (3 down, running short loses, only
+    """rules §10: the deck and when the game ends. Its wars (3 down, running short loses, only
     the tied), its loot piles and its plain comparison are fixed."""
 
     def __init__(
@@ -242,7 +242,7 @@ class StealGame(BaseGame):
         return self.outcome
 
     def end_by_counting(self) -> Outcome:
-        """End the game between battles, counted as at the round limit (RULES §7 time_limit).
+        """End the game between battles, counted as at the round limit (rules §7 time_limit).
 
         A battle under way is played out first (its choices are the players'), so this refuses
         during one; a top card still to choose no longer matters and is dropped.
@@ -285,7 +285,7 @@ class StealGame(BaseGame):
             raise GameOverError("the game is over")
 
     def _refill(self, seat: int) -> None:
-        # RULES §10: an empty playing pile is replaced by the shuffled loot pile.
+        # rules §10: an empty playing pile is replaced by the shuffled loot pile.
         if not self.piles[seat] and self.loot[seat]:
             cards = self.loot[seat][:]
             self.loot[seat].clear()
@@ -397,7 +397,7 @@ class StealGame(BaseGame):
         )
         if len(remaining) <= 1:
             return (remaining[0] if remaining else None), True
-        # The war's face-up card may be looked at and used to steal first (RULES §10).
+        # The war's face-up card may be looked at and used to steal first (rules §10).
         self._fighters = remaining
         self._waiting = list(remaining)
         self._phase = list(remaining)
@@ -460,7 +460,7 @@ class StealGame(BaseGame):
         self._shortage = False
 
     def _end_checks(self, winner: int | None, emptied: bool) -> None:
-        """End the game after a battle if it is over (RULES §7, the first reason in its list).
+        """End the game after a battle if it is over (rules §7, the first reason in its list).
 
         ``emptied`` tells that someone went out with no cards left after the battle: they were
         put out last, and not for running short (a short fighter is knocked out in the war).
@@ -483,7 +483,7 @@ class StealGame(BaseGame):
             self._count_up("round_limit")
 
     def _count_up(self, reason: EndReason) -> None:
-        """End the game by counting: the most cards wins, equal most is a draw (RULES §7)."""
+        """End the game by counting: the most cards wins, equal most is a draw (rules §7)."""
         alive = [s for s in range(self.players) if self.in_game[s]]
         best = max(self.holding(s) for s in alive)
         top = tuple(s for s in alive if self.holding(s) == best)

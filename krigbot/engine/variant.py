@@ -30,7 +30,7 @@ class Variant(GameState, Protocol):
     """What every kind of game offers: playing, choices, forfeits, counting and saving."""
 
     name: ClassVar[str]
-    """The rules' ``variant`` (RULES §10, §11): ``krig`` or ``stjel``."""
+    """The rules' ``variant`` (rules §10, §11): ``krig`` or ``stjel``."""
     aliases: ClassVar[tuple[str, ...]]
     """Other names :func:`find_variant` accepts."""
     has_choices: ClassVar[bool]
@@ -41,11 +41,11 @@ class Variant(GameState, Protocol):
     """Whether won cards go to face-up loot piles instead of under the pile (§10)."""
     plays: ClassVar[frozenset[str]]
     """The rule options it plays (the variant and the players always). Any other option is
-    refused for it, whatever the value, and holds the value of its preset (RULES §10)."""
+    refused for it, whatever the value, and holds the value of its preset (rules §10)."""
 
     @classmethod
     def new(cls, rules: Rules, seed: int) -> Variant:
-        """Shuffle with the seeded RNG and deal (RULES §2)."""
+        """Shuffle with the seeded RNG and deal (rules §2)."""
 
     @classmethod
     def from_piles(cls, rules: Rules, piles: Sequence[Sequence[int]], *, seed: int = 0) -> Variant:
@@ -80,7 +80,7 @@ class Variant(GameState, Protocol):
         """Tell whether the rules and the seed alone play this very game again."""
 
     def holding(self, seat: int) -> int:
-        """Return how many cards a seat owns that are not on the table (RULES §5)."""
+        """Return how many cards a seat owns that are not on the table (rules §5)."""
 
     def can_forfeit(self, seat: int) -> bool:
         """Tell whether a seat may give up."""
@@ -89,7 +89,7 @@ class Variant(GameState, Protocol):
         """Let a seat give up; return the outcome if that ends the game."""
 
     def end_by_counting(self) -> Outcome:
-        """End the game now, between rounds, counted as at the round limit (RULES §7)."""
+        """End the game now, between rounds, counted as at the round limit (rules §7)."""
 
     def play_round(self) -> Round:
         """Play one whole round, making any choice by its default."""

@@ -47,7 +47,7 @@ BAR_WIDTH = 10
 UNKNOWN = "?"
 """Shown for a face-up card not yet played."""
 TEAMS = ((0, 2), (1, 3))
-"""The seats of each team in a team game (RULES §9)."""
+"""The seats of each team in a team game (rules §9)."""
 
 
 _BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
@@ -101,7 +101,7 @@ def rules_lines(rules: Rules, names: Sequence[str], lang: Lang) -> list[str]:
         lines.append(t(lang, "rule.face_down", count=rules.face_down, n=rules.face_down))
     lines.append(t(lang, f"rule.shortage.{rules.shortage}"))
     if find_variant(rules.variant).has_loot:
-        # RULES §10: won cards go to a face-up loot pile, not under the pile, and can be stolen.
+        # rules §10: won cards go to a face-up loot pile, not under the pile, and can be stolen.
         lines += [t(lang, f"rule.steal.{key}") for key in ("loot", "steal", "refill")]
     else:
         lines.append(t(lang, f"rule.pickup.{rules.pickup}"))
@@ -258,14 +258,14 @@ def war_step_lines(
         down = len(step.face_down[i])
         card = None if seat in step.knocked_out else up(i)
         if seat in step.knocked_out:
-            # RULES §5 lose: a short fighter places what they hold face down, turns nothing up.
+            # rules §5 lose: a short fighter places what they hold face down, turns nothing up.
             line = (
                 t(lang, "table.fighter.short_out", count=down, name=name, n=down)
                 if down
                 else t(lang, "table.fighter.empty", name=name)
             )
         elif card is not None and seat in step.short:
-            # RULES §5 last_card: all but the last card face down, the last one up.
+            # rules §5 last_card: all but the last card face down, the last one up.
             line = (
                 t(lang, "table.fighter.last_card", count=down, name=name, n=down, card=card)
                 if down
@@ -310,7 +310,7 @@ def standing_field(
         if top is not None:
             lines[seat] += " · " + t(lang, "table.loot", card=card_label(top, lang), n=size)
     if teams:
-        # Each team's total, then its members' own counts (RULES §9: seats 0+2 and 1+3).
+        # Each team's total, then its members' own counts (rules §9: seats 0+2 and 1+3).
         grouped = []
         for team, seats in enumerate(TEAMS, start=1):
             members = fmt_list([names[s] for s in seats], lang)

@@ -184,7 +184,7 @@ def add_time_left(
 
 
 def time_up_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embed:
-    """Return a game its time limit ended (RULES §7): the result and the final counts.
+    """Return a game its time limit ended (rules §7): the result and the final counts.
 
     Like every finished game's message it gets the match and the check from ``add_game_over``.
     """
@@ -305,7 +305,7 @@ def _result_text(row: GameRow, lang: Lang) -> str:
     if winners:
         return "🏆 " + fmt_list(winners, lang)
     drawn = [names[seat] for seat in row.result.get("drawn", ())]
-    # With 3 or 4 players a draw can be among some of them, and the others lost (RULES §5, §7);
+    # With 3 or 4 players a draw can be among some of them, and the others lost (rules §5, §7);
     # a team draw is always both teams' (§9).
     if row.rules.get("teams") or len(drawn) in (0, len(names)):
         return t(lang, "history.draw")

@@ -1,4 +1,4 @@
-"""Steal War at the table (RULES §10): the battle under way, the open choices, a private look.
+"""Steal War at the table (rules §10): the battle under way, the open choices, a private look.
 
 The public table shows only what lies face up: cards played, steals, war steps (face-down
 cards as a number), loot tops. A player's own next card appears only in :func:`look_text`,

@@ -89,7 +89,7 @@ POT_EDGE: Final = 2
 POT_LAYERS: Final = 16
 POT_BOTTOM: Final = 4
 UPSET: Final[RGB] = (40, 86, 160)
-"""The pill of a 2 that took an ace (RULES §1 ``two_beats_ace``)."""
+"""The pill of a 2 that took an ace (rules §1 ``two_beats_ace``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,7 +532,7 @@ def _palette_probe() -> list[tuple[Round, bool]]:
         face_up=(c("X1"), c("JH"), c("8C")),
         compared=(c("X1"), c("JH"), c("8C")),
     )
-    # A 2 takes an ace (RULES §1 two_beats_ace), so the header's pill for it is in the palette.
+    # A 2 takes an ace (rules §1 two_beats_ace), so the header's pill for it is in the palette.
     team_war = WarStep(
         fighters=(0, 1),
         face_down=((c("3H"), c("4S"), c("6D")), (c("TC"), c("X2"), c("KD"))),

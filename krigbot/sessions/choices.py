@@ -1,4 +1,4 @@
-"""Steal War moves (RULES §10): battles, steals, plays, top cards and their time-outs."""
+"""Steal War moves (rules §10): battles, steals, plays, top cards and their time-outs."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class Choices(Play):
     choice_ttl: timedelta
 
     def choice_deadline(self, row: GameRow) -> datetime:
-        """Return when the open Steal War choices of a game are made by default (RULES §10)."""
+        """Return when the open Steal War choices of a game are made by default (rules §10)."""
         # Every move is committed, and a commit stamps last_activity_at: the choices open now
         # have been open since then, and the stamp survives a restart.
         return row.last_activity_at + self.choice_ttl
@@ -179,7 +179,7 @@ class Choices(Play):
         return await self._steal_commit(row, game, lambda: game.steal(seat, targets))
 
     async def time_out(self, channel_id: int, game_id: int) -> ChoiceResult | None:
-        """Make the open choices of a game by default once their time is up (RULES §10).
+        """Make the open choices of a game by default once their time is up (rules §10).
 
         Only the choices open at the deadline are made: a choice they lead to (the next card
         after a steal, a war's face-up card, the winner's top card) gets its own time. Returns
@@ -310,6 +310,6 @@ class Choices(Play):
     async def _commit_move(self, row: GameRow, game: Variant) -> GameRow:
         """Commit a move just made, ending the game by counting if its time is up."""
         if not game.in_battle and self._time_is_up(row, game):
-            # RULES §7: the game ends after the round being played, here the battle.
+            # rules §7: the game ends after the round being played, here the battle.
             game.end_by_counting()
         return await self._commit(row, game)

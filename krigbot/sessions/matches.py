@@ -1,4 +1,4 @@
-"""Best-of matches (RULES §11: 002's "best av 3 eller 5"): after each game, the next deal.
+"""Best-of matches (rules §11: 002's "best av 3 eller 5"): after each game, the next deal.
 
 A match is a run of games between the same players with the same rules; each game's place in it
 is a :class:`~krigbot.engine.match.MatchInfo` in its ``extra["match"]``. When a match game

@@ -70,7 +70,7 @@ class Play(TimeLimits):
         self.check_round(row, expected_round)
         seated.still_in()
         if self._time_is_up(row, game):
-            # The timer has not ended it yet: no round after the time is up (RULES §7).
+            # The timer has not ended it yet: no round after the time is up (rules §7).
             return await self._end_by_time(row, game)
         saved = game.copy()
         try:
@@ -131,11 +131,11 @@ class Play(TimeLimits):
         found: tuple[GameRow, Variant | None] | None, user_id: int, game_id: int | None
     ) -> tuple[GameRow, Variant, int]:
         seated = authorize(found, user_id, game_id=game_id)
-        # RULES §9: a team member who is out may still give up for the team.
+        # rules §9: a team member who is out may still give up for the team.
         if not seated.game.can_forfeit(seated.seat):
             raise Refusal("err.out_of_game")
         if seated.game.in_battle:
-            # RULES §10 has no rule for leaving in the middle of a battle's choices.
+            # rules §10 has no rule for leaving in the middle of a battle's choices.
             raise Refusal("steal.forfeit_in_battle")
         return seated.row, seated.game, seated.seat
 
@@ -152,7 +152,7 @@ class Play(TimeLimits):
         """Let a player give up, under the channel's lock."""
         row, game, seat = self._forfeiting(await self.game_in(channel_id), user_id, game_id)
         if self._time_is_up(row, game):
-            # The time ran out first (RULES §7 lists it before a forfeit): count the cards.
+            # The time ran out first (rules §7 lists it before a forfeit): count the cards.
             return await self._end_by_time(row, game)
         try:
             game.forfeit(seat)
@@ -196,7 +196,7 @@ class Play(TimeLimits):
 
         No player is asked: the caller checked who may. ``expected_round`` refuses with
         ``flip.raced`` if a round was played meanwhile (by hand). Steal War choices are made by
-        default (RULES §10). ``to_end`` plays the rest at once and returns no rounds. An
+        default (rules §10). ``to_end`` plays the rest at once and returns no rounds. An
         autoplay's step names its message (``autoplay``): it refuses as :class:`LostWrite` if
         the game's autoplay no longer runs there, paused or stopped by another process.
         """
@@ -234,7 +234,7 @@ class Play(TimeLimits):
         try:
             if late:
                 # A Steal War battle under way when the time ran out: play it out by the
-                # defaults, then count (RULES §7: after the round being played).
+                # defaults, then count (rules §7: after the round being played).
                 result = _play(row, game, 1)
                 if game.outcome is None:
                     game.end_by_counting()

@@ -98,7 +98,7 @@ class ChoiceResult:
     game: Variant
     played: Round | None = None
     timed_out: tuple[LookChoice | TopChoice, ...] = ()
-    """The choices the time-out made by default (RULES §10), as they stood."""
+    """The choices the time-out made by default (rules §10), as they stood."""
     krigbot_moves: tuple[Move, ...] = ()
     """The choices Krigbot itself made at once after the move, in order."""
     outcome: Outcome | None = None
@@ -126,7 +126,7 @@ def player_results(
 ) -> list[PlayerResult]:
     """Return each player's result of a finished game for the leaderboard.
 
-    In a team game the result is the team's (RULES §9): both members win if either is among the
+    In a team game the result is the team's (rules §9): both members win if either is among the
     winners, else both draw if either is among the drawn, else both lose. Taken from the team
     rather than seat by seat, so it holds however the engine lists the members of a team.
     In a game against Krigbot (``krigbot_id`` plays) Krigbot has no result, and every other
@@ -141,7 +141,7 @@ def player_results(
     for seat, user_id in enumerate(row.players):
         if seat == bot_seat:
             continue
-        # Seats 0 and 2 against 1 and 3 (RULES §9).
+        # Seats 0 and 2 against 1 and 3 (rules §9).
         seats = (seat % 2, seat % 2 + 2) if teams else (seat,)
         result: PlayerOutcome
         if any(s in outcome.winners for s in seats):

@@ -1,4 +1,4 @@
-"""The time limit (RULES §7 ``time_limit``): counted from the deal, ended by counting the cards."""
+"""The time limit (rules §7 ``time_limit``): counted from the deal, ended by counting the cards."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class TimeLimits(Registry):
     """Know each game's deadline, and end by counting the games whose time is up."""
 
     def deadline(self, row: GameRow) -> datetime | None:
-        """Return when a game's time limit ends it (RULES §7), or None if it has none.
+        """Return when a game's time limit ends it (rules §7), or None if it has none.
 
         Counted from the deal, which is stored with the game, so a restart keeps it.
         """
@@ -100,7 +100,7 @@ class TimeLimits(Registry):
 
         Returns None if the game is no longer running. A result without an outcome means not
         yet: the time is not up by the clock, or a Steal War battle is still being played (its
-        last move ends the game, RULES §7: after the round being played). Another process
+        last move ends the game, rules §7: after the round being played). Another process
         holding the same deadline (a hand-off) may have ended it first: the game is read again,
         and None says it is over.
         """

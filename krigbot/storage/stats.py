@@ -87,7 +87,7 @@ ORDER BY games DESC, other.user_id ASC
 LIMIT ?
 """
 
-# Partners (same non-NULL team) share the team's result (RULES §9): the player's own outcome.
+# Partners (same non-NULL team) share the team's result (rules §9): the player's own outcome.
 _TOP_PARTNER: Final = f"""
 SELECT other.user_id AS user_id, {tally("me.outcome")}
 FROM results AS me

@@ -67,7 +67,7 @@ async def test_challenge_states_the_rules_in_force(
 async def test_classic_for_three_states_and_plays_the_wide_war(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    # RULES §8: seed 2 opens with three tied; the first war step is 1 down and 1 up.
+    # rules §8: seed 2 opens with three tied; the first war step is 1 down and 1 up.
     rules = Rules.preset("klassisk", players=3)
     expected = Game.new(rules, 2)
     first = expected.play_round()

@@ -107,7 +107,7 @@ def test_start_takes_opponents_a_variant_a_round_limit_and_rule_overrides(
     assert [c["value"] for c in start["pickup"]["choices"]] == ["winner_first", "table", "shuffled"]
     assert [c["value"] for c in start["shortage"]["choices"]] == ["lose", "last_card"]
     assert [c["value"] for c in start["best_of"]["choices"]] == [3, 5]
-    # Every house rule of the engine is offered, named in every language (RULES §1).
+    # Every house rule of the engine is offered, named in every language (rules §1).
     house = start["house_rule"]["choices"]
     assert [c["value"] for c in house] == list(HOUSE_RULES)
     assert "two_beats_ace" in HOUSE_RULES

@@ -50,7 +50,7 @@ async def test_krigbots_own_stats_show_its_games_against_players(
 async def test_a_team_game_with_krigbot_as_partner_is_no_game_against_it_for_the_partner(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    # Seats: Alice 0 and Krigbot 2 against Bob 1 and Carol 3 (RULES §9); Alice's team wins.
+    # Seats: Alice 0 and Krigbot 2 against Bob 1 and Carol 3 (rules §9); Alice's team wins.
     seed, _ = team_seed(Rules.preset("lag", players=4, max_rounds=ROUNDS), (0, 2))
     seeds.fix(seed)
     alice, bob, carol = world.alice, world.bob, world.carol

@@ -1,4 +1,4 @@
-"""Steal War at the table (RULES §10): private looks, steals, top cards, time-outs, restarts."""
+"""Steal War at the table (rules §10): private looks, steals, top cards, time-outs, restarts."""
 
 from __future__ import annotations
 
@@ -483,7 +483,7 @@ async def test_a_choice_open_at_a_restart_still_times_out(
 async def test_a_challenge_to_steal_war_refuses_an_option_it_does_not_take_and_names_it(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, lang: str, option: str, value: str
 ) -> None:
-    # RULES §10: an option Steal War would show but not play is refused, whatever the value,
+    # rules §10: an option Steal War would show but not play is refused, whatever the value,
     # in the sender's language, before anything is posted or stored.
     readers = {"nb": world.alice, "sv": world.bob, "en": world.carol}
     if lang == "da":

@@ -1,4 +1,4 @@
-"""Team war (RULES §9): two against two from the challenge to the result and the records."""
+"""Team war (rules §9): two against two from the challenge to the result and the records."""
 
 from __future__ import annotations
 
@@ -146,7 +146,7 @@ async def test_a_team_draw_is_a_draw_for_all_four_on_the_leaderboard_and_in_stat
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
     dave = add_dave(standin, world)
-    # A deterministic pickup lets a team game repeat forever: a draw (RULES §7), here with a
+    # A deterministic pickup lets a team game repeat forever: a draw (rules §7), here with a
     # member of a team out of cards since earlier rounds, who shares the team's draw (§9).
     seed, flipper = team_draw_seed(Rules.preset("lag", players=4, pickup="table"))
     seeds.fix(seed)
@@ -202,7 +202,7 @@ async def forfeit(standin: DiscordStandIn, world: SampleWorld, game_id: int, use
 async def test_a_member_who_forfeits_gives_up_for_the_team_and_the_other_team_wins(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, quitter: str
 ) -> None:
-    # RULES §9: the game ends at once with the other team's win; no card leaves play.
+    # rules §9: the game ends at once with the other team's win; no card leaves play.
     dave = add_dave(standin, world)
     players = (world.alice, world.bob, world.carol, dave)
     table = await start_game(standin, world.no_channel, *players, variant="lag")

@@ -1,4 +1,4 @@
-"""The time limit (RULES §7): `/krig start minutes:N` counts the cards when the time is up.
+"""The time limit (rules §7): `/krig start minutes:N` counts the cards when the time is up.
 
 The tests move the game service's clock; the bot's deadline scheduler reads that clock, so no
 test waits the minutes it plays with.

@@ -1,4 +1,4 @@
-"""The house rule ``two_beats_ace`` (RULES §1) from /krig start to the table and /krig rules."""
+"""The house rule ``two_beats_ace`` (rules §1) from /krig start to the table and /krig rules."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Tests of the rules engine (krigbot.engine) against RULES.md."""
+"""Tests of the rules engine (krigbot.engine) against docs/rules.md."""

@@ -56,7 +56,7 @@ def position(game: Game) -> Position:
 def watch(game: Game, limit: int = 200_000) -> tuple[list[Round], tuple[int, int] | None]:
     """Play a game out with ``play_round``, recording the position at the start of every round.
 
-    The brute force of RULES §7: return the rounds played and ``(round, cycle)`` for the first
+    The brute force of rules §7: return the rounds played and ``(round, cycle)`` for the first
     round after which the position equals one at the start of an earlier round (``round`` is the
     number of rounds played by then, ``cycle`` how many rounds earlier it was seen), or None if
     no position repeated before the game ended.

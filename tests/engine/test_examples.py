@@ -1,4 +1,4 @@
-"""The worked examples of RULES §12 (and the table counts of §4), replayed card by card."""
+"""The worked examples of rules §12 (and the table counts of §4), replayed card by card."""
 
 from __future__ import annotations
 

@@ -197,7 +197,7 @@ def test_every_game_ends_or_is_declared_eternal(setup: Setup) -> None:
     assert outcome.reason in END_REASONS
     assert outcome.rounds == game.round <= 100_000
     assert not set(outcome.winners) & set(outcome.drawn)
-    if rules.teams:  # RULES §9: the result is the team's
+    if rules.teams:  # rules §9: the result is the team's
         for first, second in ((0, 2), (1, 3)):
             assert (first in outcome.winners) == (second in outcome.winners)
             assert (first in outcome.drawn) == (second in outcome.drawn)

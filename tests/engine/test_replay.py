@@ -60,7 +60,7 @@ def test_steal_war_replays_with_the_choices_players_made() -> None:
 
 
 def test_a_team_game_saved_before_forfeits_were_the_team_s_replays_as_it_was_played() -> None:
-    # Until RULES §9 made a forfeit the team's, the partner played on: such a saved game still
+    # Until rules §9 made a forfeit the team's, the partner played on: such a saved game still
     # shows the rounds that were played after it.
     game = Game.new(Rules.preset("lag", max_rounds=60), seed=3)
     rounds = [game.play_round() for _ in range(10)]

@@ -1,4 +1,4 @@
-"""Every option and preset of RULES.md, each shown on a small hand-built deal."""
+"""Every option and preset of docs/rules.md, each shown on a small hand-built deal."""
 
 from __future__ import annotations
 
@@ -444,7 +444,7 @@ KLASSISK3 = Rules.preset("klassisk", players=3, pickup="winner_first")
 
 
 def test_last_card_three_players_fighters_out_with_tied_cards_the_last_holding_cards_wins() -> None:
-    # RULES §5: seats 0 and 1 tie with their last cards: they are out together, the table is set
+    # rules §5: seats 0 and 1 tie with their last cards: they are out together, the table is set
     # aside, and seat 2, the one player left, wins (as under `lose`).
     game = deal(KLASSISK3, "8S", "8H", "5C 6C")
     played = game.play_round()
@@ -702,7 +702,7 @@ def test_hurtig_is_first_to_ten() -> None:
 
 @pytest.mark.parametrize(("preset", "rounds"), [("best3", 3), ("best5", 5)])
 def test_best_of_rounds_is_won_by_the_first_to_win_most_of_them(preset: str, rounds: int) -> None:
-    # RULES §11 (002's "best av 3 eller 5 runder"): seat 1 wins every other round, seat 0
+    # rules §11 (002's "best av 3 eller 5 runder"): seat 1 wins every other round, seat 0
     # wins the last and with it the majority.
     game = deal(Rules.preset(preset), "AS 2S AD 2D AC", "KH 3H KD 3D KC")
     rounds_played = play_out(game)
@@ -809,7 +809,7 @@ def test_war_players_all_every_player_fights_and_an_untied_player_can_win() -> N
 
 
 def test_war_players_all_a_repeated_step_is_fought_by_those_tied_in_it() -> None:
-    # RULES §4 leaves open who fights a repeated step under `all`; the engine lets only those
+    # rules §4 leaves open who fights a repeated step under `all`; the engine lets only those
     # tied for the highest face-up card go on.
     rules = three(pickup="winner_first", war_players="all")
     game = deal(rules, "KS 2S 9S 3S 2C 6S", "KH 2H 9H 4H AH 6H", "5D 3D 4D 7D 8D 6D")
@@ -991,7 +991,7 @@ def test_wide_war_with_teams_three_tied_fight_one_down_one_up() -> None:
 
 def test_last_player_out_who_was_not_short_ends_with_all_cards() -> None:
     # Seat 0 is short and knocked out; seat 1 completes the step, loses and has nothing left:
-    # the last player put out was not short, so seat 2 wins with every card (RULES §7).
+    # the last player put out was not short, so seat 2 wins with every card (rules §7).
     game = deal(three(pickup="winner_first"), "8S", "8H 2H 3H", "8D 2D KD")
     played = game.play_round()
     assert played.war_steps[0].knocked_out == (0,)
@@ -1022,7 +1022,7 @@ def test_team_put_out_by_a_short_member_ends_with_war_shortage() -> None:
 
 
 def test_target_comes_before_the_round_limit_in_the_same_round() -> None:
-    # RULES §7: round 1 reaches both the round limit and seat 0's first trick; the target is
+    # rules §7: round 1 reaches both the round limit and seat 0's first trick; the target is
     # first in the list, so seat 0 wins by its trick, though the cards are 2 each.
     rules = Rules.preset("standard", max_rounds=1, target_tricks=1)
     game = deal(rules, "AS", "2H 3H 4H")
@@ -1039,7 +1039,7 @@ BEST3_ON_THE_LIMIT = ("KS 2D KH", "QS AD QH 3C 4C 5C 6C")
 
 
 def test_best3_reaching_its_target_on_the_last_round_of_the_limit_is_won_by_the_rounds() -> None:
-    # RULES §7: the round that reaches target_tricks on the round limit's last round ends
+    # rules §7: the round that reaches target_tricks on the round limit's last round ends
     # `target`: the player who won the rounds wins, not the one holding more cards.
     rules = Rules.preset("best3", max_rounds=3)
     slow = deal(rules, *BEST3_ON_THE_LIMIT)
@@ -1164,7 +1164,7 @@ def test_teams_at_the_round_limit_count_the_team_cards() -> None:
 
 
 def test_team_draw_that_repeats_forever_is_shared_by_both_members_of_each_team() -> None:
-    # RULES §9: the result is the team's. Seed 5 repeats forever with one member of each team
+    # rules §9: the result is the team's. Seed 5 repeats forever with one member of each team
     # out; all four share the draw.
     rules = Rules.preset("lag", pickup="table")
     game = Game.new(rules, 5)
@@ -1223,7 +1223,7 @@ def test_forfeit_with_three_players_the_game_goes_on_without_them() -> None:
 
 @pytest.mark.parametrize("seat", [0, 1, 2, 3])
 def test_forfeit_in_a_team_game_gives_up_for_the_team(seat: int) -> None:
-    # RULES §9: the other team wins at once, and no card leaves play.
+    # rules §9: the other team wins at once, and no card leaves play.
     game = deal("lag", "AS 2S", "KH 3H", "QD 4D", "JC 5C")
     game.play_round()
     outcome = game.forfeit(seat)
@@ -1313,7 +1313,7 @@ def forfeited_three_player_game(seed: int) -> Game:
 
 def test_forfeit_in_an_eternal_three_player_game_forgets_the_old_repetition() -> None:
     # Seed 2 would repeat forever from round 1052. After seat 1 forfeits, the two left never
-    # repeat a position and seat 2 ends up with every card in round 1958 (RULES §7).
+    # repeat a position and seat 2 ends up with every card in round 1958 (rules §7).
     game = forfeited_three_player_game(2)
     _, repeat = watch(game)
     assert repeat is None
@@ -1415,7 +1415,7 @@ STEAL_REFUSES = [
 def test_steal_war_refuses_every_option_it_does_not_play_whatever_the_value(
     option: str, value: Any
 ) -> None:
-    # RULES §10: nothing shown as a rule may be silently ignored, so an option Steal War does
+    # rules §10: nothing shown as a rule may be silently ignored, so an option Steal War does
     # not play is refused even when the value asked for is the one it is played by.
     with pytest.raises(FixedOptionError, match=f"^{option} cannot be set") as caught:
         Rules.preset("stjel", **{option: value})

@@ -1,4 +1,4 @@
-"""Steal War (RULES §10): private looks, steals of one or several piles, the top-card choice."""
+"""Steal War (rules §10): private looks, steals of one or several piles, the top-card choice."""
 
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ def test_save_and_restore_keeps_a_pending_choice_and_the_future() -> None:
 
 
 def test_last_player_out_who_was_not_short_ends_with_all_cards() -> None:
-    # RULES §7: A is short and knocked out; B completes the war, loses it and has nothing
+    # rules §7: A is short and knocked out; B completes the war, loses it and has nothing
     # left. The last player put out was not short, so C wins with every card.
     game = steal_deal("8S", "8H 2H 3H 4H 5H", "8D 2D 3D 4D KD")
     played = game.play_round()
@@ -198,7 +198,7 @@ def test_last_fighters_out_together_share_the_draw_and_the_beaten_player_loses()
 
 
 def test_a_game_saved_with_options_steal_war_never_played_by_loads_and_plays_on() -> None:
-    # Before RULES §10 fixed them, a challenge could set a shortage or a pickup that Steal
+    # Before rules §10 fixed them, a challenge could set a shortage or a pickup that Steal
     # War showed but ignored (and three players got a shuffled pickup): such games still load.
     game = StealGame.new(Rules.preset("stjel", players=3), seed=8)
     for _ in range(5):
@@ -215,7 +215,7 @@ def test_a_game_saved_with_options_steal_war_never_played_by_loads_and_plays_on(
 
 
 def test_target_comes_before_the_round_limit_in_the_same_battle() -> None:
-    # RULES §7: battle 1 reaches the round limit and A's first trick; A wins by the trick.
+    # rules §7: battle 1 reaches the round limit and A's first trick; A wins by the trick.
     rules = Rules.preset("stjel", max_rounds=1, target_tricks=1)
     game = StealGame(rules, [parse_cards(["AS"]), parse_cards(["2H", "3H", "4H"])], seed=0)
     game.play_round()

@@ -1,4 +1,4 @@
-"""The time limit (RULES §7 ``time_limit``): the option, and ending a game by counting."""
+"""The time limit (rules §7 ``time_limit``): the option, and ending a game by counting."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RULES §1 `two_beats_ace`: a 2 beats an ace and nothing else, in battles and war steps."""
+"""rules §1 `two_beats_ace`: a 2 beats an ace and nothing else, in battles and war steps."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_one_two_against_several_aces_wins_alone() -> None:
 
 
 def test_two_twos_against_an_ace_start_a_war_between_the_twos() -> None:
-    # RULES §1: several 2s are tied, a war among them; the ace's owner is not in it.
+    # rules §1: several 2s are tied, a war among them; the ace's owner is not in it.
     game = deal(TWO_TAKES_ACE.replace(players=3), "2C 4H KH", "2D 5S 3S", "AS 9D 7D")
     played = game.play_round()
     (step,) = played.war_steps

@@ -183,7 +183,7 @@ def test_any_name_can_be_drawn() -> None:
 
 
 def test_a_2_that_takes_an_ace_gets_a_pill_in_the_header() -> None:
-    # RULES §1 two_beats_ace: the upset is named in the header, beside nothing else.
+    # rules §1 two_beats_ace: the upset is named in the header, beside nothing else.
     upset = play("standard", "2S 3C", "AH 4C", two_beats_ace=True)
     usual = play("standard", "2S 3C", "AH 4C")
     assert upset.won_by == "two_beats_ace"

@@ -144,7 +144,7 @@ async def test_a_team_draw_is_a_draw_for_both_members_of_both_teams(storage: Sto
         accepted = await service.accept(made.row.id, player.user_id)
     # Carol and Dave (one of each team) lose their only card in round 1; in round 2 Alice and
     # Bob tie, both too short for a war of 5 down with the same cards left: both teams are out
-    # together, a draw (RULES §5, §9), though only Alice and Bob went out in that round.
+    # together, a draw (rules §5, §9), though only Alice and Bob went out in that round.
     service.adopt(
         accepted.row,
         deal(Rules.from_dict(made.row.rules), "AS 7S", "KH 7H 2H 3H 4H 5H", "2D", "3C"),

@@ -1,4 +1,4 @@
--- Best-of matches (RULES §11: 002's "best av 3 eller 5"). A match is a run of games between the
+-- Best-of matches (rules §11: 002's "best av 3 eller 5"). A match is a run of games between the
 -- same players; each game carries its place in the match in games.extra ('$.match': id, best_of,
 -- game number, score before it). These tables record what the games alone cannot answer fast:
 -- how far a match has been advanced, and who won it (for the leaderboard and stats).

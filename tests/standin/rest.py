@@ -2,7 +2,8 @@
 
 The route modules (``tests/standin/routes/``) only say what a resource answers; everything that
 is the same for all of them lives here, above all the one lookup for ids (:func:`find`), so an
-unknown channel, message or interaction is refused with Discord's own 404 body in every route.
+unknown channel, message or interaction is refused with Discord's own 404 body in every route,
+and the one reading of bodies (:func:`read_body`), which holds each against Discord's schema.
 """
 
 from __future__ import annotations

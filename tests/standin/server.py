@@ -17,7 +17,9 @@ This module is the facade tests hold: it owns the state (the :class:`World`, the
 :class:`MessageStore`, the hosted :class:`Applications`, the interaction records) and the
 test-facing controls. The REST routes are in ``tests/standin/routes/`` (one module per
 resource, served through ``tests/standin/rest.py``), the gateway in ``gateway.py`` and what a
-user's client sends in ``client.py``.
+user's client sends in ``client.py``. Every JSON body the bot sends is held against Discord's
+own OpenAPI description (``schema.py``, the spec in ``discord-api-spec/``): one it refuses gets
+Discord's 400 50035, and the ``standin`` fixture fails the test that sent it.
 """
 
 # The public waits take ``timeout=`` (``await rec.response(timeout=5)``) on purpose: tests

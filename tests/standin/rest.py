@@ -172,8 +172,10 @@ async def read_body(request: web.Request) -> tuple[Any, list[UploadedFile]]:
         form = await request.post()
         payload = {}
         raw = form.get("payload_json")
-        if isinstance(raw, str):
-            payload = wire.loads(raw)
+        # aiohttp gives a part sent as application/json as bytes, a text/plain one (discord.py's)
+        # as text; Discord reads both.
+        if isinstance(raw, (str, bytes, bytearray)):
+            payload = wire.loads(raw if isinstance(raw, str) else bytes(raw))
         for key, value in form.items():
             match = re.fullmatch(r"files\[(\d+)\]", key)
             if match and isinstance(value, web.FileField):

@@ -127,6 +127,36 @@ async def test_a_body_discords_schema_takes_is_served(
     assert standin.refused_bodies == []
 
 
+@pytest.mark.parametrize(("title", "status"), [("x" * 257, 400), ("Krig", 200)])
+async def test_a_multipart_bodys_payload_json_is_checked(
+    standin: DiscordStandIn, standin_world: SampleWorld, title: str, status: int
+) -> None:
+    channel = standin_world.no_channel
+    form = aiohttp.FormData()
+    payload = {"embeds": [{"title": title}], "attachments": [{"id": 0, "filename": "a.png"}]}
+    form.add_field("payload_json", json.dumps(payload), content_type="application/json")
+    form.add_field("files[0]", b"\x89PNG", filename="a.png", content_type="image/png")
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            f"{standin.api_base}/channels/{channel.id}/messages",
+            data=form,
+            headers={"Authorization": "Bot x"},
+        ) as answer,
+    ):
+        assert answer.status == status
+        body = await answer.json()
+    if status == 400:
+        assert body["code"] == 50035
+        assert error_at(body["errors"], ("embeds", "0", "title"))
+        assert standin.messages(channel) == []
+        assert len(standin.refused_bodies) == 1
+        standin.refused_bodies.clear()  # on purpose here
+    else:
+        [message] = standin.messages(channel)
+        assert [a.filename for a in message.attachments] == ["a.png"]
+
+
 @pytest.mark.standin(check_bodies=False)
 async def test_a_bench_may_switch_the_check_off(
     standin: DiscordStandIn, standin_world: SampleWorld

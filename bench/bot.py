@@ -328,7 +328,9 @@ class Bench:
 async def run(args: argparse.Namespace) -> None:
     postgres = cluster_running(durable=True) if args.database == "postgres" else None
     with tempfile.TemporaryDirectory() as tmp, postgres or contextlib.nullcontext() as cluster:
-        async with DiscordStandIn() as standin:
+        # Bodies are checked against Discord's schema in the tests; here it would take the
+        # stand-in's core from the figures (about 0.8 ms of CPU a flip).
+        async with DiscordStandIn(check_bodies=False) as standin:
             bench = Bench(
                 standin,
                 Path(tmp),

@@ -20,9 +20,11 @@ from tests.standin.world import Channel, Guild, Member, Role, User
 async def standin(request: pytest.FixtureRequest) -> AsyncIterator[DiscordStandIn]:
     """A running, empty :class:`DiscordStandIn` (with the options of a ``standin`` marker).
 
-    At teardown the test fails if the bot hit routes the stand-in does not implement or the
-    stand-in itself raised, so gaps in the double never pass silently. A test that probes
-    unknown routes on purpose can clear ``standin.unknown_requests``.
+    At teardown the test fails if the bot hit routes the stand-in does not implement, sent a
+    body Discord's OpenAPI description refuses (real Discord's 400 50035, which the bot may
+    have swallowed), or the stand-in itself raised, so gaps in the double never pass silently.
+    A test that probes unknown routes or bad bodies on purpose can clear
+    ``standin.unknown_requests`` or ``standin.refused_bodies``.
     """
     marker = request.node.get_closest_marker("standin")
     async with DiscordStandIn(**(marker.kwargs if marker else {})) as server:
@@ -31,6 +33,11 @@ async def standin(request: pytest.FixtureRequest) -> AsyncIterator[DiscordStandI
         if server.unknown_requests:
             problems.append(
                 f"the bot called routes the stand-in does not know: {server.unknown_requests}"
+            )
+        if server.refused_bodies:
+            problems.append(
+                "the bot sent bodies Discord's OpenAPI description refuses (400 50035):\n"
+                + "\n".join(f"  {refusal}" for refusal in server.refused_bodies)
             )
         if server.internal_errors:
             problems.append("the stand-in failed internally:\n" + "\n".join(server.internal_errors))

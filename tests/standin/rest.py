@@ -2,7 +2,8 @@
 
 The route modules (``tests/standin/routes/``) only say what a resource answers; everything that
 is the same for all of them lives here, above all the one lookup for ids (:func:`find`), so an
-unknown channel, message or interaction is refused with Discord's own 404 body in every route.
+unknown channel, message or interaction is refused with Discord's own 404 body in every route,
+and the one reading of bodies (:func:`read_body`), which holds each against Discord's schema.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 
-from tests.standin import wire
+from tests.standin import schema, wire
 from tests.standin.messages import FormErrors
 from tests.standin.records import Fault, RequestRecord
 
@@ -34,6 +35,7 @@ API_PREFIX = "/api/v10"
 STANDIN_KEY: web.AppKey[Serving] = web.AppKey("standin")
 RECORD_KEY = web.RequestKey("standin_record", RequestRecord)
 APPLICATION_KEY: web.RequestKey[Application] = web.RequestKey("standin_application")
+BODY_KEY: web.RequestKey[tuple[Any, list[UploadedFile]]] = web.RequestKey("standin_body")
 
 K = TypeVar("K")
 T = TypeVar("T")
@@ -156,15 +158,24 @@ class UploadedFile:
     content_type: str | None
 
 
-async def read_payload(request: web.Request) -> tuple[dict[str, Any], list[UploadedFile]]:
-    """The JSON body (or multipart ``payload_json`` and ``files[n]``); recorded on the request."""
+async def read_body(request: web.Request) -> tuple[Any, list[UploadedFile]]:
+    """The JSON body (or multipart ``payload_json`` and ``files[n]``), read once per request.
+
+    Recorded on the request, and held against Discord's schema (:func:`check_body`) when first
+    read: a route finds what its path names first, so an unknown id is still Discord's 404.
+    """
+    if BODY_KEY in request:
+        return request[BODY_KEY]
     files: list[UploadedFile] = []
+    payload: Any
     if request.content_type == "multipart/form-data":
         form = await request.post()
-        payload: dict[str, Any] = {}
+        payload = {}
         raw = form.get("payload_json")
-        if isinstance(raw, str):
-            payload = wire.loads(raw)
+        # aiohttp gives a part sent as application/json as bytes, a text/plain one (discord.py's)
+        # as text; Discord reads both.
+        if isinstance(raw, (str, bytes, bytearray)):
+            payload = wire.loads(raw if isinstance(raw, str) else bytes(raw))
         for key, value in form.items():
             match = re.fullmatch(r"files\[(\d+)\]", key)
             if match and isinstance(value, web.FileField):
@@ -180,9 +191,43 @@ async def read_payload(request: web.Request) -> tuple[dict[str, Any], list[Uploa
         payload = wire.loads(await request.read())
     else:
         payload = {}
-    request[RECORD_KEY].json = payload
+    record = request[RECORD_KEY]
+    record.json = payload
+    request[BODY_KEY] = (payload, files)
+    check_body(standin_of(request), request.method, record.path, payload)
     return payload, files
 
+
+async def read_payload(request: web.Request) -> tuple[dict[str, Any], list[UploadedFile]]:
+    """The body of a route that takes a JSON object (see :func:`read_body`)."""
+    payload, files = await read_body(request)
+    return payload, files
+
+
+def check_body(standin: DiscordStandIn, method: str, rel: str, body: Any) -> None:
+    """Refuse a body Discord's OpenAPI description refuses, with Discord's 400 50035.
+
+    The refusal is also kept in ``standin.refused_bodies``: the fixture fails the test with it
+    even where the bot swallows the 400.
+    """
+    if not standin.check_bodies:
+        return
+    operation = schema.spec().operation(method, rel)
+    if operation is None:
+        # Not Discord's: see schema.UNCHECKED.
+        return
+    errors = operation.check(body)
+    if not errors:
+        return
+    # The interaction or webhook token masked: failure output is no place for one.
+    shown = _TOKEN.sub(r"\1{token}", rel)
+    refusal = schema.Refusal(method, shown, operation.template, schema.describe(errors), body)
+    standin.refused_bodies.append(refusal)
+    log.warning("stand-in: Discord's schema refuses a body: %s", refusal)
+    raise invalid_form(schema.form_errors(errors))
+
+
+_TOKEN = re.compile(r"^(/(?:webhooks|interactions)/[^/]+/)[^/]+")
 
 _DEFAULT_FAULT = {
     400: (50035, "Invalid Form Body"),
@@ -233,6 +278,9 @@ async def serve(
                 response = fault_response(fault)
             else:
                 response = await handler(request)
+                if BODY_KEY not in request and request.body_exists:
+                    # A route that ignores its body: the body is still Discord's to refuse.
+                    await read_body(request)
     except web.HTTPException:
         raise
     except DiscordError as refusal:

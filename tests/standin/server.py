@@ -17,7 +17,9 @@ This module is the facade tests hold: it owns the state (the :class:`World`, the
 :class:`MessageStore`, the hosted :class:`Applications`, the interaction records) and the
 test-facing controls. The REST routes are in ``tests/standin/routes/`` (one module per
 resource, served through ``tests/standin/rest.py``), the gateway in ``gateway.py`` and what a
-user's client sends in ``client.py``.
+user's client sends in ``client.py``. Every JSON body the bot sends is held against Discord's
+own OpenAPI description (``schema.py``, the spec in ``discord-api-spec/``): one it refuses gets
+Discord's 400 50035, and the ``standin`` fixture fails the test that sent it.
 """
 
 # The public waits take ``timeout=`` (``await rec.response(timeout=5)``) on purpose: tests
@@ -54,6 +56,7 @@ from tests.standin.rest import (
     unknown_route,
 )
 from tests.standin.routes import TABLES
+from tests.standin.schema import Refusal
 from tests.standin.store import MessageStore, MessageWatcher
 from tests.standin.world import (
     DEFAULT_BOT_PERMISSIONS,
@@ -88,7 +91,9 @@ class DiscordStandIn(InteractionClient):
     gets 404/10062 like on Discord (None disables). ``token_lifetime``: follow-ups and edits
     after this many seconds get 401/50027. ``allowed_privileged_intents``: IDENTIFY asking
     for other privileged intents is closed with 4014, as when they are off in the portal.
-    ``token``: if set, REST and IDENTIFY demand exactly this bot token.
+    ``token``: if set, REST and IDENTIFY demand exactly this bot token. ``check_bodies``:
+    every JSON body is held against Discord's OpenAPI description (``schema.py``) and one it
+    refuses gets 400/50035 and is kept in ``refused_bodies``; benches may switch it off.
 
     Shards: ``shard_count`` is what ``GET /gateway/bot`` recommends, with ``max_concurrency``
     identify buckets (``shard_id % max_concurrency``); an IDENTIFY sooner than
@@ -111,6 +116,7 @@ class DiscordStandIn(InteractionClient):
         allowed_privileged_intents: int = PRIVILEGED_INTENTS,
         dispatch_message_events: bool = True,
         max_file_size: int = MAX_FILE_SIZE,
+        check_bodies: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -125,6 +131,7 @@ class DiscordStandIn(InteractionClient):
         self.allowed_privileged_intents = allowed_privileged_intents
         self.dispatch_message_events = dispatch_message_events
         self.max_file_size = max_file_size
+        self.check_bodies = check_bodies
         #: If True (run_bot sets it), an error logged by the bot ends any wait with BotCrashed.
         self.fail_fast_on_bot_errors = False
 
@@ -149,6 +156,8 @@ class DiscordStandIn(InteractionClient):
         self.requests: EventLog[RequestRecord] = EventLog(self.guard)
         self.unknown_requests: list[RequestRecord] = []
         self.internal_errors: list[str] = []
+        #: Bodies Discord's schema refuses (answered 400/50035), for the fixture to fail on.
+        self.refused_bodies: list[Refusal] = []
         self.interactions: dict[int, InteractionRecord] = {}
         self.interactions_by_token: dict[str, InteractionRecord] = {}
         self.interaction_log: EventLog[InteractionRecord] = EventLog(self.guard)

@@ -16,13 +16,13 @@ from tests.standin.apps import Application, SyncRecord
 from tests.standin.commands import CHAT_INPUT, validate_sync
 from tests.standin.rest import (
     API_PREFIX,
-    RECORD_KEY,
     DiscordError,
     Unknown,
     application_of,
     invalid_form,
     json_response,
     path_id,
+    read_body,
     standin_of,
 )
 
@@ -57,8 +57,7 @@ async def get_commands(request: web.Request) -> web.Response:
 @routes.put(_GUILD)
 async def put_commands(request: web.Request) -> web.Response:
     app, guild_id = _scope(request)
-    payload: Any = await request.json()
-    request[RECORD_KEY].json = payload
+    payload, _files = await read_body(request)
     errors = validate_sync(payload)
     if errors:
         raise invalid_form(errors)

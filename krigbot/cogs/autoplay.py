@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -523,8 +523,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         lang = run.lang
         if gone:
             self._embeds.pop(run.message_id, None)
+            posted = None
             try:
-                await self.tables.surfaces.send(
+                posted = await self.tables.surfaces.send(
                     self.bot,
                     channel_id,
                     run.own,
@@ -533,6 +534,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 )
             except discord.HTTPException as exc:
                 run.warn("could not tell that autoplay of game %s paused", exc)
+            if posted is None:
+                self.tables.owe(channel_id, self._still_paused(channel_id, run.game_id, lang))
             return
         embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
         add_note(embed, t(lang, "auto.token_paused"), lang)
@@ -547,6 +550,23 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             )
         except discord.HTTPException as exc:
             run.warn("could not show that autoplay of game %s paused", exc)
+
+    def _still_paused(
+        self, channel_id: int, game_id: int, lang: Lang
+    ) -> Callable[[], Awaitable[str | None]]:
+        """Return what the chat's next answer says of a pause nothing could tell it, if it still
+        holds then (no Resume, Pause press or end since)."""
+
+        async def note() -> str | None:
+            found = await self.service.game_in(channel_id)
+            if found is None or found[0].id != game_id:
+                return None
+            state = Autoplay.of(found[0].extra)
+            if state is None or state.state != "paused" or state.why != "token_lost":
+                return None
+            return t(lang, "auto.token_lost_untold")
+
+        return note
 
     async def _stopped(self, channel_id: int, run: _Run, key: str, *, post: bool = False) -> None:
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""

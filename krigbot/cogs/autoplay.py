@@ -695,6 +695,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         async def work() -> Reply:
             seated = authorize(await self.service.game_in(channel_id), user_id).still_in()
             row, game = seated.row, seated.game
+            replaced = FinishRequest.of(row.extra)
             request = await self.service.ask_finish(channel_id, row.id, user_id)
             waiting = request.waiting(row, game)
             if not waiting:
@@ -706,8 +707,21 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
             async def sent(message_id: int) -> None:
                 tables = self.tables
+                greyed_now: set[int] = set()
                 for older in tables.drop_asides(row.id, FinishButton):
                     tables.retire(older, embed=finish_note(row, user_id, "finish.replaced", lang))
+                    greyed_now.add(older.message_id)
+                if (
+                    replaced is not None
+                    and replaced.message is not None
+                    and replaced.message not in greyed_now
+                    and own_token(row.extra)
+                ):
+                    # Asked before a restart: this process never held it, the game's row did.
+                    stored = replaced.message
+                    note = finish_note(row, replaced.by, "finish.replaced", lang)
+                    edit = editor(self.bot, channel_id, stored)
+                    tables.retire(Shown(stored, _finish_view(row.id, lang), edit), embed=note)
                 edit = editor(self.bot, channel_id, message_id, interaction)
                 ended = {"embed": finish_note(row, user_id, "finish.game_ended", lang)}
                 tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))

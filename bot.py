@@ -226,6 +226,7 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
 
     from krigbot.bot import KrigBot
     from krigbot.monitoring import Health, MonitorServer
+    from krigbot.monitoring.server import link
 
     if settings.rest_proxy is not None:
         # discord.py builds every request's URL from this class attribute, answers included.
@@ -245,7 +246,7 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
             await monitor.start()
         except OSError as exc:
             return fail(
-                f"cannot serve metrics on {settings.metrics_host}:{settings.metrics_port} "
+                f"cannot serve metrics on {link(settings.metrics_host, settings.metrics_port)} "
                 f"({exc.strerror or exc}): choose another KRIG_METRICS_PORT or unset it."
             )
     web = None
@@ -259,7 +260,7 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
             if monitor is not None:
                 await monitor.close()
             return fail(
-                f"cannot serve the web view on {settings.web_host}:{settings.web_port}: {exc}"
+                f"cannot serve the web view on {link(settings.web_host, settings.web_port)}: {exc}"
             )
     gc.set_threshold(*GC_THRESHOLDS)
     try:

@@ -247,7 +247,7 @@ def _shards(count_text: str | None, ids_text: str | None) -> Shards:
     count = None
     if count_text is not None and count_text.strip():
         raw = count_text.strip()
-        if not raw.isdigit() or not 1 <= int(raw) <= MAX_SHARDS:
+        if not _digits(raw) or not 1 <= int(raw) <= MAX_SHARDS:
             raise ConfigError(
                 f"KRIG_SHARD_COUNT must be the number of shards, a whole number from 1 to "
                 f"{MAX_SHARDS}, not {count_text!r} (leave it unset to let Discord choose)"
@@ -263,7 +263,7 @@ def _shards(count_text: str | None, ids_text: str | None) -> Shards:
     seen: set[int] = set()
     for part in ids_text.replace(" ", "").split(","):
         first, dash, last = part.partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()):
+        if not _digits(first) or (dash and not _digits(last)):
             raise ConfigError(
                 f"KRIG_SHARDS must list shard ids like 0-7 or 0,2,4 (or 0-3,8), not {ids_text!r}"
             )
@@ -286,7 +286,8 @@ def _share(raw: str | None, shards: Shards) -> float:
     if raw is None or not raw.strip():
         return shards.share()
     try:
-        share = float(raw)
+        # float() reads other scripts' digits ("٠٫٥") too; a setting is written in ASCII.
+        share = float(raw) if raw.isascii() else math.nan
     except ValueError:
         share = math.nan
     if not 0 < share <= 1:
@@ -354,6 +355,15 @@ def sqlite_file(
     return _db_path(values.get("KRIG_DB"), folder)
 
 
+def _digits(text: str) -> bool:
+    """Tell whether ``text`` is a whole number written in ASCII digits only.
+
+    ``str.isdigit`` also says yes to "¹" and "١", which ``int()`` refuses or reads as a number
+    nobody meant to write.
+    """
+    return text.isascii() and text.isdigit()
+
+
 def _db_path(value: str | None, folder: Path) -> Path:
     raw = (value or "").strip() or DEFAULT_DB
     if raw == MEMORY:
@@ -366,7 +376,7 @@ def _count(values: Mapping[str, str | None], key: str, default: int, *, most: in
     raw = values.get(key)
     if raw is None or not raw.strip():
         return default
-    if not raw.strip().isdigit() or int(raw) > most:
+    if not _digits(raw.strip()) or int(raw) > most:
         raise ConfigError(f"{key} must be a whole number from 0 to {most}, not {raw!r}")
     return int(raw)
 
@@ -375,7 +385,7 @@ def _port(values: Mapping[str, str | None], key: str) -> int | None:
     raw = values.get(key)
     if raw is None or not raw.strip():
         return None
-    if not raw.strip().isdigit() or not 1 <= int(raw) <= 65535:
+    if not _digits(raw.strip()) or not 1 <= int(raw) <= 65535:
         raise ConfigError(f"{key} must be a port number from 1 to 65535, not {raw!r}")
     return int(raw)
 
@@ -383,7 +393,7 @@ def _port(values: Mapping[str, str | None], key: str) -> int | None:
 def _optional_id(value: str | None) -> int | None:
     if value is None or not value.strip():
         return None
-    if not value.strip().isdigit():
+    if not _digits(value.strip()):
         raise ConfigError(f"KRIG_DEV_GUILD must be a server id (digits), not {value!r}")
     return int(value)
 
@@ -393,7 +403,8 @@ def _positive(values: Mapping[str, str | None], key: str, default: float) -> flo
     if raw is None or not raw.strip():
         return default
     try:
-        number = float(raw)
+        # float() reads other scripts' digits ("١٢") too; a setting is written in ASCII.
+        number = float(raw) if raw.isascii() else math.nan
     except ValueError:
         raise ConfigError(f"{key} must be a number, not {raw!r}") from None
     # float() also reads "nan" and "inf", which would crash the bot later, far from the cause.

@@ -283,3 +283,31 @@ def test_without_a_database_url_the_sqlite_file_is_the_database() -> None:
 def test_a_database_url_that_is_not_postgresql_is_refused() -> None:
     with pytest.raises(ConfigError, match="KRIG_DATABASE_URL must be a PostgreSQL URL"):
         Settings.load({"DISCORD_TOKEN": "t", "KRIG_DATABASE_URL": "mysql://x/y"}, folder="/")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("KRIG_WEB_PORT", "¹", "KRIG_WEB_PORT must be a port number"),
+        ("KRIG_WEB_PORT", "٨٠٨٠", "KRIG_WEB_PORT must be a port number"),
+        ("KRIG_METRICS_PORT", "９０９０", "KRIG_METRICS_PORT must be a port number"),
+        ("KRIG_RENDER_PROCESSES", "²", "KRIG_RENDER_PROCESSES must be a whole number"),
+        ("KRIG_DEV_GUILD", "¹²³", "KRIG_DEV_GUILD must be a server id"),
+        ("KRIG_SHARD_COUNT", "³", "KRIG_SHARD_COUNT must be the number of shards"),
+        ("KRIG_SHARDS", "0-¹", "KRIG_SHARDS must list shard ids"),
+        ("KRIG_SHARDS", "١", "KRIG_SHARDS must list shard ids"),
+        ("KRIG_CHOICE_SECONDS", "٣٠", "KRIG_CHOICE_SECONDS must be a number"),
+        ("KRIG_REST_SHARE", "٠.٥", "KRIG_REST_SHARE must be this process's part"),
+    ],
+)
+def test_a_number_written_in_other_than_ascii_digits_is_a_settings_error(
+    no_env_file: Path, key: str, value: str, said: str
+) -> None:
+    # str.isdigit() says yes to superscripts and other scripts' digits, which int() then
+    # refuses with a traceback or reads as a number nobody typed on purpose.
+    env = {"DISCORD_TOKEN": TOKEN, "KRIG_WEB_SECRET": WEB_SECRET, key: value}
+    if key == "KRIG_SHARDS":
+        env["KRIG_SHARD_COUNT"] = "2"
+    with pytest.raises(ConfigError, match=said) as raised:
+        load(env, no_env_file)
+    assert "\n" not in str(raised.value)

@@ -153,19 +153,28 @@ def test_a_web_port_without_a_secret_exits_with_one_line_saying_what_to_do(
 
 
 @pytest.mark.parametrize(
-    ("server", "port_key", "settings", "said"),
+    ("server", "prefix", "settings", "said"),
     [
-        ("web", "KRIG_WEB_PORT", {"KRIG_WEB_SECRET": "web-secret-0123456789"}, "the web view"),
-        ("metrics", "KRIG_METRICS_PORT", {}, "metrics"),
+        ("web", "KRIG_WEB", {"KRIG_WEB_SECRET": "web-secret-0123456789"}, "the web view"),
+        ("metrics", "KRIG_METRICS", {}, "metrics"),
     ],
 )
+@pytest.mark.parametrize(
+    ("family", "host", "shown"),
+    [(socket.AF_INET, "127.0.0.1", "127.0.0.1"), (socket.AF_INET6, "::1", "[::1]")],
+)
 def test_a_port_in_use_exits_with_one_line_saying_so(
-    tmp_path: Path, server: str, port_key: str, settings: dict[str, str], said: str
+    tmp_path: Path,
+    server: str,
+    prefix: str,
+    settings: dict[str, str],
+    said: str,
+    family: socket.AddressFamily,
+    host: str,
+    shown: str,
 ) -> None:
-    import socket
-
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
+    with socket.socket(family) as taken:
+        taken.bind((host, 0))
         taken.listen()
         port = str(taken.getsockname()[1])
         env = bot_env(
@@ -173,13 +182,15 @@ def test_a_port_in_use_exits_with_one_line_saying_so(
             DISCORD_TOKEN=SECRET,
             KRIG_DB=str(tmp_path / "krig.db"),
             KRIG_RENDER_PROCESSES="0",
-            **{port_key: port},
+            **{f"{prefix}_HOST": host, f"{prefix}_PORT": port},
             **settings,
         )
         status, out, err = run_once(env, tmp_path)
     assert status == 2
-    # After the log's start-up line, one line that says what is wrong, and no traceback.
-    assert f"krigbot: cannot serve {said} on 127.0.0.1:{port}" in err.strip().splitlines()[-1]
+    # After the log's start-up line, one line that says what is wrong, and no traceback; the
+    # address is written as the link the server would have had, an IPv6 host in brackets.
+    last = err.strip().splitlines()[-1]
+    assert f"krigbot: cannot serve {said} on http://{shown}:{port}/" in last
     assert "Traceback" not in err + out
     assert SECRET not in out + err
 

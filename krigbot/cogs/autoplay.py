@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -523,8 +523,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         lang = run.lang
         if gone:
             self._embeds.pop(run.message_id, None)
+            posted = None
             try:
-                await self.tables.surfaces.send(
+                posted = await self.tables.surfaces.send(
                     self.bot,
                     channel_id,
                     run.own,
@@ -533,6 +534,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 )
             except discord.HTTPException as exc:
                 run.warn("could not tell that autoplay of game %s paused", exc)
+            if posted is None:
+                self.tables.owe(channel_id, self._still_paused(channel_id, run.game_id, lang))
             return
         embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
         add_note(embed, t(lang, "auto.token_paused"), lang)
@@ -547,6 +550,23 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             )
         except discord.HTTPException as exc:
             run.warn("could not show that autoplay of game %s paused", exc)
+
+    def _still_paused(
+        self, channel_id: int, game_id: int, lang: Lang
+    ) -> Callable[[], Awaitable[str | None]]:
+        """Return what the chat's next answer says of a pause nothing could tell it, if it still
+        holds then (no Resume, Pause press or end since)."""
+
+        async def note() -> str | None:
+            found = await self.service.game_in(channel_id)
+            if found is None or found[0].id != game_id:
+                return None
+            state = Autoplay.of(found[0].extra)
+            if state is None or state.state != "paused" or state.why != "token_lost":
+                return None
+            return t(lang, "auto.token_lost_untold")
+
+        return note
 
     async def _stopped(self, channel_id: int, run: _Run, key: str, *, post: bool = False) -> None:
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
@@ -675,6 +695,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         async def work() -> Reply:
             seated = authorize(await self.service.game_in(channel_id), user_id).still_in()
             row, game = seated.row, seated.game
+            replaced = FinishRequest.of(row.extra)
             request = await self.service.ask_finish(channel_id, row.id, user_id)
             waiting = request.waiting(row, game)
             if not waiting:
@@ -686,8 +707,21 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
             async def sent(message_id: int) -> None:
                 tables = self.tables
+                greyed_now: set[int] = set()
                 for older in tables.drop_asides(row.id, FinishButton):
                     tables.retire(older, embed=finish_note(row, user_id, "finish.replaced", lang))
+                    greyed_now.add(older.message_id)
+                if (
+                    replaced is not None
+                    and replaced.message is not None
+                    and replaced.message not in greyed_now
+                    and own_token(row.extra)
+                ):
+                    # Asked before a restart: this process never held it, the game's row did.
+                    stored = replaced.message
+                    note = finish_note(row, replaced.by, "finish.replaced", lang)
+                    edit = editor(self.bot, channel_id, stored)
+                    tables.retire(Shown(stored, _finish_view(row.id, lang), edit), embed=note)
                 edit = editor(self.bot, channel_id, message_id, interaction)
                 ended = {"embed": finish_note(row, user_id, "finish.game_ended", lang)}
                 tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))

@@ -41,6 +41,7 @@ from krigbot.cogs.replies import (
 from krigbot.cogs.surfaces import Surfaces, reaches
 from krigbot.i18n import t
 from krigbot.sessions import Refusal
+from krigbot.storage import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +166,7 @@ class Tables:
         self._idle.set()
         self.surfaces = Surfaces()
         """The interactions of chats the bot's own token does not reach (for follow-ups)."""
+        self._owed: dict[int, Callable[[], Awaitable[str | None]]] = {}
 
     def turn(self, channel_id: int) -> asyncio.Lock:
         """Return the lock an action holds from before its commit until its message is out."""
@@ -202,6 +204,27 @@ class Tables:
             del self._live[channel_id]
             if grey:
                 self._retire(current)
+
+    def owe(self, channel_id: int, note: Callable[[], Awaitable[str | None]]) -> None:
+        """Have the chat's next public answer to a command say what nothing could tell it then.
+
+        ``note`` is asked at that answer, and returns the line, or None if it is no longer
+        true (the game moved on meanwhile).
+        """
+        self._owed[channel_id] = note
+
+    async def say_owed(self, channel_id: int, reply: Reply) -> None:
+        """Add the chat's owed line (:meth:`owe`) to ``reply`` if everyone there sees it."""
+        if reply.ephemeral or reply.silent or reply.update or channel_id not in self._owed:
+            return
+        note = self._owed.pop(channel_id)
+        try:
+            text = await note()
+        except StorageError as exc:
+            log.info("could not tell chat %s what it missed: %s", channel_id, exc)
+            return
+        if text is not None:
+            reply.content = text if not reply.content else f"{text}\n\n{reply.content}"
 
     async def edit(
         self,
@@ -387,6 +410,7 @@ async def _respond_in_turn(
             if isinstance(exc, Refusal):
                 return
             raise
+        await tables.say_owed(channel_id, reply)
         await state.deliver(reply, tables)
     finally:
         turn.release()

@@ -30,11 +30,24 @@ def served_at(addresses: Iterable[object]) -> str:
     'http://127.0.0.1:8080/, http://[::1]:8080/, http://0.0.0.0/'
     """
     return ", ".join(
-        str(URL.build(scheme="http", host=str(address[0]), port=int(address[1]), path="/"))
+        link(str(address[0]), int(address[1]))
         if isinstance(address, tuple)
         else str(address)  # a Unix socket's path
         for address in addresses
     )
+
+
+def link(host: str, port: int) -> str:
+    """Return ``host`` and ``port`` as the link a server there would have.
+
+    >>> link("::1", 9090), link("localhost", 80), link("no such host", 9090)
+    ('http://[::1]:9090/', 'http://localhost/', 'no such host:9090')
+    """
+    try:
+        return str(URL.build(scheme="http", host=host, port=port, path="/"))
+    except ValueError:
+        # A host no URL can hold (a mistyped setting) is shown as it was written.
+        return f"{host}:{port}"
 
 
 @dataclass(frozen=True, slots=True)

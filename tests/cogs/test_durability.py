@@ -21,9 +21,11 @@ from krigbot.storage import DatabaseLockedError, Storage
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
+    Clock,
     answer_of,
     buttons,
     challenge_message,
+    enabled_buttons,
     flip,
     flip_button,
     game_id_of,
@@ -33,6 +35,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
+from tests.cogs.test_time_limit import bot_on
 from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, InteractionRecord, run_bot
 from tests.standin.fixtures import SampleWorld
@@ -303,3 +306,19 @@ async def test_an_end_committed_but_never_shown_is_shown_by_the_restarted_bot(
     async with running_bot(standin, db_path, seeds):
         await settled()
     assert len(standin.messages(world.no_channel)) == before + 1  # shown once, not again
+
+
+async def test_a_challenge_that_expired_while_the_bot_was_down_loses_its_buttons_saying_why(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path
+) -> None:
+    clock = Clock()
+    async with bot_on(standin, db_path, clock):
+        message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    clock.advance(minutes=6)  # challenges wait five minutes
+    watcher = standin.watch(world.no_channel)
+
+    async with bot_on(standin, db_path, clock):
+        expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
+
+    assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
+    assert enabled_buttons(message) == []

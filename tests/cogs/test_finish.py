@@ -275,3 +275,23 @@ async def test_a_request_asked_before_a_restart_goes_grey_when_the_game_ends_aft
 
     assert enabled_buttons(asked.message) == []
     assert t("nb", "finish.game_ended") in text_of(asked.message)
+
+
+async def test_a_request_asked_before_a_restart_goes_grey_when_a_new_one_replaces_it(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
+        table = await start_game(standin, world.no_channel, world.alice, world.bob)
+        older = await command(standin, world.no_channel, world.alice, "finish")
+        assert older.message is not None
+        await settled()
+    async with running_bot(standin, db_path, seeds):
+        newer = await command(standin, world.no_channel, world.bob, "finish")
+        assert newer.message is not None
+        await settled()
+
+    # Only the newer request still asks; the older one says why it no longer does.
+    assert enabled_buttons(older.message) == []
+    assert t("nb", "finish.replaced") in text_of(older.message)
+    assert enabled_buttons(newer.message) == [yes(table.game_id), no(table.game_id)]

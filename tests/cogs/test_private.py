@@ -28,6 +28,7 @@ from tests.cogs.helpers import (
     buttons,
     challenge,
     enabled_buttons,
+    flip,
     flip_button,
     forged_press,
     game_id_of,
@@ -495,4 +496,40 @@ async def test_autoplay_whose_token_discord_ends_early_pauses_at_once_and_status
     assert pressed.type == UPDATE_MESSAGE, text_of(pressed)
     assert t("nb", "table.title", round=row.round) in text_of(pressed)
     assert f"krig:auto:{table.game_id}:resume" in enabled_buttons(pressed)
+    standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose
+
+
+async def test_the_next_flip_in_a_chat_says_once_that_autoplay_paused_when_nothing_could_tell(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
+        await start_game(standin, group, world.alice, world.bob)
+        rec = await standin.slash("krig auto", user=world.alice, channel=group, options={})
+        message = (await answer_of(standin, rec)).message
+        assert message is not None
+        await edit_of(standin, message, lambda text: t("nb", "table.title", round=3) in text)
+        # Discord ends the autoplay message's token early; no other interaction reaches the chat.
+        standin.fail_next(
+            "*",
+            rf"/webhooks/\d+/{rec.token}\b",  # its message's edits and its follow-ups
+            status=401,
+            code=50027,
+            message="Invalid Webhook Token",
+            times=1000,
+        )
+        cog = bot.get_cog("Autoplay")
+        assert cog is not None
+        task = cog.task(group.id)  # type: ignore[attr-defined]
+        assert task is not None
+        await asyncio.wait_for(task, 10)
+        said = [m for m in group.messages if t("nb", "auto.token_lost") in text_of(m)]
+
+        first = await flip(standin, group, world.bob)
+        second = await flip(standin, group, world.alice)
+
+    assert said == []  # nothing reached the chat when autoplay paused
+    assert t("nb", "auto.token_lost_untold") in text_of(first)
+    assert first.embeds  # still the round's table, below the line
+    assert t("nb", "auto.token_lost_untold") not in text_of(second)
     standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose

@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from krigbot.bot import KrigBot
 from krigbot.monitoring import Health, MonitorServer
+from krigbot.monitoring.server import link
 from krigbot.storage import Storage
 from tests.cogs.helpers import flip, flip_button, forged_press, game_row, press, start_game
 from tests.standin import DiscordStandIn
@@ -33,6 +34,13 @@ async def endpoint(bot: KrigBot, storage: Storage) -> AsyncIterator[str]:
     await server.start()
     yield f"http://127.0.0.1:{server.port}"
     await server.close()
+
+
+def test_an_address_is_written_as_its_link_and_a_mistyped_host_as_it_was_set() -> None:
+    # bot.py's "cannot serve ... on ..." line shows the setting even when no URL can hold it.
+    assert link("::1", 9090) == "http://[::1]:9090/"
+    assert link("0.0.0.0", 80) == "http://0.0.0.0/"
+    assert link("krig host", 9090) == "krig host:9090"
 
 
 async def scrape(endpoint: str) -> Samples:

@@ -268,33 +268,24 @@ class Registry:
         # process apart (None: a copy not held here, checked by its round alone).
         expected_moves = held.saved_moves if held is not None and held.game is game else None
         try:
-            if game.outcome is not None:
-                # Marked in the write that ends it, cleared once its message is out: a bot
-                # stopped in between shows the end when it starts again (unshown_endings).
-                await self.storage.finish_game(
+            try:
+                await self._store(row, game, state, now, row.round, expected_moves, autoplay)
+            except RoundConflictError as lost:
+                if lost.status != "running" or lost.round is None or lost.round >= row.round:
+                    raise
+                # The database is behind a round this process saved and showed: it lost
+                # acknowledged commits (stopped without flushing them, restored, failed over).
+                # Rounds never go back, so no other process wrote this: the copy held here is
+                # what the players saw, and it is saved again rather than played anew.
+                log.warning(
+                    "game %s is stored at round %s, behind the round %s saved here before; "
+                    "saving the game held here again",
                     row.id,
-                    expected_round=row.round,
-                    state=state,
-                    round=game.round,
-                    result=outcome_to_dict(game.outcome),
-                    results=player_results(row, game, krigbot_id=self.krigbot_id),
-                    now=now,
-                    extra={ENDING: "unshown"},
-                    moves=game.moves_made,
-                    expected_moves=expected_moves,
-                    autoplay=autoplay,
+                    lost.round,
+                    row.round,
+                    extra=about(row),
                 )
-            else:
-                await self.storage.save_round(
-                    row.id,
-                    expected_round=row.round,
-                    state=state,
-                    round=game.round,
-                    now=now,
-                    moves=game.moves_made,
-                    expected_moves=expected_moves,
-                    autoplay=autoplay,
-                )
+                await self._store(row, game, state, now, lost.round, None, autoplay)
         except RoundConflictError:
             if self.metrics is not None:
                 self.metrics.write_conflicts.inc()
@@ -333,6 +324,45 @@ class Registry:
         else:
             self._running[row.channel_id] = _Running(updated, game)
         return updated
+
+    async def _store(
+        self,
+        row: GameRow,
+        game: Variant,
+        state: dict[str, Any],
+        now: datetime,
+        expected_round: int,
+        expected_moves: int | None,
+        autoplay: int | None,
+    ) -> None:
+        """Write the game's state (a round, or its end) if the database holds it as expected."""
+        if game.outcome is not None:
+            # Marked in the write that ends it, cleared once its message is out: a bot
+            # stopped in between shows the end when it starts again (unshown_endings).
+            await self.storage.finish_game(
+                row.id,
+                expected_round=expected_round,
+                state=state,
+                round=game.round,
+                result=outcome_to_dict(game.outcome),
+                results=player_results(row, game, krigbot_id=self.krigbot_id),
+                now=now,
+                extra={ENDING: "unshown"},
+                moves=game.moves_made,
+                expected_moves=expected_moves,
+                autoplay=autoplay,
+            )
+        else:
+            await self.storage.save_round(
+                row.id,
+                expected_round=expected_round,
+                state=state,
+                round=game.round,
+                now=now,
+                moves=game.moves_made,
+                expected_moves=expected_moves,
+                autoplay=autoplay,
+            )
 
     async def change_extra(
         self, channel_id: int, game_id: int, change: Callable[[dict[str, Any]], dict[str, Any]]

@@ -82,6 +82,7 @@ async def test_after_an_immediate_stop_every_flip_plays_the_next_round(
     async def flip() -> Message:
         """Flip as the player would, and return the message the answer shows."""
         nonlocal table
+        assert table is not None
         rec: InteractionRecord
         if how == "slash":
             rec = await standin.slash("flip", user=w.alice, channel=w.no_channel)

@@ -86,6 +86,9 @@ class Registry:
 
         Cached rows drop the saved state (the engine game is the state) to keep memory small.
         """
+        self._unsure: dict[int, tuple[int, int, int, datetime]] = {}
+        """By channel, a save that failed with no answer and may have landed all the same: the
+        game, the round it followed, the round it wrote and its time (``updated_at``)."""
         self.on_finish: list[Callable[[GameRow, Variant], Awaitable[None]]] = []
         """Called with a game just finished, under its channel's lock (a match deals the next)."""
         self.on_deal: list[Callable[[GameRow], None]] = []
@@ -177,17 +180,21 @@ class Registry:
         """Drop a channel's game from memory (it ran ahead of what was saved, or it ended)."""
         self._running.pop(channel_id, None)
 
-    @staticmethod
-    def check_round(row: GameRow, expected_round: int | None) -> None:
+    def check_round(self, row: GameRow, expected_round: int | None) -> None:
         """Refuse a press for another round than the game's (``flip.raced``).
 
         A press for a round ahead of the copy in memory means another process played it: the
-        copy is behind, so :meth:`retrying` reads the game again and checks once more.
+        copy is behind, so :meth:`retrying` reads the game again and checks once more. A press
+        for the round before a save of this process that was told to the players as failed,
+        but reached the database (the connection dropped after the commit), plays on: its
+        button is the newest table they were shown.
         """
         if expected_round is None or expected_round == row.round:
             return
         if expected_round > row.round:
             raise LostWrite
+        if self._unsure.get(row.channel_id) == (row.id, expected_round, row.round, row.updated_at):
+            return
         raise Refusal("flip.raced")
 
     def catch_up(self, row: GameRow) -> None:
@@ -293,7 +300,9 @@ class Registry:
         except StorageError as exc:
             # Expected in bad weather (locked, read-only, full): one line that says which.
             log.error("could not save game %s: %s", row.id, exc, extra=about(row))
+            self._unsure[row.channel_id] = (row.id, row.round, game.round, now)
             raise Refusal("err.storage") from None
+        self._unsure.pop(row.channel_id, None)
         if self.metrics is not None:
             self.metrics.rounds.inc(game.round - row.round)
             if game.outcome is not None:

@@ -86,6 +86,9 @@ class Registry:
 
         Cached rows drop the saved state (the engine game is the state) to keep memory small.
         """
+        self._unsure: dict[int, tuple[int, int, int, datetime]] = {}
+        """By channel, a save that failed with no answer and may have landed all the same: the
+        game, the round it followed, the round it wrote and its time (``updated_at``)."""
         self.on_finish: list[Callable[[GameRow, Variant], Awaitable[None]]] = []
         """Called with a game just finished, under its channel's lock (a match deals the next)."""
         self.on_deal: list[Callable[[GameRow], None]] = []
@@ -177,17 +180,21 @@ class Registry:
         """Drop a channel's game from memory (it ran ahead of what was saved, or it ended)."""
         self._running.pop(channel_id, None)
 
-    @staticmethod
-    def check_round(row: GameRow, expected_round: int | None) -> None:
+    def check_round(self, row: GameRow, expected_round: int | None) -> None:
         """Refuse a press for another round than the game's (``flip.raced``).
 
         A press for a round ahead of the copy in memory means another process played it: the
-        copy is behind, so :meth:`retrying` reads the game again and checks once more.
+        copy is behind, so :meth:`retrying` reads the game again and checks once more. A press
+        for the round before a save of this process that was told to the players as failed,
+        but reached the database (the connection dropped after the commit), plays on: its
+        button is the newest table they were shown.
         """
         if expected_round is None or expected_round == row.round:
             return
         if expected_round > row.round:
             raise LostWrite
+        if self._unsure.get(row.channel_id) == (row.id, expected_round, row.round, row.updated_at):
+            return
         raise Refusal("flip.raced")
 
     def catch_up(self, row: GameRow) -> None:
@@ -268,33 +275,24 @@ class Registry:
         # process apart (None: a copy not held here, checked by its round alone).
         expected_moves = held.saved_moves if held is not None and held.game is game else None
         try:
-            if game.outcome is not None:
-                # Marked in the write that ends it, cleared once its message is out: a bot
-                # stopped in between shows the end when it starts again (unshown_endings).
-                await self.storage.finish_game(
+            try:
+                await self._store(row, game, state, now, row.round, expected_moves, autoplay)
+            except RoundConflictError as lost:
+                if lost.status != "running" or lost.round is None or lost.round >= row.round:
+                    raise
+                # The database is behind a round this process saved and showed: it lost
+                # acknowledged commits (stopped without flushing them, restored, failed over).
+                # Rounds never go back, so no other process wrote this: the copy held here is
+                # what the players saw, and it is saved again rather than played anew.
+                log.warning(
+                    "game %s is stored at round %s, behind the round %s saved here before; "
+                    "saving the game held here again",
                     row.id,
-                    expected_round=row.round,
-                    state=state,
-                    round=game.round,
-                    result=outcome_to_dict(game.outcome),
-                    results=player_results(row, game, krigbot_id=self.krigbot_id),
-                    now=now,
-                    extra={ENDING: "unshown"},
-                    moves=game.moves_made,
-                    expected_moves=expected_moves,
-                    autoplay=autoplay,
+                    lost.round,
+                    row.round,
+                    extra=about(row),
                 )
-            else:
-                await self.storage.save_round(
-                    row.id,
-                    expected_round=row.round,
-                    state=state,
-                    round=game.round,
-                    now=now,
-                    moves=game.moves_made,
-                    expected_moves=expected_moves,
-                    autoplay=autoplay,
-                )
+                await self._store(row, game, state, now, lost.round, None, autoplay)
         except RoundConflictError:
             if self.metrics is not None:
                 self.metrics.write_conflicts.inc()
@@ -302,7 +300,9 @@ class Registry:
         except StorageError as exc:
             # Expected in bad weather (locked, read-only, full): one line that says which.
             log.error("could not save game %s: %s", row.id, exc, extra=about(row))
+            self._unsure[row.channel_id] = (row.id, row.round, game.round, now)
             raise Refusal("err.storage") from None
+        self._unsure.pop(row.channel_id, None)
         if self.metrics is not None:
             self.metrics.rounds.inc(game.round - row.round)
             if game.outcome is not None:
@@ -333,6 +333,45 @@ class Registry:
         else:
             self._running[row.channel_id] = _Running(updated, game)
         return updated
+
+    async def _store(
+        self,
+        row: GameRow,
+        game: Variant,
+        state: dict[str, Any],
+        now: datetime,
+        expected_round: int,
+        expected_moves: int | None,
+        autoplay: int | None,
+    ) -> None:
+        """Write the game's state (a round, or its end) if the database holds it as expected."""
+        if game.outcome is not None:
+            # Marked in the write that ends it, cleared once its message is out: a bot
+            # stopped in between shows the end when it starts again (unshown_endings).
+            await self.storage.finish_game(
+                row.id,
+                expected_round=expected_round,
+                state=state,
+                round=game.round,
+                result=outcome_to_dict(game.outcome),
+                results=player_results(row, game, krigbot_id=self.krigbot_id),
+                now=now,
+                extra={ENDING: "unshown"},
+                moves=game.moves_made,
+                expected_moves=expected_moves,
+                autoplay=autoplay,
+            )
+        else:
+            await self.storage.save_round(
+                row.id,
+                expected_round=expected_round,
+                state=state,
+                round=game.round,
+                now=now,
+                moves=game.moves_made,
+                expected_moves=expected_moves,
+                autoplay=autoplay,
+            )
 
     async def change_extra(
         self, channel_id: int, game_id: int, change: Callable[[dict[str, Any]], dict[str, Any]]

@@ -40,15 +40,21 @@ def own_cluster() -> Iterator[Cluster]:
 
 
 @pytest.fixture
+def own_url(own_cluster: Cluster) -> str:
+    """Return the URL of the bot's database on the test's own cluster."""
+    return own_cluster.create_database()
+
+
+@pytest.fixture
 async def pg_bot(
     standin: DiscordStandIn,
     standin_world: SampleWorld,
-    own_cluster: Cluster,
+    own_url: str,
     db_path: Path,
     seeds: ChosenSeeds,
 ) -> AsyncIterator[KrigBot]:
     """Return the real bot on a database of the test's own cluster; its errors are claimed."""
-    storage = await Storage.open(own_cluster.create_database())
+    storage = await Storage.open(own_url)
     try:
         krigbot = KrigBot(make_settings(db_path), storage, seeds=seeds, guild_ready_timeout=0.05)
         async with run_bot(krigbot, standin) as running:
@@ -138,3 +144,84 @@ async def test_a_connection_the_stopping_server_left_out_of_step_is_a_storage_fa
     assert refused.content == t("nb", "err.storage")  # a database failure, told as one
     assert broken[0].is_closed()  # never handed out again
     assert after.embeds[0]["title"] == t("nb", "table.title", round=3)
+
+
+@pytest.mark.parametrize("how", ["slash", "button"])
+async def test_a_round_the_database_lost_is_not_played_again(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    pg_bot: KrigBot,
+    own_cluster: Cluster,
+    own_url: str,
+    how: str,
+) -> None:
+    # A server that commits without waiting for the disk loses its last commits when it stops
+    # at once (the process test stops one so); the database is put back a round here instead,
+    # which no timing decides.
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await played_to(standin, world, table, 5)
+    own_cluster.psql("CREATE TABLE kept AS SELECT id, state, round, moves FROM games", own_url)
+    await played_to(standin, world, table, 1)
+    sixth = table.message.embeds[0]["title"]
+    own_cluster.psql(
+        "UPDATE games SET state = kept.state, round = kept.round, moves = kept.moves "
+        "FROM kept WHERE games.id = kept.id",
+        own_url,
+    )
+    shown = []
+    for _ in range(3):
+        if how == "slash":
+            rec = await standin.slash("flip", user=world.alice, channel=world.no_channel)
+            answer = await answer_of(standin, rec)
+        else:
+            answer = await press(standin, table.message, flip_button(table.message), world.alice)
+        shown.append(text_of(answer) if answer.ephemeral else answer.embeds[0]["title"])
+
+    assert sixth == t("nb", "table.title", round=6)
+    assert shown == [t("nb", "table.title", round=n) for n in (7, 8, 9)]
+    assert own_cluster.psql("SELECT round FROM games", own_url) == "9"
+
+
+@pytest.mark.parametrize("how", ["slash", "button"])
+async def test_a_save_committed_whose_answer_was_lost_still_lets_the_next_press_play(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    pg_bot: KrigBot,
+    own_cluster: Cluster,
+    own_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    # The connection drops after the server committed the round and before its answer came:
+    # the bot tells the player the save failed and holds the game as it was.
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await played_to(standin, world, table, 3)
+    execute = asyncpg.Connection.execute
+    lost: list[str] = []
+
+    async def answer_lost(self: asyncpg.Connection, query: str, *args: object) -> str:
+        done = str(await execute(self, query, *args))
+        if not lost and query.lstrip().startswith("UPDATE games SET state"):
+            lost.append(done)
+            self.terminate()
+            raise asyncpg.ConnectionDoesNotExistError("connection was closed in the middle")
+        return done
+
+    monkeypatch.setattr(asyncpg.Connection, "execute", answer_lost)
+    refused = await press(standin, table.message, flip_button(table.message), world.alice)
+    committed = own_cluster.psql("SELECT round FROM games", own_url)
+    shown = []
+    for _ in range(2):
+        if how == "slash":
+            rec = await standin.slash("flip", user=world.alice, channel=world.no_channel)
+            answer = await answer_of(standin, rec)
+        else:
+            answer = await press(standin, table.message, flip_button(table.message), world.alice)
+        shown.append(text_of(answer) if answer.ephemeral else answer.embeds[0]["title"])
+
+    assert refused.ephemeral
+    assert refused.content == t("nb", "err.storage")
+    assert committed == "4"  # the round the refused press played is in the database
+    # Each press plays one round, on the game as stored.
+    assert shown == [t("nb", "table.title", round=n) for n in (5, 6)]
+    assert own_cluster.psql("SELECT round FROM games", own_url) == "6"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
+from krigbot.sessions.timelimit import TIME_UP_TOLD
 from tests.cogs.helpers import Clock, buttons, flip, settled, start_game, text_of
 from tests.cogs.test_time_limit import quick_ticks, time_up
 from tests.standin import DiscordStandIn
@@ -34,8 +35,9 @@ async def test_a_timed_match_nobody_plays_ends_after_its_first_unplayed_game(
     records = await bot.storage.match_records(world.no_guild.id, [world.alice.id, world.bob.id])
     assert records == {}
 
-    # The time passing on shows nothing more: a /krig flip finds no game.
-    clock.advance(minutes=5)
+    # The time passing on shows nothing more: once a late press is no longer told that the time
+    # was up, a /krig flip finds no game.
+    clock.advance(minutes=TIME_UP_TOLD.total_seconds() / 60 + 1)
     answer = await flip(standin, channel, world.alice)
     assert answer.content == t("nb", "err.no_game")
     assert [e for e in standin.channel_events.items if time_up(e)] == [event]

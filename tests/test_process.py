@@ -329,6 +329,31 @@ async def ended(proc: Process) -> int:
             await proc.wait()
 
 
+@contextlib.asynccontextmanager
+async def watched(standin: DiscordStandIn, proc: Process) -> AsyncIterator[None]:
+    """Within the block, a bot process that dies fails the stand-in's waits at once."""
+    watcher = asyncio.create_task(proc.wait())
+    standin.watch_task(watcher)
+    try:
+        yield
+    finally:
+        standin.unwatch_task(watcher)
+        watcher.cancel()
+
+
+@contextlib.asynccontextmanager
+async def stopped_at_the_end(proc: Process) -> AsyncIterator[None]:
+    """After the block, SIGTERM must end the process with status 0; a failed block kills it."""
+    try:
+        yield
+        proc.send_signal(signal.SIGTERM)
+        assert await ended(proc) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 @pytest.mark.parametrize("unreachable", ["closed-port", "no-dns"])
 async def test_discord_out_of_reach_at_start_is_retried_and_a_sigterm_in_the_pause_ends_it(
     tmp_path: Path, closed_port: int, unreachable: str
@@ -392,13 +417,8 @@ async def test_a_bot_started_while_discord_is_away_comes_up_when_it_is_back(
         # Discord is back, where the bot looks for it (the port was held, never listening).
         _held_sockets.pop(closed_port).close()
         async with DiscordStandIn(port=closed_port) as standin:
-            watcher = asyncio.create_task(proc.wait())
-            standin.watch_task(watcher)  # a bot that gave up fails the wait at once
-            try:
+            async with watched(standin, proc):
                 await standin.wait_for_ready(timeout=60)
-            finally:
-                standin.unwatch_task(watcher)
-                watcher.cancel()
             await said.wait(
                 lambda lines: any("Krigbot is online as Krigbot" in line for line in lines),
                 what="the line saying it is online",
@@ -434,20 +454,8 @@ async def test_discord_failing_at_start_is_tried_again_until_the_bot_is_up(
         KRIG_RENDER_PROCESSES="0",
     )
     proc, said = await spawn_said(env, tmp_path)
-    try:
-        watcher = asyncio.create_task(proc.wait())
-        standin.watch_task(watcher)
-        try:
-            await standin.wait_for_ready(timeout=60)
-        finally:
-            standin.unwatch_task(watcher)
-            watcher.cancel()
-        proc.send_signal(signal.SIGTERM)
-        assert await ended(proc) == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+    async with stopped_at_the_end(proc), watched(standin, proc):
+        await standin.wait_for_ready(timeout=60)
     await said.closed()
     tried = retries(said.lines, said_why)
     assert len(tried) == 2, said.text
@@ -677,20 +685,8 @@ async def test_started_from_another_folder_the_bot_uses_its_own_and_says_nothing
     env = bot_env(standin.subprocess_env())
     stderr = elsewhere / "stderr.txt"
     proc = await spawn(env, elsewhere, stderr, project / "bot.py")
-    try:
-        watcher = asyncio.create_task(proc.wait())
-        standin.watch_task(watcher)  # a bot that dies fails the wait at once
-        try:
-            await standin.wait_for_ready(timeout=30)
-        finally:
-            standin.unwatch_task(watcher)
-            watcher.cancel()
-        proc.send_signal(signal.SIGTERM)
-        assert await proc.wait() == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+    async with stopped_at_the_end(proc), watched(standin, proc):
+        await standin.wait_for_ready(timeout=30)
     assert (project / "data" / "krig.db").is_file()
     assert not (elsewhere / "data").exists()
     log = COLOURS.sub("", stderr.read_text())
@@ -839,24 +835,13 @@ async def test_postgresql_out_of_reach_at_start_is_waited_for(
         KRIG_RENDER_PROCESSES="0",
     )
     proc, said = await spawn_said(env, tmp_path)
-    try:
+    async with stopped_at_the_end(proc):
         await said.wait(
             lambda lines: bool(retries(lines, "the database")), what="a retry of the database"
         )
         socket_dir.symlink_to(postgres.socket_dir, target_is_directory=True)  # the server is up
-        watcher = asyncio.create_task(proc.wait())
-        standin.watch_task(watcher)
-        try:
+        async with watched(standin, proc):
             await standin.wait_for_ready(timeout=60)
-        finally:
-            standin.unwatch_task(watcher)
-            watcher.cancel()
-        proc.send_signal(signal.SIGTERM)
-        assert await ended(proc) == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
     await said.closed()
     (line, *_) = retries(said.lines, "the database")
     assert "is out of reach (Cannot reach the PostgreSQL server" in line, line
@@ -880,17 +865,11 @@ async def test_the_first_start_says_two_plain_lines(
 ) -> None:
     env = bot_env(standin.subprocess_env(), DISCORD_TOKEN=SECRET, KRIG_DB=str(tmp_path / "krig.db"))
     proc, said = await spawn_said(env, tmp_path)
-    try:
+    async with stopped_at_the_end(proc):
         await said.wait(
             lambda lines: any("Krigbot is online" in line for line in lines),
             what="the line saying it is online",
         )
-        proc.send_signal(signal.SIGTERM)
-        assert await ended(proc) == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
     await said.closed()
     messages = [line.split(" ", 2)[2] for line in said.lines]  # without the time
     assert messages == [
@@ -916,24 +895,12 @@ async def test_at_debug_no_log_line_holds_a_token_and_short_text_is_not_mangled(
         LOG_LEVEL="DEBUG",
     )
     proc, said = await spawn_said(env, tmp_path)
-    try:
-        watcher = asyncio.create_task(proc.wait())
-        standin.watch_task(watcher)
-        try:
-            await standin.wait_for_ready(timeout=60)
-            challenge = await standin.slash(
-                "krig start", user=w.alice, channel=w.no_channel, options={"opponent": w.bob}
-            )
-            await answer_of(standin, challenge, 10, shows=True)
-        finally:
-            standin.unwatch_task(watcher)
-            watcher.cancel()
-        proc.send_signal(signal.SIGTERM)
-        assert await ended(proc) == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+    async with stopped_at_the_end(proc), watched(standin, proc):
+        await standin.wait_for_ready(timeout=60)
+        challenge = await standin.slash(
+            "krig start", user=w.alice, channel=w.no_channel, options={"opponent": w.bob}
+        )
+        await answer_of(standin, challenge, 10, shows=True)
     await said.closed()
     text = said.text
     # The settings, whole, at DEBUG: the token hidden, every other value as it is.

@@ -637,8 +637,23 @@ def krigbot_stats_embed(
         embed.description = t(lang, here_key("stats.none", place), name=safe_name(name))
         return embed
     embed.description = t(lang, "stats.krigbot_apart")
+    return _add_games_line(embed, t(lang, "stats.krigbot_own"), record, lang)
+
+
+def _add_krigbot_record(embed: discord.Embed, stats: PlayerStats, lang: Lang) -> discord.Embed:
+    """Add the games against Krigbot itself, a record apart from every other figure."""
+    versus = stats.against_krigbot
+    if versus is not None:
+        _add_games_line(embed, t(lang, "stats.krigbot"), versus, lang)
+    return embed
+
+
+def _add_games_line(
+    embed: discord.Embed, name: str, record: KrigbotRecord, lang: Lang
+) -> discord.Embed:
+    """Add a record of games against or by Krigbot: games, wins, draws and losses."""
     embed.add_field(
-        name=t(lang, "stats.krigbot_own"),
+        name=name,
         value=t(
             lang,
             "stats.krigbot_line",
@@ -650,26 +665,6 @@ def krigbot_stats_embed(
         ),
         inline=False,
     )
-    return embed
-
-
-def _add_krigbot_record(embed: discord.Embed, stats: PlayerStats, lang: Lang) -> discord.Embed:
-    """Add the games against Krigbot itself, a record apart from every other figure."""
-    versus = stats.against_krigbot
-    if versus is not None:
-        embed.add_field(
-            name=t(lang, "stats.krigbot"),
-            value=t(
-                lang,
-                "stats.krigbot_line",
-                count=versus.games,
-                games=versus.games,
-                wins=versus.wins,
-                draws=versus.draws,
-                losses=versus.losses,
-            ),
-            inline=False,
-        )
     return embed
 
 

@@ -72,6 +72,21 @@ async def status(standin: DiscordStandIn, world: SampleWorld) -> InteractionResp
     )
 
 
+async def flips_shown(
+    standin: DiscordStandIn, world: SampleWorld, table: Table, how: str, times: int
+) -> list[str]:
+    """Flip ``times`` by ``/flip`` or the table's button; return each answer's title (or text)."""
+    shown = []
+    for _ in range(times):
+        if how == "slash":
+            rec = await standin.slash("flip", user=world.alice, channel=world.no_channel)
+            answer = await answer_of(standin, rec)
+        else:
+            answer = await press(standin, table.message, flip_button(table.message), world.alice)
+        shown.append(text_of(answer) if answer.ephemeral else answer.embeds[0]["title"])
+    return shown
+
+
 async def played_to(standin: DiscordStandIn, world: SampleWorld, table: Table, rounds: int) -> None:
     for _ in range(rounds):
         answer = await press(standin, table.message, flip_button(table.message), world.alice)
@@ -168,14 +183,7 @@ async def test_a_round_the_database_lost_is_not_played_again(
         "FROM kept WHERE games.id = kept.id",
         own_url,
     )
-    shown = []
-    for _ in range(3):
-        if how == "slash":
-            rec = await standin.slash("flip", user=world.alice, channel=world.no_channel)
-            answer = await answer_of(standin, rec)
-        else:
-            answer = await press(standin, table.message, flip_button(table.message), world.alice)
-        shown.append(text_of(answer) if answer.ephemeral else answer.embeds[0]["title"])
+    shown = await flips_shown(standin, world, table, how, 3)
 
     assert sixth == t("nb", "table.title", round=6)
     assert shown == [t("nb", "table.title", round=n) for n in (7, 8, 9)]
@@ -210,14 +218,7 @@ async def test_a_save_committed_whose_answer_was_lost_still_lets_the_next_press_
     monkeypatch.setattr(asyncpg.Connection, "execute", answer_lost)
     refused = await press(standin, table.message, flip_button(table.message), world.alice)
     committed = own_cluster.psql("SELECT round FROM games", own_url)
-    shown = []
-    for _ in range(2):
-        if how == "slash":
-            rec = await standin.slash("flip", user=world.alice, channel=world.no_channel)
-            answer = await answer_of(standin, rec)
-        else:
-            answer = await press(standin, table.message, flip_button(table.message), world.alice)
-        shown.append(text_of(answer) if answer.ephemeral else answer.embeds[0]["title"])
+    shown = await flips_shown(standin, world, table, how, 2)
 
     assert refused.ephemeral
     assert refused.content == t("nb", "err.storage")

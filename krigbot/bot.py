@@ -17,18 +17,18 @@ from discord import app_commands
 from discord.ext import commands
 from discord.utils import MISSING
 
+from krigbot.adapter.buttons import Buttons
+from krigbot.adapter.checks import malformed_command, pressed_id, unhandled_press
+from krigbot.adapter.group import KrigGroup, is_subcommand
+from krigbot.adapter.pictures import Pictures
+from krigbot.adapter.replies import NO_MENTIONS, answer_error, recall_lang, refuse
+from krigbot.adapter.surfaces import hidden_here, own_token
+from krigbot.adapter.tables import Tables
 from krigbot.cogs.autoplay import AutoplayCog
-from krigbot.cogs.buttons import Buttons
-from krigbot.cogs.checks import malformed_command, pressed_id, unhandled_press
-from krigbot.cogs.group import KrigGroup, is_subcommand
 from krigbot.cogs.history import HistoryCog
 from krigbot.cogs.krig import KrigCog
 from krigbot.cogs.matches import MatchCog
-from krigbot.cogs.pictures import Pictures
-from krigbot.cogs.replies import NO_MENTIONS, answer_error, recall_lang, refuse
 from krigbot.cogs.steal import StealCog
-from krigbot.cogs.surfaces import hidden_here, own_token
-from krigbot.cogs.tables import Tables
 from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.config import GLOBAL_REST_LIMIT, MEMORY, Settings
 from krigbot.i18n import lang_for, t

@@ -1,7 +1,7 @@
 """How busy the bot's event loop is: what decides that a command defers before its work starts.
 
 Every command competes for the one event loop. A command waits for its deferral timer (a second,
-``cogs.replies.DEFER_AFTER``); behind a backlog every timer fires late by however long a turn of
+``adapter.replies.DEFER_AFTER``); behind a backlog every timer fires late by however long a turn of
 the loop takes, and a deferral sent late misses Discord's 3 seconds. Deferring first avoids that
 but costs a request and a follow-up: on a loop that keeps up, nearly twice the bot's work for a
 flip. So a command defers first only when more commands are in progress than the bot has
@@ -14,7 +14,7 @@ How late the loop runs its timers is measured too (a probe falls due every ``PRO
 and served as a metric, but it does not make commands defer: a loop held up a moment ago, by a
 step that is over, leaves no backlog for the next command, and deferring on it turned a
 refusal of bad input into a public "thinking" message on a loaded machine. An interaction the
-bot reads late is caught by its age (``cogs.replies.BACKLOGGED``).
+bot reads late is caught by its age (``adapter.replies.BACKLOGGED``).
 """
 
 from __future__ import annotations

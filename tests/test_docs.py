@@ -183,7 +183,7 @@ def test_the_constants_the_documents_quote_are_the_codes() -> None:
 
 
 def test_the_deferral_is_stated_as_the_code_does_it() -> None:
-    from krigbot.cogs.replies import DEFER_AFTER
+    from krigbot.adapter.replies import DEFER_AFTER
 
     stated = [
         float(seconds)

@@ -1,6 +1,7 @@
 """The layers of krigbot/ import downwards only, as docs/architecture.md draws them.
 
-cogs and web → sessions → storage and engine; render → engine and i18n; nothing imports cogs;
+cogs → adapter (the Discord adapter); cogs, adapter and web → sessions → storage and engine;
+render → engine and i18n; nothing imports cogs;
 the engine imports nothing of ours. Every import of every module counts, including those inside
 functions and under ``if TYPE_CHECKING:``, with one allowance: the renderers may name storage's
 plain row types (``GameRow`` and the like) for type checking only. Such an import loads nothing
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYER_OF = {
     "bot": "top",
     "cogs": "cogs",
+    "adapter": "adapter",
     "web": "web",
     "sessions": "sessions",
     "storage": "storage",
@@ -54,7 +56,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "top": LAYERS,
     # The cogs put the web view's signed links on their messages; the web view never imports a
     # cog. The cogs hand the renderers the fairness check's command line, which sim builds.
-    "cogs": frozenset({"web", "sessions", "storage", "render", "sim", "engine", "i18n", "low"}),
+    "cogs": frozenset(
+        {"adapter", "web", "sessions", "storage", "render", "sim", "engine", "i18n", "low"}
+    ),
+    # The adapter answers, orders, writes and draws for the cogs; it never imports a cog.
+    "adapter": frozenset({"web", "sessions", "storage", "render", "sim", "engine", "i18n", "low"}),
     "web": frozenset({"sessions", "storage", "render", "engine", "i18n", "low"}),
     "sessions": frozenset({"storage", "engine", "low"}),
     "storage": frozenset({"low"}),

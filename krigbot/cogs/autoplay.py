@@ -28,12 +28,12 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.cogs.buttons import NUMBER, YES_NO, Buttons, FlipButton, GameButton, one_of, view_of
-from krigbot.cogs.group import subcommand
+from krigbot.adapter.buttons import NUMBER, YES_NO, Buttons, FlipButton, GameButton, one_of, view_of
+from krigbot.adapter.group import subcommand
+from krigbot.adapter.replies import NO_MENTIONS, Reply, discord_lost, public_lang, respond
+from krigbot.adapter.surfaces import own_token, token_gone
+from krigbot.adapter.tables import Edit, Shown, Tables, editor, greyed, respond_in_turn
 from krigbot.cogs.matches import ending
-from krigbot.cogs.replies import NO_MENTIONS, Reply, discord_lost, public_lang, respond
-from krigbot.cogs.surfaces import own_token, token_gone
-from krigbot.cogs.tables import Edit, Shown, Tables, editor, greyed, respond_in_turn
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import context
 from krigbot.render.embeds import round_embed, safe_name
@@ -58,7 +58,7 @@ from krigbot.sessions import (
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.cogs.pictures import Pictures
+    from krigbot.adapter.pictures import Pictures
     from krigbot.engine import Variant
     from krigbot.sessions import GameService
     from krigbot.storage import GameRow

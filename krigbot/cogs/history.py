@@ -18,11 +18,11 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.cogs.buttons import NUMBER, Buttons, GameButton, one_of, view_of
-from krigbot.cogs.group import subcommand
-from krigbot.cogs.replies import Reply, respond, user_lang
-from krigbot.cogs.surfaces import place_of, scope_of
-from krigbot.cogs.weblinks import web_button
+from krigbot.adapter.buttons import NUMBER, Buttons, GameButton, one_of, view_of
+from krigbot.adapter.group import subcommand
+from krigbot.adapter.replies import Reply, respond, user_lang
+from krigbot.adapter.surfaces import place_of, scope_of
+from krigbot.adapter.weblinks import web_button
 from krigbot.engine import EngineError, load_game
 from krigbot.i18n import Lang, t
 from krigbot.logs import context

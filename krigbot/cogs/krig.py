@@ -13,8 +13,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.cogs.autoplay import FinishButton
-from krigbot.cogs.buttons import (
+from krigbot.adapter.buttons import (
     AcceptButton,
     Buttons,
     DeclineButton,
@@ -22,10 +21,9 @@ from krigbot.cogs.buttons import (
     ForfeitButton,
     view_of,
 )
-from krigbot.cogs.group import anywhere, subcommand
-from krigbot.cogs.matches import Ending, ending, krigbot_line, started_reply
-from krigbot.cogs.pictures import Pictures
-from krigbot.cogs.replies import (
+from krigbot.adapter.group import anywhere, subcommand
+from krigbot.adapter.pictures import Pictures
+from krigbot.adapter.replies import (
     NO_MENTIONS,
     Reply,
     challenger_lang,
@@ -34,9 +32,11 @@ from krigbot.cogs.replies import (
     respond,
     user_lang,
 )
-from krigbot.cogs.surfaces import own_token, place_of, reach_extra, reaches, scope_of
-from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
-from krigbot.cogs.weblinks import web_button
+from krigbot.adapter.surfaces import own_token, place_of, reach_extra, reaches, scope_of
+from krigbot.adapter.tables import Shown, Tables, editor, respond_in_turn
+from krigbot.adapter.weblinks import web_button
+from krigbot.cogs.autoplay import FinishButton
+from krigbot.cogs.matches import Ending, ending, krigbot_line, started_reply
 from krigbot.engine import HOUSE_RULES, EngineError, Variant, load_game
 from krigbot.engine.match import BEST_OF
 from krigbot.engine.rules import (

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-from krigbot.cogs.buttons import (
+from krigbot.adapter.buttons import (
     NUMBER,
     AcceptButton,
     Buttons,
@@ -25,10 +25,10 @@ from krigbot.cogs.buttons import (
     GameButton,
     view_of,
 )
-from krigbot.cogs.replies import NO_MENTIONS, Reply, challenger_lang
-from krigbot.cogs.surfaces import own_token, reach_extra, scope_of
-from krigbot.cogs.tables import Shown, Tables, editor, respond_in_turn
-from krigbot.cogs.weblinks import web_button
+from krigbot.adapter.replies import NO_MENTIONS, Reply, challenger_lang
+from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
+from krigbot.adapter.tables import Shown, Tables, editor, respond_in_turn
+from krigbot.adapter.weblinks import web_button
 from krigbot.engine.game import outcome_from_dict
 from krigbot.engine.match import unplayed
 from krigbot.fairness import fairness_command

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-from krigbot.cogs.buttons import NUMBER, SEAT, Buttons, Field, FlipButton, GameButton, view_of
+from krigbot.adapter.buttons import NUMBER, SEAT, Buttons, Field, FlipButton, GameButton, view_of
+from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
+from krigbot.adapter.surfaces import own_token
+from krigbot.adapter.tables import Tables, respond_in_turn
 from krigbot.cogs.matches import ending
-from krigbot.cogs.replies import Reply, public_lang, respond, user_lang
-from krigbot.cogs.surfaces import own_token
-from krigbot.cogs.tables import Tables, respond_in_turn
 from krigbot.engine import Variant
 from krigbot.engine.cards import card_code, card_value, parse_card
 from krigbot.engine.events import LookChoice, TopChoice

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 import discord
 from discord.ext import commands
 
+from krigbot.adapter.replies import NO_MENTIONS
+from krigbot.adapter.surfaces import own_token
+from krigbot.adapter.tables import Shown, Tables, editor
 from krigbot.cogs.matches import ending
-from krigbot.cogs.replies import NO_MENTIONS
-from krigbot.cogs.surfaces import own_token
-from krigbot.cogs.tables import Shown, Tables, editor
 from krigbot.i18n import lang_for, t
 from krigbot.logs import about
 from krigbot.render.play import time_up_embed

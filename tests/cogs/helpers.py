@@ -55,7 +55,7 @@ class Clock:
 
 # The tasks discord.py runs each slash command and button press in (app_commands/tree.py,
 # ui/view.py, ui/modal.py of discord.py 2.7), the bot's own start-up messages (bot.py), and
-# the greying of buttons that can do nothing any more (cogs/tables.py).
+# the greying of buttons that can do nothing any more (adapter/tables.py).
 _HANDLER_TASKS = (
     "CommandTree-invoker",
     "discord-ui-view-dispatch-",

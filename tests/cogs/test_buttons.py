@@ -9,9 +9,7 @@ from typing import Any
 import discord
 import pytest
 
-from krigbot.bot import KrigBot
-from krigbot.cogs.autoplay import AutoplayButton, FinishButton
-from krigbot.cogs.buttons import (
+from krigbot.adapter.buttons import (
     AcceptButton,
     Buttons,
     DeclineButton,
@@ -19,6 +17,8 @@ from krigbot.cogs.buttons import (
     ForfeitButton,
     GameButton,
 )
+from krigbot.bot import KrigBot
+from krigbot.cogs.autoplay import AutoplayButton, FinishButton
 from krigbot.cogs.history import HistoryButton, ReplayButton
 from krigbot.cogs.matches import RematchButton
 from krigbot.cogs.steal import LookButton, PlayButton, StealButton, TopButton

@@ -9,8 +9,8 @@ import pytest
 from discord import app_commands
 from discord.ext import commands
 
+from krigbot.adapter.group import SUBCOMMANDS, KrigGroup, is_subcommand, subcommand
 from krigbot.bot import KrigBot
-from krigbot.cogs.group import SUBCOMMANDS, KrigGroup, is_subcommand, subcommand
 from krigbot.engine import HOUSE_RULES, PRESETS
 from krigbot.engine.rules import MAX_ROUND_LIMIT
 from krigbot.i18n import t

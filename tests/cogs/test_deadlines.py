@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from krigbot.adapter.replies import DEFER_AFTER
 from krigbot.bot import KrigBot
-from krigbot.cogs.replies import DEFER_AFTER
 from krigbot.i18n import t
 from krigbot.load import BUSY
 from krigbot.storage import Storage

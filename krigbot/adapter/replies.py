@@ -13,7 +13,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from krigbot.cogs.surfaces import reaches
+from krigbot.adapter.surfaces import reaches
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.load import Load
 from krigbot.logs import context

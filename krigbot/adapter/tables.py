@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 import discord
 
-from krigbot.cogs import surfaces
-from krigbot.cogs.replies import (
+from krigbot.adapter import surfaces
+from krigbot.adapter.replies import (
     NO_MENTIONS,
     Reply,
     commands_of,
@@ -38,7 +38,7 @@ from krigbot.cogs.replies import (
     refuse,
     user_lang,
 )
-from krigbot.cogs.surfaces import Surfaces, reaches
+from krigbot.adapter.surfaces import Surfaces, reaches
 from krigbot.i18n import t
 from krigbot.sessions import Refusal
 from krigbot.storage import StorageError

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, runtime_chec
 
 import discord
 
-from krigbot.cogs.replies import answer_error, recall_lang
+from krigbot.adapter.replies import answer_error, recall_lang
 from krigbot.i18n import Lang, t
 
 T = TypeVar("T")

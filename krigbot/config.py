@@ -234,12 +234,12 @@ class Settings:
             metrics_host=(merged.get("KRIG_METRICS_HOST") or "127.0.0.1").strip(),
             web_port=web_port,
             web_host=(merged.get("KRIG_WEB_HOST") or "127.0.0.1").strip(),
-            web_url=_web_url(merged.get("KRIG_WEB_URL")),
+            web_url=_address(merged, "KRIG_WEB_URL"),
             web_secret=web_secret,
             shards=shards,
             rest_share=_share(merged.get("KRIG_REST_SHARE"), shards),
             identify_seconds=_positive(merged, "KRIG_IDENTIFY_SECONDS", IDENTIFY_SECONDS),
-            rest_proxy=_proxy(merged.get("KRIG_REST_PROXY")),
+            rest_proxy=_address(merged, "KRIG_REST_PROXY"),
         )
 
 
@@ -298,27 +298,21 @@ def _share(raw: str | None, shards: Shards) -> float:
     return share
 
 
-def _proxy(raw: str | None) -> str | None:
+_ADDRESSES: Final = {
+    "KRIG_REST_PROXY": "the REST proxy's address, such as http://127.0.0.1:8080",
+    "KRIG_WEB_URL": "the web view's address, such as https://krig.example.org",
+}
+"""What each http(s) address setting names, as its error message says it."""
+
+
+def _address(values: Mapping[str, str | None], key: str) -> str | None:
+    """Read an http(s) address without its trailing slash; None when the setting is unset."""
+    raw = values.get(key)
     if raw is None or not raw.strip():
         return None
     url = raw.strip().rstrip("/")
     if not url.startswith(("http://", "https://")) or len(url) <= len("https://"):
-        raise ConfigError(
-            f"KRIG_REST_PROXY must be the REST proxy's address, such as http://127.0.0.1:8080, "
-            f"not {raw!r}"
-        )
-    return url
-
-
-def _web_url(raw: str | None) -> str | None:
-    if raw is None or not raw.strip():
-        return None
-    url = raw.strip().rstrip("/")
-    if not url.startswith(("https://", "http://")) or len(url) <= len("https://"):
-        raise ConfigError(
-            f"KRIG_WEB_URL must be the web view's address, such as https://krig.example.org, "
-            f"not {raw!r}"
-        )
+        raise ConfigError(f"{key} must be {_ADDRESSES[key]}, not {raw!r}")
     return url
 
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         KrigbotRecord,
         LeaderboardRow,
         MatchRecord,
+        PartnerRecord,
         PlayerStats,
         Tally,
     )
@@ -614,14 +615,7 @@ def stats_embed(
         embed.add_field(
             name=t(lang, "stats.partner"),
             value=t(
-                lang,
-                "stats.partner_line",
-                count=partner.games,
-                partner=mention(partner.user_id),
-                games=partner.games,
-                wins=partner.wins,
-                draws=partner.draws,
-                losses=partner.losses,
+                lang, "stats.partner_line", partner=mention(partner.user_id), **_games(partner)
             ),
             inline=False,
         )
@@ -652,20 +646,19 @@ def _add_games_line(
     embed: discord.Embed, name: str, record: KrigbotRecord, lang: Lang
 ) -> discord.Embed:
     """Add a record of games against or by Krigbot: games, wins, draws and losses."""
-    embed.add_field(
-        name=name,
-        value=t(
-            lang,
-            "stats.krigbot_line",
-            count=record.games,
-            games=record.games,
-            wins=record.wins,
-            draws=record.draws,
-            losses=record.losses,
-        ),
-        inline=False,
-    )
+    embed.add_field(name=name, value=t(lang, "stats.krigbot_line", **_games(record)), inline=False)
     return embed
+
+
+def _games(record: PartnerRecord | KrigbotRecord) -> dict[str, int]:
+    """Return a record's games, wins, draws and losses, as its line's placeholders name them."""
+    return {
+        "count": record.games,
+        "games": record.games,
+        "wins": record.wins,
+        "draws": record.draws,
+        "losses": record.losses,
+    }
 
 
 def _tally(record: Tally) -> dict[str, int]:

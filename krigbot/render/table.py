@@ -540,54 +540,43 @@ def _palette_probe() -> list[tuple[Round, bool]]:
         compared=(c("AS"), c("2H")),
     )
     nothing = (0, 0, 0, 0)
+    war_of_three = Round(
+        number=12,
+        battle=((0, c("9H")), (1, c("9S")), (2, c("9D")), (3, c("4C"))),
+        war_steps=(war,),
+        winner=0,
+        taken=12,
+        eliminated=(),
+        counts=(30, 8, 10, 4),
+        outcome=None,
+        tricks=nothing,
+        points=nothing,
+        set_aside=0,
+    )
     return [
+        (war_of_three, False),
         (
-            Round(
-                number=12,
-                battle=((0, c("9H")), (1, c("9S")), (2, c("9D")), (3, c("4C"))),
-                war_steps=(war,),
-                winner=0,
-                taken=12,
-                eliminated=(),
-                counts=(30, 8, 10, 4),
-                outcome=None,
-                tricks=nothing,
-                points=nothing,
-                set_aside=0,
-            ),
-            False,
-        ),
-        (
-            Round(
+            war_of_three._replace(
                 number=80,
                 battle=((0, c("AH")), (1, c("AC")), (3, c("5D"))),
                 war_steps=(team_war,),
                 winner=1,
                 taken=11,
-                eliminated=(),
                 counts=(20, 22, 0, 10),
                 outcome=Outcome(reason="all_cards", rounds=80, winners=(1, 3)),
-                tricks=nothing,
-                points=nothing,
-                set_aside=0,
                 won_by="two_beats_ace",
             ),
             True,
         ),
         # The other joker and the queens' and kings' colours, with a seat out of the game.
         (
-            Round(
+            war_of_three._replace(
                 number=140,
                 battle=((0, c("X2")), (1, c("QS")), (3, c("KD"))),
                 war_steps=(),
-                winner=0,
                 taken=3,
                 eliminated=(3,),
                 counts=(40, 12, 0, 0),
-                outcome=None,
-                tricks=nothing,
-                points=nothing,
-                set_aside=0,
             ),
             False,
         ),

@@ -166,10 +166,14 @@ def faces_picture() -> bytes:
 
 def _write_card_samples(out_dir: Path) -> list[Path]:
     written = [_write_table(sample, out_dir) for sample in CARD_SAMPLES]
-    path = out_dir / "faces.png"
-    path.write_bytes(faces_picture())
-    written.append(path)
+    written.append(_write(out_dir, "faces.png", faces_picture()))
     return written
+
+
+def _write(out_dir: Path, file: str, png: bytes) -> Path:
+    path = out_dir / file
+    path.write_bytes(png)
+    return path
 
 
 def _write_table(sample: TableSample, out_dir: Path) -> Path:
@@ -181,16 +185,19 @@ def _write_table(sample: TableSample, out_dir: Path) -> Path:
         total_cards=sum(played.counts),
         teams=sample.rules.teams,
     )
-    path = out_dir / sample.file
-    path.write_bytes(png)
-    return path
+    return _write(out_dir, sample.file, png)
+
+
+def _played(rules: Rules, seed: int) -> Iterator[Round]:
+    """Yield the rounds of one seeded game as they are played."""
+    game = Game.new(rules, seed)
+    while not game.finished:
+        yield game.play_round()
 
 
 def _rounds(rules: Rules) -> Iterator[Round]:
     for seed in SEEDS:
-        game = Game.new(rules, seed)
-        while not game.finished:
-            yield game.play_round()
+        yield from _played(rules, seed)
 
 
 def find_round(rules: Rules, wanted: Callable[[Round], bool]) -> Round:
@@ -204,10 +211,7 @@ def find_round(rules: Rules, wanted: Callable[[Round], bool]) -> Round:
 def long_game(rules: Rules, *, rounds: int) -> Story:
     """Return the story of the first seeded game longer than ``rounds``."""
     for seed in SEEDS:
-        game = Game.new(rules, seed)
-        played = []
-        while not game.finished:
-            played.append(game.play_round())
+        played = list(_played(rules, seed))
         if len(played) >= rounds:
             return story_from(rules, played)
     raise LookupError(f"no game of more than {rounds} rounds in the sample seeds")
@@ -282,11 +286,8 @@ def write_samples(out_dir: Path) -> list[Path]:
         written.append(_write_table(sample, out_dir))
     written.extend(_write_card_samples(out_dir))
     for chart in CHART_SAMPLES:
-        path = out_dir / chart.file
-        path.write_bytes(
-            _chart(long_game(chart.rules, rounds=chart.rounds), chart.names, chart.lang)
-        )
-        written.append(path)
+        story = long_game(chart.rules, rounds=chart.rounds)
+        written.append(_write(out_dir, chart.file, _chart(story, chart.names, chart.lang)))
     return written
 
 

@@ -94,7 +94,7 @@ async def play_session(table: Table, guild_id: int, channel_id: int) -> bool:
     users = rng.sample(GUILDS[guild_id], count)
     challenger, *opponents = (table.player(user) for user in users)
     try:
-        made = await service.challenge(
+        made = await service.challenges.challenge(
             guild_id=guild_id,
             channel_id=channel_id,
             challenger=challenger,
@@ -111,17 +111,17 @@ async def play_session(table: Table, guild_id: int, channel_id: int) -> bool:
         row = await begin_match(service, row, rng.choice((3, 5)))
     ending = rng.random()
     if ending < 0.03:
-        await service.decline(row.id, opponents[0].user_id)
+        await service.challenges.decline(row.id, opponents[0].user_id)
         return False
     if ending < 0.06:
-        table.clock.advance(seconds=service.challenge_ttl.total_seconds() + 1)
-        assert await service.expire(row.id) is not None
+        table.clock.advance(seconds=service.challenges.challenge_ttl.total_seconds() + 1)
+        assert await service.challenges.expire(row.id) is not None
         return False
     if ending < 0.08:
-        await service.cancel(channel_id, challenger.user_id, moderator=False)
+        await service.play.cancel(channel_id, challenger.user_id, moderator=False)
         return False
     for opponent in opponents:
-        await service.accept(row.id, opponent.user_id)
+        await service.challenges.accept(row.id, opponent.user_id)
     return await play_out(table, channel_id)
 
 
@@ -129,7 +129,7 @@ async def play_out(table: Table, channel_id: int) -> bool:
     """Play the channel's game, and the next ones of its match, with random moves."""
     service, rng = table.service, table.rng
     while True:
-        found = await service.game_in(channel_id)
+        found = await service.registry.game_in(channel_id)
         if found is None:
             return False
         row, game = found
@@ -139,22 +139,22 @@ async def play_out(table: Table, channel_id: int) -> bool:
         if move < 0.01:
             return True  # left to be abandoned
         if move < 0.02:
-            await service.cancel(channel_id, row.challenger_id, moderator=True)
+            await service.play.cancel(channel_id, row.challenger_id, moderator=True)
             return False
         if move < 0.12:
             seat = rng.choice([s for s in range(len(row.players)) if game.in_game[s]])
             try:
-                await service.forfeit(channel_id, row.players[seat], row.id)
+                await service.play.forfeit(channel_id, row.players[seat], row.id)
             except Refusal as refusal:
                 if refusal.key != "steal.forfeit_in_battle":
                     raise
         elif move < 0.35:
-            await service.play_on(channel_id, row.id, to_end=True)
+            await service.play.play_on(channel_id, row.id, to_end=True)
         elif move < 0.5:
             seat = rng.choice([s for s in range(len(row.players)) if game.in_game[s]])
-            await service.flip(channel_id, row.players[seat], rng.randint(1, 50))
+            await service.play.flip(channel_id, row.players[seat], rng.randint(1, 50))
         else:
-            await service.play_on(channel_id, row.id, count=rng.choice((1, 10, 100, 400)))
+            await service.play.play_on(channel_id, row.id, count=rng.choice((1, 10, 100, 400)))
 
 
 async def play_many(storage: Storage, seed: int, sessions: int) -> Clock:
@@ -169,7 +169,7 @@ async def play_many(storage: Storage, seed: int, sessions: int) -> Clock:
         guild_id, channel_id = table.rng.choice(channels)
         if channel_id in left:
             # An idle game is abandoned by the next challenge in its channel.
-            clock.advance(seconds=service.idle_after.total_seconds() + 60)
+            clock.advance(seconds=service.challenges.idle_after.total_seconds() + 60)
             left.discard(channel_id)
         else:
             clock.advance(minutes=table.rng.randint(0, 60))

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 async def begin_match(service: GameService, row: GameRow, best_of: int) -> GameRow:
     """Make a new challenge the first game of a best-of match (its id is the match's)."""
     match = first_game(row.id, best_of, len(row.players))
-    extra = await service.change_extra(
+    extra = await service.registry.change_extra(
         row.channel_id, row.id, lambda _: {"match": match.to_extra()}
     )
     return dataclasses.replace(row, extra=extra)
@@ -53,7 +53,7 @@ async def rematch(
     extra: dict[str, Any] | None = None,
 ) -> ChallengeResult:
     """Challenge the players of a finished game (or match) to the same again, the presser first."""
-    row = await service.storage.get_game(game_id)
+    row = await service.registry.storage.get_game(game_id)
     if row is None or row.guild_id != guild_id:
         raise Refusal("err.game_over")
     seat = seat_of(row, presser.user_id)
@@ -64,7 +64,7 @@ async def rematch(
     rules = Rules.from_dict(row.rules)
     # Every option the game set, so the new game is played by exactly the same rules.
     options = rules.settings()
-    result = await service.challenge(
+    result = await service.challenges.challenge(
         guild_id=row.guild_id,
         channel_id=channel_id,
         challenger=presser,
@@ -84,8 +84,8 @@ class MatchKeeper:
 
     def __init__(self, service: GameService) -> None:
         self.service = service
-        self.storage = service.storage
-        service.on_finish.append(self._finished)
+        self.storage = service.registry.storage
+        service.registry.on_finish.append(self._finished)
 
     async def _finished(self, row: GameRow, game: Variant) -> None:
         # Called by the service under the channel's lock, right after the game was committed.
@@ -110,7 +110,7 @@ class MatchKeeper:
             score=score,
             games=match.game,
         )
-        now = self.service.clock()
+        now = self.service.registry.clock()
         winners = match.decided(score)
         if not match.goes_on(outcome):
             # Won, or stopped: a game nobody played ends the match with no winner.
@@ -119,7 +119,7 @@ class MatchKeeper:
             )
             return None
         rules = Rules.from_dict(row.rules)
-        seed = self.service.seeds()
+        seed = self.service.registry.seeds()
         game = new_game(rules, seed=seed)
         extra = {key: value for key, value in row.extra.items() if key in ("lang", "reach")}
         extra["match"] = MatchInfo(match.id, match.best_of, match.game + 1, score).to_extra()
@@ -140,7 +140,7 @@ class MatchKeeper:
             log.warning("match %s: channel %s is busy, no next game", match.id, row.channel_id)
             return None
         if dealt is not None:
-            self.service.adopt(dealt, game)
+            self.service.registry.adopt(dealt, game)
         return dealt
 
     async def recover(self) -> list[tuple[GameRow, GameRow | None]]:
@@ -150,11 +150,11 @@ class MatchKeeper:
         """
         recovered: list[tuple[GameRow, GameRow | None]] = []
         for row in await self.storage.unadvanced_match_games():
-            if row.result is None or not self.service.owns(row.server_id):
+            if row.result is None or not self.service.registry.owns(row.server_id):
                 continue
             try:
                 outcome = outcome_from_dict(row.result)
-                async with self.service.lock(row.channel_id):
+                async with self.service.registry.lock(row.channel_id):
                     dealt = await self.advance(row, outcome)
             except (KeyError, TypeError, ValueError, StorageError):
                 log.exception("match game %s cannot be counted", row.id, extra=about(row))

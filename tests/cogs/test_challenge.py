@@ -250,7 +250,7 @@ async def test_a_press_after_the_deadline_is_refused_and_the_challenge_shown_exp
     standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot
 ) -> None:
     clock = Clock()
-    quick_bot.service.clock = clock
+    quick_bot.service.registry.clock = clock
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
     game_id = game_id_of(message)
     watcher = standin.watch(world.no_channel)

@@ -168,7 +168,7 @@ async def test_history_pages_with_buttons(
     async with running_bot(standin, db_path) as bot:
         ids = []
         for _ in range(13):
-            row = await bot.service.storage.create_game(
+            row = await bot.service.registry.storage.create_game(
                 guild_id=world.no_guild.id,
                 channel_id=world.no_channel.id,
                 challenger_id=world.alice.id,
@@ -177,9 +177,9 @@ async def test_history_pages_with_buttons(
                 variant="standard",
                 rules=STANDARD.to_dict(),
                 seed=1,
-                now=bot.service.clock(),
+                now=bot.service.registry.clock(),
             )
-            assert await bot.storage.end_game(row.id, "cancelled", bot.service.clock())
+            assert await bot.storage.end_game(row.id, "cancelled", bot.service.registry.clock())
             ids.append(row.id)
 
         first = await command(standin, world.no_channel, world.bob, "history")

@@ -324,7 +324,7 @@ async def test_an_unexpected_error_in_a_command_is_logged_and_the_user_told_brie
     errors_expected: None,
 ) -> None:
     await start_game(standin, world.no_channel, world.alice, world.bob)
-    monkeypatch.setattr(bot.service, "flip", broken_flip)
+    monkeypatch.setattr(bot.service.play, "flip", broken_flip)
 
     answer = await flip(standin, world.no_channel, world.bob)
 
@@ -343,7 +343,7 @@ async def test_an_unexpected_error_in_a_button_is_logged_and_the_user_told_brief
     errors_expected: None,
 ) -> None:
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
-    monkeypatch.setattr(bot.service, "flip", broken_flip)
+    monkeypatch.setattr(bot.service.play, "flip", broken_flip)
 
     answer = await press(standin, table.message, flip_button(table.message), world.carol)
 

@@ -438,7 +438,7 @@ async def test_after_a_restart_the_next_press_shows_an_end_no_message_could_show
         async def finished(_row: object, _result: object) -> None:
             ended.set()
 
-        bot.service.on_finish.append(finished)
+        bot.service.registry.on_finish.append(finished)
         watcher = standin.watch(group)
         clock.advance(minutes=5, seconds=1)
         await asyncio.wait_for(ended.wait(), 5)

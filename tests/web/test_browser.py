@@ -51,7 +51,7 @@ async def test_the_leaderboard_shows_exactly_the_servers_results(
     standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
     clock = Clock()
-    web.bot.service.clock = clock
+    web.bot.service.registry.clock = clock
     seeds.fix(BOB_WINS, ALICE_WINS, BOB_WINS, BOB_WINS)
     await web_on(standin, world, web.bot)
     games = [

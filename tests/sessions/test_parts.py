@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -204,3 +206,23 @@ async def test_a_restart_picks_up_a_running_battle_and_times_its_choices_out(
         assert timed.timed_out
     finally:
         await restarted.deadlines.close()
+
+
+def test_no_session_part_is_built_on_another_class_of_ours() -> None:
+    ours = {
+        node.name
+        for path in Path("krigbot").rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef)
+    }
+    built_on: dict[str, list[str]] = {}
+    for path in Path("krigbot/sessions").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases]
+                # Exceptions may be: a LostWrite is a Refusal.
+                mine = [base for base in bases if base in ours and base != "Refusal"]
+                if mine:
+                    built_on[node.name] = mine
+
+    assert built_on == {}

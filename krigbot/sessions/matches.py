@@ -2,7 +2,7 @@
 
 A match is a run of games between the same players with the same rules; each game's place in it
 is a :class:`~krigbot.engine.match.MatchInfo` in its ``extra["match"]``. When a match game
-finishes, the service's finish hook counts it and, in one transaction, either records the
+finishes, the registry's finish hook counts it and, in one transaction, either records the
 match's winners or deals the next game. If the bot stops between the finished game and that
 write, :meth:`MatchKeeper.recover` does it at start-up.
 """
@@ -88,7 +88,7 @@ class MatchKeeper:
         service.registry.on_finish.append(self._finished)
 
     async def _finished(self, row: GameRow, game: Variant) -> None:
-        # Called by the service under the channel's lock, right after the game was committed.
+        # Called by the registry under the channel's lock, right after the game was committed.
         assert game.outcome is not None
         await self.advance(row, game.outcome)
 

@@ -108,7 +108,7 @@ class Registry:
         return channel_id in self._running
 
     def running_count(self) -> int:
-        """Return how many running games this service holds."""
+        """Return how many running games this process holds."""
         return len(self._running)
 
     def running(self) -> list[tuple[GameRow, Variant]]:

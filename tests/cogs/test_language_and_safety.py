@@ -13,7 +13,6 @@ from krigbot.adapter import replies
 from krigbot.bot import KrigBot
 from krigbot.engine import Rules
 from krigbot.i18n import t
-from krigbot.sessions import GameService
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
     answer_of,
@@ -363,12 +362,12 @@ async def test_an_error_after_deferring_leaves_no_public_trace_and_one_private_l
     await start_game(standin, world.no_channel, world.alice, world.bob)
     release = asyncio.Event()
 
-    async def slow_then_broken(self: GameService, *args: Any, **kwargs: Any) -> Any:
+    async def slow_then_broken(*args: Any, **kwargs: Any) -> Any:
         await release.wait()
         raise RuntimeError("the flux capacitor melted")
 
     monkeypatch.setattr(replies, "DEFER_AFTER", 0.05)  # defer at once instead of after 2 s
-    monkeypatch.setattr(GameService, "flip", slow_then_broken)
+    monkeypatch.setattr(bot.service.play, "flip", slow_then_broken)
     rec = await standin.slash("flip", user=world.alice, channel=world.no_channel)
     deferred = await rec.response()
     assert deferred.type == DEFERRED_CHANNEL_MESSAGE

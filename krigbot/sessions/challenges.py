@@ -56,7 +56,7 @@ class Challenges(TimeLimits):
             replaced = await self._clear_stale(channel_id)
             now = self.clock()
             try:
-                row = await self.storage.create_game(
+                row = await self.storage.games.create_game(
                     guild_id=guild_id,
                     channel_id=channel_id,
                     challenger_id=challenger.user_id,
@@ -69,13 +69,13 @@ class Challenges(TimeLimits):
                     extra=extra,
                 )
             except ChannelBusyError as exc:
-                existing = await self.storage.get_game(exc.game_id)
+                existing = await self.storage.games.get_game(exc.game_id)
                 raise Refusal("err.busy", game=existing) from None
             krigbot = self.krigbot_id
             if krigbot is None or krigbot not in row.players:
                 return ChallengeResult(row, replaced)
             # Krigbot accepts its own challenge at once; with nobody else to wait for, it deals.
-            accepted = await self.storage.accept(row.id, krigbot, now)
+            accepted = await self.storage.games.accept(row.id, krigbot, now)
             if accepted is None:
                 raise Refusal("err.challenge_over")
             seat = row.players.index(krigbot)
@@ -100,7 +100,7 @@ class Challenges(TimeLimits):
         """Time a challenge out once its message is out, and remember the message."""
         self.watch_challenge(row, message_id)
         try:
-            await self.storage.set_challenge_message(row.id, message_id)
+            await self.storage.games.set_challenge_message(row.id, message_id)
         except StorageError as exc:
             # The challenge is out and its buttons work; after a restart it is only
             # ended by the next /krig start instead of by its deadline.
@@ -115,15 +115,15 @@ class Challenges(TimeLimits):
 
     async def _clear_stale(self, channel_id: int) -> GameRow | None:
         """End a channel's expired challenge or idle game; refuse if a live one is there."""
-        row = await self.storage.active_game(channel_id)
+        row = await self.storage.games.active_game(channel_id)
         if row is None:
             return None
         now = self.clock()
         if row.status == "challenge" and now - row.created_at >= self.challenge_ttl:
-            await self.storage.end_game(row.id, "expired", now)
+            await self.storage.games.end_game(row.id, "expired", now)
             return None
         if row.status == "running" and now - row.last_activity_at >= self.idle_after:
-            await self.storage.end_game(row.id, "abandoned", now)
+            await self.storage.games.end_game(row.id, "abandoned", now)
             self._forget(channel_id)
             self.deadlines.cancel(row.id)
             self._count_abandoned(row)
@@ -131,13 +131,13 @@ class Challenges(TimeLimits):
         raise Refusal("err.busy", game=row)
 
     async def _open_challenge(self, game_id: int) -> GameRow:
-        row = await self.storage.get_game(game_id)
+        row = await self.storage.games.get_game(game_id)
         if row is not None and row.status == "cancelled":
             raise Refusal("err.challenge_withdrawn")
         if row is None or row.status != "challenge":
             raise Refusal("err.challenge_over")
         if self.clock() - row.created_at >= self.challenge_ttl:
-            await self.storage.end_game(row.id, "expired", self.clock())
+            await self.storage.games.end_game(row.id, "expired", self.clock())
             raise Refusal("err.challenge_over")
         return row
 
@@ -146,7 +146,7 @@ class Challenges(TimeLimits):
         self, game_id: int, user_id: int, channel_id: int | None
     ) -> AsyncIterator[GameRow]:
         """Hold the challenge's channel while ``user_id`` answers it there; refuse otherwise."""
-        row = await self.storage.get_game(game_id)
+        row = await self.storage.games.get_game(game_id)
         if row is None:
             raise Refusal("err.challenge_over")
         if channel_id is not None and row.channel_id != channel_id:
@@ -176,7 +176,9 @@ class Challenges(TimeLimits):
                 raise Refusal("challenge.already_accepted")
             # Everyone has accepted already only if dealing failed after the last accept was
             # saved (the database refused the write): then this press deals.
-            updated = row if everyone else await self.storage.accept(game_id, user_id, self.clock())
+            updated = (
+                row if everyone else await self.storage.games.accept(game_id, user_id, self.clock())
+            )
             if updated is None:
                 raise Refusal("err.challenge_over")
             if set(updated.accepted) != set(updated.players):
@@ -190,7 +192,7 @@ class Challenges(TimeLimits):
         """Deal a challenge everyone has accepted (the caller holds its channel's lock)."""
         game = new_game(Rules.from_dict(row.rules), seed=row.seed)
         now = self.clock()
-        started = await self.storage.start_game(
+        started = await self.storage.games.start_game(
             row.id, state=game.to_dict(), now=now, extra=dealt_extra(game.rules, now)
         )
         if started is None:
@@ -209,7 +211,7 @@ class Challenges(TimeLimits):
     ) -> GameRow:
         """Let a challenged player turn the challenge down (in its channel)."""
         async with self._answering(game_id, user_id, channel_id) as row:
-            if not await self.storage.end_game(game_id, "declined", self.clock()):
+            if not await self.storage.games.end_game(game_id, "declined", self.clock()):
                 raise Refusal("err.challenge_over")
             self.deadlines.cancel(game_id, "challenge")
             return row
@@ -220,13 +222,13 @@ class Challenges(TimeLimits):
         A challenge already ended as expired (by a press or a new challenge that came after its
         time) is returned too: its message still shows the buttons and must say it expired.
         """
-        row = await self.storage.get_game(game_id)
+        row = await self.storage.games.get_game(game_id)
         if row is None or row.status not in ("challenge", "expired"):
             return None
         if row.status == "expired":
             return row
         async with self.lock(row.channel_id):
-            ok = await self.storage.end_game(
+            ok = await self.storage.games.end_game(
                 game_id, "expired", self.clock(), expected_statuses=("challenge",)
             )
         return row if ok else None

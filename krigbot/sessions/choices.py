@@ -240,7 +240,7 @@ class Choices(Play):
         is compared instead, before the copy is shown or moved. Choices come at the pace of
         people, so the read costs little.
         """
-        stored = await self.storage.get_game(row.id)
+        stored = await self.storage.games.get_game(row.id)
         if stored is None or stored.status != "running" or stored.state is None:
             raise LostWrite
         mine = game.to_dict()

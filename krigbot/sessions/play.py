@@ -103,7 +103,7 @@ class Play(TimeLimits):
         Steal War battle, whose table is always its newest message); ``answering`` the round
         a table reply of this process shows, or is on its way to show.
         """
-        row = await self.storage.get_game(game_id)
+        row = await self.storage.games.get_game(game_id)
         if row is not None:
             self.catch_up(row)  # what is shown next is read from the database, not a stale copy
         newest = row is not None and row.table_message_id == pressed
@@ -170,12 +170,12 @@ class Play(TimeLimits):
     ) -> GameRow:
         """End the channel's game with no result (a moderator, or the challenger early)."""
         async with self.lock(channel_id):
-            row = await self.storage.active_game(channel_id)
+            row = await self.storage.games.active_game(channel_id)
             if row is None:
                 raise Refusal("err.no_game")
             may_cancel(row, Actor(user_id, moderator, in_server))
             self._forget(channel_id)
-            if not await self.storage.end_game(row.id, "cancelled", self.clock()):
+            if not await self.storage.games.end_game(row.id, "cancelled", self.clock()):
                 raise Refusal("err.no_game")
             self.deadlines.cancel(row.id)
             if row.status == "running":

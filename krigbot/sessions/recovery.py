@@ -47,7 +47,7 @@ class Recovery(Challenges, Choices):
         """
         challenges: list[GameRow] = []
         broken: list[GameRow] = []
-        resumed = await self.storage.games_to_resume(
+        resumed = await self.storage.games.games_to_resume(
             variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA, shards=self.shards
         )
         for row in resumed:
@@ -76,7 +76,7 @@ class Recovery(Challenges, Choices):
         """
         broken: list[GameRow] = []
         after = 0
-        while rows := await self.storage.active_games_after(after, page, shards=self.shards):
+        while rows := await self.storage.games.active_games_after(after, page, shards=self.shards):
             after = rows[-1].id
             for row in rows:
                 await asyncio.sleep(0)  # interactions first: this is a background chore
@@ -85,7 +85,7 @@ class Recovery(Challenges, Choices):
                 if _readable(row):
                     continue
                 async with self.lock(row.channel_id):
-                    fresh = await self.storage.get_game(row.id)
+                    fresh = await self.storage.games.get_game(row.id)
                     if row.channel_id in self._running or fresh is None:
                         continue
                     if fresh.status == "running" and not _readable(fresh):
@@ -97,7 +97,9 @@ class Recovery(Challenges, Choices):
         """Return the games of this process's shards that finished without their end shown."""
         since = self.clock() - SHOW_ENDINGS_FOR
         found: list[tuple[GameRow, Variant]] = []
-        for row in await self.storage.finished_unshown(ENDING, since=since, shards=self.shards):
+        for row in await self.storage.games.finished_unshown(
+            ENDING, since=since, shards=self.shards
+        ):
             try:
                 game = load_game(row.state or {})
             except Exception:

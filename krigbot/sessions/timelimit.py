@@ -70,9 +70,9 @@ class TimeLimits(Registry):
         """
         try:
             if game_id is None:
-                row = await self.storage.last_finished(guild_id, channel_id)
+                row = await self.storage.games.last_finished(guild_id, channel_id)
             else:
-                row = await self.storage.get_game(game_id)
+                row = await self.storage.games.get_game(game_id)
         except StorageError:
             return None  # the press is refused as it was anyway
         if row is None or row.status != "finished" or user_id not in row.players:

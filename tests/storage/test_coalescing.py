@@ -163,7 +163,7 @@ async def test_a_write_whose_caller_gave_up_still_lands(
         await release.wait()
         return await write_batch(kind, batch)
 
-    monkeypatch.setattr(storage, "_write_batch", held)
+    monkeypatch.setattr(storage.database, "_write_batch", held)
     writes = [
         asyncio.create_task(
             storage.games.save_round(row.id, expected_round=0, state={"n": 1}, round=1, now=at(1))
@@ -184,7 +184,7 @@ async def test_a_write_whose_caller_gave_up_still_lands(
 async def test_with_an_old_sqlite_every_write_goes_alone(
     storage: Storage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(storage, "batches", False)
+    monkeypatch.setattr(storage.database, "batches", False)
     rows = await games(storage, 20)
     statements = statements_counted(storage)
     saved = await asyncio.gather(

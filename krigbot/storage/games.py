@@ -230,7 +230,7 @@ class GameStore:
     """Create games and move them through their life cycle."""
 
     def __init__(self, database: Database) -> None:
-        """Ask the queries of the shared database."""
+        """Run the queries on the database the storage's parts share."""
         self._database = database
 
     async def create_game(

@@ -116,7 +116,7 @@ class MatchStore:
     """Move matches on from game to game, record their winners, and count match wins."""
 
     def __init__(self, database: Database) -> None:
-        """Ask the queries of the shared database."""
+        """Run the queries on the database the storage's parts share."""
         self._database = database
 
     async def advance_match(

@@ -88,7 +88,7 @@ class RecordStore:
     """Per-player records within one guild, for pages that show more than an embed can."""
 
     def __init__(self, database: Database) -> None:
-        """Ask the queries of the shared database."""
+        """Run the queries on the database the storage's parts share."""
         self._database = database
 
     async def display_names(self, guild_id: int, user_ids: Iterable[int]) -> dict[int, str]:

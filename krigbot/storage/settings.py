@@ -18,7 +18,7 @@ class SettingsStore:
     """Store text settings per guild."""
 
     def __init__(self, database: Database) -> None:
-        """Ask the queries of the shared database."""
+        """Run the queries on the database the storage's parts share."""
         self._database = database
 
     async def get_setting(self, guild_id: int, key: str) -> str | None:

@@ -164,7 +164,7 @@ class StatsStore:
     """Aggregate the results table, always within one guild."""
 
     def __init__(self, database: Database) -> None:
-        """Ask the queries of the shared database."""
+        """Run the queries on the database the storage's parts share."""
         self._database = database
 
     async def leaderboard(

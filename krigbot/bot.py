@@ -294,7 +294,7 @@ class KrigBot(commands.AutoShardedBot):
         (PostgreSQL) or on this machine (SQLite)."""
         self._max_concurrency: int | None = None
         self.storage = storage
-        storage.on_write = self._observe_write
+        storage.database.on_write = self._observe_write
         self._gateway: dict[int, GatewayState] = {}
         """Each shard's connection, once it has had one."""
         self.service = GameService(

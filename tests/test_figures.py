@@ -356,7 +356,7 @@ async def check_figures(storage: Storage, now: datetime) -> int:
     """Compare every figure with the recount; return how many games were finished."""
     finished = 0
     for guild_id, users in GUILDS.items():
-        games = await storage.recent_games(guild_id, limit=EVERYTHING, statuses=EVERY_STATUS)
+        games = await storage.stats.recent_games(guild_id, limit=EVERYTHING, statuses=EVERY_STATUS)
         lines = [line for row in games if row.status == "finished" for line in recount_lines(row)]
         finished += sum(row.status == "finished" for row in games)
         matches = expected_matches(games, lines)
@@ -364,17 +364,19 @@ async def check_figures(storage: Storage, now: datetime) -> int:
             since = None if window is None else now - window
             kept = [line for line in lines if since is None or line.finished_at >= since]
             board = expected_board(kept)
-            assert await storage.leaderboard(guild_id, since=since, limit=EVERYTHING) == board
-            assert await storage.leaderboard(guild_id, since=since, limit=10) == board[:10]
+            assert await storage.stats.leaderboard(guild_id, since=since, limit=EVERYTHING) == board
+            assert await storage.stats.leaderboard(guild_id, since=since, limit=10) == board[:10]
             records: dict[int, MatchRecord] = {}
             for when, user, won in matches:
                 if since is None or when >= since:
                     had = records.get(user, MatchRecord())
                     records[user] = MatchRecord(had.matches + 1, had.wins + won)
-            assert await storage.match_records(guild_id, users, since=since) == records, period
+            assert await storage.matches.match_records(guild_id, users, since=since) == records, (
+                period
+            )
             tops: dict[int, HeadToHead | None] = {}
             for user in users:
-                stats = await storage.player_stats(guild_id, user, since=since)
+                stats = await storage.stats.player_stats(guild_id, user, since=since)
                 assert stats == expected_stats(kept, user), (period, user)
                 tops[user] = stats.top_opponent
             for user, top in tops.items():
@@ -386,10 +388,12 @@ async def check_figures(storage: Storage, now: datetime) -> int:
         check_history(games, lines)
         ended = [row for row in games if row.status in HISTORY_STATUSES]
         newest = sorted(ended, key=lambda row: (row.finished_at, row.id), reverse=True)
-        assert await storage.recent_games(guild_id, limit=EVERYTHING) == newest
+        assert await storage.stats.recent_games(guild_id, limit=EVERYTHING) == newest
         for user in users:
             theirs = [row for row in newest if user in row.players]
-            assert await storage.recent_games(guild_id, user_id=user, limit=EVERYTHING) == theirs
+            assert (
+                await storage.stats.recent_games(guild_id, user_id=user, limit=EVERYTHING) == theirs
+            )
     return finished
 
 

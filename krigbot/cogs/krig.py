@@ -528,7 +528,7 @@ class KrigCog(commands.Cog, name="Krig"):
     async def _unseen_end(self, game_id: int, lang: Lang, refusal: Refusal) -> Reply:
         """Show on its table the end of a game that no message showed (its chat was out of the
         bot's reach when its time ran out, or the bot restarted); else refuse as ``refusal``."""
-        row = await self.storage.get_game(game_id)
+        row = await self.storage.games.get_game(game_id)
         if row is None or row.status != "finished" or row.extra.get(ENDING) is None:
             raise refusal
         try:
@@ -869,9 +869,9 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             since = None if window is None else self.service.registry.clock() - window
-            rows = await self.storage.leaderboard(guild_id, since=since, limit=10)
+            rows = await self.storage.stats.leaderboard(guild_id, since=since, limit=10)
             users = [row.user_id for row in rows]
-            matches = await self.storage.match_records(guild_id, users, since=since)
+            matches = await self.storage.matches.match_records(guild_id, users, since=since)
             url = await self.web.leaderboard_url(guild_id, period)
             view = None if url is None else view_of(web_button(url, lang, "web.open_leaderboard"))
             embed = leaderboard_embed(
@@ -893,15 +893,15 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             if target.id == self.service.registry.krigbot_id:
-                own = await self.storage.krigbot_record(guild_id, target.id)
+                own = await self.storage.stats.krigbot_record(guild_id, target.id)
                 return Reply(
                     embed=krigbot_stats_embed(
                         _display_name(target), own, lang, place=place_of(interaction)
                     )
                 )
-            record = await self.storage.player_stats(guild_id, target.id)
-            matches = await self.storage.match_records(guild_id, [target.id])
-            everywhere = await self.storage.record_everywhere(target.id)
+            record = await self.storage.stats.player_stats(guild_id, target.id)
+            matches = await self.storage.matches.match_records(guild_id, [target.id])
+            everywhere = await self.storage.stats.record_everywhere(target.id)
             embed = stats_embed(
                 _display_name(target),
                 target.id,

@@ -69,7 +69,7 @@ class Challenges:
             replaced = await self._clear_stale(channel_id)
             now = self.registry.clock()
             try:
-                row = await self.registry.storage.create_game(
+                row = await self.registry.storage.games.create_game(
                     guild_id=guild_id,
                     channel_id=channel_id,
                     challenger_id=challenger.user_id,
@@ -82,13 +82,13 @@ class Challenges:
                     extra=extra,
                 )
             except ChannelBusyError as exc:
-                existing = await self.registry.storage.get_game(exc.game_id)
+                existing = await self.registry.storage.games.get_game(exc.game_id)
                 raise Refusal("err.busy", game=existing) from None
             krigbot = self.registry.krigbot_id
             if krigbot is None or krigbot not in row.players:
                 return ChallengeResult(row, replaced)
             # Krigbot accepts its own challenge at once; with nobody else to wait for, it deals.
-            accepted = await self.registry.storage.accept(row.id, krigbot, now)
+            accepted = await self.registry.storage.games.accept(row.id, krigbot, now)
             if accepted is None:
                 raise Refusal("err.challenge_over")
             seat = row.players.index(krigbot)
@@ -113,7 +113,7 @@ class Challenges:
         """Time a challenge out once its message is out, and remember the message."""
         self.watch_challenge(row, message_id)
         try:
-            await self.registry.storage.set_challenge_message(row.id, message_id)
+            await self.registry.storage.games.set_challenge_message(row.id, message_id)
         except StorageError as exc:
             # The challenge is out and its buttons work; after a restart it is only
             # ended by the next /krig start instead of by its deadline.
@@ -128,15 +128,15 @@ class Challenges:
 
     async def _clear_stale(self, channel_id: int) -> GameRow | None:
         """End a channel's expired challenge or idle game; refuse if a live one is there."""
-        row = await self.registry.storage.active_game(channel_id)
+        row = await self.registry.storage.games.active_game(channel_id)
         if row is None:
             return None
         now = self.registry.clock()
         if row.status == "challenge" and now - row.created_at >= self.challenge_ttl:
-            await self.registry.storage.end_game(row.id, "expired", now)
+            await self.registry.storage.games.end_game(row.id, "expired", now)
             return None
         if row.status == "running" and now - row.last_activity_at >= self.idle_after:
-            await self.registry.storage.end_game(row.id, "abandoned", now)
+            await self.registry.storage.games.end_game(row.id, "abandoned", now)
             self.registry.forget(channel_id)
             self.deadlines.cancel(row.id)
             self.registry.count_abandoned(row)
@@ -144,13 +144,13 @@ class Challenges:
         raise Refusal("err.busy", game=row)
 
     async def _open_challenge(self, game_id: int) -> GameRow:
-        row = await self.registry.storage.get_game(game_id)
+        row = await self.registry.storage.games.get_game(game_id)
         if row is not None and row.status == "cancelled":
             raise Refusal("err.challenge_withdrawn")
         if row is None or row.status != "challenge":
             raise Refusal("err.challenge_over")
         if self.registry.clock() - row.created_at >= self.challenge_ttl:
-            await self.registry.storage.end_game(row.id, "expired", self.registry.clock())
+            await self.registry.storage.games.end_game(row.id, "expired", self.registry.clock())
             raise Refusal("err.challenge_over")
         return row
 
@@ -159,7 +159,7 @@ class Challenges:
         self, game_id: int, user_id: int, channel_id: int | None
     ) -> AsyncIterator[GameRow]:
         """Hold the challenge's channel while ``user_id`` answers it there; refuse otherwise."""
-        row = await self.registry.storage.get_game(game_id)
+        row = await self.registry.storage.games.get_game(game_id)
         if row is None:
             raise Refusal("err.challenge_over")
         if channel_id is not None and row.channel_id != channel_id:
@@ -192,7 +192,9 @@ class Challenges:
             updated = (
                 row
                 if everyone
-                else await self.registry.storage.accept(game_id, user_id, self.registry.clock())
+                else await self.registry.storage.games.accept(
+                    game_id, user_id, self.registry.clock()
+                )
             )
             if updated is None:
                 raise Refusal("err.challenge_over")
@@ -207,7 +209,7 @@ class Challenges:
         """Deal a challenge everyone has accepted (the caller holds its channel's lock)."""
         game = new_game(Rules.from_dict(row.rules), seed=row.seed)
         now = self.registry.clock()
-        started = await self.registry.storage.start_game(
+        started = await self.registry.storage.games.start_game(
             row.id, state=game.to_dict(), now=now, extra=dealt_extra(game.rules, now)
         )
         if started is None:
@@ -226,7 +228,9 @@ class Challenges:
     ) -> GameRow:
         """Let a challenged player turn the challenge down (in its channel)."""
         async with self._answering(game_id, user_id, channel_id) as row:
-            if not await self.registry.storage.end_game(game_id, "declined", self.registry.clock()):
+            if not await self.registry.storage.games.end_game(
+                game_id, "declined", self.registry.clock()
+            ):
                 raise Refusal("err.challenge_over")
             self.deadlines.cancel(game_id, "challenge")
             return row
@@ -237,13 +241,13 @@ class Challenges:
         A challenge already ended as expired (by a press or a new challenge that came after its
         time) is returned too: its message still shows the buttons and must say it expired.
         """
-        row = await self.registry.storage.get_game(game_id)
+        row = await self.registry.storage.games.get_game(game_id)
         if row is None or row.status not in ("challenge", "expired"):
             return None
         if row.status == "expired":
             return row
         async with self.registry.lock(row.channel_id):
-            ok = await self.registry.storage.end_game(
+            ok = await self.registry.storage.games.end_game(
                 game_id, "expired", self.registry.clock(), expected_statuses=("challenge",)
             )
         return row if ok else None

@@ -255,7 +255,7 @@ class Choices:
         is compared instead, before the copy is shown or moved. Choices come at the pace of
         people, so the read costs little.
         """
-        stored = await self.registry.storage.get_game(row.id)
+        stored = await self.registry.storage.games.get_game(row.id)
         if stored is None or stored.status != "running" or stored.state is None:
             raise LostWrite
         mine = game.to_dict()

@@ -53,7 +53,7 @@ async def rematch(
     extra: dict[str, Any] | None = None,
 ) -> ChallengeResult:
     """Challenge the players of a finished game (or match) to the same again, the presser first."""
-    row = await service.registry.storage.get_game(game_id)
+    row = await service.registry.storage.games.get_game(game_id)
     if row is None or row.guild_id != guild_id:
         raise Refusal("err.game_over")
     seat = seat_of(row, presser.user_id)
@@ -114,7 +114,7 @@ class MatchKeeper:
         winners = match.decided(score)
         if not match.goes_on(outcome):
             # Won, or stopped: a game nobody played ends the match with no winner.
-            await self.storage.finish_match(
+            await self.storage.matches.finish_match(
                 step, [row.players[seat] for seat in winners], game_id=row.id, now=now
             )
             return None
@@ -134,7 +134,7 @@ class MatchKeeper:
             extra=extra,
         )
         try:
-            dealt = await self.storage.advance_match(step, following, now=now)
+            dealt = await self.storage.matches.advance_match(step, following, now=now)
         except ChannelBusyError:
             # Someone started another game here first; the match waits (start-up tries again).
             log.warning("match %s: channel %s is busy, no next game", match.id, row.channel_id)
@@ -149,7 +149,7 @@ class MatchKeeper:
         Returns each such game with the next game dealt for it, if any (None: the match ended).
         """
         recovered: list[tuple[GameRow, GameRow | None]] = []
-        for row in await self.storage.unadvanced_match_games():
+        for row in await self.storage.matches.unadvanced_match_games():
             if row.result is None or not self.service.registry.owns(row.server_id):
                 continue
             try:

@@ -110,7 +110,7 @@ class Play:
         Steal War battle, whose table is always its newest message); ``answering`` the round
         a table reply of this process shows, or is on its way to show.
         """
-        row = await self.registry.storage.get_game(game_id)
+        row = await self.registry.storage.games.get_game(game_id)
         if row is not None:
             self.registry.catch_up(
                 row
@@ -181,12 +181,14 @@ class Play:
     ) -> GameRow:
         """End the channel's game with no result (a moderator, or the challenger early)."""
         async with self.registry.lock(channel_id):
-            row = await self.registry.storage.active_game(channel_id)
+            row = await self.registry.storage.games.active_game(channel_id)
             if row is None:
                 raise Refusal("err.no_game")
             may_cancel(row, Actor(user_id, moderator, in_server))
             self.registry.forget(channel_id)
-            if not await self.registry.storage.end_game(row.id, "cancelled", self.registry.clock()):
+            if not await self.registry.storage.games.end_game(
+                row.id, "cancelled", self.registry.clock()
+            ):
                 raise Refusal("err.no_game")
             self.deadlines.cancel(row.id)
             if row.status == "running":

@@ -59,7 +59,7 @@ class Recovery:
         """
         challenges: list[GameRow] = []
         broken: list[GameRow] = []
-        resumed = await self.registry.storage.games_to_resume(
+        resumed = await self.registry.storage.games.games_to_resume(
             variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA, shards=self.registry.shards
         )
         for row in resumed:
@@ -88,7 +88,7 @@ class Recovery:
         """
         broken: list[GameRow] = []
         after = 0
-        while rows := await self.registry.storage.active_games_after(
+        while rows := await self.registry.storage.games.active_games_after(
             after, page, shards=self.registry.shards
         ):
             after = rows[-1].id
@@ -99,7 +99,7 @@ class Recovery:
                 if _readable(row):
                     continue
                 async with self.registry.lock(row.channel_id):
-                    fresh = await self.registry.storage.get_game(row.id)
+                    fresh = await self.registry.storage.games.get_game(row.id)
                     if self.registry.holds(row.channel_id) or fresh is None:
                         continue
                     if fresh.status == "running" and not _readable(fresh):
@@ -111,7 +111,7 @@ class Recovery:
         """Return the games of this process's shards that finished without their end shown."""
         since = self.registry.clock() - SHOW_ENDINGS_FOR
         found: list[tuple[GameRow, Variant]] = []
-        for row in await self.registry.storage.finished_unshown(
+        for row in await self.registry.storage.games.finished_unshown(
             ENDING, since=since, shards=self.registry.shards
         ):
             try:

@@ -127,7 +127,7 @@ class Registry:
         running = self._running.get(channel_id)
         if running is not None:
             return running.row, running.game
-        row = await self.storage.active_game(channel_id)
+        row = await self.storage.games.active_game(channel_id)
         if row is None:
             return None
         if row.status != "running":
@@ -149,7 +149,7 @@ class Registry:
         next press reads the game again too.
         """
         try:
-            row = await self.storage.active_game(channel_id)
+            row = await self.storage.games.active_game(channel_id)
         except StorageError:
             running = self._running.get(channel_id)
             if running is None:
@@ -176,7 +176,7 @@ class Registry:
             log.exception(
                 "game %s in channel %s cannot be read", row.id, row.channel_id, extra=about(row)
             )
-            await self.storage.end_game(
+            await self.storage.games.end_game(
                 row.id, "abandoned", self.clock(), result={"error": "unreadable"}
             )
             self.count_abandoned(row)
@@ -242,7 +242,7 @@ class Registry:
     async def set_table(self, row: GameRow, message_id: int) -> GameRow:
         """Remember the message that shows a game's table now; return the row that says so."""
         try:
-            await self.storage.set_table_message(row.id, message_id)
+            await self.storage.games.set_table_message(row.id, message_id)
         except StorageError as exc:
             # The change it shows is committed; failing now would tell the players that nothing
             # changed. Only the link to the newest message is lost (its button still plays).
@@ -359,7 +359,7 @@ class Registry:
         if game.outcome is not None:
             # Marked in the write that ends it, cleared once its message is out: a bot
             # stopped in between shows the end when it starts again (unshown_endings).
-            await self.storage.finish_game(
+            await self.storage.games.finish_game(
                 row.id,
                 expected_round=expected_round,
                 state=state,
@@ -373,7 +373,7 @@ class Registry:
                 autoplay=autoplay,
             )
         else:
-            await self.storage.save_round(
+            await self.storage.games.save_round(
                 row.id,
                 expected_round=expected_round,
                 state=state,
@@ -396,10 +396,10 @@ class Registry:
             running = self._running.get(channel_id)
             # The stored extra, not the cached one: during a hand-off another process of the
             # bot may have changed it (started autoplay, answered a finish request).
-            current = await self.storage.get_game(game_id)
+            current = await self.storage.games.get_game(game_id)
             if current is None:
                 raise Refusal("err.game_over")
-            merged = await self.storage.update_extra(
+            merged = await self.storage.games.update_extra(
                 game_id, change(dict(current.extra)), now=self.clock()
             )
             if merged is None:
@@ -416,7 +416,7 @@ class Registry:
     async def ending_shown(self, game_id: int) -> None:
         """Record that the message showing a game's end is out (see :data:`ENDING`)."""
         try:
-            await self.storage.update_extra(game_id, {ENDING: None}, now=self.clock())
+            await self.storage.games.update_extra(game_id, {ENDING: None}, now=self.clock())
         except StorageError as exc:
             # A restart shows the end once more: a repeat, never a loss.
             log.warning(

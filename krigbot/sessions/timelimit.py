@@ -74,9 +74,9 @@ class TimeLimits:
         """
         try:
             if game_id is None:
-                row = await self.registry.storage.last_finished(guild_id, channel_id)
+                row = await self.registry.storage.games.last_finished(guild_id, channel_id)
             else:
-                row = await self.registry.storage.get_game(game_id)
+                row = await self.registry.storage.games.get_game(game_id)
         except StorageError:
             return None  # the press is refused as it was anyway
         if row is None or row.status != "finished" or user_id not in row.players:

@@ -145,7 +145,7 @@ async def test_history_dates_follow_the_readers_own_locale(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, locale: str
 ) -> None:
     when = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-    row = await bot.storage.create_game(
+    row = await bot.storage.games.create_game(
         guild_id=world.no_guild.id,
         channel_id=world.no_channel.id,
         challenger_id=world.alice.id,
@@ -156,7 +156,7 @@ async def test_history_dates_follow_the_readers_own_locale(
         seed=1,
         now=when,
     )
-    assert await bot.storage.end_game(row.id, "cancelled", when)
+    assert await bot.storage.games.end_game(row.id, "cancelled", when)
 
     rec = await standin.slash(
         "krig history", user=world.carol, channel=world.no_channel, locale=locale

@@ -287,7 +287,7 @@ async def test_a_server_that_denies_external_apps_is_told_once_privately_how_to_
         assert answer.ephemeral
         assert answer.content == t("nb", "here.hidden")
         assert len(rec.followups.items) == 0
-        assert await bot.storage.active_game(strict.id) is None
+        assert await bot.storage.games.active_game(strict.id) is None
     nothing_refused(standin)
 
 

@@ -121,7 +121,7 @@ async def test_the_time_running_out_ends_the_game_by_counting_and_says_so(
     assert row.round == 3
     assert row.result is not None
     assert (row.result["reason"], row.result["winners"]) == ("time_limit", list(outcome.winners))
-    record = await bot.storage.player_stats(row.guild_id, world.alice.id)
+    record = await bot.storage.stats.player_stats(row.guild_id, world.alice.id)
     assert (record.games, record.wins) == (1, int(outcome.winners == (0,)))
     # The last table's Flip button is grey (it could do nothing now), and it says why.
     old_table = answer.message

@@ -86,7 +86,7 @@ def top_choice(result: ChoiceResult) -> TopChoice:
 
 async def saved(storage: Storage, game_id: int) -> tuple[GameRow, list[list[object]]]:
     """Return the stored game and the moves its saved state holds."""
-    row = await storage.get_game(game_id)
+    row = await storage.games.get_game(game_id)
     assert row is not None
     assert row.state is not None
     return row, list(row.state["actions"])
@@ -187,7 +187,7 @@ async def test_a_time_limit_both_processes_watch_ends_the_game_once(
     assert ended.outcome is not None
     assert again is None  # ended by the other process: nothing to announce
     assert second.registry.running_count() == 0
-    stats = await storage.player_stats(GUILD, ALICE.user_id)
+    stats = await storage.stats.player_stats(GUILD, ALICE.user_id)
     assert stats.games == 1
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 

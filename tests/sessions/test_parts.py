@@ -86,7 +86,7 @@ async def dealt(parts: Parts, variant: str = "standard", **options: object) -> G
 
 
 async def stored(storage: Storage, game_id: int) -> GameRow:
-    row = await storage.get_game(game_id)
+    row = await storage.games.get_game(game_id)
     assert row is not None
     return row
 

@@ -32,10 +32,10 @@ async def new_game(service: GameService, channel_id: int) -> GameRow:
 
 async def damage(storage: Storage, row: GameRow, **broken: object) -> None:
     """Overwrite a running game's saved state with a damaged copy."""
-    current = await storage.get_game(row.id)
+    current = await storage.games.get_game(row.id)
     assert current is not None
     assert current.state is not None
-    saved = await storage.save_round(
+    saved = await storage.games.save_round(
         row.id,
         expected_round=current.round,
         state={**current.state, **broken},
@@ -56,7 +56,7 @@ async def test_a_game_whose_save_cannot_be_read_is_ended_and_frees_its_channel(
         await fresh.play.flip(100, ALICE.user_id)
 
     assert refused.value.key == "err.unreadable"
-    ended = await storage.get_game(row.id)
+    ended = await storage.games.get_game(row.id)
     assert ended is not None
     assert (ended.status, ended.result) == ("abandoned", {"error": "unreadable"})
     assert (await new_game(fresh, channel_id=100)).status == "running"  # as the refusal promises
@@ -125,7 +125,7 @@ async def test_expiry_leaves_answered_challenges_alone(storage: Storage) -> None
 
     assert await service.challenges.expire(declined.row.id) is None
     assert await service.challenges.expire(accepted.id) is None
-    running = await storage.get_game(accepted.id)
+    running = await storage.games.get_game(accepted.id)
     assert running is not None
     assert running.status == "running"
 
@@ -154,7 +154,7 @@ async def test_a_team_draw_is_a_draw_for_both_members_of_both_teams(storage: Sto
 
     assert played.outcome is not None
     assert played.outcome.is_draw
-    board = await storage.leaderboard(GUILD)
+    board = await storage.stats.leaderboard(GUILD)
     assert sorted((row.user_id, row.draws, row.losses) for row in board) == [
         (ALICE.user_id, 1, 0),
         (BOB.user_id, 1, 0),
@@ -162,12 +162,12 @@ async def test_a_team_draw_is_a_draw_for_both_members_of_both_teams(storage: Sto
         (DAVE.user_id, 1, 0),
     ]
     for player, partner in ((ALICE, CAROL), (BOB, DAVE), (CAROL, ALICE), (DAVE, BOB)):
-        stats = await storage.player_stats(GUILD, player.user_id)
+        stats = await storage.stats.player_stats(GUILD, player.user_id)
         assert (stats.wins, stats.draws, stats.losses) == (0, 1, 0), player.name
         assert stats.top_partner == PartnerRecord(partner.user_id, 1, 0, 1, 0)
         assert stats.top_opponent is not None
         assert (stats.top_opponent.won, stats.top_opponent.lost) == (0, 0)
-    (history,) = await storage.recent_games(GUILD)
+    (history,) = await storage.stats.recent_games(GUILD)
     assert history.result is not None
     assert history.result["winners"] == []
 
@@ -246,6 +246,6 @@ async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
 
 async def first_row(storage: Storage, game_id: int) -> GameRow:
     """Return a game as stored."""
-    row = await storage.get_game(game_id)
+    row = await storage.games.get_game(game_id)
     assert row is not None
     return row

@@ -93,7 +93,7 @@ async def stopped_before_krigbot_chose(storage: Storage, clock: Clock, seed: int
     )
     game = StealGame.new(TWO, seed)
     game.begin_battle()
-    saved = await storage.save_round(
+    saved = await storage.games.save_round(
         made.row.id, expected_round=0, state=game.to_dict(), round=game.round, now=clock()
     )
     assert saved
@@ -119,7 +119,7 @@ async def test_a_choice_krigbot_could_not_make_before_a_stop_is_made_by_its_poli
     assert late.krigbot_moves == (move,)
     assert late.game.loot_top(1) == move.card != default
     assert late.game.pending() == ()
-    row = await storage.get_game(made.id)
+    row = await storage.games.get_game(made.id)
     assert row is not None
     assert row.state is not None
     assert row.state["actions"][-1] == ["top", 1, card_code(move.card)]

@@ -168,7 +168,7 @@ class KrigCog(commands.Cog, name="Krig"):
         """Game id -> the round a table reply of this process shows, or is on its way to show."""
         self.tables = tables
         """Every channel's turn and live message (the other cogs use it too)."""
-        self.service.on_finish.append(self._finished)
+        self.service.registry.on_finish.append(self._finished)
         self.service.deadlines.handle("challenge", self._expire)
         self._endings: asyncio.Task[None] | None = None
 
@@ -203,7 +203,7 @@ class KrigCog(commands.Cog, name="Krig"):
         """
         await self.bot.wait_until_ready()
         try:
-            endings = await self.service.unshown_endings()
+            endings = await self.service.recovery.unshown_endings()
         except StorageError as exc:
             log.warning("could not look for game ends never shown: %s", exc)
             return
@@ -332,7 +332,7 @@ class KrigCog(commands.Cog, name="Krig"):
         if best_of is not None and best_of not in BEST_OF:
             await refuse(interaction, "err.bad_option", reason=str(best_of))
             return
-        people = [o for o in opponents if o.id != self.service.krigbot_id]
+        people = [o for o in opponents if o.id != self.service.registry.krigbot_id]
         if people and interaction.context.dm_channel:
             # Nobody but the player and Krigbot sees the bot's DM: a friend could never answer.
             await refuse(interaction, "krigbot.dm_only")
@@ -349,7 +349,7 @@ class KrigCog(commands.Cog, name="Krig"):
             return
 
         async def work() -> Reply:
-            result = await self.service.challenge(
+            result = await self.service.challenges.challenge(
                 guild_id=guild_id,
                 channel_id=channel_id,
                 challenger=_player(interaction.user),
@@ -365,7 +365,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 row = await begin_match(self.service, row, best_of)
             lines = [" ".join(f"<@{o.id}>" for o in people), krigbot_line(result, lang) or ""]
             if result.replaced is not None:
-                idle = fmt_duration(self.service.idle_after, lang)
+                idle = fmt_duration(self.service.challenges.idle_after, lang)
                 lines.append(t(lang, "game.abandoned", time=idle))
             self.tables.surfaces.new_game(interaction, lang)
             if result.game is not None:
@@ -375,7 +375,7 @@ class KrigCog(commands.Cog, name="Krig"):
                 return started
 
             async def sent(message_id: int) -> None:
-                await self.service.challenge_shown(row, message_id)
+                await self.service.challenges.challenge_shown(row, message_id)
 
             return Reply(
                 content="\n".join(line for line in lines if line),
@@ -398,7 +398,7 @@ class KrigCog(commands.Cog, name="Krig"):
         game_id, channel_id, message_id = deadline.game_id, deadline.channel_id, deadline.message_id
         assert message_id is not None
         try:
-            row = await self.service.expire(game_id)
+            row = await self.service.challenges.expire(game_id)
         except StorageError as exc:
             # A press of its buttons or the next challenge here ends it instead.
             log.warning(
@@ -411,7 +411,7 @@ class KrigCog(commands.Cog, name="Krig"):
         if row is None:
             return
         lang = lang_for(row.extra.get("lang"))
-        within = fmt_duration(self.service.challenge_ttl, lang)
+        within = fmt_duration(self.service.challenges.challenge_ttl, lang)
         embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
         try:
             # Through the challenge's own interaction where nothing else reaches its chat.
@@ -438,7 +438,7 @@ class KrigCog(commands.Cog, name="Krig"):
         pressed = interaction.message.id if interaction.message else None
 
         async def work() -> Reply:
-            result = await self.service.accept(
+            result = await self.service.challenges.accept(
                 game_id,
                 interaction.user.id,
                 table_message_id=pressed,
@@ -452,7 +452,7 @@ class KrigCog(commands.Cog, name="Krig"):
                     update=True,
                 )
             embed = add_time_left(
-                dealt_embed(row, result.game, lang), self.service.time_left(row), lang
+                dealt_embed(row, result.game, lang), self.service.time_limits.time_left(row), lang
             )
             self._tables[row.id] = 0
             self.pictures.draw_ahead(row, result.game, lang)
@@ -467,7 +467,7 @@ class KrigCog(commands.Cog, name="Krig"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
-            row = await self.service.decline(
+            row = await self.service.challenges.decline(
                 game_id, interaction.user.id, channel_id=interaction.channel_id
             )
             note = t(lang, "challenge.declined", name=safe_name(_display_name(interaction.user)))
@@ -521,14 +521,14 @@ class KrigCog(commands.Cog, name="Krig"):
             return Reply(embed=embed, files=files, view=view, update=True, durable=True)
 
         async def sent(message_id: int) -> None:
-            await self.service.show_table(row.channel_id, row.id, row.round, message_id)
+            await self.service.registry.show_table(row.channel_id, row.id, row.round, message_id)
 
         return Reply(embed=embed, files=files, view=view, sent=sent, durable=True)
 
     async def _unseen_end(self, game_id: int, lang: Lang, refusal: Refusal) -> Reply:
         """Show on its table the end of a game that no message showed (its chat was out of the
         bot's reach when its time ran out, or the bot restarted); else refuse as ``refusal``."""
-        row = await self.storage.get_game(game_id)
+        row = await self.storage.games.get_game(game_id)
         if row is None or row.status != "finished" or row.extra.get(ENDING) is None:
             raise refusal
         try:
@@ -543,7 +543,7 @@ class KrigCog(commands.Cog, name="Krig"):
 
     async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
         """Return the table as it stands now, for a table message that shows an older round."""
-        found = await self.service.game_in(channel_id)
+        found = await self.service.registry.game_in(channel_id)
         if found is None:
             raise Refusal("err.game_over")
         row, game = found
@@ -554,7 +554,7 @@ class KrigCog(commands.Cog, name="Krig"):
         view = view_of(FlipButton(row.id, row.round, lang))
 
         async def sent(message_id: int) -> None:
-            await self.service.show_table(channel_id, row.id, row.round, message_id)
+            await self.service.registry.show_table(channel_id, row.id, row.round, message_id)
 
         return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
 
@@ -568,7 +568,7 @@ class KrigCog(commands.Cog, name="Krig"):
     ) -> None:
         """Refuse a move that came just after the game's time limit ended it: the time is up."""
         assert interaction.channel_id is not None
-        row = await self.service.time_ran_out(
+        row = await self.service.time_limits.time_ran_out(
             scope_of(interaction), interaction.channel_id, interaction.user.id, game_id
         )
         if row is not None:
@@ -592,7 +592,7 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             try:
-                result = await self.service.flip(channel_id, interaction.user.id, count)
+                result = await self.service.play.flip(channel_id, interaction.user.id, count)
             except Refusal as refusal:
                 if refusal.key == "err.no_game":
                     await self._too_late(interaction, refusal)
@@ -615,7 +615,7 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             try:
-                result = await self.service.flip(
+                result = await self.service.play.flip(
                     channel_id,
                     interaction.user.id,
                     1,
@@ -630,7 +630,7 @@ class KrigCog(commands.Cog, name="Krig"):
                     await self._too_late(interaction, refusal, game_id)
                 if refusal.key != "flip.raced":
                     raise
-                answer = await self.service.lost_race(
+                answer = await self.service.play.lost_race(
                     game_id, pressed, round_shown=round_shown, answering=self._tables.get(game_id)
                 )
                 if answer == "shown":
@@ -651,7 +651,7 @@ class KrigCog(commands.Cog, name="Krig"):
 
         async def work() -> Reply:
             try:
-                found, unreachable = await self.service.stored_game(channel_id)
+                found, unreachable = await self.service.registry.stored_game(channel_id)
             except StorageError as exc:
                 # Nothing held here to show: a read changed nothing, so no "could not save".
                 log.warning("/krig status: the database failed: %s", exc)
@@ -659,9 +659,11 @@ class KrigCog(commands.Cog, name="Krig"):
             if found is None:
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found
-            left = self.service.time_left(row)
+            left = self.service.time_limits.time_left(row)
             embed = status_embed(row, game, lang, deadline=left)
-            deadline = self.service.choice_deadline(row) if row.status == "running" else None
+            deadline = (
+                self.service.choices.choice_deadline(row) if row.status == "running" else None
+            )
             auto = Autoplay.of(row.extra)
             note = (
                 None
@@ -698,7 +700,7 @@ class KrigCog(commands.Cog, name="Krig"):
         async def work() -> Reply:
             # Refused before the confirmation, as the forfeit itself would be refused after it.
             try:
-                row = await self.service.may_forfeit(channel_id, user_id)
+                row = await self.service.play.may_forfeit(channel_id, user_id)
             except Refusal as refusal:
                 if refusal.key == "err.no_game":
                     await self._too_late(interaction, refusal, key="time.forfeit_too_late")
@@ -735,7 +737,7 @@ class KrigCog(commands.Cog, name="Krig"):
             return
 
         async def work() -> Reply:
-            result = await self.service.forfeit(channel_id, user_id, game_id)
+            result = await self.service.play.forfeit(channel_id, user_id, game_id)
             if result.outcome is not None and result.outcome.reason == "time_limit":
                 return await self._counted_instead(interaction, result, mine, public)
             row = result.row
@@ -762,7 +764,7 @@ class KrigCog(commands.Cog, name="Krig"):
                     await over.sent(message.id)
                     return
                 self._tables[row.id] = row.round
-                await self.service.show_table(channel_id, row.id, row.round, message.id)
+                await self.service.registry.show_table(channel_id, row.id, row.round, message.id)
 
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 
@@ -814,7 +816,7 @@ class KrigCog(commands.Cog, name="Krig"):
         actor = _actor(interaction)
 
         async def work() -> Reply:
-            row = await self.service.cancel(
+            row = await self.service.play.cancel(
                 channel_id, actor.user_id, moderator=actor.moderator, in_server=actor.in_server
             )
             name = safe_name(_display_name(interaction.user))
@@ -866,10 +868,10 @@ class KrigCog(commands.Cog, name="Krig"):
         window = PERIODS[period]
 
         async def work() -> Reply:
-            since = None if window is None else self.service.clock() - window
-            rows = await self.storage.leaderboard(guild_id, since=since, limit=10)
+            since = None if window is None else self.service.registry.clock() - window
+            rows = await self.storage.stats.leaderboard(guild_id, since=since, limit=10)
             users = [row.user_id for row in rows]
-            matches = await self.storage.match_records(guild_id, users, since=since)
+            matches = await self.storage.matches.match_records(guild_id, users, since=since)
             url = await self.web.leaderboard_url(guild_id, period)
             view = None if url is None else view_of(web_button(url, lang, "web.open_leaderboard"))
             embed = leaderboard_embed(
@@ -890,16 +892,16 @@ class KrigCog(commands.Cog, name="Krig"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
-            if target.id == self.service.krigbot_id:
-                own = await self.storage.krigbot_record(guild_id, target.id)
+            if target.id == self.service.registry.krigbot_id:
+                own = await self.storage.stats.krigbot_record(guild_id, target.id)
                 return Reply(
                     embed=krigbot_stats_embed(
                         _display_name(target), own, lang, place=place_of(interaction)
                     )
                 )
-            record = await self.storage.player_stats(guild_id, target.id)
-            matches = await self.storage.match_records(guild_id, [target.id])
-            everywhere = await self.storage.record_everywhere(target.id)
+            record = await self.storage.stats.player_stats(guild_id, target.id)
+            matches = await self.storage.matches.match_records(guild_id, [target.id])
+            everywhere = await self.storage.stats.record_everywhere(target.id)
             embed = stats_embed(
                 _display_name(target),
                 target.id,

@@ -8,8 +8,8 @@ from datetime import datetime
 import discord
 import pytest
 
+from krigbot.adapter import pictures
 from krigbot.bot import KrigBot
-from krigbot.cogs import pictures
 from krigbot.engine import Round, Rules, Variant, load_game, new_game
 from krigbot.render.table import render_round
 from krigbot.storage import GameRow, Storage
@@ -114,7 +114,7 @@ async def test_a_picture_drawn_ahead_is_not_shown_once_the_game_moved_on_elsewhe
     await ahead_ready(bot, table.game_id)  # round 1's
     used = bot.pictures.ahead_used
     # A round is played where no picture is shown (as autoplay or another shard would).
-    await bot.service.flip(world.no_channel.id, world.alice.id, 1)
+    await bot.service.play.flip(world.no_channel.id, world.alice.id, 1)
     mine = await stored_game(bot, table.game_id)
     played = mine.play_round()
 

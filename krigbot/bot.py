@@ -25,9 +25,12 @@ from krigbot.adapter.replies import NO_MENTIONS, answer_error, recall_lang, refu
 from krigbot.adapter.surfaces import hidden_here, own_token
 from krigbot.adapter.tables import Tables
 from krigbot.cogs.autoplay import AutoplayCog
+from krigbot.cogs.boards import BoardsCog
+from krigbot.cogs.challenge import ChallengeCog
 from krigbot.cogs.history import HistoryCog
-from krigbot.cogs.krig import KrigCog
+from krigbot.cogs.leave import LeaveCog
 from krigbot.cogs.matches import MatchCog
+from krigbot.cogs.play import PlayCog
 from krigbot.cogs.steal import StealCog
 from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.config import GLOBAL_REST_LIMIT, MEMORY, Settings
@@ -336,7 +339,11 @@ class KrigBot(commands.AutoShardedBot):
             self.buttons,
         )
         steal = StealCog(self, service=service, tables=tables, web=web, buttons=buttons)
-        cog = KrigCog(
+        challenge = ChallengeCog(
+            self, service=service, pictures=self.pictures, tables=tables, buttons=buttons
+        )
+        await self.add_cog(challenge)
+        play = PlayCog(
             self,
             service=service,
             storage=storage,
@@ -346,7 +353,10 @@ class KrigBot(commands.AutoShardedBot):
             buttons=buttons,
             battles=steal,
         )
-        await self.add_cog(cog)
+        await self.add_cog(play)
+        await self.add_cog(LeaveCog(self, service=service, tables=tables, web=web, buttons=buttons))
+        boards = BoardsCog(service=service, storage=storage, pictures=self.pictures, web=web)
+        await self.add_cog(boards)
         await self.add_cog(steal)
         autoplay = AutoplayCog(
             self,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from krigbot.adapter import replies
 from krigbot.bot import KrigBot
-from krigbot.cogs import replies
 from krigbot.engine import Rules
 from krigbot.i18n import t
 from krigbot.sessions import GameService

@@ -8,8 +8,8 @@ from datetime import datetime
 import discord
 import pytest
 
+from krigbot.adapter import pictures
 from krigbot.bot import KrigBot
-from krigbot.cogs import pictures
 from krigbot.engine import Round, Rules, Variant, load_game, new_game
 from krigbot.render.table import render_round
 from krigbot.storage import GameRow, Storage

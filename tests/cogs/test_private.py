@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from krigbot import logs
+from krigbot.adapter import surfaces
 from krigbot.bot import KrigBot
-from krigbot.cogs import surfaces
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import card_label, t
 from krigbot.storage import Storage

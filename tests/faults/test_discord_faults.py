@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from krigbot.adapter import replies
 from krigbot.bot import KrigBot
-from krigbot.cogs import replies
 from krigbot.i18n import t
 from krigbot.storage import Storage
 from tests.cogs.helpers import (

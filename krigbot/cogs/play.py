@@ -13,6 +13,7 @@ from discord.ext import commands
 from krigbot.adapter.buttons import Buttons, FlipButton, view_of
 from krigbot.adapter.group import anywhere, subcommand
 from krigbot.adapter.pictures import Pictures
+from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token, reaches, scope_of
 from krigbot.adapter.tables import Shown, Tables, editor, respond_in_turn
@@ -303,19 +304,15 @@ class PlayCog(commands.Cog, name="Play"):
                     return await self._unseen_end(game_id, lang, refusal)
                 if refusal.key == "err.game_over":
                     await too_late(self.service, interaction, refusal, game_id)
-                if refusal.key != "flip.raced":
-                    raise
-                answer = await self.service.lost_race(
+                return await lost_flip(
+                    self.service,
+                    refusal,
                     game_id,
                     pressed,
                     round_shown=round_shown,
                     answering=self.tables.rounds.get(game_id),
+                    current=lambda: self._current_table(channel_id, game_id, lang),
                 )
-                if answer == "shown":
-                    return Reply(silent=True)
-                if answer == "current":
-                    return await self._current_table(channel_id, game_id, lang)
-                raise Refusal("err.stale_button") from None
             return await self._table_reply(result, lang, update=True)
 
         await respond_in_turn(interaction, self.tables, work(), update=True)

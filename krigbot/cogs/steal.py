@@ -21,6 +21,7 @@ import discord
 from discord.ext import commands
 
 from krigbot.adapter.buttons import NUMBER, SEAT, Buttons, Field, FlipButton, GameButton, view_of
+from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Tables, respond_in_turn
@@ -413,11 +414,9 @@ class StealCog(commands.Cog, name="StealWar"):
                     table_message_id=pressed,
                 )
             except Refusal as refusal:
-                if refusal.key != "flip.raced" or game_id is None:
+                if game_id is None:
                     raise
-                if await self.service.lost_race(game_id, pressed) == "shown":
-                    return Reply(silent=True)
-                raise Refusal("err.stale_button") from None
+                return await lost_flip(self.service, refusal, game_id, pressed)
             embed, view = self._table(result, lang)
             after: Callable[[int], Awaitable[None]] | None = None
             if result.outcome is not None:

@@ -170,6 +170,37 @@ class ForfeitButton(GameButton, kind="forfeit", game=NUMBER, user=NUMBER, choice
         )
 
 
+AutoAction = str
+"""``pause``, ``resume`` or ``stop``."""
+
+
+_AUTO_STYLES = {
+    "pause": ("⏸️", discord.ButtonStyle.secondary),
+    "resume": ("▶️", discord.ButtonStyle.success),
+    "stop": ("⏹️", discord.ButtonStyle.danger),
+}
+
+
+class AutoplayButton(GameButton, kind="auto", game=NUMBER, action=one_of(*_AUTO_STYLES)):
+    """Pause, resume or stop autoplay (players only)."""
+
+    def __init__(self, game_id: int, action: AutoAction, lang: Lang = "nb") -> None:
+        emoji, style = _AUTO_STYLES[action]
+        super().__init__(game_id, action, label=t(lang, f"auto.{action}"), emoji=emoji, style=style)
+
+
+class FinishButton(GameButton, kind="finish", game=NUMBER, choice=YES_NO):
+    """Agree to play the game to its end at once, or keep playing (the other players)."""
+
+    def __init__(self, game_id: int, agree: bool, lang: Lang = "nb") -> None:
+        super().__init__(
+            game_id,
+            agree,
+            label=t(lang, "finish.yes" if agree else "finish.no"),
+            style=discord.ButtonStyle.success if agree else discord.ButtonStyle.secondary,
+        )
+
+
 def view_of(*items: discord.ui.Item[Any]) -> discord.ui.View:
     """Return a view holding the given buttons (no timeout: they are dynamic)."""
     view = discord.ui.View(timeout=None)

@@ -9,13 +9,18 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-from krigbot.adapter.buttons import Buttons, FlipButton, ForfeitButton, view_of
+from krigbot.adapter.buttons import (
+    Buttons,
+    FinishButton,
+    FlipButton,
+    ForfeitButton,
+    view_of,
+)
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.players import actor_of, display_name
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Shown, Tables, editor, respond_in_turn
-from krigbot.cogs.autoplay import FinishButton
 from krigbot.cogs.matches import Ending, ending
 from krigbot.cogs.play import too_late
 from krigbot.engine import EngineError, Variant, load_game

@@ -10,14 +10,13 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from krigbot.adapter.buttons import Buttons, FlipButton, view_of
+from krigbot.adapter.buttons import Buttons, FinishButton, FlipButton, view_of
 from krigbot.adapter.group import anywhere, subcommand
 from krigbot.adapter.pictures import Pictures
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token, reaches, scope_of
 from krigbot.adapter.tables import Shown, Tables, editor, respond_in_turn
-from krigbot.cogs.autoplay import FinishButton
 from krigbot.cogs.matches import ending
 from krigbot.engine import EngineError, Variant, load_game
 from krigbot.i18n import Lang, lang_for, t

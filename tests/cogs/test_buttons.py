@@ -11,14 +11,15 @@ import pytest
 
 from krigbot.adapter.buttons import (
     AcceptButton,
+    AutoplayButton,
     Buttons,
     DeclineButton,
+    FinishButton,
     FlipButton,
     ForfeitButton,
     GameButton,
 )
 from krigbot.bot import KrigBot
-from krigbot.cogs.autoplay import AutoplayButton, FinishButton
 from krigbot.cogs.history import HistoryButton, ReplayButton
 from krigbot.cogs.matches import RematchButton
 from krigbot.cogs.steal import LookButton, PlayButton, StealButton, TopButton

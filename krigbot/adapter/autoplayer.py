@@ -5,9 +5,9 @@ A run plays rounds in one message that it edits, never more often than once per
 measured from the end of the previous edit, so an edit that discord.py had to retry after a
 429 pushes the next one back as well. Each step is committed through the game service before
 the message shows it. If its message is gone, it stops and says so in the channel. It stops
-at the end of the game, when someone flips by hand (the round it
-expects is no longer the round on the table), or when the game is cancelled; the
-:class:`Autoplayer` holds the runs of this process, and cancels them when it closes.
+at the end of the game, when someone flips by hand (the round it expects is no longer the
+round on the table), or when the game is cancelled. The :class:`Autoplayer` holds the runs of
+this process, and cancels them when it closes.
 """
 
 from __future__ import annotations

@@ -253,7 +253,7 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
     if settings.web_port is not None:
         from krigbot.web.server import WebView
 
-        web = WebView(storage, bots[0].web, clock=lambda: bots[-1].service.clock())
+        web = WebView(storage, bots[0].web, clock=lambda: bots[-1].service.registry.clock())
         try:
             await web.start(settings.web_host, settings.web_port)
         except OSError as exc:

@@ -409,7 +409,7 @@ async def wrong_rounds(database: Path | str, tables: list[Table]) -> int:
     try:
         stored = 0
         for game_id in (game_id for table in tables for game_id in table.games):
-            row = await storage.get_game(game_id)
+            row = await storage.games.get_game(game_id)
             stored += row.round if row is not None else 0
     finally:
         await storage.close()

@@ -186,7 +186,7 @@ class KrigBot(commands.AutoShardedBot):
         (PostgreSQL) or on this machine (SQLite)."""
         self._max_concurrency: int | None = None
         self.storage = storage
-        storage.on_write = self._observe_write
+        storage.database.on_write = self._observe_write
         self._gateway: dict[int, GatewayState] = {}
         """Each shard's connection, once it has had one."""
         self.service = GameService(
@@ -204,7 +204,7 @@ class KrigBot(commands.AutoShardedBot):
         self.buttons = Buttons()
         """The handlers of the bot's buttons, which each cog registers for its own."""
         self.pictures = Pictures(storage, processes=settings.render_processes, metrics=self.metrics)
-        self.metrics.watch_running_games(self.service.running_count)
+        self.metrics.watch_running_games(self.service.registry.running_count)
         self.web = web or WebAccess(
             storage,
             secret=settings.web_secret,
@@ -216,7 +216,7 @@ class KrigBot(commands.AutoShardedBot):
 
     async def setup_hook(self) -> None:
         # Logged in by now: the bot's own user is known, and a player may challenge it.
-        self.service.krigbot_id = self.user.id if self.user is not None else None
+        self.service.registry.krigbot_id = self.user.id if self.user is not None else None
         self.load.start()
         await self.tree.set_translator(Translator())
         await self.pictures.start()
@@ -269,7 +269,7 @@ class KrigBot(commands.AutoShardedBot):
         time_limits = TimeLimitCog(self, service=service, tables=tables, web=web)
         await self.add_cog(time_limits)
         self.add_dynamic_items(*buttons.kinds())
-        challenges, broken = await self.service.restore()
+        challenges, broken = await self.service.recovery.restore()
         recovered = await self.matches.recover()
         if recovered:
             self._spawn(matches.announce(recovered), "announce-matches")
@@ -307,7 +307,7 @@ class KrigBot(commands.AutoShardedBot):
         # The games restore() did not read: checked once connected, when start-up work is done.
         await self.wait_until_ready()
         try:
-            broken = await self.service.find_unreadable()
+            broken = await self.service.recovery.find_unreadable()
         except StorageError as exc:
             log.warning("could not check the saved games: %s", exc)
             return

@@ -94,7 +94,7 @@ async def play_session(table: Table, guild_id: int, channel_id: int) -> bool:
     users = rng.sample(GUILDS[guild_id], count)
     challenger, *opponents = (table.player(user) for user in users)
     try:
-        made = await service.challenge(
+        made = await service.challenges.challenge(
             guild_id=guild_id,
             channel_id=channel_id,
             challenger=challenger,
@@ -111,17 +111,17 @@ async def play_session(table: Table, guild_id: int, channel_id: int) -> bool:
         row = await begin_match(service, row, rng.choice((3, 5)))
     ending = rng.random()
     if ending < 0.03:
-        await service.decline(row.id, opponents[0].user_id)
+        await service.challenges.decline(row.id, opponents[0].user_id)
         return False
     if ending < 0.06:
-        table.clock.advance(seconds=service.challenge_ttl.total_seconds() + 1)
-        assert await service.expire(row.id) is not None
+        table.clock.advance(seconds=service.challenges.challenge_ttl.total_seconds() + 1)
+        assert await service.challenges.expire(row.id) is not None
         return False
     if ending < 0.08:
-        await service.cancel(channel_id, challenger.user_id, moderator=False)
+        await service.play.cancel(channel_id, challenger.user_id, moderator=False)
         return False
     for opponent in opponents:
-        await service.accept(row.id, opponent.user_id)
+        await service.challenges.accept(row.id, opponent.user_id)
     return await play_out(table, channel_id)
 
 
@@ -129,7 +129,7 @@ async def play_out(table: Table, channel_id: int) -> bool:
     """Play the channel's game, and the next ones of its match, with random moves."""
     service, rng = table.service, table.rng
     while True:
-        found = await service.game_in(channel_id)
+        found = await service.registry.game_in(channel_id)
         if found is None:
             return False
         row, game = found
@@ -139,22 +139,22 @@ async def play_out(table: Table, channel_id: int) -> bool:
         if move < 0.01:
             return True  # left to be abandoned
         if move < 0.02:
-            await service.cancel(channel_id, row.challenger_id, moderator=True)
+            await service.play.cancel(channel_id, row.challenger_id, moderator=True)
             return False
         if move < 0.12:
             seat = rng.choice([s for s in range(len(row.players)) if game.in_game[s]])
             try:
-                await service.forfeit(channel_id, row.players[seat], row.id)
+                await service.play.forfeit(channel_id, row.players[seat], row.id)
             except Refusal as refusal:
                 if refusal.key != "steal.forfeit_in_battle":
                     raise
         elif move < 0.35:
-            await service.play_on(channel_id, row.id, to_end=True)
+            await service.play.play_on(channel_id, row.id, to_end=True)
         elif move < 0.5:
             seat = rng.choice([s for s in range(len(row.players)) if game.in_game[s]])
-            await service.flip(channel_id, row.players[seat], rng.randint(1, 50))
+            await service.play.flip(channel_id, row.players[seat], rng.randint(1, 50))
         else:
-            await service.play_on(channel_id, row.id, count=rng.choice((1, 10, 100, 400)))
+            await service.play.play_on(channel_id, row.id, count=rng.choice((1, 10, 100, 400)))
 
 
 async def play_many(storage: Storage, seed: int, sessions: int) -> Clock:
@@ -169,7 +169,7 @@ async def play_many(storage: Storage, seed: int, sessions: int) -> Clock:
         guild_id, channel_id = table.rng.choice(channels)
         if channel_id in left:
             # An idle game is abandoned by the next challenge in its channel.
-            clock.advance(seconds=service.idle_after.total_seconds() + 60)
+            clock.advance(seconds=service.challenges.idle_after.total_seconds() + 60)
             left.discard(channel_id)
         else:
             clock.advance(minutes=table.rng.randint(0, 60))
@@ -356,7 +356,7 @@ async def check_figures(storage: Storage, now: datetime) -> int:
     """Compare every figure with the recount; return how many games were finished."""
     finished = 0
     for guild_id, users in GUILDS.items():
-        games = await storage.recent_games(guild_id, limit=EVERYTHING, statuses=EVERY_STATUS)
+        games = await storage.stats.recent_games(guild_id, limit=EVERYTHING, statuses=EVERY_STATUS)
         lines = [line for row in games if row.status == "finished" for line in recount_lines(row)]
         finished += sum(row.status == "finished" for row in games)
         matches = expected_matches(games, lines)
@@ -364,17 +364,19 @@ async def check_figures(storage: Storage, now: datetime) -> int:
             since = None if window is None else now - window
             kept = [line for line in lines if since is None or line.finished_at >= since]
             board = expected_board(kept)
-            assert await storage.leaderboard(guild_id, since=since, limit=EVERYTHING) == board
-            assert await storage.leaderboard(guild_id, since=since, limit=10) == board[:10]
+            assert await storage.stats.leaderboard(guild_id, since=since, limit=EVERYTHING) == board
+            assert await storage.stats.leaderboard(guild_id, since=since, limit=10) == board[:10]
             records: dict[int, MatchRecord] = {}
             for when, user, won in matches:
                 if since is None or when >= since:
                     had = records.get(user, MatchRecord())
                     records[user] = MatchRecord(had.matches + 1, had.wins + won)
-            assert await storage.match_records(guild_id, users, since=since) == records, period
+            assert await storage.matches.match_records(guild_id, users, since=since) == records, (
+                period
+            )
             tops: dict[int, HeadToHead | None] = {}
             for user in users:
-                stats = await storage.player_stats(guild_id, user, since=since)
+                stats = await storage.stats.player_stats(guild_id, user, since=since)
                 assert stats == expected_stats(kept, user), (period, user)
                 tops[user] = stats.top_opponent
             for user, top in tops.items():
@@ -386,10 +388,12 @@ async def check_figures(storage: Storage, now: datetime) -> int:
         check_history(games, lines)
         ended = [row for row in games if row.status in HISTORY_STATUSES]
         newest = sorted(ended, key=lambda row: (row.finished_at, row.id), reverse=True)
-        assert await storage.recent_games(guild_id, limit=EVERYTHING) == newest
+        assert await storage.stats.recent_games(guild_id, limit=EVERYTHING) == newest
         for user in users:
             theirs = [row for row in newest if user in row.players]
-            assert await storage.recent_games(guild_id, user_id=user, limit=EVERYTHING) == theirs
+            assert (
+                await storage.stats.recent_games(guild_id, user_id=user, limit=EVERYTHING) == theirs
+            )
     return finished
 
 

@@ -612,7 +612,7 @@ async def test_sigkill_between_flips_loses_no_round_and_old_buttons_work(
     # The same future as if nothing had happened: the engine replays round 4 from the seed.
     storage = await Storage.open(bot_process.db)
     try:
-        row = await storage.get_game(1)
+        row = await storage.games.get_game(1)
     finally:
         await storage.close()
     assert row is not None

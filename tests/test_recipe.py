@@ -164,8 +164,8 @@ async def test_the_recipe_makes_a_database_the_service_user_can_use(machine: Mac
     # As the bot does at start-up: it creates its tables, then plays.
     async with await Storage.open(url) as storage:
         game = await new_game(storage, channel_id=7)
-        assert (await storage.active_game(7)) == game
-        row = await storage._fetchone("SELECT current_user, current_database()")
+        assert (await storage.games.active_game(7)) == game
+        row = await storage.database.fetchone("SELECT current_user, current_database()")
         assert row is not None
         assert (row[0], row[1]) == (ME, ME)
 
@@ -180,7 +180,7 @@ async def test_the_recipe_moves_the_services_sqlite_database_into_it(machine: Ma
     assert "all 2 games are the same there" in said
     assert machine.systemctl() == [f"stop {ME}", f"start {ME}"]
     async with await Storage.open(machine.bots_url()) as storage:
-        assert (await storage.active_game(1)) == waiting
-        finished = await storage.get_game(waiting.id + 1)
+        assert (await storage.games.active_game(1)) == waiting
+        finished = await storage.games.get_game(waiting.id + 1)
         assert finished is not None
         assert (finished.channel_id, finished.status) == (2, "finished")

@@ -177,13 +177,13 @@ class Pictures:
         """Tell whether a server shows pictures (on unless a moderator turned them off)."""
         known = self._enabled.get(guild_id)
         if known is None:
-            known = await self.storage.get_setting(guild_id, SETTING) != "off"
+            known = await self.storage.settings.get_setting(guild_id, SETTING) != "off"
             self._enabled[guild_id] = known
         return known
 
     async def set_enabled(self, guild_id: int, on: bool) -> None:
         """Store a server's choice."""
-        await self.storage.set_setting(guild_id, SETTING, "on" if on else "off")
+        await self.storage.settings.set_setting(guild_id, SETTING, "on" if on else "off")
         self._enabled[guild_id] = on
 
     async def round_picture(

@@ -30,12 +30,15 @@ async def lost_flip(
 ) -> Reply:
     """Answer a Flip press refused as ``refusal``: raise it again unless another press won.
 
-    ``pressed`` is the pressed message; ``round_shown``, ``answering`` are as
-    ``GameService.lost_race`` takes them; ``current`` shows the table as it stands now.
+    ``pressed`` is the pressed message; ``round_shown`` and ``answering`` are as
+    ``Play.lost_race`` (``sessions/play.py``) takes them; ``current`` shows the table as it
+    stands now.
     """
     if refusal.key != "flip.raced":
         raise refusal
-    answer = await service.lost_race(game_id, pressed, round_shown=round_shown, answering=answering)
+    answer = await service.play.lost_race(
+        game_id, pressed, round_shown=round_shown, answering=answering
+    )
     if answer == "shown":
         return Reply(silent=True)
     if answer == "current" and current is not None:

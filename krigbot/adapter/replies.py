@@ -84,7 +84,7 @@ async def recall_lang(interaction: discord.Interaction[Any]) -> None:
         return
     try:
         async with asyncio.timeout(RECALL_SECONDS):
-            row = await storage.active_game(channel_id)
+            row = await storage.games.active_game(channel_id)
     except (StorageError, TimeoutError) as exc:
         log.info("the language of chat %s's game stays unknown for now: %s", channel_id, exc)
         return

@@ -133,7 +133,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self, channel_id: int, user_id: int, game_id: int | None = None
     ) -> tuple[GameRow, Variant]:
         """Return the channel's running game, refusing anyone who is not playing it."""
-        seated = authorize(await self.service.game_in(channel_id), user_id, game_id=game_id)
+        seated = authorize(
+            await self.service.registry.game_in(channel_id), user_id, game_id=game_id
+        )
         return seated.row, seated.game
 
     # ---------------------------------------------------------------------- autoplay
@@ -197,7 +199,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     ) -> None:
         """Store autoplay as running in its message, make it the table, and start playing."""
         try:
-            await self.service.start_autoplay(
+            await self.service.hands_free.start_autoplay(
                 channel_id, game_id, Autoplay("running", message_id, speed, by)
             )
         except Refusal as refusal:
@@ -212,10 +214,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 embed = with_autoplay_line(table, text, lang)
                 await self.player.edit(channel_id, message_id, own, embed=embed, view=None)
             return
-        found = await self.service.game_in(channel_id)
+        found = await self.service.registry.game_in(channel_id)
         if found is None or found[0].id != game_id:
             return
-        await self.service.show_table(channel_id, game_id, found[0].round, message_id)
+        await self.service.registry.show_table(channel_id, game_id, found[0].round, message_id)
         self.player.start(
             channel_id, Run(game_id, message_id, speed, by, lang, found[0].round, own)
         )
@@ -246,9 +248,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             # The task finishes the step it is in (and shows it) before this answer goes out.
             await self.player.halt(channel_id, game_id)
             if action == "pause":
-                await self.service.pause_autoplay(channel_id, game_id, pressed, name)
+                await self.service.hands_free.pause_autoplay(channel_id, game_id, pressed, name)
             else:
-                await self.service.stop_autoplay(channel_id, game_id, pressed, name)
+                await self.service.hands_free.stop_autoplay(channel_id, game_id, pressed, name)
             row, game = await self._player_game(channel_id, interaction.user.id, game_id)
             if action == "pause":
                 embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
@@ -264,8 +266,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     async def _resume(
         self, channel_id: int, game_id: int, name: str, lang: Lang, own: bool
     ) -> Reply:
-        resumed = await self.service.resume_autoplay(channel_id, game_id, name)
-        found = await self.service.game_in(channel_id)
+        resumed = await self.service.hands_free.resume_autoplay(channel_id, game_id, name)
+        found = await self.service.registry.game_in(channel_id)
         if found is None or found[0].id != game_id:
             raise Refusal("err.game_over")
         row, game = found
@@ -286,10 +288,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     def restore(self) -> int:
         """Carry on the autoplay that was running when the bot stopped; return how many."""
         resumed = 0
-        for row, _ in self.service.running():
+        for row, _ in self.service.registry.running():
             if row.extra.get("lang") and not own_token(row.extra):
                 self.tables.surfaces.fix_lang(row.channel_id, lang_for(row.extra["lang"]))
-        for row, game in self.service.running():
+        for row, game in self.service.registry.running():
             state = Autoplay.of(row.extra)
             if state is None or state.state != "running" or game.finished:
                 continue
@@ -315,10 +317,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         user_id = interaction.user.id
 
         async def work() -> Reply:
-            seated = authorize(await self.service.game_in(channel_id), user_id).still_in()
+            seated = authorize(await self.service.registry.game_in(channel_id), user_id).still_in()
             row, game = seated.row, seated.game
             replaced = FinishRequest.of(row.extra)
-            request = await self.service.ask_finish(channel_id, row.id, user_id)
+            request = await self.service.hands_free.ask_finish(channel_id, row.id, user_id)
             waiting = request.waiting(row, game)
             if not waiting:
                 # Nobody else to ask (Krigbot agrees at once): the end goes out as the answer.
@@ -349,7 +351,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
                 with contextlib.suppress(Refusal, StorageError):
                     # Kept with the request, so a bot stopped before it was answered greys it.
-                    await self.service.finish_request_shown(channel_id, row.id, user_id, message_id)
+                    await self.service.hands_free.finish_request_shown(
+                        channel_id, row.id, user_id, message_id
+                    )
 
             # Named, not pinged: only a challenge pings anyone (README).
             return Reply(
@@ -371,7 +375,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
         async def work() -> Reply:
             row, game = await self._player_game(channel_id, user_id, game_id)
-            request = await self.service.answer_finish(channel_id, game_id, user_id, agree)
+            request = await self.service.hands_free.answer_finish(
+                channel_id, game_id, user_id, agree
+            )
             asked = FinishRequest.of(row.extra)
             asker = user_id if asked is None else asked.by
             if request is None:
@@ -428,7 +434,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         """Play an agreed game to its end at once (its autoplay stops); return its story."""
         autoplay = Autoplay.of(row.extra)
         await self.player.halt(channel_id, row.id)
-        result = await self.service.play_on(channel_id, row.id, to_end=True)
+        result = await self.service.play.play_on(channel_id, row.id, to_end=True)
         if autoplay is not None and autoplay.message is not None:
             # Its message would otherwise offer Pause or Resume for a game that is over.
             own = own_token(row.extra)

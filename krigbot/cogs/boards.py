@@ -73,10 +73,10 @@ class BoardsCog(commands.Cog, name="Boards"):
         window = PERIODS[period]
 
         async def work() -> Reply:
-            since = None if window is None else self.service.clock() - window
-            rows = await self.storage.leaderboard(guild_id, since=since, limit=10)
+            since = None if window is None else self.service.registry.clock() - window
+            rows = await self.storage.stats.leaderboard(guild_id, since=since, limit=10)
             users = [row.user_id for row in rows]
-            matches = await self.storage.match_records(guild_id, users, since=since)
+            matches = await self.storage.matches.match_records(guild_id, users, since=since)
             url = await self.web.leaderboard_url(guild_id, period)
             view = None if url is None else view_of(web_button(url, lang, "web.open_leaderboard"))
             embed = leaderboard_embed(
@@ -97,16 +97,16 @@ class BoardsCog(commands.Cog, name="Boards"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
-            if target.id == self.service.krigbot_id:
-                own = await self.storage.krigbot_record(guild_id, target.id)
+            if target.id == self.service.registry.krigbot_id:
+                own = await self.storage.stats.krigbot_record(guild_id, target.id)
                 return Reply(
                     embed=krigbot_stats_embed(
                         display_name(target), own, lang, place=place_of(interaction)
                     )
                 )
-            record = await self.storage.player_stats(guild_id, target.id)
-            matches = await self.storage.match_records(guild_id, [target.id])
-            everywhere = await self.storage.record_everywhere(target.id)
+            record = await self.storage.stats.player_stats(guild_id, target.id)
+            matches = await self.storage.matches.match_records(guild_id, [target.id])
+            everywhere = await self.storage.stats.record_everywhere(target.id)
             embed = stats_embed(
                 display_name(target),
                 target.id,

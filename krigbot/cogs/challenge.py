@@ -132,7 +132,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         if best_of is not None and best_of not in BEST_OF:
             await refuse(interaction, "err.bad_option", reason=str(best_of))
             return
-        people = [o for o in opponents if o.id != self.service.krigbot_id]
+        people = [o for o in opponents if o.id != self.service.registry.krigbot_id]
         if people and interaction.context.dm_channel:
             # Nobody but the player and Krigbot sees the bot's DM: a friend could never answer.
             await refuse(interaction, "krigbot.dm_only")
@@ -149,7 +149,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
             return
 
         async def work() -> Reply:
-            result = await self.service.challenge(
+            result = await self.service.challenges.challenge(
                 guild_id=guild_id,
                 channel_id=channel_id,
                 challenger=player_of(interaction.user),
@@ -165,7 +165,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
                 row = await begin_match(self.service, row, best_of)
             lines = [" ".join(f"<@{o.id}>" for o in people), krigbot_line(result, lang) or ""]
             if result.replaced is not None:
-                idle = fmt_duration(self.service.idle_after, lang)
+                idle = fmt_duration(self.service.challenges.idle_after, lang)
                 lines.append(t(lang, "game.abandoned", time=idle))
             self.tables.surfaces.new_game(interaction, lang)
             if result.game is not None:
@@ -175,7 +175,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
                 return started
 
             async def sent(message_id: int) -> None:
-                await self.service.challenge_shown(row, message_id)
+                await self.service.challenges.challenge_shown(row, message_id)
 
             return Reply(
                 content="\n".join(line for line in lines if line),
@@ -198,7 +198,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         game_id, channel_id, message_id = deadline.game_id, deadline.channel_id, deadline.message_id
         assert message_id is not None
         try:
-            row = await self.service.expire(game_id)
+            row = await self.service.challenges.expire(game_id)
         except StorageError as exc:
             # A press of its buttons or the next challenge here ends it instead.
             log.warning(
@@ -211,7 +211,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         if row is None:
             return
         lang = lang_for(row.extra.get("lang"))
-        within = fmt_duration(self.service.challenge_ttl, lang)
+        within = fmt_duration(self.service.challenges.challenge_ttl, lang)
         embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
         try:
             # Through the challenge's own interaction where nothing else reaches its chat.
@@ -238,7 +238,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         pressed = interaction.message.id if interaction.message else None
 
         async def work() -> Reply:
-            result = await self.service.accept(
+            result = await self.service.challenges.accept(
                 game_id,
                 interaction.user.id,
                 table_message_id=pressed,
@@ -252,7 +252,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
                     update=True,
                 )
             embed = add_time_left(
-                dealt_embed(row, result.game, lang), self.service.time_left(row), lang
+                dealt_embed(row, result.game, lang), self.service.time_limits.time_left(row), lang
             )
             self.tables.rounds[row.id] = 0
             self.pictures.draw_ahead(row, result.game, lang)
@@ -267,7 +267,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
-            row = await self.service.decline(
+            row = await self.service.challenges.decline(
                 game_id, interaction.user.id, channel_id=interaction.channel_id
             )
             note = t(lang, "challenge.declined", name=safe_name(display_name(interaction.user)))

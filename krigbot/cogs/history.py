@@ -134,7 +134,7 @@ class HistoryCog(commands.Cog, name="History"):
         lang = user_lang(interaction)
 
         async def work() -> Reply:
-            rows = await self.storage.recent_games(
+            rows = await self.storage.stats.recent_games(
                 guild_id,
                 user_id=user_id or None,
                 limit=PAGE_SIZE + 1,
@@ -160,7 +160,7 @@ class HistoryCog(commands.Cog, name="History"):
         not_found = here_key("replay.not_found", place_of(interaction))
 
         async def work() -> Reply:
-            row = await self.storage.get_game(game_id)
+            row = await self.storage.games.get_game(game_id)
             if row is None or row.guild_id != scope_of(interaction) or row.state is None:
                 raise Refusal(not_found, id=game_id)
             if row.is_active:

@@ -68,7 +68,7 @@ class LeaveCog(commands.Cog, name="Leave"):
         async def work() -> Reply:
             # Refused before the confirmation, as the forfeit itself would be refused after it.
             try:
-                row = await self.service.may_forfeit(channel_id, user_id)
+                row = await self.service.play.may_forfeit(channel_id, user_id)
             except Refusal as refusal:
                 if refusal.key == "err.no_game":
                     await too_late(self.service, interaction, refusal, key="time.forfeit_too_late")
@@ -105,7 +105,7 @@ class LeaveCog(commands.Cog, name="Leave"):
             return
 
         async def work() -> Reply:
-            result = await self.service.forfeit(channel_id, user_id, game_id)
+            result = await self.service.play.forfeit(channel_id, user_id, game_id)
             if result.outcome is not None and result.outcome.reason == "time_limit":
                 return await self._counted_instead(interaction, result, mine, public)
             row = result.row
@@ -132,7 +132,7 @@ class LeaveCog(commands.Cog, name="Leave"):
                     await over.sent(message.id)
                     return
                 self.tables.rounds[row.id] = row.round
-                await self.service.show_table(channel_id, row.id, row.round, message.id)
+                await self.service.registry.show_table(channel_id, row.id, row.round, message.id)
 
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 
@@ -184,7 +184,7 @@ class LeaveCog(commands.Cog, name="Leave"):
         actor = actor_of(interaction)
 
         async def work() -> Reply:
-            row = await self.service.cancel(
+            row = await self.service.play.cancel(
                 channel_id, actor.user_id, moderator=actor.moderator, in_server=actor.in_server
             )
             name = safe_name(display_name(interaction.user))

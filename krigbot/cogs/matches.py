@@ -74,20 +74,20 @@ async def ending(
     links = () if url is None else (web_button(url, lang),)
 
     async def shown(_: int) -> None:
-        await service.ending_shown(row.id)
+        await service.registry.ending_shown(row.id)
 
     match = MatchInfo.of(row.extra)
     if match is not None and match.goes_on(game.outcome):
         # The service's finish hook dealt the next game under the same lock that finished this
         # one, so it is the channel's game now (unless the channel was busy).
-        found = await service.game_in(row.channel_id)
+        found = await service.registry.game_in(row.channel_id)
         following = None if found is None else MatchInfo.of(found[0].extra)
         if found is not None and following is not None and following.id == match.id:
             dealt = found[0]
 
             async def shown_with_next(message_id: int) -> None:
                 await shown(message_id)
-                await service.show_table(dealt.channel_id, dealt.id, 0, message_id)
+                await service.registry.show_table(dealt.channel_id, dealt.id, 0, message_id)
 
             return Ending(view_of(FlipButton(dealt.id, 0, lang), *links), shown_with_next, dealt)
         # Not dealt (the channel was busy, or the write failed): start-up deals it later.
@@ -104,10 +104,10 @@ def krigbot_line(result: ChallengeResult, lang: Lang) -> str | None:
 
 def started_reply(service: GameService, row: GameRow, game: Variant, lang: Lang) -> Reply:
     """Return the table of a game Krigbot accepted and dealt at once, as a new message."""
-    embed = add_time_left(dealt_embed(row, game, lang), service.time_left(row), lang)
+    embed = add_time_left(dealt_embed(row, game, lang), service.time_limits.time_left(row), lang)
 
     async def sent(message_id: int) -> None:
-        await service.show_table(row.channel_id, row.id, row.round, message_id)
+        await service.registry.show_table(row.channel_id, row.id, row.round, message_id)
 
     return Reply(embed=embed, view=view_of(FlipButton(row.id, row.round, lang)), sent=sent)
 
@@ -165,9 +165,11 @@ class MatchCog(commands.Cog, name="Matches"):
                 return started
 
             async def sent(message_id: int) -> None:
-                await self.service.challenge_shown(challenge, message_id)
+                await self.service.challenges.challenge_shown(challenge, message_id)
 
-            mentioned = [user for user in challenge.players[1:] if user != self.service.krigbot_id]
+            mentioned = [
+                user for user in challenge.players[1:] if user != self.service.registry.krigbot_id
+            ]
             lines = [" ".join(f"<@{user}>" for user in mentioned), accepted or ""]
             return Reply(
                 content="\n".join(line for line in lines if line),
@@ -206,7 +208,7 @@ class MatchCog(commands.Cog, name="Matches"):
                         allowed_mentions=NO_MENTIONS,
                     )
                     continue
-                found = await self.service.game_in(dealt.channel_id)
+                found = await self.service.registry.game_in(dealt.channel_id)
                 if found is None or found[1] is None or found[0].id != dealt.id:
                     continue
                 view = view_of(FlipButton(dealt.id, 0, lang))
@@ -218,7 +220,7 @@ class MatchCog(commands.Cog, name="Matches"):
                 )
                 edit = editor(self.bot, dealt.channel_id, message.id)
                 self.tables.show(dealt.channel_id, Shown(message.id, view, edit))
-                await self.service.show_table(dealt.channel_id, dealt.id, 0, message.id)
+                await self.service.registry.show_table(dealt.channel_id, dealt.id, 0, message.id)
             except discord.HTTPException as exc:
                 log.warning(
                     "could not show match game %s in its channel: %s",

@@ -77,7 +77,7 @@ class PlayCog(commands.Cog, name="Play"):
         buttons.handle(FlipButton, self.on_flip_button)
         self.tables = tables
         """Every channel's turn and live message (the other cogs use it too)."""
-        self.service.on_finish.append(self._finished)
+        self.service.registry.on_finish.append(self._finished)
         self._endings: asyncio.Task[None] | None = None
 
     async def _finished(self, row: GameRow, game: Variant) -> None:
@@ -111,7 +111,7 @@ class PlayCog(commands.Cog, name="Play"):
         """
         await self.bot.wait_until_ready()
         try:
-            endings = await self.service.unshown_endings()
+            endings = await self.service.recovery.unshown_endings()
         except StorageError as exc:
             log.warning("could not look for game ends never shown: %s", exc)
             return
@@ -212,14 +212,14 @@ class PlayCog(commands.Cog, name="Play"):
             return Reply(embed=embed, files=files, view=view, update=True, durable=True)
 
         async def sent(message_id: int) -> None:
-            await self.service.show_table(row.channel_id, row.id, row.round, message_id)
+            await self.service.registry.show_table(row.channel_id, row.id, row.round, message_id)
 
         return Reply(embed=embed, files=files, view=view, sent=sent, durable=True)
 
     async def _unseen_end(self, game_id: int, lang: Lang, refusal: Refusal) -> Reply:
         """Show on its table the end of a game that no message showed (its chat was out of the
         bot's reach when its time ran out, or the bot restarted); else refuse as ``refusal``."""
-        row = await self.storage.get_game(game_id)
+        row = await self.storage.games.get_game(game_id)
         if row is None or row.status != "finished" or row.extra.get(ENDING) is None:
             raise refusal
         try:
@@ -234,7 +234,7 @@ class PlayCog(commands.Cog, name="Play"):
 
     async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
         """Return the table as it stands now, for a table message that shows an older round."""
-        found = await self.service.game_in(channel_id)
+        found = await self.service.registry.game_in(channel_id)
         if found is None:
             raise Refusal("err.game_over")
         row, game = found
@@ -245,7 +245,7 @@ class PlayCog(commands.Cog, name="Play"):
         view = view_of(FlipButton(row.id, row.round, lang))
 
         async def sent(message_id: int) -> None:
-            await self.service.show_table(channel_id, row.id, row.round, message_id)
+            await self.service.registry.show_table(channel_id, row.id, row.round, message_id)
 
         return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
 
@@ -267,7 +267,7 @@ class PlayCog(commands.Cog, name="Play"):
 
         async def work() -> Reply:
             try:
-                result = await self.service.flip(channel_id, interaction.user.id, count)
+                result = await self.service.play.flip(channel_id, interaction.user.id, count)
             except Refusal as refusal:
                 if refusal.key == "err.no_game":
                     await too_late(self.service, interaction, refusal)
@@ -290,7 +290,7 @@ class PlayCog(commands.Cog, name="Play"):
 
         async def work() -> Reply:
             try:
-                result = await self.service.flip(
+                result = await self.service.play.flip(
                     channel_id,
                     interaction.user.id,
                     1,
@@ -325,7 +325,7 @@ class PlayCog(commands.Cog, name="Play"):
 
         async def work() -> Reply:
             try:
-                found, unreachable = await self.service.stored_game(channel_id)
+                found, unreachable = await self.service.registry.stored_game(channel_id)
             except StorageError as exc:
                 # Nothing held here to show: a read changed nothing, so no "could not save".
                 log.warning("/krig status: the database failed: %s", exc)
@@ -333,9 +333,11 @@ class PlayCog(commands.Cog, name="Play"):
             if found is None:
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found
-            left = self.service.time_left(row)
+            left = self.service.time_limits.time_left(row)
             embed = status_embed(row, game, lang, deadline=left)
-            deadline = self.service.choice_deadline(row) if row.status == "running" else None
+            deadline = (
+                self.service.choices.choice_deadline(row) if row.status == "running" else None
+            )
             auto = Autoplay.of(row.extra)
             note = (
                 None
@@ -372,7 +374,7 @@ async def too_late(
 ) -> None:
     """Refuse a move that came just after the game's time limit ended it: the time is up."""
     assert interaction.channel_id is not None
-    row = await service.time_ran_out(
+    row = await service.time_limits.time_ran_out(
         scope_of(interaction), interaction.channel_id, interaction.user.id, game_id
     )
     if row is not None:

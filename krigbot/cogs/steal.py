@@ -208,7 +208,7 @@ class StealCog(commands.Cog, name="StealWar"):
     async def plays_here(self, channel_id: int) -> bool:
         """Tell whether the channel's game is a running Steal War game."""
         try:
-            found = await self.service.game_in(channel_id)
+            found = await self.service.registry.game_in(channel_id)
         except Refusal:
             return False  # the ordinary flip path refuses it properly
         return found is not None and found[1] is not None and found[1].has_choices
@@ -235,7 +235,7 @@ class StealCog(commands.Cog, name="StealWar"):
             if notes:
                 embed.description = "\n".join([*notes, embed.description or ""])
             return embed, table_view(row, game, lang)
-        deadline = self.service.choice_deadline(row) if game.pending() else None
+        deadline = self.service.choices.choice_deadline(row) if game.pending() else None
         embed = steal_table_embed(
             row, game, lang, played=result.played, notes=notes, deadline=deadline
         )
@@ -306,7 +306,7 @@ class StealCog(commands.Cog, name="StealWar"):
 
     def _after(self, result: ChoiceResult) -> None:
         """Start the time-out of the choices now open (none once the game is over)."""
-        self.service.watch_choices(result.row, result.game)
+        self.service.choices.watch_choices(result.row, result.game)
 
     def _forget(self, game_id: int) -> None:
         self._edits.pop(game_id, None)
@@ -318,7 +318,7 @@ class StealCog(commands.Cog, name="StealWar"):
         """Make the open choices by default now that their time is up, and show them."""
         result = await self.service.deadlines.attempt(
             deadline,
-            self.service.time_out(deadline.channel_id, deadline.game_id),
+            self.service.choices.time_out(deadline.channel_id, deadline.game_id),
             "make the timed-out choices",
         )
         if result is None:
@@ -346,7 +346,7 @@ class StealCog(commands.Cog, name="StealWar"):
 
         async def work() -> Reply:
             try:
-                result = await self.service.begin_battle(
+                result = await self.service.choices.begin_battle(
                     channel_id,
                     interaction.user.id,
                     game_id=game_id,
@@ -368,7 +368,9 @@ class StealCog(commands.Cog, name="StealWar"):
                     self._superseded(channel_id, message_id, embed, lang)
                 if pressed is None and result.outcome is None:
                     row = result.row
-                    await self.service.show_table(channel_id, row.id, row.round, message_id)
+                    await self.service.registry.show_table(
+                        channel_id, row.id, row.round, message_id
+                    )
                 if after is not None:
                     await after(message_id)
                 self._shows(result)
@@ -386,7 +388,7 @@ class StealCog(commands.Cog, name="StealWar"):
         lang = user_lang(interaction)
 
         async def work() -> Reply:
-            row, game, seat = await self.service.steal_seat(
+            row, game, seat = await self.service.choices.steal_seat(
                 channel_id, interaction.user.id, game_id
             )
             return Reply(
@@ -416,7 +418,7 @@ class StealCog(commands.Cog, name="StealWar"):
         on_table = choice == "top"  # the top-card buttons are on the table; the others private
 
         async def work() -> Reply:
-            result = await self.service.choose(
+            result = await self.service.choices.choose(
                 channel_id,
                 interaction.user.id,
                 game_id,

@@ -55,7 +55,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
     async def _end_in_turn(self, deadline: Deadline) -> None:
         result = await self.service.deadlines.attempt(
             deadline,
-            self.service.end_in_time(deadline.channel_id, deadline.game_id),
+            self.service.time_limits.end_in_time(deadline.channel_id, deadline.game_id),
             "end the game at its time limit",
         )
         if result is None:
@@ -63,9 +63,9 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         if result.outcome is None:
             # Not yet by the clock: watch again. A Steal War battle under way is ended by its
             # last move instead, which checks the time too.
-            up = self.service.deadline(result.row)
-            if up is not None and self.service.clock() < up:
-                self.service.watch_time_limit(result.row, up)
+            up = self.service.time_limits.deadline(result.row)
+            if up is not None and self.service.registry.clock() < up:
+                self.service.time_limits.watch_time_limit(result.row, up)
             return
         await self._announce(result)
 

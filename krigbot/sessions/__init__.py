@@ -4,11 +4,19 @@ The session layer knows the engine and the storage, never Discord. Expected refu
 as :class:`Refusal` with a catalog key, and the Discord layer turns them into translated,
 ephemeral answers. Changes in one channel are serialised by a lock; channels run in parallel.
 
-The parts, each with one reason to change: :mod:`.registry` (locks, cache, load, commit),
-:mod:`.challenges`, :mod:`.play`, :mod:`.choices` (Steal War moves), :mod:`.timelimit`,
-:mod:`.recovery` (start-up), :mod:`.matches`, :mod:`.deadlines` (the one scheduler),
-:mod:`.authority` (who may act), :mod:`.handsfree` (autoplay and finish votes);
-:class:`GameService` is all of them in one object.
+The parts are small services, each with one reason to change and none built on another: each
+is given the parts it uses in its constructor. :class:`~.registry.Registry` is the shared core
+(locks, cache, load, commit); :class:`~.deadlines.Deadlines` is the one scheduler;
+:class:`~.timelimit.TimeLimits` (rules §7), :class:`~.challenges.Challenges`,
+:class:`~.play.Play`, :class:`~.choices.Choices` (Steal War moves, rules §10),
+:class:`~.handsfree.HandsFree` (autoplay and finish votes) and :class:`~.recovery.Recovery`
+(start-up) work through the registry. :mod:`.matches` follows the games of a match and
+:mod:`.authority` says who may act.
+
+:class:`GameService` is the composition root: it builds every part once and holds them as
+``registry``, ``deadlines``, ``time_limits``, ``challenges``, ``play``, ``choices``,
+``hands_free`` and ``recovery``. A caller takes the part it needs:
+``service.play.flip(...)``, ``service.challenges.accept(...)``, ``service.registry.game_in(...)``.
 """
 
 from krigbot.sessions.authority import Actor, Seated, authorize, may_cancel, may_moderate, seat_of

@@ -10,19 +10,32 @@ from typing import Any
 
 from krigbot.engine import FixedOptionError, Rules, RulesError, Variant, new_game
 from krigbot.logs import about
-from krigbot.sessions.deadlines import Deadline
+from krigbot.sessions.deadlines import Deadline, Deadlines
+from krigbot.sessions.registry import Registry
 from krigbot.sessions.results import AcceptResult, ChallengeResult, Player, Refusal
-from krigbot.sessions.timelimit import TimeLimits, dealt_extra
+from krigbot.sessions.timelimit import dealt_extra
 from krigbot.storage import ChannelBusyError, GameRow, StorageError
 
 log = logging.getLogger(__name__)
 
 
-class Challenges(TimeLimits):
+class Challenges:
     """Make, answer and expire the challenges of every channel."""
 
-    idle_after: timedelta
-    challenge_ttl: timedelta
+    def __init__(
+        self,
+        registry: Registry,
+        deadlines: Deadlines,
+        *,
+        idle_after: timedelta = timedelta(hours=24),
+        challenge_ttl: timedelta = timedelta(minutes=5),
+    ) -> None:
+        self.registry = registry
+        self.deadlines = deadlines
+        self.idle_after = idle_after
+        """How long a running game may sit untouched before a new challenge replaces it."""
+        self.challenge_ttl = challenge_ttl
+        """How long a challenge waits for its answers."""
 
     async def challenge(
         self,
@@ -45,18 +58,18 @@ class Challenges(TimeLimits):
         for opponent in opponents:
             if opponent.user_id == challenger.user_id:
                 raise Refusal("err.self")
-            if opponent.bot and opponent.user_id != self.krigbot_id:
+            if opponent.bot and opponent.user_id != self.registry.krigbot_id:
                 raise Refusal("err.bot")
             if opponent.user_id in seen:
                 raise Refusal("err.duplicate", name=opponent.name)
             seen.add(opponent.user_id)
         players = [challenger, *opponents]
         rules = self._rules(variant, len(players), options)
-        async with self.lock(channel_id):
+        async with self.registry.lock(channel_id):
             replaced = await self._clear_stale(channel_id)
-            now = self.clock()
+            now = self.registry.clock()
             try:
-                row = await self.storage.create_game(
+                row = await self.registry.storage.games.create_game(
                     guild_id=guild_id,
                     channel_id=channel_id,
                     challenger_id=challenger.user_id,
@@ -64,18 +77,18 @@ class Challenges(TimeLimits):
                     names=[p.name for p in players],
                     variant=rules.preset_name,
                     rules=rules.to_dict(),
-                    seed=self.seeds(),
+                    seed=self.registry.seeds(),
                     now=now,
                     extra=extra,
                 )
             except ChannelBusyError as exc:
-                existing = await self.storage.get_game(exc.game_id)
+                existing = await self.registry.storage.games.get_game(exc.game_id)
                 raise Refusal("err.busy", game=existing) from None
-            krigbot = self.krigbot_id
+            krigbot = self.registry.krigbot_id
             if krigbot is None or krigbot not in row.players:
                 return ChallengeResult(row, replaced)
             # Krigbot accepts its own challenge at once; with nobody else to wait for, it deals.
-            accepted = await self.storage.accept(row.id, krigbot, now)
+            accepted = await self.registry.storage.games.accept(row.id, krigbot, now)
             if accepted is None:
                 raise Refusal("err.challenge_over")
             seat = row.players.index(krigbot)
@@ -100,7 +113,7 @@ class Challenges(TimeLimits):
         """Time a challenge out once its message is out, and remember the message."""
         self.watch_challenge(row, message_id)
         try:
-            await self.storage.set_challenge_message(row.id, message_id)
+            await self.registry.storage.games.set_challenge_message(row.id, message_id)
         except StorageError as exc:
             # The challenge is out and its buttons work; after a restart it is only
             # ended by the next /krig start instead of by its deadline.
@@ -115,29 +128,29 @@ class Challenges(TimeLimits):
 
     async def _clear_stale(self, channel_id: int) -> GameRow | None:
         """End a channel's expired challenge or idle game; refuse if a live one is there."""
-        row = await self.storage.active_game(channel_id)
+        row = await self.registry.storage.games.active_game(channel_id)
         if row is None:
             return None
-        now = self.clock()
+        now = self.registry.clock()
         if row.status == "challenge" and now - row.created_at >= self.challenge_ttl:
-            await self.storage.end_game(row.id, "expired", now)
+            await self.registry.storage.games.end_game(row.id, "expired", now)
             return None
         if row.status == "running" and now - row.last_activity_at >= self.idle_after:
-            await self.storage.end_game(row.id, "abandoned", now)
-            self._forget(channel_id)
+            await self.registry.storage.games.end_game(row.id, "abandoned", now)
+            self.registry.forget(channel_id)
             self.deadlines.cancel(row.id)
-            self._count_abandoned(row)
+            self.registry.count_abandoned(row)
             return row
         raise Refusal("err.busy", game=row)
 
     async def _open_challenge(self, game_id: int) -> GameRow:
-        row = await self.storage.get_game(game_id)
+        row = await self.registry.storage.games.get_game(game_id)
         if row is not None and row.status == "cancelled":
             raise Refusal("err.challenge_withdrawn")
         if row is None or row.status != "challenge":
             raise Refusal("err.challenge_over")
-        if self.clock() - row.created_at >= self.challenge_ttl:
-            await self.storage.end_game(row.id, "expired", self.clock())
+        if self.registry.clock() - row.created_at >= self.challenge_ttl:
+            await self.registry.storage.games.end_game(row.id, "expired", self.registry.clock())
             raise Refusal("err.challenge_over")
         return row
 
@@ -146,12 +159,12 @@ class Challenges(TimeLimits):
         self, game_id: int, user_id: int, channel_id: int | None
     ) -> AsyncIterator[GameRow]:
         """Hold the challenge's channel while ``user_id`` answers it there; refuse otherwise."""
-        row = await self.storage.get_game(game_id)
+        row = await self.registry.storage.games.get_game(game_id)
         if row is None:
             raise Refusal("err.challenge_over")
         if channel_id is not None and row.channel_id != channel_id:
             raise Refusal("err.elsewhere")
-        async with self.lock(row.channel_id):
+        async with self.registry.lock(row.channel_id):
             row = await self._open_challenge(game_id)
             if user_id not in row.players or user_id == row.challenger_id:
                 raise Refusal("err.not_challenged")
@@ -176,7 +189,13 @@ class Challenges(TimeLimits):
                 raise Refusal("challenge.already_accepted")
             # Everyone has accepted already only if dealing failed after the last accept was
             # saved (the database refused the write): then this press deals.
-            updated = row if everyone else await self.storage.accept(game_id, user_id, self.clock())
+            updated = (
+                row
+                if everyone
+                else await self.registry.storage.games.accept(
+                    game_id, user_id, self.registry.clock()
+                )
+            )
             if updated is None:
                 raise Refusal("err.challenge_over")
             if set(updated.accepted) != set(updated.players):
@@ -189,19 +208,19 @@ class Challenges(TimeLimits):
     ) -> tuple[GameRow, Variant]:
         """Deal a challenge everyone has accepted (the caller holds its channel's lock)."""
         game = new_game(Rules.from_dict(row.rules), seed=row.seed)
-        now = self.clock()
-        started = await self.storage.start_game(
+        now = self.registry.clock()
+        started = await self.registry.storage.games.start_game(
             row.id, state=game.to_dict(), now=now, extra=dealt_extra(game.rules, now)
         )
         if started is None:
             raise Refusal("err.challenge_over")
         self.deadlines.cancel(row.id, "challenge")
-        self._dealt(started)
+        self.registry.dealt(started)
         if table_message_id is not None:
-            started = await self._set_table(started, table_message_id)
-        self._hold(started, game)
-        if self.metrics is not None:
-            self.metrics.games_started.labels(started.variant).inc()
+            started = await self.registry.set_table(started, table_message_id)
+        self.registry.hold(started, game)
+        if self.registry.metrics is not None:
+            self.registry.metrics.games_started.labels(started.variant).inc()
         return started, game
 
     async def decline(
@@ -209,7 +228,9 @@ class Challenges(TimeLimits):
     ) -> GameRow:
         """Let a challenged player turn the challenge down (in its channel)."""
         async with self._answering(game_id, user_id, channel_id) as row:
-            if not await self.storage.end_game(game_id, "declined", self.clock()):
+            if not await self.registry.storage.games.end_game(
+                game_id, "declined", self.registry.clock()
+            ):
                 raise Refusal("err.challenge_over")
             self.deadlines.cancel(game_id, "challenge")
             return row
@@ -220,13 +241,13 @@ class Challenges(TimeLimits):
         A challenge already ended as expired (by a press or a new challenge that came after its
         time) is returned too: its message still shows the buttons and must say it expired.
         """
-        row = await self.storage.get_game(game_id)
+        row = await self.registry.storage.games.get_game(game_id)
         if row is None or row.status not in ("challenge", "expired"):
             return None
         if row.status == "expired":
             return row
-        async with self.lock(row.channel_id):
-            ok = await self.storage.end_game(
-                game_id, "expired", self.clock(), expected_statuses=("challenge",)
+        async with self.registry.lock(row.channel_id):
+            ok = await self.registry.storage.games.end_game(
+                game_id, "expired", self.registry.clock(), expected_statuses=("challenge",)
             )
         return row if ok else None

@@ -11,9 +11,10 @@ from krigbot.engine import Round, Variant, load_game, variants_with_choices
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.policy import Move, choose, make
 from krigbot.sessions.authority import authorize
-from krigbot.sessions.deadlines import Deadline
-from krigbot.sessions.play import Play
+from krigbot.sessions.deadlines import Deadline, Deadlines
+from krigbot.sessions.registry import Registry
 from krigbot.sessions.results import Choice, ChoiceResult, LostWrite, Refusal, krigbot_seat
+from krigbot.sessions.timelimit import TimeLimits
 from krigbot.storage import GameRow
 
 RESUMED_VARIANTS = variants_with_choices()
@@ -30,7 +31,7 @@ def _saved_form(state: dict[str, Any]) -> dict[str, Any] | None:
     try:
         return load_game(state).to_dict()
     except Exception:
-        # Reading the game again ends it and says why (Registry._read).
+        # Reading the game again ends it and says why (Registry.read).
         return None
 
 
@@ -43,10 +44,22 @@ def _raced_again() -> Iterator[None]:
         raise Refusal("steal.raced") from None
 
 
-class Choices(Play):
+class Choices:
     """Make the moves of Steal War games, by the players or, when time is up, by default."""
 
-    choice_ttl: timedelta
+    def __init__(
+        self,
+        registry: Registry,
+        time_limits: TimeLimits,
+        deadlines: Deadlines,
+        *,
+        choice_ttl: timedelta = timedelta(seconds=60),
+    ) -> None:
+        self.registry = registry
+        self.time_limits = time_limits
+        self.deadlines = deadlines
+        self.choice_ttl = choice_ttl
+        """How long a player has for a choice before it is made by default (rules §10)."""
 
     def choice_deadline(self, row: GameRow) -> datetime:
         """Return when the open Steal War choices of a game are made by default (rules §10)."""
@@ -76,8 +89,8 @@ class Choices(Play):
         Refused while a battle's choices or the last winner's top card are still open, so
         nobody is hurried past a choice that is theirs to make.
         """
-        async with self.lock(channel_id):
-            return await self.retrying(
+        async with self.registry.lock(channel_id):
+            return await self.registry.retrying(
                 channel_id,
                 lambda: self._begin_battle(
                     channel_id, user_id, game_id, expected_round, table_message_id
@@ -94,12 +107,12 @@ class Choices(Play):
     ) -> ChoiceResult:
         """Start a battle for a player, under the channel's lock."""
         row, game, _ = await self._steal_turn(channel_id, user_id, game_id)
-        self.check_round(row, expected_round)
-        if not game.in_battle and self._time_is_up(row, game):
+        self.registry.check_round(row, expected_round)
+        if not game.in_battle and self.time_limits.time_is_up(row, game):
             # No new battle once the time is up: _steal_commit counts the cards instead.
             return await self._steal_commit(row, game, lambda: None)
         pending = game.pending()
-        bot = krigbot_seat(row, self.krigbot_id)
+        bot = krigbot_seat(row, self.registry.krigbot_id)
         if pending and all(choice.seat == bot for choice in pending):
             # Krigbot's own choice, left open by a stop: it makes it now; no battle yet.
             return await self._steal_commit(
@@ -117,9 +130,9 @@ class Choices(Play):
         self, channel_id: int, user_id: int, game_id: int
     ) -> tuple[GameRow, Variant, int]:
         """Return a player's Steal War game and seat, to show them their own card."""
-        async with self.lock(channel_id):
+        async with self.registry.lock(channel_id):
             with _raced_again():
-                return await self.retrying(
+                return await self.registry.retrying(
                     channel_id, lambda: self._steal_turn(channel_id, user_id, game_id)
                 )
 
@@ -139,9 +152,9 @@ class Choices(Play):
 
         A button states the choice it offered; one that is no longer open is refused.
         """
-        async with self.lock(channel_id):
+        async with self.registry.lock(channel_id):
             with _raced_again():
-                return await self.retrying(
+                return await self.registry.retrying(
                     channel_id,
                     lambda: self._choose(
                         channel_id, user_id, game_id, choice, seat, card, targets, expected_round
@@ -185,12 +198,14 @@ class Choices(Play):
         after a steal, a war's face-up card, the winner's top card) gets its own time. Returns
         None when the game has no open choice; ``timed_out`` is empty when it is not yet time.
         """
-        async with self.lock(channel_id):
-            return await self.retrying(channel_id, lambda: self._time_out(channel_id, game_id))
+        async with self.registry.lock(channel_id):
+            return await self.registry.retrying(
+                channel_id, lambda: self._time_out(channel_id, game_id)
+            )
 
     async def _time_out(self, channel_id: int, game_id: int) -> ChoiceResult | None:
         """Make the open choices by default, under the channel's lock."""
-        found = await self.game_in(channel_id)
+        found = await self.registry.game_in(channel_id)
         if found is None:
             return None
         row, game = found
@@ -200,11 +215,11 @@ class Choices(Play):
         due = game.pending()
         if not due:
             return None
-        if self.clock() < self.choice_deadline(row):
+        if self.registry.clock() < self.choice_deadline(row):
             return ChoiceResult(row, game)
         # Krigbot's own choice is open only if the bot stopped before making it: it makes it
         # now, right after the players' defaults, by its own policy.
-        bot = krigbot_seat(row, self.krigbot_id)
+        bot = krigbot_seat(row, self.registry.krigbot_id)
         due = tuple(choice for choice in due if choice.seat != bot)
 
         def defaults() -> Round | None:
@@ -225,7 +240,7 @@ class Choices(Play):
         self, channel_id: int, user_id: int, game_id: int | None
     ) -> tuple[GameRow, Variant, int]:
         """Return the channel's Steal War game and the player's seat, or refuse."""
-        seated = authorize(await self.game_in(channel_id), user_id, game_id=game_id)
+        seated = authorize(await self.registry.game_in(channel_id), user_id, game_id=game_id)
         if not seated.game.has_choices:
             raise Refusal("err.stale_button")
         seated.still_in()
@@ -240,7 +255,7 @@ class Choices(Play):
         is compared instead, before the copy is shown or moved. Choices come at the pace of
         people, so the read costs little.
         """
-        stored = await self.storage.get_game(row.id)
+        stored = await self.registry.storage.games.get_game(row.id)
         if stored is None or stored.status != "running" or stored.state is None:
             raise LostWrite
         mine = game.to_dict()
@@ -267,12 +282,12 @@ class Choices(Play):
             played = move()
             row = await self._commit_move(row, game)
             if table_message_id is not None and game.outcome is None:
-                row = await self._set_table(row, table_message_id)
+                row = await self.registry.set_table(row, table_message_id)
         except BaseException:
             # The engine object ran ahead of what was saved: forget it, reload next time.
-            self._forget(row.channel_id)
+            self.registry.forget(row.channel_id)
             raise
-        bot = krigbot_seat(row, self.krigbot_id)
+        bot = krigbot_seat(row, self.registry.krigbot_id)
         made: list[Move] = []
         while bot is not None and game.outcome is None:
             chosen = choose(game, bot)
@@ -284,10 +299,10 @@ class Choices(Play):
             except LostWrite:
                 # The move asked for is saved; another process moved the game on after it (a
                 # hand-off), and it makes Krigbot's choice there. Tell what is saved now.
-                self._forget(row.channel_id)
+                self.registry.forget(row.channel_id)
                 return await self._as_saved(row, played, timed_out, made)
             except BaseException:
-                self._forget(row.channel_id)
+                self.registry.forget(row.channel_id)
                 raise
             made.append(chosen)
             played = played if decided is None else decided
@@ -301,7 +316,7 @@ class Choices(Play):
         made: list[Move],
     ) -> ChoiceResult:
         """Return a committed move's result with the game as saved after it, read again."""
-        found = await self.game_in(row.channel_id)
+        found = await self.registry.game_in(row.channel_id)
         if found is None or found[0].id != row.id or found[1] is None:
             # Over meanwhile: what this move did is still what it did.
             raise Refusal("err.game_over")
@@ -309,7 +324,7 @@ class Choices(Play):
 
     async def _commit_move(self, row: GameRow, game: Variant) -> GameRow:
         """Commit a move just made, ending the game by counting if its time is up."""
-        if not game.in_battle and self._time_is_up(row, game):
+        if not game.in_battle and self.time_limits.time_is_up(row, game):
             # rules §7: the game ends after the round being played, here the battle.
             game.end_by_counting()
-        return await self._commit(row, game)
+        return await self.registry.commit(row, game)

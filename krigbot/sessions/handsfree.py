@@ -96,8 +96,11 @@ class FinishRequest:
         ]
 
 
-class HandsFree(Registry):
+class HandsFree:
     """Change a game's autoplay and finish request, each under the channel's lock."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
 
     async def start_autoplay(self, channel_id: int, game_id: int, autoplay: Autoplay) -> None:
         """Record autoplay as started; refuse if it already plays (or is paused) in the game."""
@@ -107,7 +110,7 @@ class HandsFree(Registry):
                 raise Refusal("auto.already")
             return {AUTOPLAY: autoplay.to_dict()}
 
-        await self.change_extra(channel_id, game_id, change)
+        await self.registry.change_extra(channel_id, game_id, change)
 
     async def pause_autoplay(
         self, channel_id: int, game_id: int, message_id: int | None, by: str, why: str | None = None
@@ -125,7 +128,7 @@ class HandsFree(Registry):
             paused.append(dataclasses.replace(current, state="paused", by=by, why=why))
             return {AUTOPLAY: paused[0].to_dict()}
 
-        await self.change_extra(channel_id, game_id, change)
+        await self.registry.change_extra(channel_id, game_id, change)
         return paused[0]
 
     async def resume_autoplay(self, channel_id: int, game_id: int, by: str) -> Autoplay:
@@ -139,7 +142,7 @@ class HandsFree(Registry):
             resumed.append(dataclasses.replace(current, state="running", by=by, why=None))
             return {AUTOPLAY: resumed[0].to_dict()}
 
-        await self.change_extra(channel_id, game_id, change)
+        await self.registry.change_extra(channel_id, game_id, change)
         return resumed[0]
 
     async def stop_autoplay(
@@ -158,14 +161,14 @@ class HandsFree(Registry):
                 return {AUTOPLAY: None}
             return {AUTOPLAY: None, STOPPED: {"message": message_id, "by": by}}
 
-        await self.change_extra(channel_id, game_id, change)
+        await self.registry.change_extra(channel_id, game_id, change)
 
     async def ask_finish(self, channel_id: int, game_id: int, user_id: int) -> FinishRequest:
         """Open a request to finish the game at once (it replaces an older one)."""
         # Krigbot itself agrees at once, as it accepts its challenges.
-        bot = () if self.krigbot_id is None else (self.krigbot_id,)
+        bot = () if self.registry.krigbot_id is None else (self.registry.krigbot_id,)
         request = FinishRequest(user_id, (user_id, *bot))
-        await self.change_extra(channel_id, game_id, lambda _: {FINISH: request.to_dict()})
+        await self.registry.change_extra(channel_id, game_id, lambda _: {FINISH: request.to_dict()})
         return request
 
     async def finish_request_shown(
@@ -179,7 +182,7 @@ class HandsFree(Registry):
                 raise Refusal("finish.none")
             return {FINISH: dataclasses.replace(request, message=message_id).to_dict()}
 
-        await self.change_extra(channel_id, game_id, change)
+        await self.registry.change_extra(channel_id, game_id, change)
 
     async def answer_finish(
         self, channel_id: int, game_id: int, user_id: int, agree: bool
@@ -200,7 +203,7 @@ class HandsFree(Registry):
             answered.append(agreed)
             return {FINISH: agreed.to_dict()}
 
-        await self.change_extra(channel_id, game_id, change)
+        await self.registry.change_extra(channel_id, game_id, change)
         return answered[0]
 
 

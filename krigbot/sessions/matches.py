@@ -2,7 +2,7 @@
 
 A match is a run of games between the same players with the same rules; each game's place in it
 is a :class:`~krigbot.engine.match.MatchInfo` in its ``extra["match"]``. When a match game
-finishes, the service's finish hook counts it and, in one transaction, either records the
+finishes, the registry's finish hook counts it and, in one transaction, either records the
 match's winners or deals the next game. If the bot stops between the finished game and that
 write, :meth:`MatchKeeper.recover` does it at start-up.
 """
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 async def begin_match(service: GameService, row: GameRow, best_of: int) -> GameRow:
     """Make a new challenge the first game of a best-of match (its id is the match's)."""
     match = first_game(row.id, best_of, len(row.players))
-    extra = await service.change_extra(
+    extra = await service.registry.change_extra(
         row.channel_id, row.id, lambda _: {"match": match.to_extra()}
     )
     return dataclasses.replace(row, extra=extra)
@@ -53,7 +53,7 @@ async def rematch(
     extra: dict[str, Any] | None = None,
 ) -> ChallengeResult:
     """Challenge the players of a finished game (or match) to the same again, the presser first."""
-    row = await service.storage.get_game(game_id)
+    row = await service.registry.storage.games.get_game(game_id)
     if row is None or row.guild_id != guild_id:
         raise Refusal("err.game_over")
     seat = seat_of(row, presser.user_id)
@@ -64,7 +64,7 @@ async def rematch(
     rules = Rules.from_dict(row.rules)
     # Every option the game set, so the new game is played by exactly the same rules.
     options = rules.settings()
-    result = await service.challenge(
+    result = await service.challenges.challenge(
         guild_id=row.guild_id,
         channel_id=channel_id,
         challenger=presser,
@@ -84,11 +84,11 @@ class MatchKeeper:
 
     def __init__(self, service: GameService) -> None:
         self.service = service
-        self.storage = service.storage
-        service.on_finish.append(self._finished)
+        self.storage = service.registry.storage
+        service.registry.on_finish.append(self._finished)
 
     async def _finished(self, row: GameRow, game: Variant) -> None:
-        # Called by the service under the channel's lock, right after the game was committed.
+        # Called by the registry under the channel's lock, right after the game was committed.
         assert game.outcome is not None
         await self.advance(row, game.outcome)
 
@@ -110,16 +110,16 @@ class MatchKeeper:
             score=score,
             games=match.game,
         )
-        now = self.service.clock()
+        now = self.service.registry.clock()
         winners = match.decided(score)
         if not match.goes_on(outcome):
             # Won, or stopped: a game nobody played ends the match with no winner.
-            await self.storage.finish_match(
+            await self.storage.matches.finish_match(
                 step, [row.players[seat] for seat in winners], game_id=row.id, now=now
             )
             return None
         rules = Rules.from_dict(row.rules)
-        seed = self.service.seeds()
+        seed = self.service.registry.seeds()
         game = new_game(rules, seed=seed)
         extra = {key: value for key, value in row.extra.items() if key in ("lang", "reach")}
         extra["match"] = MatchInfo(match.id, match.best_of, match.game + 1, score).to_extra()
@@ -134,13 +134,13 @@ class MatchKeeper:
             extra=extra,
         )
         try:
-            dealt = await self.storage.advance_match(step, following, now=now)
+            dealt = await self.storage.matches.advance_match(step, following, now=now)
         except ChannelBusyError:
             # Someone started another game here first; the match waits (start-up tries again).
             log.warning("match %s: channel %s is busy, no next game", match.id, row.channel_id)
             return None
         if dealt is not None:
-            self.service.adopt(dealt, game)
+            self.service.registry.adopt(dealt, game)
         return dealt
 
     async def recover(self) -> list[tuple[GameRow, GameRow | None]]:
@@ -149,12 +149,12 @@ class MatchKeeper:
         Returns each such game with the next game dealt for it, if any (None: the match ended).
         """
         recovered: list[tuple[GameRow, GameRow | None]] = []
-        for row in await self.storage.unadvanced_match_games():
-            if row.result is None or not self.service.owns(row.server_id):
+        for row in await self.storage.matches.unadvanced_match_games():
+            if row.result is None or not self.service.registry.owns(row.server_id):
                 continue
             try:
                 outcome = outcome_from_dict(row.result)
-                async with self.service.lock(row.channel_id):
+                async with self.service.registry.lock(row.channel_id):
                     dealt = await self.advance(row, outcome)
             except (KeyError, TypeError, ValueError, StorageError):
                 log.exception("match game %s cannot be counted", row.id, extra=about(row))

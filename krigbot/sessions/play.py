@@ -7,7 +7,9 @@ from typing import Literal
 
 from krigbot.engine import EngineError, Variant
 from krigbot.sessions.authority import Actor, authorize, may_cancel
+from krigbot.sessions.deadlines import Deadlines
 from krigbot.sessions.handsfree import Autoplay
+from krigbot.sessions.registry import Registry
 from krigbot.sessions.results import FlipResult, LostWrite, Refusal
 from krigbot.sessions.timelimit import TimeLimits
 from krigbot.storage import GameRow
@@ -26,8 +28,13 @@ def _play(row: GameRow, game: Variant, count: int) -> FlipResult:
     return FlipResult(row, game, last, game.round - start, game.war_rounds - wars)
 
 
-class Play(TimeLimits):
+class Play:
     """Play the rounds of a channel's game, for a player or for the game itself."""
+
+    def __init__(self, registry: Registry, time_limits: TimeLimits, deadlines: Deadlines) -> None:
+        self.registry = registry
+        self.time_limits = time_limits
+        self.deadlines = deadlines
 
     async def flip(
         self,
@@ -47,8 +54,8 @@ class Play(TimeLimits):
         """
         if not 1 <= count <= MAX_FLIPS:
             raise Refusal("err.count_range")
-        async with self.lock(channel_id):
-            return await self.retrying(
+        async with self.registry.lock(channel_id):
+            return await self.registry.retrying(
                 channel_id,
                 lambda: self._flip(
                     channel_id, user_id, count, game_id, expected_round, table_message_id
@@ -65,27 +72,27 @@ class Play(TimeLimits):
         table_message_id: int | None,
     ) -> FlipResult:
         """Play a player's rounds, under the channel's lock."""
-        seated = authorize(await self.game_in(channel_id), user_id, game_id=game_id)
+        seated = authorize(await self.registry.game_in(channel_id), user_id, game_id=game_id)
         row, game = seated.row, seated.game
-        self.check_round(row, expected_round)
+        self.registry.check_round(row, expected_round)
         seated.still_in()
-        if self._time_is_up(row, game):
+        if self.time_limits.time_is_up(row, game):
             # The timer has not ended it yet: no round after the time is up (rules §7).
-            return await self._end_by_time(row, game)
+            return await self.time_limits.end_by_time(row, game)
         saved = game.copy()
         try:
             result = _play(row, game, count)
-            row = await self._commit(row, game)
+            row = await self.registry.commit(row, game)
             if table_message_id is not None and game.outcome is None:
-                row = await self._set_table(row, table_message_id)
+                row = await self.registry.set_table(row, table_message_id)
         except BaseException as exc:
             if isinstance(exc, Refusal) and exc.key == "err.storage":
                 # The database is out of reach: hold the game as saved, so /krig status still
                 # shows it and the first press once the database is back plays from there.
-                self._hold(row, saved)
+                self.registry.hold(row, saved)
             else:
                 # The engine object ran ahead of what was saved: forget it, reload next time.
-                self._forget(channel_id)
+                self.registry.forget(channel_id)
             raise
         return dataclasses.replace(result, row=row)
 
@@ -103,9 +110,11 @@ class Play(TimeLimits):
         Steal War battle, whose table is always its newest message); ``answering`` the round
         a table reply of this process shows, or is on its way to show.
         """
-        row = await self.storage.get_game(game_id)
+        row = await self.registry.storage.games.get_game(game_id)
         if row is not None:
-            self.catch_up(row)  # what is shown next is read from the database, not a stale copy
+            self.registry.catch_up(
+                row
+            )  # what is shown next is read from the database, not a stale copy
         newest = row is not None and row.table_message_id == pressed
         if round_shown is None:
             # Two presses on the newest table: the other one played; its answer shows it.
@@ -124,7 +133,7 @@ class Play(TimeLimits):
         self, channel_id: int, user_id: int, game_id: int | None = None
     ) -> GameRow:
         """Refuse a forfeit this player may not make now; return their game."""
-        return self._forfeiting(await self.game_in(channel_id), user_id, game_id)[0]
+        return self._forfeiting(await self.registry.game_in(channel_id), user_id, game_id)[0]
 
     @staticmethod
     def _forfeiting(
@@ -143,25 +152,27 @@ class Play(TimeLimits):
         self, channel_id: int, user_id: int, game_id: int | None = None
     ) -> FlipResult:
         """Let a player give up; commit the game's new state."""
-        async with self.lock(channel_id):
-            return await self.retrying(
+        async with self.registry.lock(channel_id):
+            return await self.registry.retrying(
                 channel_id, lambda: self._forfeit(channel_id, user_id, game_id)
             )
 
     async def _forfeit(self, channel_id: int, user_id: int, game_id: int | None) -> FlipResult:
         """Let a player give up, under the channel's lock."""
-        row, game, seat = self._forfeiting(await self.game_in(channel_id), user_id, game_id)
-        if self._time_is_up(row, game):
+        row, game, seat = self._forfeiting(
+            await self.registry.game_in(channel_id), user_id, game_id
+        )
+        if self.time_limits.time_is_up(row, game):
             # The time ran out first (rules §7 lists it before a forfeit): count the cards.
-            return await self._end_by_time(row, game)
+            return await self.time_limits.end_by_time(row, game)
         try:
             game.forfeit(seat)
-            row = await self._commit(row, game)
+            row = await self.registry.commit(row, game)
         except EngineError as exc:
-            self._forget(channel_id)
+            self.registry.forget(channel_id)
             raise Refusal("err.bad_option", reason=str(exc)) from None
         except BaseException:
-            self._forget(channel_id)
+            self.registry.forget(channel_id)
             raise
         return FlipResult(row, game)
 
@@ -169,17 +180,19 @@ class Play(TimeLimits):
         self, channel_id: int, user_id: int, *, moderator: bool, in_server: bool = True
     ) -> GameRow:
         """End the channel's game with no result (a moderator, or the challenger early)."""
-        async with self.lock(channel_id):
-            row = await self.storage.active_game(channel_id)
+        async with self.registry.lock(channel_id):
+            row = await self.registry.storage.games.active_game(channel_id)
             if row is None:
                 raise Refusal("err.no_game")
             may_cancel(row, Actor(user_id, moderator, in_server))
-            self._forget(channel_id)
-            if not await self.storage.end_game(row.id, "cancelled", self.clock()):
+            self.registry.forget(channel_id)
+            if not await self.registry.storage.games.end_game(
+                row.id, "cancelled", self.registry.clock()
+            ):
                 raise Refusal("err.no_game")
             self.deadlines.cancel(row.id)
             if row.status == "running":
-                self._count_abandoned(row)
+                self.registry.count_abandoned(row)
             return row
 
     async def play_on(
@@ -200,8 +213,8 @@ class Play(TimeLimits):
         autoplay's step names its message (``autoplay``): it refuses as :class:`LostWrite` if
         the game's autoplay no longer runs there, paused or stopped by another process.
         """
-        async with self.lock(channel_id):
-            return await self.retrying(
+        async with self.registry.lock(channel_id):
+            return await self.registry.retrying(
                 channel_id,
                 lambda: self._play_on(channel_id, game_id, expected_round, count, to_end, autoplay),
             )
@@ -216,21 +229,21 @@ class Play(TimeLimits):
         autoplay: int | None,
     ) -> FlipResult:
         """Play rounds for the game itself, under the channel's lock."""
-        found = await self.game_in(channel_id)
+        found = await self.registry.game_in(channel_id)
         if found is None or found[0].id != game_id:
             raise Refusal("err.game_over")
         row, game = found
         if game is None:
             raise Refusal("err.not_running")
-        self.check_round(row, expected_round)
+        self.registry.check_round(row, expected_round)
         if autoplay is not None:
             state = Autoplay.of(row.extra)
             if state is None or state.state != "running" or state.message != autoplay:
                 # Read again after a lost write: the press that paused it went elsewhere.
                 raise LostWrite
-        late = self._time_is_up(row, game)
+        late = self.time_limits.time_is_up(row, game)
         if late and not game.in_battle:
-            return await self._end_by_time(row, game)
+            return await self.time_limits.end_by_time(row, game)
         try:
             if late:
                 # A Steal War battle under way when the time ran out: play it out by the
@@ -243,8 +256,8 @@ class Play(TimeLimits):
             else:
                 result = FlipResult(row, game)
                 game.play_to_end()
-            row = await self._commit(row, game, autoplay=autoplay)
+            row = await self.registry.commit(row, game, autoplay=autoplay)
         except BaseException:
-            self._forget(channel_id)
+            self.registry.forget(channel_id)
             raise
         return dataclasses.replace(result, row=row)

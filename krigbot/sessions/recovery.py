@@ -11,8 +11,8 @@ from krigbot.logs import about
 from krigbot.sessions.challenges import Challenges
 from krigbot.sessions.choices import RESUMED_VARIANTS, Choices
 from krigbot.sessions.handsfree import AUTOPLAY
-from krigbot.sessions.registry import ENDING
-from krigbot.sessions.timelimit import DEALT_AT
+from krigbot.sessions.registry import ENDING, Registry
+from krigbot.sessions.timelimit import DEALT_AT, TimeLimits
 from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
@@ -32,8 +32,20 @@ def _readable(row: GameRow) -> bool:
     return True
 
 
-class Recovery(Challenges, Choices):
+class Recovery:
     """Pick up after a restart what the bot was doing when it stopped."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        time_limits: TimeLimits,
+        challenges: Challenges,
+        choices: Choices,
+    ) -> None:
+        self.registry = registry
+        self.time_limits = time_limits
+        self.challenges = challenges
+        self.choices = choices
 
     async def restore(self) -> tuple[list[GameRow], list[GameRow]]:
         """Load the games with deadlines and set those; return (open challenges, unreadable ended).
@@ -47,24 +59,24 @@ class Recovery(Challenges, Choices):
         """
         challenges: list[GameRow] = []
         broken: list[GameRow] = []
-        resumed = await self.storage.games_to_resume(
-            variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA, shards=self.shards
+        resumed = await self.registry.storage.games.games_to_resume(
+            variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA, shards=self.registry.shards
         )
         for row in resumed:
             if row.status == "challenge":
                 challenges.append(row)
                 if row.challenge_message_id is not None:
-                    self.watch_challenge(row, row.challenge_message_id)
+                    self.challenges.watch_challenge(row, row.challenge_message_id)
                 continue
-            game = await self._read(row)
+            game = await self.registry.read(row)
             if game is None:
                 broken.append(row)
                 continue
-            self._hold(row, game)
+            self.registry.hold(row, game)
             if not game.finished:
                 # Those whose time ran out while the bot was down are due at once.
-                self.watch_time_limit(row)
-                self.watch_choices(row, game)
+                self.time_limits.watch_time_limit(row)
+                self.choices.watch_choices(row, game)
         return challenges, broken
 
     async def find_unreadable(self, *, page: int = 200) -> list[GameRow]:
@@ -76,33 +88,37 @@ class Recovery(Challenges, Choices):
         """
         broken: list[GameRow] = []
         after = 0
-        while rows := await self.storage.active_games_after(after, page, shards=self.shards):
+        while rows := await self.registry.storage.games.active_games_after(
+            after, page, shards=self.registry.shards
+        ):
             after = rows[-1].id
             for row in rows:
                 await asyncio.sleep(0)  # interactions first: this is a background chore
-                if row.status != "running" or row.channel_id in self._running:
+                if row.status != "running" or self.registry.holds(row.channel_id):
                     continue
                 if _readable(row):
                     continue
-                async with self.lock(row.channel_id):
-                    fresh = await self.storage.get_game(row.id)
-                    if row.channel_id in self._running or fresh is None:
+                async with self.registry.lock(row.channel_id):
+                    fresh = await self.registry.storage.games.get_game(row.id)
+                    if self.registry.holds(row.channel_id) or fresh is None:
                         continue
                     if fresh.status == "running" and not _readable(fresh):
-                        await self._read(fresh)  # ends it, and logs why
+                        await self.registry.read(fresh)  # ends it, and logs why
                         broken.append(fresh)
         return broken
 
     async def unshown_endings(self) -> list[tuple[GameRow, Variant]]:
         """Return the games of this process's shards that finished without their end shown."""
-        since = self.clock() - SHOW_ENDINGS_FOR
+        since = self.registry.clock() - SHOW_ENDINGS_FOR
         found: list[tuple[GameRow, Variant]] = []
-        for row in await self.storage.finished_unshown(ENDING, since=since, shards=self.shards):
+        for row in await self.registry.storage.games.finished_unshown(
+            ENDING, since=since, shards=self.registry.shards
+        ):
             try:
                 game = load_game(row.state or {})
             except Exception:
                 log.exception("the end of game %s cannot be read", row.id, extra=about(row))
-                await self.ending_shown(row.id)
+                await self.registry.ending_shown(row.id)
                 continue
             if game.outcome is not None:
                 found.append((row, game))

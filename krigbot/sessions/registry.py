@@ -1,7 +1,8 @@
 """The running games of every channel: their locks, the cache, reading and committing them.
 
-Every change to a running game goes through here under the channel's lock and updates the
-cache after it is committed, so a flip reads nothing from the database.
+The shared core of the session parts: every change to a running game goes through here under
+the channel's lock and updates the cache after it is committed, so a flip reads nothing from
+the database. It knows no other part; the parts that need it are given it.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Registry:
         seeds: Seeds = random_seed,
         metrics: Metrics | None = None,
         shards: Shards = EVERY_SHARD,
+        deadlines: Deadlines | None = None,
     ) -> None:
         self.storage = storage
         self.clock = clock
@@ -77,9 +79,10 @@ class Registry:
         """The seed of each new deal (a test injects its own, as it does the clock)."""
         self.metrics = metrics
         self.krigbot_id: int | None = None
-        """The bot's own user id once it is known: a player the bot plays itself (issue 12)."""
-        self.deadlines = Deadlines(lambda: self.clock())
-        """Every game's pending deadlines, on this service's clock (read at each look)."""
+        """The bot's own user id once it is known: a player the bot plays itself."""
+        self.deadlines = Deadlines(lambda: self.clock()) if deadlines is None else deadlines
+        """Every game's pending deadlines; by default on this registry's clock (read at each
+        look). A game that ends here has its deadlines cancelled."""
         self._locks: dict[int, asyncio.Lock] = {}
         self._running: dict[int, _Running] = {}
         """Running games by channel: the stored row and the engine game behind it.
@@ -92,14 +95,20 @@ class Registry:
         self.on_finish: list[Callable[[GameRow, Variant], Awaitable[None]]] = []
         """Called with a game just finished, under its channel's lock (a match deals the next)."""
         self.on_deal: list[Callable[[GameRow], None]] = []
-        """Called with a game just dealt (a challenge accepted, a match's next game)."""
+        """Called with a game just dealt (a challenge accepted, a match's next game); the time
+        limits watch each deal's deadline here."""
 
-    def _count_abandoned(self, row: GameRow) -> None:
+    def count_abandoned(self, row: GameRow) -> None:
+        """Count a running game that ended without a result."""
         if self.metrics is not None:
             self.metrics.games_abandoned.labels(row.variant).inc()
 
+    def holds(self, channel_id: int) -> bool:
+        """Tell whether the channel's running game is in memory (it was read already)."""
+        return channel_id in self._running
+
     def running_count(self) -> int:
-        """Return how many running games this service holds."""
+        """Return how many running games this process holds."""
         return len(self._running)
 
     def running(self) -> list[tuple[GameRow, Variant]]:
@@ -118,12 +127,12 @@ class Registry:
         running = self._running.get(channel_id)
         if running is not None:
             return running.row, running.game
-        row = await self.storage.active_game(channel_id)
+        row = await self.storage.games.active_game(channel_id)
         if row is None:
             return None
         if row.status != "running":
             return row, None
-        game = await self._read(row)
+        game = await self.read(row)
         if game is None:
             raise Refusal("err.unreadable")
         self._running[channel_id] = _Running(lean(row), game)
@@ -140,7 +149,7 @@ class Registry:
         next press reads the game again too.
         """
         try:
-            row = await self.storage.active_game(channel_id)
+            row = await self.storage.games.active_game(channel_id)
         except StorageError:
             running = self._running.get(channel_id)
             if running is None:
@@ -155,7 +164,7 @@ class Registry:
             return await self.game_in(channel_id), False  # which ends a game it cannot read
         return (lean(row), game), False
 
-    async def _read(self, row: GameRow) -> Variant | None:
+    async def read(self, row: GameRow) -> Variant | None:
         """Rebuild a game from its saved state; end it without a result if that cannot be read."""
         try:
             if row.state is None:
@@ -167,16 +176,17 @@ class Registry:
             log.exception(
                 "game %s in channel %s cannot be read", row.id, row.channel_id, extra=about(row)
             )
-            await self.storage.end_game(
+            await self.storage.games.end_game(
                 row.id, "abandoned", self.clock(), result={"error": "unreadable"}
             )
-            self._count_abandoned(row)
+            self.count_abandoned(row)
             return None
 
-    def _hold(self, row: GameRow, game: Variant) -> None:
+    def hold(self, row: GameRow, game: Variant) -> None:
+        """Hold ``game`` in memory as the channel's running game, as ``row`` stores it."""
         self._running[row.channel_id] = _Running(lean(row), game)
 
-    def _forget(self, channel_id: int) -> None:
+    def forget(self, channel_id: int) -> None:
         """Drop a channel's game from memory (it ran ahead of what was saved, or it ended)."""
         self._running.pop(channel_id, None)
 
@@ -201,7 +211,7 @@ class Registry:
         """Drop the copy in memory of a game that the stored ``row`` shows has moved on."""
         running = self._running.get(row.channel_id)
         if running is not None and running.row.id == row.id and running.row.round != row.round:
-            self._forget(row.channel_id)
+            self.forget(row.channel_id)
 
     async def retrying(self, channel_id: int, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` and, if another process won its write, run it once more on the game
@@ -221,7 +231,7 @@ class Registry:
                 channel_id,
                 extra=context(channel_id=channel_id),
             )
-            self._forget(channel_id)
+            self.forget(channel_id)
         try:
             return await attempt()
         except Refusal as refusal:
@@ -229,9 +239,10 @@ class Registry:
                 raise LostWrite from None
             raise
 
-    async def _set_table(self, row: GameRow, message_id: int) -> GameRow:
+    async def set_table(self, row: GameRow, message_id: int) -> GameRow:
+        """Remember the message that shows a game's table now; return the row that says so."""
         try:
-            await self.storage.set_table_message(row.id, message_id)
+            await self.storage.games.set_table_message(row.id, message_id)
         except StorageError as exc:
             # The change it shows is committed; failing now would tell the players that nothing
             # changed. Only the link to the newest message is lost (its button still plays).
@@ -260,9 +271,9 @@ class Registry:
                 and running.row.id == game_id
                 and running.row.round == round_shown
             ):
-                await self._set_table(running.row, message_id)
+                await self.set_table(running.row, message_id)
 
-    async def _commit(self, row: GameRow, game: Variant, *, autoplay: int | None = None) -> GameRow:
+    async def commit(self, row: GameRow, game: Variant, *, autoplay: int | None = None) -> GameRow:
         """Save the game's new state in one transaction; refuse if another writer won.
 
         An autoplay's step names its message: it is refused as well if the game's autoplay no
@@ -348,7 +359,7 @@ class Registry:
         if game.outcome is not None:
             # Marked in the write that ends it, cleared once its message is out: a bot
             # stopped in between shows the end when it starts again (unshown_endings).
-            await self.storage.finish_game(
+            await self.storage.games.finish_game(
                 row.id,
                 expected_round=expected_round,
                 state=state,
@@ -362,7 +373,7 @@ class Registry:
                 autoplay=autoplay,
             )
         else:
-            await self.storage.save_round(
+            await self.storage.games.save_round(
                 row.id,
                 expected_round=expected_round,
                 state=state,
@@ -385,10 +396,10 @@ class Registry:
             running = self._running.get(channel_id)
             # The stored extra, not the cached one: during a hand-off another process of the
             # bot may have changed it (started autoplay, answered a finish request).
-            current = await self.storage.get_game(game_id)
+            current = await self.storage.games.get_game(game_id)
             if current is None:
                 raise Refusal("err.game_over")
-            merged = await self.storage.update_extra(
+            merged = await self.storage.games.update_extra(
                 game_id, change(dict(current.extra)), now=self.clock()
             )
             if merged is None:
@@ -397,7 +408,7 @@ class Registry:
                 if running.row.round != current.round:
                     # Another process played on meanwhile: what follows reads the game again,
                     # so an answer shows the table as saved, not the copy in memory.
-                    self._forget(channel_id)
+                    self.forget(channel_id)
                 else:
                     running.row = dataclasses.replace(running.row, extra=merged)
             return merged
@@ -405,7 +416,7 @@ class Registry:
     async def ending_shown(self, game_id: int) -> None:
         """Record that the message showing a game's end is out (see :data:`ENDING`)."""
         try:
-            await self.storage.update_extra(game_id, {ENDING: None}, now=self.clock())
+            await self.storage.games.update_extra(game_id, {ENDING: None}, now=self.clock())
         except StorageError as exc:
             # A restart shows the end once more: a repeat, never a loss.
             log.warning(
@@ -418,9 +429,10 @@ class Registry:
     def adopt(self, row: GameRow, game: Variant) -> None:
         """Hold a game dealt outside a challenge (a match's next game) as its channel's game."""
         self._running[row.channel_id] = _Running(lean(row), game)
-        self._dealt(row)
+        self.dealt(row)
 
-    def _dealt(self, row: GameRow) -> None:
+    def dealt(self, row: GameRow) -> None:
+        """Tell the :attr:`on_deal` watchers of a game just dealt."""
         for hook in self.on_deal:
             try:
                 hook(row)

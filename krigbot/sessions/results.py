@@ -28,7 +28,7 @@ class LostWrite(Refusal):
     """Another process of the bot moved the game past the copy in memory.
 
     Raised where the storage's answer for a stale round (``RoundConflictError`` from
-    ``save_round`` and ``finish_game``) is read, in ``Registry._commit``, and for a press or a
+    ``save_round`` and ``finish_game``) is read, in ``Registry.commit``, and for a press or a
     move that a copy in memory cannot vouch for (``Registry.check_round``, a Steal War move).
     ``Registry.retrying`` reads the game again and tries once more; a press that the game read
     again shows is out of date refuses with this too, so a timer or autoplay can tell a loss to

@@ -1,4 +1,8 @@
-"""The game service: one object over the parts, as the bot, the web view and the tests use it."""
+"""The game service: the session parts built once, on one storage, clock and scheduler.
+
+It holds the parts and nothing else; a caller takes the part it needs
+(``service.play.flip(...)``, ``service.challenges.accept(...)``).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,20 @@ from datetime import datetime, timedelta
 
 from krigbot.config import EVERY_SHARD, Shards
 from krigbot.monitoring import Metrics
+from krigbot.sessions.challenges import Challenges
+from krigbot.sessions.choices import Choices
+from krigbot.sessions.deadlines import Deadlines
 from krigbot.sessions.handsfree import HandsFree
+from krigbot.sessions.play import Play
 from krigbot.sessions.recovery import Recovery
-from krigbot.sessions.registry import Seeds, random_seed
+from krigbot.sessions.registry import Registry, Seeds, random_seed
 from krigbot.sessions.results import utcnow
+from krigbot.sessions.timelimit import TimeLimits
 from krigbot.storage import Storage
 
 
-class GameService(Recovery, HandsFree):
-    """Start, find, play and end the games of every channel."""
+class GameService:
+    """Every part of the session layer, each built once and given the parts it uses."""
 
     def __init__(
         self,
@@ -29,7 +38,31 @@ class GameService(Recovery, HandsFree):
         metrics: Metrics | None = None,
         shards: Shards = EVERY_SHARD,
     ) -> None:
-        super().__init__(storage, clock=clock, seeds=seeds, metrics=metrics, shards=shards)
-        self.idle_after = idle_after
-        self.challenge_ttl = challenge_ttl
-        self.choice_ttl = choice_ttl
+        # Read at each look, so a clock set on the registry later (a test's) is the scheduler's.
+        self.deadlines = Deadlines(lambda: self.registry.clock())
+        """Every game's pending deadlines: the one scheduler."""
+        self.registry = Registry(
+            storage,
+            clock=clock,
+            seeds=seeds,
+            metrics=metrics,
+            shards=shards,
+            deadlines=self.deadlines,
+        )
+        """The running games: locks, cache, reading and committing them (the shared core)."""
+        self.time_limits = TimeLimits(self.registry, self.deadlines)
+        """Time limits (rules §7): each game's deadline, and its end by counting."""
+        self.challenges = Challenges(
+            self.registry, self.deadlines, idle_after=idle_after, challenge_ttl=challenge_ttl
+        )
+        """Challenges: made, accepted, declined, expired; an accept deals the game."""
+        self.play = Play(self.registry, self.time_limits, self.deadlines)
+        """Rounds played: flips, forfeits, a cancel, rounds the game plays by itself."""
+        self.choices = Choices(
+            self.registry, self.time_limits, self.deadlines, choice_ttl=choice_ttl
+        )
+        """Steal War moves (rules §10) and their time-outs."""
+        self.hands_free = HandsFree(self.registry)
+        """Autoplay's state and requests to finish at once."""
+        self.recovery = Recovery(self.registry, self.time_limits, self.challenges, self.choices)
+        """Start-up: the games with deadlines read again, ends never shown."""

@@ -1,4 +1,17 @@
-"""Krigbot's storage: games, results, stats and guild settings, in SQLite or PostgreSQL."""
+"""Krigbot's storage: games, results, stats and guild settings, in SQLite or PostgreSQL.
+
+``await Storage.open(location)`` opens the database a path or ``postgresql://`` URL names and
+migrates it. The queries are asked of its parts, each holding the one shared
+:class:`~krigbot.storage.base.Database` (connections, dialect, coalesced writes):
+
+- ``storage.games`` (:class:`GameStore`): challenges, accepting, rounds, finishing, ending;
+- ``storage.stats`` (:class:`StatsStore`): leaderboard, player stats, recent games;
+- ``storage.settings`` (:class:`SettingsStore`): per-guild settings;
+- ``storage.matches`` (:class:`MatchStore`): best-of matches and their records;
+- ``storage.records`` (:class:`RecordStore`): a player's page (names, variants, rivals, pots).
+
+``Storage`` itself opens, probes, checkpoints and closes the database.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +30,8 @@ from krigbot.storage.errors import (
     StorageClosedError,
     StorageError,
 )
-from krigbot.storage.matches import MatchRecord, MatchStep, NextGame
+from krigbot.storage.games import GameStore
+from krigbot.storage.matches import MatchRecord, MatchStep, MatchStore, NextGame
 from krigbot.storage.models import (
     ACTIVE_STATUSES,
     END_STATUSES,
@@ -34,8 +48,9 @@ from krigbot.storage.models import (
     PlayerResult,
     PlayerStats,
 )
-from krigbot.storage.records import PotRecord, VariantRecord
-from krigbot.storage.stats import Everywhere, Tally
+from krigbot.storage.records import PotRecord, RecordStore, VariantRecord
+from krigbot.storage.settings import SettingsStore
+from krigbot.storage.stats import Everywhere, StatsStore, Tally
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -51,12 +66,14 @@ __all__ = [
     "Everywhere",
     "GameRow",
     "GameStatus",
+    "GameStore",
     "HeadToHead",
     "JSONDict",
     "KrigbotRecord",
     "LeaderboardRow",
     "MatchRecord",
     "MatchStep",
+    "MatchStore",
     "MigrationError",
     "NextGame",
     "NotADatabaseError",
@@ -65,8 +82,11 @@ __all__ = [
     "PlayerResult",
     "PlayerStats",
     "PotRecord",
+    "RecordStore",
     "RoundConflictError",
     "SchemaTooNewError",
+    "SettingsStore",
+    "StatsStore",
     "Storage",
     "StorageClosedError",
     "StorageError",

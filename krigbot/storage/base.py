@@ -1,8 +1,9 @@
 """The seam between the query modules and a database: connections, dialects, coalesced writes.
 
 The query modules (games, matches, stats, settings, records) are written once, with ``?``
-placeholders, against :class:`Connection` and :class:`Dialect`; ``storage.sqlite`` and
-``storage.postgres`` implement both for aiosqlite and asyncpg.
+placeholders, against :class:`Connection` and :class:`Dialect`, and each holds the one
+:class:`Database` of its storage; ``storage.sqlite`` and ``storage.postgres`` implement all
+three for aiosqlite and asyncpg.
 """
 
 from __future__ import annotations
@@ -130,14 +131,18 @@ class Coalesced:
 
 @dataclass(slots=True)
 class _Waiting:
-    """The writes of one kind waiting for a storage, and the task sending them."""
+    """The writes of one kind waiting for a database, and the task sending them."""
 
     writes: list[tuple[tuple[Any, ...], asyncio.Future[bool]]] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
 
 
-class StorageBase(ABC):
-    """The query modules' view of a database: a connection to hold, and its dialect."""
+class Database(ABC):
+    """One open database, shared by the parts of a storage: connections, dialect, writes.
+
+    The query modules run their statements through it; ``storage.sqlite.SqliteDatabase`` and
+    ``storage.postgres.PostgresDatabase`` open, hold and close the database itself.
+    """
 
     dialect: Dialect
     batches: bool = True
@@ -152,21 +157,21 @@ class StorageBase(ABC):
 
     @property
     def path(self) -> str:
-        """Return the database location this storage was opened with (no password)."""
+        """Return the database location this database was opened with (no password)."""
         return self._path
 
     @abstractmethod
-    def _session(self) -> AbstractAsyncContextManager[Connection]:
+    def session(self) -> AbstractAsyncContextManager[Connection]:
         """Hold a connection for a few statements, each its own transaction."""
 
     @abstractmethod
-    def _transaction(self) -> AbstractAsyncContextManager[Connection]:
+    def transaction(self) -> AbstractAsyncContextManager[Connection]:
         """Run the body as one write transaction that commits before returning."""
 
     @asynccontextmanager
-    async def _snapshot(self) -> AsyncIterator[Connection]:
+    async def snapshot(self) -> AsyncIterator[Connection]:
         """Hold a connection for reads that all see one moment of the database."""
-        async with self._session() as db:
+        async with self.session() as db:
             await db.run(self.dialect.snapshot)
             try:
                 yield db
@@ -176,18 +181,18 @@ class StorageBase(ABC):
                 with suppress(Exception):
                     await db.run("ROLLBACK")
 
-    def _committed(self, started: float) -> None:
+    def committed(self, started: float) -> None:
         """Tell ``on_write`` of a transaction begun at ``started`` that has just committed."""
         if self.on_write is not None:
             self.on_write(time.perf_counter() - started, 1)
 
-    async def _write(self, sql: str, params: Iterable[Any]) -> int:
+    async def write(self, sql: str, params: Iterable[Any]) -> int:
         """Run one statement as its own transaction and return the changed row count."""
         # Outside a transaction a single statement is already one, committed when it returns.
-        async with self._session() as db:
+        async with self.session() as db:
             return await db.run(sql, params)
 
-    async def _coalesced(self, kind: Coalesced, params: tuple[Any, ...]) -> bool:
+    async def coalesced(self, kind: Coalesced, params: tuple[Any, ...]) -> bool:
         """Write one row with others waiting at the same time; True if the row changed.
 
         As with any write, a caller cancelled while it waits does not stop it.
@@ -233,19 +238,40 @@ class StorageBase(ABC):
         """Write the rows in one statement; return the ids of the games it changed."""
         if len(batch) == 1:
             (params,) = batch
-            return {params[kind.key]} if await self._write(kind.single, params) == 1 else set()
+            return {params[kind.key]} if await self.write(kind.single, params) == 1 else set()
         sql = self.dialect.batched(kind, len(batch))
-        return {int(row[0]) for row in await self._fetchall(sql, self.dialect.batch_params(batch))}
+        return {int(row[0]) for row in await self.fetchall(sql, self.dialect.batch_params(batch))}
 
-    async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
+    async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
         """Run a query and return all its rows."""
-        async with self._session() as db:
+        async with self.session() as db:
             return await db.fetch(sql, params)
 
-    async def _fetchone(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
+    async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> Row | None:
         """Run a query and return its first row, if any."""
-        rows = await self._fetchall(sql, params)
+        rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
+
+    @abstractmethod
+    async def checkpoint(self) -> tuple[int, int] | None:
+        """Checkpoint SQLite's write-ahead log now; None where the database does it itself."""
+
+    @abstractmethod
+    async def probe(self) -> str | None:
+        """Return None if the database would take a write now, or one line saying why not."""
+
+    async def take_identify_turn(self, bucket: int, pause: float) -> bool:
+        """Wait for ``bucket``'s turn to identify among all processes on the database; take it.
+
+        True once taken; False, at once, where the database keeps no turns: SQLite's processes
+        share one machine, and take their turns through lock files
+        (``adapter.identify.IdentifyPacer``).
+        """
+        return False
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Close the database; waits for the operation in progress. Safe to call twice."""
 
 
 def _next_batch(

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from krigbot.storage.base import Coalesced, StorageBase
+from krigbot.storage.base import Coalesced
 from krigbot.storage.errors import ChannelBusyError, RoundConflictError, StorageError
 from krigbot.storage.models import (
     ACTIVE_STATUSES,
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from krigbot.config import Shards
-    from krigbot.storage.base import Connection, Dialect
+    from krigbot.storage.base import Connection, Database, Dialect
 
 _SELECT_GAME: Final = f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?"
 
@@ -226,8 +226,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class GameStore(StorageBase):
+class GameStore:
     """Create games and move them through their life cycle."""
+
+    def __init__(self, database: Database) -> None:
+        """Run the queries on the database the storage's parts share."""
+        self._database = database
 
     async def create_game(
         self,
@@ -261,7 +265,7 @@ class GameStore(StorageBase):
         extra_json = encode_json({} if extra is None else extra)
         stamp = encode_time(now)
         accepted = (challenger_id,)
-        async with self._transaction() as db:
+        async with self._database.transaction() as db:
             inserted = await db.fetch(
                 _INSERT_GAME,
                 (
@@ -316,17 +320,17 @@ class GameStore(StorageBase):
 
     async def get_game(self, game_id: int) -> GameRow | None:
         """Return a game by id, or None."""
-        row = await self._fetchone(_SELECT_GAME, (game_id,))
+        row = await self._database.fetchone(_SELECT_GAME, (game_id,))
         return None if row is None else game_from_row(row)
 
     async def active_game(self, channel_id: int) -> GameRow | None:
         """Return the channel's game in the challenge or running state, or None."""
-        row = await self._fetchone(_SELECT_ACTIVE, (channel_id,))
+        row = await self._database.fetchone(_SELECT_ACTIVE, (channel_id,))
         return None if row is None else game_from_row(row)
 
     async def last_finished(self, guild_id: int, channel_id: int) -> GameRow | None:
         """Return the channel's game that finished last, or None."""
-        row = await self._fetchone(_SELECT_LAST_FINISHED, (guild_id, channel_id))
+        row = await self._database.fetchone(_SELECT_LAST_FINISHED, (guild_id, channel_id))
         return None if row is None else game_from_row(row)
 
     async def accept(self, game_id: int, user_id: int, now: datetime) -> GameRow | None:
@@ -339,8 +343,8 @@ class GameStore(StorageBase):
             if user_id in game.accepted:
                 return game  # Idempotent: a second click changes nothing.
             accepted = (*game.accepted, user_id)
-            row = await self._fetchone(
-                _accept(self.dialect),
+            row = await self._database.fetchone(
+                _accept(self._database.dialect),
                 (encode_json(accepted), stamp, stamp, game_id, encode_json(game.accepted)),
             )
             if row is not None:
@@ -357,7 +361,9 @@ class GameStore(StorageBase):
         """
         stamp = encode_time(now)
         merged = encode_json({} if extra is None else extra)
-        row = await self._fetchone(_START, (encode_json(state), stamp, stamp, merged, game_id))
+        row = await self._database.fetchone(
+            _START, (encode_json(state), stamp, stamp, merged, game_id)
+        )
         return None if row is None else game_from_row(row)
 
     async def save_round(
@@ -393,17 +399,17 @@ class GameStore(StorageBase):
             expected_moves,
         )
         if autoplay is None:
-            written = await self._coalesced(_SAVE_ROUNDS, params)
+            written = await self._database.coalesced(_SAVE_ROUNDS, params)
         else:
-            kind = _save_autoplay_rounds(self.dialect)
-            written = await self._coalesced(kind, (*params, autoplay))
+            kind = _save_autoplay_rounds(self._database.dialect)
+            written = await self._database.coalesced(kind, (*params, autoplay))
         if not written:
             raise await self._conflict(game_id, expected_round)
         return True
 
     async def _conflict(self, game_id: int, expected_round: int) -> RoundConflictError:
         """Describe a write that lost its round check, from what the database holds now."""
-        row = await self._fetchone(_STORED_ROUND, (game_id,))
+        row = await self._database.fetchone(_STORED_ROUND, (game_id,))
         if row is None:
             return RoundConflictError(game_id, expected_round, None, None)
         return RoundConflictError(game_id, expected_round, row["round"], row["status"])
@@ -436,7 +442,7 @@ class GameStore(StorageBase):
         if len(set(users)) != len(users) or len(set(seats)) != len(seats):
             raise ValueError("results must name each user and each seat at most once")
         stamp = encode_time(now)
-        async with self._transaction() as db:
+        async with self._database.transaction() as db:
             params = (
                 encode_json(state),
                 round,
@@ -453,7 +459,9 @@ class GameStore(StorageBase):
             if autoplay is None:
                 changed = await db.run(_FINISH, params)
             else:
-                changed = await db.run(_finish_autoplay(self.dialect), (*params, autoplay))
+                changed = await db.run(
+                    _finish_autoplay(self._database.dialect), (*params, autoplay)
+                )
             if changed == 1:
                 game = await _read_game(db, game_id)
                 assert game is not None  # We just updated it inside this transaction.
@@ -526,14 +534,14 @@ class GameStore(StorageBase):
             # Lets an inactivity sweep lose gracefully to a round played meanwhile.
             sql += " AND round = ?"
             params.append(expected_round)
-        return await self._write(sql, params) == 1
+        return await self._database.write(sql, params) == 1
 
     async def set_table_message(
         self, game_id: int, message_id: int | None, *, now: datetime | None = None
     ) -> bool:
         """Remember the message showing the game table; False if the game is unknown."""
         stamp = encode_time(_now() if now is None else now)
-        return await self._coalesced(_SET_TABLES, (message_id, stamp, game_id))
+        return await self._database.coalesced(_SET_TABLES, (message_id, stamp, game_id))
 
     async def set_challenge_message(
         self, game_id: int, message_id: int | None, *, now: datetime | None = None
@@ -541,7 +549,7 @@ class GameStore(StorageBase):
         """Remember the message holding the challenge; False if the game is unknown."""
         stamp = encode_time(_now() if now is None else now)
         return (
-            await self._write(
+            await self._database.write(
                 "UPDATE games SET challenge_message_id = ?, updated_at = ? WHERE id = ?",
                 (message_id, stamp, game_id),
             )
@@ -553,9 +561,10 @@ class GameStore(StorageBase):
     ) -> JSONDict | None:
         """Merge keys into the game's extra dict and return it; None if the game is unknown."""
         stamp = encode_time(_now() if now is None else now)
-        async with self._transaction() as db:
+        async with self._database.transaction() as db:
             rows = await db.fetch(
-                f"SELECT extra FROM games WHERE id = ?{self.dialect.for_update}", (game_id,)
+                f"SELECT extra FROM games WHERE id = ?{self._database.dialect.for_update}",
+                (game_id,),
             )
             if not rows:
                 return None
@@ -569,7 +578,7 @@ class GameStore(StorageBase):
 
     async def running_games(self) -> list[GameRow]:
         """Return every game in the challenge or running state, oldest first."""
-        rows = await self._fetchall(_SELECT_ALL_ACTIVE)
+        rows = await self._database.fetchall(_SELECT_ALL_ACTIVE)
         return [game_from_row(row) for row in rows]
 
     async def games_to_resume(
@@ -586,8 +595,8 @@ class GameStore(StorageBase):
         ``shards``, only the games of servers on those shards.
         """
         where, on = on_shards(shards)
-        rows = await self._fetchall(
-            f"{_select_to_resume(self.dialect)}{where} ORDER BY id",
+        rows = await self._database.fetchall(
+            f"{_select_to_resume(self._database.dialect)}{where} ORDER BY id",
             (encode_json(list(variants)), encode_json(list(extra_keys)), *on),
         )
         return [game_from_row(row) for row in rows]
@@ -600,7 +609,7 @@ class GameStore(StorageBase):
         With ``shards``, only the games of servers on those shards.
         """
         where, on = on_shards(shards)
-        rows = await self._fetchall(
+        rows = await self._database.fetchall(
             f"{_SELECT_ACTIVE_PAGE}{where} ORDER BY id LIMIT ?", (after, *on, limit)
         )
         return [game_from_row(row) for row in rows]
@@ -614,7 +623,7 @@ class GameStore(StorageBase):
         """Return games in the given states with no activity since older_than, oldest first."""
         wanted = check_statuses(statuses)
         marks = ", ".join("?" * len(wanted))
-        rows = await self._fetchall(
+        rows = await self._database.fetchall(
             f"SELECT {GAME_COLUMNS} FROM games "
             f"WHERE status IN ({marks}) AND last_activity_at < ? "
             "ORDER BY last_activity_at, id",
@@ -630,8 +639,8 @@ class GameStore(StorageBase):
         With ``shards``, only the games of servers on those shards.
         """
         where, on = on_shards(shards)
-        rows = await self._fetchall(
-            f"{_finished_unshown(self.dialect)}{where} ORDER BY id",
+        rows = await self._database.fetchall(
+            f"{_finished_unshown(self._database.dialect)}{where} ORDER BY id",
             (encode_time(since), key, *on),
         )
         return [game_from_row(row) for row in rows]
@@ -639,9 +648,11 @@ class GameStore(StorageBase):
     async def game_count(self, status: GameStatus | None = None) -> int:
         """Count all games, or those in one state."""
         if status is None:
-            row = await self._fetchone("SELECT COUNT(*) FROM games")
+            row = await self._database.fetchone("SELECT COUNT(*) FROM games")
         else:
-            row = await self._fetchone("SELECT COUNT(*) FROM games WHERE status = ?", (status,))
+            row = await self._database.fetchone(
+                "SELECT COUNT(*) FROM games WHERE status = ?", (status,)
+            )
         assert row is not None  # COUNT(*) always yields a row
         return int(row[0])
 

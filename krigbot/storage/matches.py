@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Final
 
-from krigbot.storage.base import StorageBase
 from krigbot.storage.errors import ChannelBusyError
 from krigbot.storage.games import ONE_PER_CHANNEL
 from krigbot.storage.models import (
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from datetime import datetime
 
-    from krigbot.storage.base import Connection, Dialect
+    from krigbot.storage.base import Connection, Database, Dialect
 
 _GAMES_COUNTED: Final = "SELECT games FROM matches WHERE id = ?"
 
@@ -113,8 +112,12 @@ class NextGame:
     extra: JSONDict
 
 
-class MatchStore(StorageBase):
+class MatchStore:
     """Move matches on from game to game, record their winners, and count match wins."""
+
+    def __init__(self, database: Database) -> None:
+        """Run the queries on the database the storage's parts share."""
+        self._database = database
 
     async def advance_match(
         self, step: MatchStep, next_game: NextGame, *, now: datetime
@@ -126,7 +129,7 @@ class MatchStore(StorageBase):
         """
         check_int64("seed", next_game.seed)
         stamp = encode_time(now)
-        async with self._transaction() as db:
+        async with self._database.transaction() as db:
             if await _counted(db, step):
                 return None
             inserted = await db.fetch(
@@ -169,7 +172,7 @@ class MatchStore(StorageBase):
         """
         won = set(winners)
         stamp = encode_time(now)
-        async with self._transaction() as db:
+        async with self._database.transaction() as db:
             if await _counted(db, step):
                 return False
             changed = await db.run(
@@ -197,7 +200,10 @@ class MatchStore(StorageBase):
 
     async def unadvanced_match_games(self) -> list[GameRow]:
         """Return finished match games that their match has not counted yet, oldest first."""
-        return [game_from_row(row) for row in await self._fetchall(_unadvanced(self.dialect))]
+        return [
+            game_from_row(row)
+            for row in await self._database.fetchall(_unadvanced(self._database.dialect))
+        ]
 
     async def match_records(
         self, guild_id: int, user_ids: Sequence[int], *, since: datetime | None = None
@@ -207,7 +213,7 @@ class MatchStore(StorageBase):
             return {}
         lower = EVER if since is None else encode_time(since)
         sql = _RECORDS.format(marks=", ".join("?" * len(user_ids)))
-        rows = await self._fetchall(sql, (guild_id, lower, *user_ids))
+        rows = await self._database.fetchall(sql, (guild_id, lower, *user_ids))
         return {row["user_id"]: MatchRecord(row["matches"], row["wins"]) for row in rows}
 
 

@@ -27,10 +27,12 @@ from krigbot.config import PROJECT, sqlite_file
 from krigbot.storage.database import Storage, is_postgres_url
 from krigbot.storage.errors import StorageError
 from krigbot.storage.models import GAME_COLUMNS, game_from_row
-from krigbot.storage.postgres import PostgresStorage, redacted
+from krigbot.storage.postgres import PostgresDatabase, redacted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    from krigbot.storage.base import Database
 
 TABLES: Final = (
     "games",
@@ -55,50 +57,50 @@ class MigrateError(Exception):
     """The copy cannot start, or did not arrive whole; the message says why."""
 
 
-async def counts(storage: Storage) -> dict[str, int]:
+async def counts(database: Database) -> dict[str, int]:
     """Count the rows of every table."""
     found = {}
     for table in TABLES:
-        row = await storage._fetchone(f"SELECT COUNT(*) FROM {table}")
+        row = await database.fetchone(f"SELECT COUNT(*) FROM {table}")
         assert row is not None
         found[table] = int(row[0])
     return found
 
 
-async def copy(source: Storage, target: PostgresStorage, say: Callable[[str], None]) -> None:
+async def copy(source: Database, target: PostgresDatabase, say: Callable[[str], None]) -> None:
     """Copy every row of every table from source to target, in one transaction."""
     async with target.importing() as load:
         for table in TABLES:
             columns = [
                 str(row["name"])
-                for row in await source._fetchall(
+                for row in await source.fetchall(
                     f"SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
                 )
             ]
             listed = ", ".join(columns)
             if table == "games":
                 last, copied = 0, 0
-                while rows := await source._fetchall(
+                while rows := await source.fetchall(
                     f"SELECT {listed} FROM games WHERE id > ? ORDER BY id LIMIT {PAGE}", (last,)
                 ):
                     await load(table, columns, rows)
                     last, copied = int(rows[-1]["id"]), copied + len(rows)
                 say(f"  games: {copied}")
                 continue
-            rows = await source._fetchall(f"SELECT {listed} FROM {table}")
+            rows = await source.fetchall(f"SELECT {listed} FROM {table}")
             await load(table, columns, rows)
             say(f"  {table}: {len(rows)}")
 
 
-async def verify(source: Storage, target: Storage) -> int:
+async def verify(source: Database, target: Database) -> int:
     """Compare row counts and every game; return how many games were compared."""
     before, after = await counts(source), await counts(target)
     if before != after:
         wrong = [f"{t} {before[t]} -> {after[t]}" for t in TABLES if before[t] != after[t]]
         raise MigrateError(f"row counts differ after copying: {', '.join(wrong)}")
     last, compared = 0, 0
-    while rows := await source._fetchall(_GAME_PAGE, (last,)):
-        there = [game_from_row(row) for row in await target._fetchall(_GAME_PAGE, (last,))]
+    while rows := await source.fetchall(_GAME_PAGE, (last,)):
+        there = [game_from_row(row) for row in await target.fetchall(_GAME_PAGE, (last,))]
         here = [game_from_row(row) for row in rows]
         for mine, theirs in zip(here, there, strict=False):
             if mine != theirs:
@@ -112,8 +114,8 @@ async def verify(source: Storage, target: Storage) -> int:
 async def migrate_to(url: str, path: Path, say: Callable[[str], None] = print) -> None:
     """Copy the SQLite database at ``path`` into the empty PostgreSQL database at ``url``."""
     async with await Storage.open(path) as source:
-        target = await PostgresStorage.connect(url)
-        async with target:
+        target = await PostgresDatabase.connect(url)
+        async with Storage(target):
             present = {table: n for table, n in (await counts(target)).items() if n}
             if present:
                 listed = ", ".join(f"{table} ({n} rows)" for table, n in present.items())
@@ -122,8 +124,8 @@ async def migrate_to(url: str, path: Path, say: Callable[[str], None] = print) -
                     "copy only into an empty database"
                 )
             say(f"copying {path} into {redacted(url)}:")
-            await copy(source, target, say)
-            games = await verify(source, target)
+            await copy(source.database, target, say)
+            games = await verify(source.database, target)
     say(f"done: every table's row count matches, and all {games} games are the same there.")
 
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL backend (asyncpg): its connections, its dialect, its migrations, its storage.
+"""The PostgreSQL backend (asyncpg): its connections, its dialect, its migrations, its database.
 
 Many bot processes may share one PostgreSQL database. What keeps them apart is in the SQL
 itself, as in SQLite: every change to a game checks in its ``WHERE`` clause that the game is
@@ -21,8 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type hints
 
 from krigbot.storage import migrations
-from krigbot.storage.base import Coalesced, Connection, Dialect, Row
-from krigbot.storage.database import Storage
+from krigbot.storage.base import Coalesced, Connection, Database, Dialect, Row
 from krigbot.storage.errors import (
     CannotOpenDatabaseError,
     MigrationError,
@@ -168,7 +167,7 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
 
 
-class PostgresStorage(Storage):
+class PostgresDatabase(Database):
     """Krigbot's database in PostgreSQL, on a small pool of connections; many processes share it."""
 
     dialect = POSTGRES
@@ -192,18 +191,18 @@ class PostgresStorage(Storage):
             )
         except (TimeoutError, *_ERRORS) as exc:
             raise translate_postgres_error(exc, where) from exc
-        storage = cls(pool, where)
+        database = cls(pool, where)
         try:
-            async with storage._session() as connection:
+            async with database.session() as connection:
                 assert isinstance(connection, PostgresConnection)
                 await migrate(connection.conn, where)
         except BaseException:
-            await storage.close()
+            await database.close()
             raise
-        return storage
+        return database
 
     @asynccontextmanager
-    async def _session(self) -> AsyncIterator[Connection]:
+    async def session(self) -> AsyncIterator[Connection]:
         """Hold one connection of the pool and translate asyncpg errors."""
         if self._pool is None:
             raise StorageClosedError(f"The storage for {self._path} is closed.")
@@ -222,14 +221,14 @@ class PostgresStorage(Storage):
             raise translate_postgres_error(exc, self._path) from exc
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[Connection]:
+    async def transaction(self) -> AsyncIterator[Connection]:
         """Run the body as one transaction that commits before returning."""
-        async with self._session() as connection:
+        async with self.session() as connection:
             assert isinstance(connection, PostgresConnection)
             started = time.perf_counter()
             async with connection.conn.transaction():
                 yield connection
-            self._committed(started)
+            self.committed(started)
 
     @asynccontextmanager
     async def importing(
@@ -239,7 +238,7 @@ class PostgresStorage(Storage):
 
         The block gets a function ``load(table, columns, rows)``, which sends rows with COPY.
         """
-        async with self._transaction() as connection:
+        async with self.transaction() as connection:
             assert isinstance(connection, PostgresConnection)
             conn = connection.conn
 
@@ -262,7 +261,7 @@ class PostgresStorage(Storage):
         """Return None if the database would take a write now, or one line saying why not."""
         try:
             async with asyncio.timeout(PROBE_SECONDS):
-                row = await self._fetchone(
+                row = await self.fetchone(
                     "SELECT NOT pg_is_in_recovery() AND "
                     "current_setting('transaction_read_only') = 'off'"
                 )
@@ -295,9 +294,9 @@ class PostgresStorage(Storage):
 
     async def _identify_turn(self, bucket: int, pause: float) -> float:
         """Take the bucket's turn if it has come (0.0), or return the seconds until it comes."""
-        async with self._session() as connection:
+        async with self.session() as connection:
             assert isinstance(connection, PostgresConnection)
-            # Not _transaction(): a turn is no write of the bot's, for on_write to count.
+            # Not transaction(): a turn is no write of the bot's, for on_write to count.
             async with connection.conn.transaction():
                 # Held until the commit: the one look at the bucket and its one write.
                 await connection.run("SELECT pg_advisory_xact_lock(?, ?)", (IDENTIFY_LOCKS, bucket))

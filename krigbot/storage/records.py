@@ -7,7 +7,6 @@ from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Final
 
-from krigbot.storage.base import StorageBase
 from krigbot.storage.models import (
     HISTORY_STATUSES,
     HeadToHead,
@@ -20,7 +19,7 @@ from krigbot.storage.stats import EVER, OPPONENTS, head_to_head, tally
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from krigbot.storage.base import Dialect
+    from krigbot.storage.base import Database, Dialect
 
 _ENDED: Final = ", ".join(f"'{status}'" for status in HISTORY_STATUSES)
 
@@ -85,39 +84,43 @@ class PotRecord:
     finished_at: datetime
 
 
-class RecordStore(StorageBase):
+class RecordStore:
     """Per-player records within one guild, for pages that show more than an embed can."""
+
+    def __init__(self, database: Database) -> None:
+        """Run the queries on the database the storage's parts share."""
+        self._database = database
 
     async def display_names(self, guild_id: int, user_ids: Iterable[int]) -> dict[int, str]:
         """Return the name each user last played under in the guild's ended games."""
         wanted = sorted(set(user_ids))
         if not wanted:
             return {}
-        sql = _names(self.dialect).format(marks=", ".join("?" * len(wanted)))
+        sql = _names(self._database.dialect).format(marks=", ".join("?" * len(wanted)))
         names: dict[int, str] = {}
-        for row in await self._fetchall(sql, (guild_id, *wanted)):
+        for row in await self._database.fetchall(sql, (guild_id, *wanted)):
             names.setdefault(int(row["user_id"]), str(row["name"]))
         return names
 
     async def guild_players(self, guild_id: int) -> list[int]:
         """Return every user with a finished game in the guild."""
-        return [int(row["user_id"]) for row in await self._fetchall(_PLAYERS, (guild_id,))]
+        return [int(row["user_id"]) for row in await self._database.fetchall(_PLAYERS, (guild_id,))]
 
     async def variant_records(self, guild_id: int, user_id: int) -> list[VariantRecord]:
         """Return a player's outcomes per variant, the most played first."""
-        rows = await self._fetchall(_VARIANTS, (guild_id, user_id))
+        rows = await self._database.fetchall(_VARIANTS, (guild_id, user_id))
         return [from_columns(VariantRecord, row) for row in rows]
 
     async def head_to_head(
         self, guild_id: int, user_id: int, *, limit: int = 10
     ) -> list[HeadToHead]:
         """Return the games against each opponent by who won them, the most met first."""
-        rows = await self._fetchall(OPPONENTS, (guild_id, user_id, EVER, limit))
+        rows = await self._database.fetchall(OPPONENTS, (guild_id, user_id, EVER, limit))
         return [head_to_head(row) for row in rows]
 
     async def biggest_pots(self, guild_id: int, user_id: int, *, limit: int = 5) -> list[PotRecord]:
         """Return the games in which the player won their biggest wars' pots, the biggest first."""
-        rows = await self._fetchall(_BIGGEST_POTS, (guild_id, user_id, limit))
+        rows = await self._database.fetchall(_BIGGEST_POTS, (guild_id, user_id, limit))
         return [
             PotRecord(
                 row["game_id"],

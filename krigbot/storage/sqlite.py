@@ -1,4 +1,4 @@
-"""The SQLite backend (aiosqlite): its connection, its dialect, its migrations, its storage."""
+"""The SQLite backend (aiosqlite): its connection, its dialect, its migrations, its database."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Self
 import aiosqlite
 
 from krigbot.storage import migrations
-from krigbot.storage.base import Coalesced, Connection, Dialect, Row
+from krigbot.storage.base import Coalesced, Connection, Database, Dialect, Row
 from krigbot.storage.checkpoints import DEFAULT_PAGES, Checkpointer
-from krigbot.storage.database import Storage
 from krigbot.storage.errors import (
     CannotOpenDatabaseError,
     MigrationError,
@@ -142,7 +141,7 @@ BATCHES: Final = sqlite3.sqlite_version_info >= (3, 35)
 """UPDATE ... FROM with RETURNING (SQLite 3.35); with an older SQLite every write goes alone."""
 
 
-class SqliteStorage(Storage):
+class SqliteDatabase(Database):
     """Krigbot's database in one SQLite file, on one connection shared by every coroutine."""
 
     # Why an asyncio.Lock around *every* use of the connection, reads included:
@@ -216,17 +215,17 @@ class SqliteStorage(Storage):
             if isinstance(exc, sqlite3.Error):
                 raise translate_error(exc, location) from exc
             raise
-        storage = cls(db, location)
+        database = cls(db, location)
         if location != MEMORY:
             try:
-                await storage._move_checkpoints(checkpoint_every)
+                await database._move_checkpoints(checkpoint_every)
             except BaseException:
-                await storage.close()
+                await database.close()
                 raise
-        return storage
+        return database
 
     @asynccontextmanager
-    async def _session(self) -> AsyncIterator[Connection]:
+    async def session(self) -> AsyncIterator[Connection]:
         """Hold the connection exclusively and translate sqlite3 errors."""
         async with self._lock:
             if self._db is None:
@@ -237,9 +236,9 @@ class SqliteStorage(Storage):
                 raise translate_error(exc, self._path) from exc
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[Connection]:
+    async def transaction(self) -> AsyncIterator[Connection]:
         """Run the body as one write transaction that commits before returning."""
-        async with self._session() as connection:
+        async with self.session() as connection:
             db = self._connection.db
             try:
                 # BEGIN inside the try: if we are cancelled while awaiting it, it still
@@ -248,7 +247,7 @@ class SqliteStorage(Storage):
                 await run(db, "BEGIN IMMEDIATE")
                 yield connection
                 await run(db, "COMMIT")
-                self._committed(started)
+                self.committed(started)
             except BaseException:
                 # BaseException: a cancelled task must not leave the transaction open,
                 # or the next coroutine's statements would join it. The ROLLBACK is
@@ -263,11 +262,11 @@ class SqliteStorage(Storage):
             self._path, interval, self._checkpoint_with_writes
         )
         if self._checkpointer is not None:
-            await self._write("PRAGMA wal_autocheckpoint = 0", ())
+            await self.write("PRAGMA wal_autocheckpoint = 0", ())
 
     async def _checkpoint_with_writes(self) -> None:
         """Let the writes checkpoint by themselves again, as SQLite does by default."""
-        await self._write(f"PRAGMA wal_autocheckpoint = {DEFAULT_PAGES}", ())
+        await self.write(f"PRAGMA wal_autocheckpoint = {DEFAULT_PAGES}", ())
 
     async def checkpoint(self) -> tuple[int, int] | None:
         """Checkpoint now; return (pages in the log, pages copied).
@@ -288,7 +287,7 @@ class SqliteStorage(Storage):
         """
         try:
             if self._path == MEMORY:
-                await self._fetchall("SELECT 1")
+                await self.fetchall("SELECT 1")
                 return None
             if self._prober is None:
                 self._prober = await aiosqlite.connect(self._path, isolation_level=None)

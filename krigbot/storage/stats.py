@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from krigbot.storage.base import StorageBase
 from krigbot.storage.models import (
     GAME_COLUMNS,
     HISTORY_STATUSES,
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from datetime import datetime
 
-    from krigbot.storage.base import Row
+    from krigbot.storage.base import Database, Row
 
 # Every stored time is non-empty text, so '' as the lower bound means "since ever" and
 # keeps one SQL text (one prepared statement) for both cases.
@@ -161,15 +160,19 @@ class Everywhere:
     chats: Tally
 
 
-class StatsStore(StorageBase):
+class StatsStore:
     """Aggregate the results table, always within one guild."""
+
+    def __init__(self, database: Database) -> None:
+        """Run the queries on the database the storage's parts share."""
+        self._database = database
 
     async def leaderboard(
         self, guild_id: int, *, since: datetime | None = None, limit: int = 10
     ) -> list[LeaderboardRow]:
         """Rank a guild's players by wins, then win rate, then games, then user id."""
         lower = EVER if since is None else encode_time(since)
-        rows = await self._fetchall(_LEADERBOARD, (guild_id, lower, limit))
+        rows = await self._database.fetchall(_LEADERBOARD, (guild_id, lower, limit))
         return [
             from_columns(LeaderboardRow, row, win_rate=row["wins"] / row["games"]) for row in rows
         ]
@@ -182,7 +185,7 @@ class StatsStore(StorageBase):
         params = (guild_id, user_id, lower)
         # One snapshot for the four queries: a game finished meanwhile (by another process,
         # or on another connection of the pool) counts in all of them or in none.
-        async with self._snapshot() as db:
+        async with self._database.snapshot() as db:
             (totals,) = await db.fetch(_PLAYER_TOTALS, params)
             opponents = await db.fetch(OPPONENTS, (*params, 1))
             partners = await db.fetch(_TOP_PARTNER, params)
@@ -205,7 +208,7 @@ class StatsStore(StorageBase):
         """
         lower = EVER if since is None else encode_time(since)
         wins = draws = losses = 0
-        for row in await self._fetchall(_KRIGBOT_GAMES, (guild_id, lower)):
+        for row in await self._database.fetchall(_KRIGBOT_GAMES, (guild_id, lower)):
             players = [int(user) for user in json.loads(row["players"])]
             result = decode_dict(row["result"]) if row["result"] is not None else {}
             if krigbot_id not in players:
@@ -224,7 +227,7 @@ class StatsStore(StorageBase):
         """Sum up one player's finished games everywhere, in servers and in chats apart."""
         found = {
             bool(row["in_chat"]): Tally(row["games"], row["wins"], row["draws"], row["losses"])
-            for row in await self._fetchall(_EVERYWHERE, (user_id,))
+            for row in await self._database.fetchall(_EVERYWHERE, (user_id,))
         }
         return Everywhere(servers=found.get(False, Tally()), chats=found.get(True, Tally()))
 
@@ -243,8 +246,8 @@ class StatsStore(StorageBase):
         sql = f"SELECT {GAME_COLUMNS} FROM games WHERE guild_id = ? AND status IN ({marks})"
         params: list[object] = [guild_id, *wanted]
         if user_id is not None:
-            sql += f" AND {self.dialect.json_list_has('games.players')}"
+            sql += f" AND {self._database.dialect.json_list_has('games.players')}"
             params.append(user_id)
         sql += " ORDER BY finished_at DESC, id DESC LIMIT ? OFFSET ?"
         params += [limit, offset]
-        return [game_from_row(row) for row in await self._fetchall(sql, params)]
+        return [game_from_row(row) for row in await self._database.fetchall(sql, params)]

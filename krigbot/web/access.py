@@ -90,7 +90,7 @@ class WebAccess:
         """
         if guild_id in self._sites:
             return self._sites[guild_id]
-        settings = await self.storage.get_settings(guild_id)
+        settings = await self.storage.settings.get_settings(guild_id)
         key = settings.get(KEY_SETTING)
         on = settings.get(SETTING) == "on" and bool(self._secret)
         site = self._site(guild_id, key) if on and key is not None else None
@@ -103,18 +103,20 @@ class WebAccess:
 
     async def is_on(self, guild_id: int) -> bool:
         """Tell whether a moderator turned the server's pages on (whatever the bot's set-up)."""
-        return await self.storage.get_setting(guild_id, SETTING) == "on"
+        return await self.storage.settings.get_setting(guild_id, SETTING) == "on"
 
     async def set_on(self, guild_id: int, on: bool) -> None:
         """Turn the server's pages on or off; turning them on again brings the same links back."""
-        if on and await self.storage.get_setting(guild_id, KEY_SETTING) is None:
-            await self.storage.set_setting(guild_id, KEY_SETTING, secrets.token_urlsafe(18))
-        await self.storage.set_setting(guild_id, SETTING, "on" if on else "off")
+        if on and await self.storage.settings.get_setting(guild_id, KEY_SETTING) is None:
+            await self.storage.settings.set_setting(
+                guild_id, KEY_SETTING, secrets.token_urlsafe(18)
+            )
+        await self.storage.settings.set_setting(guild_id, SETTING, "on" if on else "off")
         self._sites.pop(guild_id, None)
 
     async def rotate(self, guild_id: int) -> None:
         """Give the server a new key: every link made before leads nowhere from now on."""
-        await self.storage.set_setting(guild_id, KEY_SETTING, secrets.token_urlsafe(18))
+        await self.storage.settings.set_setting(guild_id, KEY_SETTING, secrets.token_urlsafe(18))
         self._sites.pop(guild_id, None)
 
     # ------------------------------------------------------------------ addresses

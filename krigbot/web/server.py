@@ -326,8 +326,12 @@ class WebView:
         reader = self._reader(request)
         window = WINDOWS[period]
         since = None if window is None else self.clock() - window
-        rows = await self.storage.leaderboard(site.guild_id, since=since, limit=LEADERBOARD_SIZE)
-        names = await self.storage.display_names(site.guild_id, [row.user_id for row in rows])
+        rows = await self.storage.stats.leaderboard(
+            site.guild_id, since=since, limit=LEADERBOARD_SIZE
+        )
+        names = await self.storage.records.display_names(
+            site.guild_id, [row.user_id for row in rows]
+        )
         here = {} if period == "all" else {"period": period}
         context = _base_context(request, reader, here) | {
             "period": period,
@@ -356,7 +360,7 @@ class WebView:
             # New players since the last look: sign them all again (a few thousand at most).
             known = {
                 self.access.sign(site.guild_id, site.key, "player", user): user
-                for user in await self.storage.guild_players(site.guild_id)
+                for user in await self.storage.records.guild_players(site.guild_id)
             }
             self._players = {key: known}  # keys of other servers are rebuilt when asked
         return known.get(token)
@@ -370,12 +374,14 @@ class WebView:
         reader = self._reader(request)
         lang = reader.lang
         guild = site.guild_id
-        record = await self.storage.player_stats(guild, user_id)
-        variants = await self.storage.variant_records(guild, user_id)
-        pots = await self.storage.biggest_pots(guild, user_id)
-        recent = await self.storage.recent_games(guild, user_id=user_id, limit=10)
-        rivals = await self.storage.head_to_head(guild, user_id)
-        names = await self.storage.display_names(guild, [user_id, *(r.user_id for r in rivals)])
+        record = await self.storage.stats.player_stats(guild, user_id)
+        variants = await self.storage.records.variant_records(guild, user_id)
+        pots = await self.storage.records.biggest_pots(guild, user_id)
+        recent = await self.storage.stats.recent_games(guild, user_id=user_id, limit=10)
+        rivals = await self.storage.records.head_to_head(guild, user_id)
+        names = await self.storage.records.display_names(
+            guild, [user_id, *(r.user_id for r in rivals)]
+        )
         context = _base_context(request, reader) | {
             "name": names.get(user_id, "?"),
             "record": record,
@@ -400,7 +406,7 @@ class WebView:
         parts = self.access.split(request.match_info["game"])
         if parts is None or not self.access.check(site.guild_id, site.key, "game", *parts):
             raise web.HTTPNotFound
-        row = await self.storage.get_game(parts[0])
+        row = await self.storage.games.get_game(parts[0])
         if row is None or row.guild_id != site.guild_id or row.is_active:
             raise web.HTTPNotFound
         if row.state is None or row.round == 0:

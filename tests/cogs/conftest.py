@@ -28,7 +28,7 @@ def world(standin_world: SampleWorld) -> SampleWorld:
 def clock(bot: KrigBot) -> Clock:
     """Return a clock that tells the bot's game service the time."""
     moved = Clock()
-    bot.service.clock = moved
+    bot.service.registry.clock = moved
     return moved
 
 

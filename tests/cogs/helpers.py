@@ -391,6 +391,6 @@ async def forged_press(
 
 async def game_row(bot: KrigBot, game_id: int) -> GameRow:
     """Return the stored game."""
-    row = await bot.storage.get_game(game_id)
+    row = await bot.storage.games.get_game(game_id)
     assert row is not None
     return row

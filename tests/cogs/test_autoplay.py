@@ -48,7 +48,7 @@ def edits_of(standin: DiscordStandIn, message: Message) -> list[RequestRecord]:
 async def stored_round(db_path: Path, game_id: int) -> int:
     """Return the round a game is at in the database, read while no bot runs."""
     async with await Storage.open(db_path) as storage:
-        row = await storage.get_game(game_id)
+        row = await storage.games.get_game(game_id)
     assert row is not None
     return row.round
 

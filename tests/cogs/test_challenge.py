@@ -250,7 +250,7 @@ async def test_a_press_after_the_deadline_is_refused_and_the_challenge_shown_exp
     standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot
 ) -> None:
     clock = Clock()
-    quick_bot.service.clock = clock
+    quick_bot.service.registry.clock = clock
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
     game_id = game_id_of(message)
     watcher = standin.watch(world.no_channel)
@@ -308,7 +308,7 @@ async def test_an_impossible_challenge_is_refused_privately(
     assert answer.ephemeral
     assert answer.content == expected
     assert public_messages(standin, world.no_channel) == []
-    assert await bot.storage.game_count() == 0
+    assert await bot.storage.games.game_count() == 0
 
 
 async def test_a_second_challenge_in_a_busy_channel_links_to_the_game_there(
@@ -326,7 +326,7 @@ async def test_a_second_challenge_in_a_busy_channel_links_to_the_game_there(
     )
     assert answer.content == t("en", "err.busy", link=link)
     assert len(public_messages(standin, world.no_channel)) == 1
-    assert await bot.storage.game_count() == 1
+    assert await bot.storage.games.game_count() == 1
 
 
 async def test_a_pending_challenge_also_keeps_the_channel_busy(
@@ -362,7 +362,7 @@ async def test_teams_need_exactly_four_players(
 
     assert answer.ephemeral
     assert answer.content == t("nb", "err.players", variant=t("nb", "variant.lag.name"), n=4)
-    assert await bot.storage.game_count() == 0
+    assert await bot.storage.games.game_count() == 0
     in_english = await answer_of(
         standin, await challenge(standin, world.no_channel, world.carol, world.bob, variant="lag")
     )
@@ -395,7 +395,7 @@ async def test_a_new_challenge_replaces_a_game_idle_for_24_hours(
     abandoned = await game_row(bot, old.game_id)
     assert abandoned.status == "abandoned"
     assert abandoned.result is None
-    assert await bot.storage.leaderboard(world.no_guild.id) == []
+    assert await bot.storage.stats.leaderboard(world.no_guild.id) == []
     # The idle game's tables cannot be played any more: their buttons are grey.
     await settled()
     tables = public_messages(standin, world.no_channel)[:-1]

@@ -12,7 +12,7 @@ from krigbot.adapter.replies import DEFER_AFTER
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.load import BUSY
-from krigbot.storage import Storage
+from krigbot.storage import GameStore
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
     DEFERRED_UPDATE,
@@ -32,13 +32,13 @@ SLOW_SAVE = 2.5
 @pytest.fixture
 def slow_saves(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make saving a round take 2.5 s, as a busy disk might."""
-    real = Storage.save_round
+    real = GameStore.save_round
 
-    async def save_round(self: Storage, *args: Any, **kwargs: Any) -> bool:
+    async def save_round(self: GameStore, *args: Any, **kwargs: Any) -> bool:
         await asyncio.sleep(SLOW_SAVE)  # the system under test is slowed, the test waits on events
         return await real(self, *args, **kwargs)
 
-    monkeypatch.setattr(Storage, "save_round", save_round)
+    monkeypatch.setattr(GameStore, "save_round", save_round)
 
 
 async def test_a_slow_flip_command_is_deferred_in_time_and_the_round_follows(
@@ -104,14 +104,14 @@ async def test_a_burst_at_a_bot_that_answered_few_lately_defers_before_the_work_
     tables = [await start_game(standin, channel, world.alice, world.bob) for channel in channels]
     bot.load.start()  # as after a quiet second: the games' set-up is not what it answers lately
     saving: dict[int, float] = {}
-    real = Storage.save_round
+    real = GameStore.save_round
 
-    async def save_round(self: Storage, game_id: int, *args: Any, **kwargs: Any) -> bool:
+    async def save_round(self: GameStore, game_id: int, *args: Any, **kwargs: Any) -> bool:
         saving[game_id] = time.perf_counter()
         await asyncio.sleep(SLOW_SAVE)  # the slow disk; the test itself waits on events
         return await real(self, game_id, *args, **kwargs)
 
-    monkeypatch.setattr(Storage, "save_round", save_round)
+    monkeypatch.setattr(GameStore, "save_round", save_round)
 
     records = [await standin.slash("flip", user=world.alice, channel=c) for c in channels]
     firsts = [await rec.response(timeout=10) for rec in records]

@@ -17,7 +17,7 @@ from krigbot.cogs.play import PlayCog
 from krigbot.engine import Game, Rules
 from krigbot.i18n import card_label, t
 from krigbot.sessions import Seeds, random_seed
-from krigbot.storage import DatabaseLockedError, Storage
+from krigbot.storage import DatabaseLockedError, GameStore, Storage
 from tests.cogs.helpers import (
     UPDATE_MESSAGE,
     ChosenSeeds,
@@ -85,7 +85,7 @@ async def test_a_restarted_bot_continues_the_game_with_the_same_future(
         answer = await press(standin, newest, flip_button(newest), world.bob)
 
         assert answer.type == UPDATE_MESSAGE
-        row = await restarted.storage.get_game(table.game_id)
+        row = await restarted.storage.games.get_game(table.game_id)
         assert row is not None
         expected = Game.new(Rules.from_dict(row.rules), row.seed)
         for _ in range(rounds_before):
@@ -125,7 +125,7 @@ async def test_an_open_challenge_still_expires_after_a_restart(
         expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
 
         assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
-        row = await restarted.storage.get_game(game_id)
+        row = await restarted.storage.games.get_game(game_id)
         assert row is not None
         assert row.status == "expired"
 
@@ -136,11 +136,11 @@ async def test_a_game_whose_save_cannot_be_read_is_ended_at_start_up_and_the_cha
     async with running_bot(standin, db_path) as first:
         table = await start_game(standin, world.no_channel, world.alice, world.bob)
         await flip(standin, world.no_channel, world.alice)
-        row = await first.storage.get_game(table.game_id)
+        row = await first.storage.games.get_game(table.game_id)
         assert row is not None
         assert row.state is not None
         damaged = {**row.state, "piles": [[999]]}  # not a card code any more
-        await first.storage.save_round(
+        await first.storage.games.save_round(
             row.id, expected_round=1, state=damaged, round=1, now=datetime.now(UTC)
         )
     watcher = standin.watch(world.no_channel)
@@ -155,7 +155,7 @@ async def test_a_game_whose_save_cannot_be_read_is_ended_at_start_up_and_the_cha
         assert told.revision.content == t("nb", "err.unreadable")
         assert told.message.mentions == []
         assert logged.exc_info is not None
-        ended = await restarted.storage.get_game(table.game_id)
+        ended = await restarted.storage.games.get_game(table.game_id)
         assert ended is not None
         assert (ended.status, ended.result) == ("abandoned", {"error": "unreadable"})
         await challenge_message(standin, world.no_channel, world.bob, world.alice)
@@ -178,14 +178,14 @@ async def test_every_round_is_saved_before_the_reply_goes_out(
 ) -> None:
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     saved_at: list[float] = []
-    real = Storage.save_round
+    real = GameStore.save_round
 
-    async def save_round(self: Storage, *args: Any, **kwargs: Any) -> bool:
+    async def save_round(self: GameStore, *args: Any, **kwargs: Any) -> bool:
         done = await real(self, *args, **kwargs)
         saved_at.append(time.perf_counter())
         return done
 
-    monkeypatch.setattr(Storage, "save_round", save_round)
+    monkeypatch.setattr(GameStore, "save_round", save_round)
 
     command = await standin.slash("flip", user=world.alice, channel=world.no_channel)
     newest = (await answer_of(standin, command)).message
@@ -211,11 +211,11 @@ async def test_a_round_that_cannot_be_saved_is_never_shown_and_is_dealt_again(
     seeds.fix(SEED)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
 
-    async def locked(self: Storage, *args: Any, **kwargs: Any) -> bool:
+    async def locked(self: GameStore, *args: Any, **kwargs: Any) -> bool:
         raise DatabaseLockedError("database is locked")
 
     with monkeypatch.context() as patch:
-        patch.setattr(Storage, "save_round", locked)
+        patch.setattr(GameStore, "save_round", locked)
         failed = await flip(standin, world.no_channel, world.alice)
     (logged,) = standin.accept_bot_errors()
 
@@ -229,7 +229,7 @@ async def test_a_round_that_cannot_be_saved_is_never_shown_and_is_dealt_again(
     assert played.embeds[0]["title"] == t("nb", "table.title", round=1)
     for _, card in first_round.battle:
         assert card_label(card, "nb") in played.embeds[0]["description"]
-    row = await bot.storage.get_game(table.game_id)
+    row = await bot.storage.games.get_game(table.game_id)
     assert row is not None
     assert row.state == expected.to_dict()
 
@@ -240,17 +240,17 @@ async def test_flips_in_two_channels_do_not_wait_for_each_other(
     await start_game(standin, world.no_channel, world.alice, world.bob)
     await start_game(standin, world.sv_channel, world.alice, world.bob)
     hold = asyncio.Event()
-    real = Storage.save_round
+    real = GameStore.save_round
     held_channel = world.no_channel.id
 
-    async def save_round(self: Storage, game_id: int, **kwargs: Any) -> bool:
+    async def save_round(self: GameStore, game_id: int, **kwargs: Any) -> bool:
         row = await self.get_game(game_id)
         if row is not None and row.channel_id == held_channel:
             await hold.wait()
         return await real(self, game_id, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Storage, "save_round", save_round)
+        patch.setattr(GameStore, "save_round", save_round)
         stuck = await standin.slash("flip", user=world.alice, channel=world.no_channel)
         free = await flip(standin, world.sv_channel, world.bob)
         assert free.embeds[0]["title"] == t("sv", "table.title", round=1)

@@ -168,7 +168,7 @@ async def test_history_pages_with_buttons(
     async with running_bot(standin, db_path) as bot:
         ids = []
         for _ in range(13):
-            row = await bot.service.storage.create_game(
+            row = await bot.service.registry.storage.games.create_game(
                 guild_id=world.no_guild.id,
                 channel_id=world.no_channel.id,
                 challenger_id=world.alice.id,
@@ -177,9 +177,11 @@ async def test_history_pages_with_buttons(
                 variant="standard",
                 rules=STANDARD.to_dict(),
                 seed=1,
-                now=bot.service.clock(),
+                now=bot.service.registry.clock(),
             )
-            assert await bot.storage.end_game(row.id, "cancelled", bot.service.clock())
+            assert await bot.storage.games.end_game(
+                row.id, "cancelled", bot.service.registry.clock()
+            )
             ids.append(row.id)
 
         first = await command(standin, world.no_channel, world.bob, "history")
@@ -213,7 +215,7 @@ async def test_history_names_who_drew_when_only_some_of_three_players_did(
 
         history = await command(standin, world.no_channel, world.alice, "history")
         (lost,) = {0, 1, 2} - set(expected.drawn)
-        stats = await bot.storage.player_stats(world.no_guild.id, players[lost].id)
+        stats = await bot.storage.stats.player_stats(world.no_guild.id, players[lost].id)
 
     (line,) = history.embeds[0]["description"].splitlines()
     drew = [str(players[seat].display_name) for seat in expected.drawn]

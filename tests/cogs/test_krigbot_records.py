@@ -78,11 +78,11 @@ async def test_a_team_game_with_krigbot_as_partner_is_no_game_against_it_for_the
     assert (await game_row(bot, game_id)).status == "finished"
 
     guild = world.no_guild.id
-    partner = await bot.storage.player_stats(guild, alice.id)
+    partner = await bot.storage.stats.player_stats(guild, alice.id)
     assert partner.against_krigbot is None
     assert (partner.games, partner.wins) == (1, 1)
     for opponent in (bob, carol):
-        versus = (await bot.storage.player_stats(guild, opponent.id)).against_krigbot
+        versus = (await bot.storage.stats.player_stats(guild, opponent.id)).against_krigbot
         assert versus is not None
         assert (versus.games, versus.losses) == (1, 1)
     stats = await command(standin, world.no_channel, alice, "stats")

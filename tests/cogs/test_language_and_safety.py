@@ -13,7 +13,6 @@ from krigbot.adapter import replies
 from krigbot.bot import KrigBot
 from krigbot.engine import Rules
 from krigbot.i18n import t
-from krigbot.sessions import GameService
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
     answer_of,
@@ -146,7 +145,7 @@ async def test_history_dates_follow_the_readers_own_locale(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, locale: str
 ) -> None:
     when = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-    row = await bot.storage.create_game(
+    row = await bot.storage.games.create_game(
         guild_id=world.no_guild.id,
         channel_id=world.no_channel.id,
         challenger_id=world.alice.id,
@@ -157,7 +156,7 @@ async def test_history_dates_follow_the_readers_own_locale(
         seed=1,
         now=when,
     )
-    assert await bot.storage.end_game(row.id, "cancelled", when)
+    assert await bot.storage.games.end_game(row.id, "cancelled", when)
 
     rec = await standin.slash(
         "krig history", user=world.carol, channel=world.no_channel, locale=locale
@@ -324,7 +323,7 @@ async def test_an_unexpected_error_in_a_command_is_logged_and_the_user_told_brie
     errors_expected: None,
 ) -> None:
     await start_game(standin, world.no_channel, world.alice, world.bob)
-    monkeypatch.setattr(bot.service, "flip", broken_flip)
+    monkeypatch.setattr(bot.service.play, "flip", broken_flip)
 
     answer = await flip(standin, world.no_channel, world.bob)
 
@@ -343,7 +342,7 @@ async def test_an_unexpected_error_in_a_button_is_logged_and_the_user_told_brief
     errors_expected: None,
 ) -> None:
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
-    monkeypatch.setattr(bot.service, "flip", broken_flip)
+    monkeypatch.setattr(bot.service.play, "flip", broken_flip)
 
     answer = await press(standin, table.message, flip_button(table.message), world.carol)
 
@@ -363,12 +362,12 @@ async def test_an_error_after_deferring_leaves_no_public_trace_and_one_private_l
     await start_game(standin, world.no_channel, world.alice, world.bob)
     release = asyncio.Event()
 
-    async def slow_then_broken(self: GameService, *args: Any, **kwargs: Any) -> Any:
+    async def slow_then_broken(*args: Any, **kwargs: Any) -> Any:
         await release.wait()
         raise RuntimeError("the flux capacitor melted")
 
     monkeypatch.setattr(replies, "DEFER_AFTER", 0.05)  # defer at once instead of after 2 s
-    monkeypatch.setattr(GameService, "flip", slow_then_broken)
+    monkeypatch.setattr(bot.service.play, "flip", slow_then_broken)
     rec = await standin.slash("flip", user=world.alice, channel=world.no_channel)
     deferred = await rec.response()
     assert deferred.type == DEFERRED_CHANNEL_MESSAGE

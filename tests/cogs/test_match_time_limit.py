@@ -29,10 +29,12 @@ async def test_a_timed_match_nobody_plays_ends_after_its_first_unplayed_game(
     assert t("nb", "match.next", game=2) not in text
     assert [c for c in buttons(event.revision) if c.startswith("krig:flip:")] == []
     assert any(c.startswith("krig:rematch:") for c in buttons(event.revision))
-    assert await bot.storage.active_game(channel.id) is None
+    assert await bot.storage.games.active_game(channel.id) is None
     assert bot.service.deadlines.pending(table.game_id, "time_limit") is None
     # Nobody won it: it counts as a match for no one.
-    records = await bot.storage.match_records(world.no_guild.id, [world.alice.id, world.bob.id])
+    records = await bot.storage.matches.match_records(
+        world.no_guild.id, [world.alice.id, world.bob.id]
+    )
     assert records == {}
 
     # The time passing on shows nothing more: once a late press is no longer told that the time

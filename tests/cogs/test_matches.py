@@ -99,7 +99,7 @@ async def test_a_best_of_three_match_from_the_challenge_to_the_winner(
         assert "🏆 " + t("nb", "match.winner", name="**Alice**") in match_field(three)
         third = int(third_flip.split(":")[2])
         assert list(buttons(three)) == [f"krig:rematch:{third}"]
-        assert await bot.service.game_in(world.no_channel.id) is None  # the match is over
+        assert await bot.service.registry.game_in(world.no_channel.id) is None  # the match is over
 
         board = await command(standin, world.no_channel, world.alice, "leaderboard")
         stats = await command(standin, world.no_channel, world.alice, "stats")

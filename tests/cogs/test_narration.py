@@ -160,7 +160,7 @@ async def test_an_expired_challenge_names_the_configured_lifetime(
     standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot
 ) -> None:
     clock = Clock()
-    quick_bot.service.clock = clock
+    quick_bot.service.registry.clock = clock
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
     watcher = standin.watch(world.no_channel)  # from the challenge shown on
 
@@ -178,7 +178,7 @@ async def test_a_game_idle_for_an_hour_and_a_half_is_said_to_be_so(
 ) -> None:
     async with running_bot(standin, db_path, idle_hours=1.5) as bot:
         clock = Clock()
-        bot.service.clock = clock
+        bot.service.registry.clock = clock
         await start_game(standin, world.no_channel, world.alice, world.bob)
         await flip(standin, world.no_channel, world.alice)
         clock.advance(hours=1.5, seconds=1)

@@ -112,7 +112,7 @@ async def test_a_moderator_turns_pictures_off_and_on_for_the_server(
     )
     assert off.ephemeral
     assert "av" in off.content
-    assert await bot.storage.get_setting(w.no_guild.id, "images") == "off"
+    assert await bot.storage.settings.get_setting(w.no_guild.id, "images") == "off"
 
     await start_game(standin, w.no_channel, w.alice, w.bob)
     answer = await flip(standin, w.no_channel, w.alice)
@@ -146,4 +146,4 @@ async def test_only_a_moderator_changes_the_settings(
     )
     assert refused.ephemeral
     assert "moderator" in refused.content
-    assert await bot.storage.get_setting(w.no_guild.id, "images") is None
+    assert await bot.storage.settings.get_setting(w.no_guild.id, "images") is None

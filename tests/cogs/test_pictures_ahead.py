@@ -114,7 +114,7 @@ async def test_a_picture_drawn_ahead_is_not_shown_once_the_game_moved_on_elsewhe
     await ahead_ready(bot, table.game_id)  # round 1's
     used = bot.pictures.ahead_used
     # A round is played where no picture is shown (as autoplay or another shard would).
-    await bot.service.flip(world.no_channel.id, world.alice.id, 1)
+    await bot.service.play.flip(world.no_channel.id, world.alice.id, 1)
     mine = await stored_game(bot, table.game_id)
     played = mine.play_round()
 

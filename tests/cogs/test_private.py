@@ -287,7 +287,7 @@ async def test_a_server_that_denies_external_apps_is_told_once_privately_how_to_
         assert answer.ephemeral
         assert answer.content == t("nb", "here.hidden")
         assert len(rec.followups.items) == 0
-        assert await bot.storage.active_game(strict.id) is None
+        assert await bot.storage.games.active_game(strict.id) is None
     nothing_refused(standin)
 
 
@@ -438,7 +438,7 @@ async def test_after_a_restart_the_next_press_shows_an_end_no_message_could_show
         async def finished(_row: object, _result: object) -> None:
             ended.set()
 
-        bot.service.on_finish.append(finished)
+        bot.service.registry.on_finish.append(finished)
         watcher = standin.watch(group)
         clock.advance(minutes=5, seconds=1)
         await asyncio.wait_for(ended.wait(), 5)

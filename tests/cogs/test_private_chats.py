@@ -166,7 +166,7 @@ async def test_a_challenge_in_a_dm_to_someone_not_in_it_is_refused_at_once_priva
         refused = await answer_of(standin, await challenge(standin, dm, world.alice, world.carol))
         assert refused.ephemeral
         assert refused.content == t("nb", "err.not_in_chat", names="Carol")
-        assert await bot.storage.active_game(dm.id) is None
+        assert await bot.storage.games.active_game(dm.id) is None
 
         # In a group DM too, naming everyone missing; those who are in it may be challenged.
         refused = await answer_of(
@@ -175,7 +175,7 @@ async def test_a_challenge_in_a_dm_to_someone_not_in_it_is_refused_at_once_priva
         assert refused.ephemeral
         names = fmt_list(["Dave", "Olav Owner"], "sv")
         assert refused.content == t("sv", "err.not_in_chat", names=names)
-        assert await bot.storage.active_game(group.id) is None
+        assert await bot.storage.games.active_game(group.id) is None
 
         table = await start_game(standin, dm, world.alice, world.bob)
         assert not table.message.ephemeral

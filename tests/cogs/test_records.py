@@ -42,7 +42,7 @@ async def record_game(
 ) -> None:
     """Store a finished two-player game as the bot would have, ``ago`` in the past."""
     when = datetime.now(UTC) - ago
-    row = await storage.create_game(
+    row = await storage.games.create_game(
         guild_id=guild_id,
         channel_id=next(_channels),
         challenger_id=players[0],
@@ -54,13 +54,13 @@ async def record_game(
         now=when,
     )
     for player in players[1:]:
-        await storage.accept(row.id, player, when)
-    await storage.start_game(row.id, state={}, now=when)
+        await storage.games.accept(row.id, player, when)
+    await storage.games.start_game(row.id, state={}, now=when)
     results = [
         PlayerResult(p, seat, outcome, rounds, wars_won[seat], pots[seat])  # type: ignore[arg-type]
         for seat, (p, outcome) in enumerate(zip(players, outcomes, strict=True))
     ]
-    finished = await storage.finish_game(
+    finished = await storage.games.finish_game(
         row.id,
         expected_round=0,
         state={},

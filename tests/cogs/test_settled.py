@@ -21,13 +21,13 @@ async def test_settled_waits_for_what_the_bot_does_after_its_answer_is_out(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     release = asyncio.Event()
-    remember = bot.storage.set_challenge_message
+    remember = bot.storage.games.set_challenge_message
 
     async def held(game_id: int, message_id: int | None) -> bool:
         await release.wait()
         return await remember(game_id, message_id)
 
-    monkeypatch.setattr(bot.storage, "set_challenge_message", held)
+    monkeypatch.setattr(bot.storage.games, "set_challenge_message", held)
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
 
     busy = bot_busy()  # the challenge's handler, held in the write

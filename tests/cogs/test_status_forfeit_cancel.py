@@ -135,7 +135,7 @@ async def test_a_confirmed_forfeit_ends_a_two_player_game_and_the_other_wins(
     assert announced.message.mentions == []
     row = await game_row(bot, table.game_id)
     assert row.status == "finished"
-    (winner,) = await bot.storage.leaderboard(world.no_guild.id, limit=1)
+    (winner,) = await bot.storage.stats.leaderboard(world.no_guild.id, limit=1)
     assert (winner.user_id, winner.wins) == (world.alice.id, 1)
 
 
@@ -216,7 +216,7 @@ async def test_a_moderator_can_cancel_a_running_game_which_then_counts_for_nobod
     assert answer.content == t("nb", "cancel.done", name="Mona Mod")
     row = await game_row(bot, table.game_id)
     assert (row.status, row.result) == ("cancelled", None)
-    assert await bot.storage.leaderboard(world.no_guild.id) == []
+    assert await bot.storage.stats.leaderboard(world.no_guild.id) == []
     await settled()
     # Neither table can be played any more: their Flip buttons are grey.
     assert flip_button(newest) == f"krig:flip:{table.game_id}:5"

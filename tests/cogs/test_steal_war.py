@@ -502,7 +502,7 @@ async def test_a_challenge_to_steal_war_refuses_an_option_it_does_not_take_and_n
     assert answer.content == t(lang, f"err.fixed.{option}", variant=t(lang, "variant.stjel.name"))
     assert t(lang, f"opt.{option}.name") in answer.content  # named as the command names it
     assert public_messages(standin, world.no_channel) == []
-    assert await bot.storage.active_game(world.no_channel.id) is None
+    assert await bot.storage.games.active_game(world.no_channel.id) is None
 
 
 def test_every_option_a_kind_of_game_does_not_take_has_its_refusal_in_every_language() -> None:

@@ -222,7 +222,7 @@ async def test_a_member_who_forfeits_gives_up_for_the_team_and_the_other_team_wi
     assert row.state is not None
     game = load_game(row.state)
     assert sum(game.counts) == 52
-    board = await bot.storage.leaderboard(world.no_guild.id, limit=4)
+    board = await bot.storage.stats.leaderboard(world.no_guild.id, limit=4)
     won = {entry.user_id for entry in board if entry.wins}
     team = {world.bob.id, dave.id} if quitter == "carol" else {world.alice.id, world.carol.id}
     assert won == team

@@ -82,7 +82,7 @@ async def bot_on(standin: DiscordStandIn, db_path: Path, clock: Clock) -> AsyncI
     storage = await Storage.open(db_path)
     try:
         bot = KrigBot(make_settings(db_path), storage, guild_ready_timeout=0.05)
-        bot.service.clock = clock
+        bot.service.registry.clock = clock
         async with run_bot(bot, standin) as running:
             yield running
     finally:
@@ -121,7 +121,7 @@ async def test_the_time_running_out_ends_the_game_by_counting_and_says_so(
     assert row.round == 3
     assert row.result is not None
     assert (row.result["reason"], row.result["winners"]) == ("time_limit", list(outcome.winners))
-    record = await bot.storage.player_stats(row.guild_id, world.alice.id)
+    record = await bot.storage.stats.player_stats(row.guild_id, world.alice.id)
     assert (record.games, record.wins) == (1, int(outcome.winners == (0,)))
     # The last table's Flip button is grey (it could do nothing now), and it says why.
     old_table = answer.message
@@ -188,7 +188,7 @@ async def test_a_restart_keeps_the_deadline_counted_from_the_deal(
         assert t("nb", "rule.time_limit", count=10, n=10) in text_of(message)
         game_id = game_id_of(message)
         dealt = await press(standin, message, f"krig:accept:{game_id}", world.bob)
-        deadline = first.service.deadline(await game_row(first, game_id))
+        deadline = first.service.time_limits.deadline(await game_row(first, game_id))
         assert deadline == clock.now + timedelta(minutes=10)
         when = discord.utils.format_dt(deadline, "t")
         assert t("nb", "status.time_left", count=10, n=10, when=when) in text_of(dealt)
@@ -248,7 +248,7 @@ async def test_a_steal_war_battle_under_way_is_played_out_before_the_cards_are_c
     players = [world.alice, world.bob]
     seeds.fix(plan.seed)
     # The battle's choices are still open when the time limit is up (the clock moves for both).
-    bot.service.choice_ttl = timedelta(minutes=5)
+    bot.service.choices.choice_ttl = timedelta(minutes=5)
     started = await start_game(standin, world.no_channel, *players, variant="stjel", minutes=3)
     table = started.message
     await play_to_choice(standin, table, plan, players)
@@ -331,7 +331,9 @@ async def test_each_game_of_a_match_has_its_own_time_limit(
 
     (next_flip,) = [c for c in buttons(first_end.revision) if c.startswith("krig:flip:")]
     second = int(next_flip.split(":")[2])
-    assert bot.service.deadline(await game_row(bot, second)) == clock.now + timedelta(minutes=5)
+    assert bot.service.time_limits.deadline(await game_row(bot, second)) == clock.now + timedelta(
+        minutes=5
+    )
     clock.advance(minutes=4)
     answer = await flip(standin, world.no_channel, world.bob)
     assert TIME_UP not in text_of(answer)
@@ -356,7 +358,7 @@ async def test_autoplay_stops_when_the_time_is_up_and_the_cards_are_counted(
     storage = await Storage.open(db_path)
     settings = make_settings(db_path, autoplay_seconds=AUTO_SECONDS)
     bot = KrigBot(settings, storage, seeds=seeds, guild_ready_timeout=0.05)
-    bot.service.clock = clock
+    bot.service.registry.clock = clock
     try:
         async with run_bot(bot, standin):
             table = await start_game(standin, world.no_channel, world.alice, world.bob, minutes=2)

@@ -87,7 +87,7 @@ async def test_steal_war_refuses_the_house_rule_in_the_senders_language(
         "nb", "err.fixed.two_beats_ace", variant=t("nb", "variant.stjel.name")
     )
     assert public_messages(standin, world.no_channel) == []
-    assert await bot.storage.active_game(world.no_channel.id) is None
+    assert await bot.storage.games.active_game(world.no_channel.id) is None
 
 
 async def test_krig_rules_lists_the_house_rule_in_the_readers_language(

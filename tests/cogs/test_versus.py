@@ -116,10 +116,10 @@ async def test_a_game_against_krigbot_counts_in_stats_apart_and_never_on_the_lea
     krigbots = t("nb", "stats.krigbot_line", count=2, games=2, wins=1, draws=0, losses=1)
     assert krigbots in text_of(bots)
     assert t("nb", "stats.games") not in text_of(bots)
-    totals = await bot.storage.player_stats(world.no_guild.id, world.alice.id)
+    totals = await bot.storage.stats.player_stats(world.no_guild.id, world.alice.id)
     assert (totals.games, totals.top_opponent, totals.biggest_pot) == (0, None, 0)
-    assert await bot.storage.head_to_head(world.no_guild.id, world.alice.id) == []
-    assert await bot.storage.biggest_pots(world.no_guild.id, world.alice.id) == []
+    assert await bot.storage.records.head_to_head(world.no_guild.id, world.alice.id) == []
+    assert await bot.storage.records.biggest_pots(world.no_guild.id, world.alice.id) == []
 
 
 async def test_krigbot_is_one_seat_of_a_three_player_game_and_anyone_may_flip(
@@ -156,12 +156,14 @@ async def test_krigbot_is_one_seat_of_a_three_player_game_and_anyone_may_flip(
     assert row.state == expected.to_dict()
     assert "🏆 " + t("nb", "over.winner", name="**Krigbot**") in text_of(ended)
     for player in (world.alice, world.bob):
-        record = (await bot.storage.player_stats(world.no_guild.id, player.id)).against_krigbot
+        record = (
+            await bot.storage.stats.player_stats(world.no_guild.id, player.id)
+        ).against_krigbot
         assert record is not None
         assert (record.games, record.losses) == (1, 1)
     board = await command(standin, world.no_channel, world.carol, "leaderboard")
     assert board.embeds[0]["description"] == t("nb", "lb.empty")
-    assert await bot.storage.head_to_head(world.no_guild.id, world.alice.id) == []
+    assert await bot.storage.records.head_to_head(world.no_guild.id, world.alice.id) == []
 
 
 async def test_finish_against_krigbot_plays_to_the_end_at_once(
@@ -221,7 +223,7 @@ async def test_another_bot_is_still_refused_privately_in_the_players_language(
         assert refused.ephemeral
         assert refused.content == t(user.locale, "err.bot")
     assert public_messages(standin, world.no_channel) == []
-    assert await bot.storage.game_count() == 0
+    assert await bot.storage.games.game_count() == 0
 
 
 async def test_a_match_against_krigbot_is_refused_privately(
@@ -234,7 +236,7 @@ async def test_a_match_against_krigbot_is_refused_privately(
 
     assert answer.ephemeral
     assert answer.content == t("nb", "krigbot.no_match")
-    assert await bot.storage.game_count() == 0
+    assert await bot.storage.games.game_count() == 0
 
 
 async def test_autoplay_plays_a_game_against_krigbot_to_its_end(
@@ -252,7 +254,9 @@ async def test_autoplay_plays_a_game_against_krigbot_to_its_end(
         assert "🏆 " + t("nb", "over.winner", name="**Alice**") in text_of(over.revision)
         row = await game_row(bot, game_id)
         assert (row.status, row.round) == ("finished", 30)
-        record = (await bot.storage.player_stats(world.no_guild.id, world.alice.id)).against_krigbot
+        record = (
+            await bot.storage.stats.player_stats(world.no_guild.id, world.alice.id)
+        ).against_krigbot
         assert record is not None
         assert (record.games, record.wins) == (1, 1)
 
@@ -296,4 +300,4 @@ async def test_a_friend_challenged_in_the_dm_with_krigbot_is_refused_privately(
 
     assert answer.ephemeral
     assert answer.content == t("nb", "krigbot.dm_only")
-    assert await bot.storage.game_count() == 0
+    assert await bot.storage.games.game_count() == 0

@@ -101,7 +101,7 @@ async def test_a_moderator_of_one_server_is_nobody_special_in_another(
 
     assert answer.ephemeral
     assert answer.content == t("nb", "err.cancel_denied")
-    row = await bot.storage.get_game(abroad.game_id)
+    row = await bot.storage.games.get_game(abroad.game_id)
     assert row is not None
     assert row.status == "running"
 

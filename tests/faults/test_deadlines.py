@@ -27,7 +27,7 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import Storage
-from krigbot.storage.sqlite import SqliteStorage
+from krigbot.storage.sqlite import SqliteDatabase
 from tests.cogs.helpers import (
     Timed,
     challenge_message,
@@ -53,8 +53,8 @@ async def slow_disk(storage: Storage, seconds: float) -> AsyncIterator[None]:
     The delay is spent on the database connection's own thread, at each COMMIT and each
     single-statement write, so whatever comes next waits behind it, as on a struggling disk.
     """
-    assert isinstance(storage, SqliteStorage)
-    db = storage._db  # the bot's own connection: the fault goes where a slow disk would be
+    assert isinstance(storage.database, SqliteDatabase)
+    db = storage.database._db  # the bot's own connection: the fault goes where a slow disk would be
     assert db is not None
 
     def on_statement(statement: str) -> None:

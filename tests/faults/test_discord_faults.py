@@ -18,7 +18,7 @@ import pytest
 from krigbot.adapter import replies
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
-from krigbot.storage import Storage
+from krigbot.storage import GameStore, Storage
 from tests.cogs.helpers import (
     DEFERRED_UPDATE,
     UPDATE_MESSAGE,
@@ -87,14 +87,14 @@ async def test_a_rate_limited_edit_after_a_deferral_waits_as_told_and_is_deliver
 ) -> None:
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     saving = asyncio.Event()
-    real = Storage.save_round
+    real = GameStore.save_round
 
-    async def held_save(self: Storage, *args: Any, **kwargs: Any) -> bool:
+    async def held_save(self: GameStore, *args: Any, **kwargs: Any) -> bool:
         await saving.wait()
         return await real(self, *args, **kwargs)
 
     monkeypatch.setattr(replies, "DEFER_AFTER", 0.05)  # defer at once instead of after 2 s
-    monkeypatch.setattr(Storage, "save_round", held_save)
+    monkeypatch.setattr(GameStore, "save_round", held_save)
     standin.fail_next("PATCH", r"/messages/@original$", status=429, retry_after=RETRY_AFTER)
 
     rec = await standin.click(table.message, flip_button(table.message), user=world.bob)

@@ -36,7 +36,7 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
-from krigbot.storage import DiskFullError, Storage
+from krigbot.storage import DiskFullError, GameStore, Storage
 from tests.cogs.helpers import (
     DEFERRED_CHANNEL_MESSAGE,
     UPDATE_MESSAGE,
@@ -68,7 +68,7 @@ async def pragma(storage: Storage, statement: str) -> list[Any]:
     """Run a PRAGMA on the bot's own connection (its settings are per connection)."""
     # A private method on purpose: the fault is injected into the bot's connection, under
     # the storage's lock, between two of its statements.
-    return [tuple(row) for row in await storage._fetchall(f"PRAGMA {statement}")]
+    return [tuple(row) for row in await storage.database.fetchall(f"PRAGMA {statement}")]
 
 
 @contextlib.asynccontextmanager
@@ -268,9 +268,9 @@ async def test_a_full_disk_never_leaves_a_half_written_round_or_a_lost_result(
 ) -> None:
     storage = fragile_bot.storage
     failed_at: list[str] = []
-    real_finish = Storage.finish_game
+    real_finish = GameStore.finish_game
 
-    async def finish_game(self: Storage, *args: Any, **kwargs: Any) -> bool:
+    async def finish_game(self: GameStore, *args: Any, **kwargs: Any) -> bool:
         try:
             return await real_finish(self, *args, **kwargs)
         except DiskFullError as exc:
@@ -279,7 +279,7 @@ async def test_a_full_disk_never_leaves_a_half_written_round_or_a_lost_result(
             failed_at.append("results" if "executemany" in stack else "game")
             raise
 
-    monkeypatch.setattr(Storage, "finish_game", finish_game)
+    monkeypatch.setattr(GameStore, "finish_game", finish_game)
 
     async def with_full_disk(
         spare_pages: int, act: Callable[[], Awaitable[Any]], locale: str
@@ -341,11 +341,11 @@ async def test_a_deal_that_could_not_be_saved_is_dealt_by_the_next_press(
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
     accept = f"krig:accept:{game_id_of(message)}"
 
-    async def full(self: Storage, *args: Any, **kwargs: Any) -> None:
+    async def full(self: GameStore, *args: Any, **kwargs: Any) -> None:
         raise DiskFullError("The disk holding the database is full.")
 
     with monkeypatch.context() as patch:
-        patch.setattr(Storage, "start_game", full)
+        patch.setattr(GameStore, "start_game", full)
         first = await press(standin, message, accept, world.bob)
     second = await press(standin, message, accept, world.bob)
 
@@ -363,10 +363,10 @@ async def test_a_round_is_shown_even_if_its_message_cannot_be_remembered(
     # The round is committed; only the later write of which message shows it fails.
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
 
-    async def full(self: Storage, *args: Any, **kwargs: Any) -> bool:
+    async def full(self: GameStore, *args: Any, **kwargs: Any) -> bool:
         raise DiskFullError("The disk holding the database is full.")
 
-    monkeypatch.setattr(Storage, "set_table_message", full)
+    monkeypatch.setattr(GameStore, "set_table_message", full)
     pressed = await press(standin, table.message, flip_button(table.message), world.bob)
     typed = await flip(standin, world.no_channel, world.alice)
 
@@ -379,10 +379,10 @@ async def test_a_round_is_shown_even_if_its_message_cannot_be_remembered(
 async def test_a_challenge_is_out_and_expires_even_if_its_message_cannot_be_remembered(
     standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def full(self: Storage, *args: Any, **kwargs: Any) -> bool:
+    async def full(self: GameStore, *args: Any, **kwargs: Any) -> bool:
         raise DiskFullError("The disk holding the database is full.")
 
-    monkeypatch.setattr(Storage, "set_challenge_message", full)
+    monkeypatch.setattr(GameStore, "set_challenge_message", full)
     watcher = standin.watch(world.no_channel)
     message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
     game_id = game_id_of(message)

@@ -37,7 +37,7 @@ async def deal(
     service: GameService, variant: str, **options: object
 ) -> tuple[GameRow, ChoiceResult | None]:
     """Challenge and accept a game between Alice and Bob, and begin a battle in Steal War."""
-    made = await service.challenge(
+    made = await service.challenges.challenge(
         guild_id=GUILD,
         channel_id=CHANNEL,
         challenger=ALICE,
@@ -45,20 +45,20 @@ async def deal(
         variant=variant,
         options=dict(options),
     )
-    accepted = await service.accept(made.row.id, BOB.user_id)
+    accepted = await service.challenges.accept(made.row.id, BOB.user_id)
     assert accepted.game is not None
     if not accepted.game.has_choices:
         return accepted.row, None
-    battle = await service.begin_battle(CHANNEL, ALICE.user_id)
+    battle = await service.choices.begin_battle(CHANNEL, ALICE.user_id)
     return battle.row, battle
 
 
 async def both_hold(first: GameService, second: GameService) -> None:
     """Let the second process read the game too, as a hand-off's restore does."""
-    found = await second.game_in(CHANNEL)
+    found = await second.registry.game_in(CHANNEL)
     assert found is not None
     assert found[1] is not None
-    mine = await first.game_in(CHANNEL)
+    mine = await first.registry.game_in(CHANNEL)
     assert mine is not None
     assert mine[1] is not None
     assert found[1].to_dict() == mine[1].to_dict()
@@ -86,7 +86,7 @@ def top_choice(result: ChoiceResult) -> TopChoice:
 
 async def saved(storage: Storage, game_id: int) -> tuple[GameRow, list[list[object]]]:
     """Return the stored game and the moves its saved state holds."""
-    row = await storage.get_game(game_id)
+    row = await storage.games.get_game(game_id)
     assert row is not None
     assert row.state is not None
     return row, list(row.state["actions"])
@@ -99,16 +99,16 @@ async def test_a_choice_on_a_process_whose_copy_is_behind_is_made_on_the_saved_g
     # On the first process: the winner's top card, and the next battle, which is won too.
     top = top_choice(battle)
     winner = row.players[top.seat]
-    await first.choose(
+    await first.choices.choose(
         CHANNEL, winner, row.id, "top", seat=top.seat, card=top.cards[-1], expected_round=1
     )
-    battle = await first.begin_battle(CHANNEL, ALICE.user_id)
+    battle = await first.choices.begin_battle(CHANNEL, ALICE.user_id)
     again = top_choice(battle)
     assert battle.row.round == 2
     _, before = await saved(storage, row.id)
 
     # The next press reaches the second process, whose copy is still at the first battle.
-    made = await second.choose(
+    made = await second.choices.choose(
         CHANNEL,
         row.players[again.seat],
         row.id,
@@ -133,7 +133,7 @@ async def test_the_same_press_reaching_both_processes_is_made_once(storage: Stor
     winner = row.players[top.seat]
 
     async def press(service: GameService) -> ChoiceResult:
-        return await service.choose(
+        return await service.choices.choose(
             CHANNEL, winner, row.id, "top", seat=top.seat, card=top.cards[0], expected_round=1
         )
 
@@ -155,14 +155,14 @@ async def test_a_time_out_on_a_copy_behind_leaves_the_choice_made_elsewhere(
     # Not what a time-out would choose (the default is the top the winner has now).
     (chosen,) = [card for card in top.cards if card != battle.game.loot_top(top.seat)][:1]
     clock.advance(seconds=30)
-    await first.choose(
+    await first.choices.choose(
         CHANNEL, row.players[top.seat], row.id, "top", seat=top.seat, card=chosen, expected_round=1
     )
     # Both processes set the time-out from their copies: the second's copy is due first.
     clock.advance(seconds=31)
 
     with caplog.at_level(logging.INFO):
-        timed_out = await second.time_out(CHANNEL, row.id)
+        timed_out = await second.choices.time_out(CHANNEL, row.id)
 
     assert timed_out is None  # nothing is open on the saved game: nothing to say
     stored, _ = await saved(storage, row.id)
@@ -179,15 +179,15 @@ async def test_a_time_limit_both_processes_watch_ends_the_game_once(
     await both_hold(first, second)
     clock.advance(minutes=2)
 
-    ended = await first.end_in_time(CHANNEL, row.id)
+    ended = await first.time_limits.end_in_time(CHANNEL, row.id)
     with caplog.at_level(logging.INFO):
-        again = await second.end_in_time(CHANNEL, row.id)
+        again = await second.time_limits.end_in_time(CHANNEL, row.id)
 
     assert ended is not None
     assert ended.outcome is not None
     assert again is None  # ended by the other process: nothing to announce
-    assert second.running_count() == 0
-    stats = await storage.player_stats(GUILD, ALICE.user_id)
+    assert second.registry.running_count() == 0
+    stats = await storage.stats.player_stats(GUILD, ALICE.user_id)
     assert stats.games == 1
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
@@ -205,7 +205,7 @@ async def test_two_different_presses_at_once_on_both_processes_make_one_choice_a
 
     async def press(service: GameService, card: int) -> ChoiceResult | Refusal:
         try:
-            return await service.choose(
+            return await service.choices.choose(
                 CHANNEL, winner, row.id, "top", seat=top.seat, card=card, expected_round=1
             )
         except Refusal as refusal:

@@ -17,7 +17,7 @@ CAROL, DAVE = Player(3, "Carol"), Player(4, "Dave")
 
 async def new_game(service: GameService, channel_id: int) -> GameRow:
     """Challenge and accept a standard two-player game in a channel."""
-    made = await service.challenge(
+    made = await service.challenges.challenge(
         guild_id=GUILD,
         channel_id=channel_id,
         challenger=ALICE,
@@ -25,17 +25,17 @@ async def new_game(service: GameService, channel_id: int) -> GameRow:
         variant="standard",
         options={},
     )
-    started = await service.accept(made.row.id, BOB.user_id)
+    started = await service.challenges.accept(made.row.id, BOB.user_id)
     assert started.game is not None
     return started.row
 
 
 async def damage(storage: Storage, row: GameRow, **broken: object) -> None:
     """Overwrite a running game's saved state with a damaged copy."""
-    current = await storage.get_game(row.id)
+    current = await storage.games.get_game(row.id)
     assert current is not None
     assert current.state is not None
-    saved = await storage.save_round(
+    saved = await storage.games.save_round(
         row.id,
         expected_round=current.round,
         state={**current.state, **broken},
@@ -53,10 +53,10 @@ async def test_a_game_whose_save_cannot_be_read_is_ended_and_frees_its_channel(
     fresh = GameService(storage)  # another process: nothing of the game in memory
 
     with pytest.raises(Refusal) as refused:
-        await fresh.flip(100, ALICE.user_id)
+        await fresh.play.flip(100, ALICE.user_id)
 
     assert refused.value.key == "err.unreadable"
-    ended = await storage.get_game(row.id)
+    ended = await storage.games.get_game(row.id)
     assert ended is not None
     assert (ended.status, ended.result) == ("abandoned", {"error": "unreadable"})
     assert (await new_game(fresh, channel_id=100)).status == "running"  # as the refusal promises
@@ -67,12 +67,12 @@ async def test_restore_keeps_good_games_and_challenges_and_ends_damaged_ones(
 ) -> None:
     first = GameService(storage)
     good = await new_game(first, channel_id=100)
-    await first.flip(100, BOB.user_id, 5)
+    await first.play.flip(100, BOB.user_id, 5)
     damaged = await new_game(first, channel_id=200)
     await damage(storage, damaged, piles="not piles")
     odd = await new_game(first, channel_id=300)
     await damage(storage, odd, piles=[[999]])  # the engine fails on this with AttributeError
-    challenge = await first.challenge(
+    challenge = await first.challenges.challenge(
         guild_id=GUILD,
         channel_id=400,
         challenger=BOB,
@@ -82,14 +82,14 @@ async def test_restore_keeps_good_games_and_challenges_and_ends_damaged_ones(
     )
 
     restarted = GameService(storage)
-    challenges, broken = await restarted.restore()
+    challenges, broken = await restarted.recovery.restore()
     # Standard games are read when first used; the check for damaged ones runs after start-up.
-    unreadable = await restarted.find_unreadable()
+    unreadable = await restarted.recovery.find_unreadable()
 
     assert [row.id for row in challenges] == [challenge.row.id]
     assert broken == []
     assert sorted(row.id for row in unreadable) == sorted([damaged.id, odd.id])
-    played = await restarted.flip(100, ALICE.user_id)
+    played = await restarted.play.flip(100, ALICE.user_id)
     expected = Game.new(Rules.from_dict(good.rules), good.seed)
     for _ in range(6):
         expected.play_round()
@@ -101,38 +101,38 @@ async def test_a_challenge_answered_after_its_time_is_reported_expired_for_its_m
 ) -> None:
     clock = Clock()
     service = GameService(storage, clock=clock)
-    made = await service.challenge(
+    made = await service.challenges.challenge(
         guild_id=GUILD, channel_id=100, challenger=ALICE, opponents=[BOB], variant="fem", options={}
     )
     clock.advance(minutes=5)
 
     with pytest.raises(Refusal) as refused:
-        await service.accept(made.row.id, BOB.user_id)
+        await service.challenges.accept(made.row.id, BOB.user_id)
 
     assert refused.value.key == "err.challenge_over"
-    expired = await service.expire(made.row.id)
+    expired = await service.challenges.expire(made.row.id)
     assert expired is not None
     assert expired.id == made.row.id
 
 
 async def test_expiry_leaves_answered_challenges_alone(storage: Storage) -> None:
     service = GameService(storage)
-    declined = await service.challenge(
+    declined = await service.challenges.challenge(
         guild_id=GUILD, channel_id=100, challenger=ALICE, opponents=[BOB], variant="fem", options={}
     )
-    await service.decline(declined.row.id, BOB.user_id)
+    await service.challenges.decline(declined.row.id, BOB.user_id)
     accepted = await new_game(service, channel_id=200)
 
-    assert await service.expire(declined.row.id) is None
-    assert await service.expire(accepted.id) is None
-    running = await storage.get_game(accepted.id)
+    assert await service.challenges.expire(declined.row.id) is None
+    assert await service.challenges.expire(accepted.id) is None
+    running = await storage.games.get_game(accepted.id)
     assert running is not None
     assert running.status == "running"
 
 
 async def test_a_team_draw_is_a_draw_for_both_members_of_both_teams(storage: Storage) -> None:
     service = GameService(storage)
-    made = await service.challenge(
+    made = await service.challenges.challenge(
         guild_id=GUILD,
         channel_id=100,
         challenger=ALICE,
@@ -141,20 +141,20 @@ async def test_a_team_draw_is_a_draw_for_both_members_of_both_teams(storage: Sto
         options={"face_down": 5},
     )
     for player in (BOB, CAROL, DAVE):
-        accepted = await service.accept(made.row.id, player.user_id)
+        accepted = await service.challenges.accept(made.row.id, player.user_id)
     # Carol and Dave (one of each team) lose their only card in round 1; in round 2 Alice and
     # Bob tie, both too short for a war of 5 down with the same cards left: both teams are out
     # together, a draw (rules §5, §9), though only Alice and Bob went out in that round.
-    service.adopt(
+    service.registry.adopt(
         accepted.row,
         deal(Rules.from_dict(made.row.rules), "AS 7S", "KH 7H 2H 3H 4H 5H", "2D", "3C"),
     )
 
-    played = await service.flip(100, ALICE.user_id, count=2)
+    played = await service.play.flip(100, ALICE.user_id, count=2)
 
     assert played.outcome is not None
     assert played.outcome.is_draw
-    board = await storage.leaderboard(GUILD)
+    board = await storage.stats.leaderboard(GUILD)
     assert sorted((row.user_id, row.draws, row.losses) for row in board) == [
         (ALICE.user_id, 1, 0),
         (BOB.user_id, 1, 0),
@@ -162,12 +162,12 @@ async def test_a_team_draw_is_a_draw_for_both_members_of_both_teams(storage: Sto
         (DAVE.user_id, 1, 0),
     ]
     for player, partner in ((ALICE, CAROL), (BOB, DAVE), (CAROL, ALICE), (DAVE, BOB)):
-        stats = await storage.player_stats(GUILD, player.user_id)
+        stats = await storage.stats.player_stats(GUILD, player.user_id)
         assert (stats.wins, stats.draws, stats.losses) == (0, 1, 0), player.name
         assert stats.top_partner == PartnerRecord(partner.user_id, 1, 0, 1, 0)
         assert stats.top_opponent is not None
         assert (stats.top_opponent.won, stats.top_opponent.lost) == (0, 0)
-    (history,) = await storage.recent_games(GUILD)
+    (history,) = await storage.stats.recent_games(GUILD)
     assert history.result is not None
     assert history.result["winners"] == []
 
@@ -178,7 +178,7 @@ async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
     clock = Clock()
     first = GameService(storage, clock=clock)
     try:
-        open_ = await first.challenge(
+        open_ = await first.challenges.challenge(
             guild_id=GUILD,
             channel_id=100,
             challenger=ALICE,
@@ -186,8 +186,8 @@ async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
             variant="standard",
             options={},
         )
-        await first.challenge_shown(open_.row, message_id=555)
-        timed = await first.challenge(
+        await first.challenges.challenge_shown(open_.row, message_id=555)
+        timed = await first.challenges.challenge(
             guild_id=GUILD,
             channel_id=200,
             challenger=ALICE,
@@ -195,9 +195,9 @@ async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
             variant="standard",
             options={"time_limit": 3},
         )
-        await first.challenge_shown(timed.row, message_id=556)
-        await first.accept(timed.row.id, BOB.user_id)
-        stolen = await first.challenge(
+        await first.challenges.challenge_shown(timed.row, message_id=556)
+        await first.challenges.accept(timed.row.id, BOB.user_id)
+        stolen = await first.challenges.challenge(
             guild_id=GUILD,
             channel_id=300,
             challenger=ALICE,
@@ -205,24 +205,27 @@ async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
             variant="stjel",
             options={},
         )
-        await first.accept(stolen.row.id, BOB.user_id)
-        battle = await first.begin_battle(300, ALICE.user_id)
-        first.watch_choices(battle.row, battle.game)
+        await first.challenges.accept(stolen.row.id, BOB.user_id)
+        battle = await first.choices.begin_battle(300, ALICE.user_id)
+        first.choices.watch_choices(battle.row, battle.game)
 
         expiry = first.deadlines.pending(open_.row.id, "challenge")
         assert expiry is not None
-        assert (expiry.at, expiry.message_id) == (open_.row.created_at + first.challenge_ttl, 555)
+        assert (expiry.at, expiry.message_id) == (
+            open_.row.created_at + first.challenges.challenge_ttl,
+            555,
+        )
         assert first.deadlines.pending(timed.row.id, "challenge") is None  # accepted
         limit = first.deadlines.pending(timed.row.id, "time_limit")
         assert limit is not None
-        assert limit.at == first.deadline(await first_row(storage, timed.row.id))
+        assert limit.at == first.time_limits.deadline(await first_row(storage, timed.row.id))
         choice = first.deadlines.pending(stolen.row.id, "choice")
         assert choice is not None
-        assert choice.at == first.choice_deadline(battle.row)
+        assert choice.at == first.choices.choice_deadline(battle.row)
 
         restarted = GameService(storage, clock=clock)
         try:
-            await restarted.restore()
+            await restarted.recovery.restore()
             kept: list[tuple[int, DeadlineKind]] = [
                 (open_.row.id, "challenge"),
                 (timed.row.id, "time_limit"),
@@ -233,7 +236,7 @@ async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
                     game_id, kind
                 )
 
-            await restarted.cancel(200, ALICE.user_id, moderator=True)
+            await restarted.play.cancel(200, ALICE.user_id, moderator=True)
             assert restarted.deadlines.pending(timed.row.id, "time_limit") is None
         finally:
             await restarted.deadlines.close()
@@ -243,6 +246,6 @@ async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
 
 async def first_row(storage: Storage, game_id: int) -> GameRow:
     """Return a game as stored."""
-    row = await storage.get_game(game_id)
+    row = await storage.games.get_game(game_id)
     assert row is not None
     return row

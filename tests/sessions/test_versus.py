@@ -20,7 +20,7 @@ TWO = Rules.preset("stjel")
 def service_of(storage: Storage, clock: Clock, seed: int = 1) -> GameService:
     """Return a service that knows Krigbot's user id, on the test's clock and seed."""
     service = GameService(storage, clock=clock, seeds=lambda: seed)
-    service.krigbot_id = KRIGBOT.user_id
+    service.registry.krigbot_id = KRIGBOT.user_id
     return service
 
 
@@ -43,7 +43,7 @@ def first_top_of_krigbot() -> tuple[int, Move, int]:
 async def test_a_challenge_of_krigbot_alone_is_dealt_in_the_same_call(storage: Storage) -> None:
     service = service_of(storage, Clock())
 
-    made = await service.challenge(
+    made = await service.challenges.challenge(
         guild_id=GUILD,
         channel_id=CHANNEL,
         challenger=ALICE,
@@ -56,7 +56,7 @@ async def test_a_challenge_of_krigbot_alone_is_dealt_in_the_same_call(storage: S
     assert made.game is not None
     assert made.row.status == "running"
     assert set(made.row.accepted) == {ALICE.user_id, KRIGBOT.user_id}
-    found = await service.game_in(CHANNEL)
+    found = await service.registry.game_in(CHANNEL)
     assert found is not None
     assert found[1] is made.game
 
@@ -66,7 +66,7 @@ async def test_with_other_players_krigbot_accepts_and_the_challenge_waits_for_th
 ) -> None:
     service = service_of(storage, Clock())
 
-    made = await service.challenge(
+    made = await service.challenges.challenge(
         guild_id=GUILD,
         channel_id=CHANNEL,
         challenger=ALICE,
@@ -77,13 +77,13 @@ async def test_with_other_players_krigbot_accepts_and_the_challenge_waits_for_th
 
     assert (made.krigbot, made.game, made.row.status) == (1, None, "challenge")
     assert set(made.row.accepted) == {ALICE.user_id, KRIGBOT.user_id}
-    dealt = await service.accept(made.row.id, BOB.user_id)
+    dealt = await service.challenges.accept(made.row.id, BOB.user_id)
     assert dealt.game is not None
 
 
 async def stopped_before_krigbot_chose(storage: Storage, clock: Clock, seed: int) -> GameRow:
     """Deal Steal War against Krigbot and save its first battle as a bot that then stopped."""
-    made = await service_of(storage, clock, seed).challenge(
+    made = await service_of(storage, clock, seed).challenges.challenge(
         guild_id=GUILD,
         channel_id=CHANNEL,
         challenger=ALICE,
@@ -93,7 +93,7 @@ async def stopped_before_krigbot_chose(storage: Storage, clock: Clock, seed: int
     )
     game = StealGame.new(TWO, seed)
     game.begin_battle()
-    saved = await storage.save_round(
+    saved = await storage.games.save_round(
         made.row.id, expected_round=0, state=game.to_dict(), round=game.round, now=clock()
     )
     assert saved
@@ -108,9 +108,9 @@ async def test_a_choice_krigbot_could_not_make_before_a_stop_is_made_by_its_poli
     made = await stopped_before_krigbot_chose(storage, clock, seed)
     again = service_of(storage, clock, seed)
 
-    early = await again.time_out(CHANNEL, made.id)
+    early = await again.choices.time_out(CHANNEL, made.id)
     clock.advance(seconds=61)
-    late = await again.time_out(CHANNEL, made.id)
+    late = await again.choices.time_out(CHANNEL, made.id)
 
     assert early is not None
     assert early.krigbot_moves == ()
@@ -119,7 +119,7 @@ async def test_a_choice_krigbot_could_not_make_before_a_stop_is_made_by_its_poli
     assert late.krigbot_moves == (move,)
     assert late.game.loot_top(1) == move.card != default
     assert late.game.pending() == ()
-    row = await storage.get_game(made.id)
+    row = await storage.games.get_game(made.id)
     assert row is not None
     assert row.state is not None
     assert row.state["actions"][-1] == ["top", 1, card_code(move.card)]
@@ -133,8 +133,8 @@ async def test_a_flip_makes_the_choice_krigbot_left_open_before_any_battle(
     await stopped_before_krigbot_chose(storage, clock, seed)
     again = service_of(storage, clock, seed)
 
-    first = await again.begin_battle(CHANNEL, ALICE.user_id)
-    second = await again.begin_battle(CHANNEL, ALICE.user_id)
+    first = await again.choices.begin_battle(CHANNEL, ALICE.user_id)
+    second = await again.choices.begin_battle(CHANNEL, ALICE.user_id)
 
     assert first.krigbot_moves == (move,)
     assert first.played is None  # no battle yet: the press showed Krigbot's choice

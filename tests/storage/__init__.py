@@ -42,13 +42,13 @@ async def new_game(
         "now": now,
     }
     arguments.update(overrides)
-    return await storage.create_game(**arguments)
+    return await storage.games.create_game(**arguments)
 
 
 async def running_game(storage: Storage, **kwargs: Any) -> GameRow:
     """Create a challenge and start it with a small dealt state."""
     game = await new_game(storage, **kwargs)
-    started = await storage.start_game(
+    started = await storage.games.start_game(
         game.id, state={"hands": [[1, 2], [3, 4]]}, now=game.created_at
     )
     assert started is not None
@@ -102,7 +102,7 @@ async def record_game(
         for seat, r in enumerate(results)
     ]
     rounds = max(r.rounds for r in results)
-    finished = await storage.finish_game(
+    finished = await storage.games.finish_game(
         game.id,
         expected_round=0,
         state={"hands": []},
@@ -112,7 +112,7 @@ async def record_game(
         now=now,
     )
     assert finished
-    row = await storage.get_game(game.id)
+    row = await storage.games.get_game(game.id)
     assert row is not None
     return row
 
@@ -120,4 +120,4 @@ async def record_game(
 async def committed(storage: Storage, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     """Run a query on a second storage on the same database: it sees only what is committed."""
     async with await Storage.open(storage.path) as other:
-        return [tuple(row) for row in await other._fetchall(sql, params)]
+        return [tuple(row) for row in await other.database.fetchall(sql, params)]

@@ -46,6 +46,6 @@ async def test_a_bot_killed_between_flips_on_postgresql_keeps_every_round(
     # Nothing went to an SQLite file: the rounds are in PostgreSQL.
     assert not bot.db.exists()
     async with await Storage.open(pg_dsn) as storage:
-        row = await storage.get_game(1)
+        row = await storage.games.get_game(1)
     assert row is not None
     assert row.round == 4

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from krigbot.storage import Storage, checkpoints
-from krigbot.storage.sqlite import SqliteStorage
+from krigbot.storage.sqlite import SqliteDatabase
 from tests.storage import at, running_game
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def rounds_in_the_file(path: str) -> dict[int, int]:
 
 async def autocheckpoint(storage: Storage) -> int:
     """Return the pages after which the bot's own connection would checkpoint (0: never)."""
-    rows = await storage._fetchall("PRAGMA wal_autocheckpoint")
+    rows = await storage.database.fetchall("PRAGMA wal_autocheckpoint")
     return int(rows[0][0])
 
 
@@ -46,7 +46,7 @@ async def test_writes_leave_the_log_alone_and_the_checkpoint_moves_it_into_the_f
     await storage.checkpoint()  # the tables and the new game are in the file
     assert rounds_in_the_file(storage.path)[game.id] == 0
     for played in range(1, 1101):  # a page of log or more each
-        assert await storage.save_round(
+        assert await storage.games.save_round(
             game.id, expected_round=played - 1, state={"n": "x" * 3000}, round=played, now=at(1)
         )
     # Past the 1,000 pages after which a write would have checkpointed: all still in the log.
@@ -64,8 +64,8 @@ async def test_writes_leave_the_log_alone_and_the_checkpoint_moves_it_into_the_f
 async def test_a_failing_checkpoint_gives_the_checkpoints_back_to_the_writes(
     storage: Storage, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    assert isinstance(storage, SqliteStorage)
-    checkpointer = storage._checkpointer
+    assert isinstance(storage.database, SqliteDatabase)
+    checkpointer = storage.database._checkpointer
     assert checkpointer is not None
     assert checkpointer._db is not None
 
@@ -81,7 +81,7 @@ async def test_a_failing_checkpoint_gives_the_checkpoints_back_to_the_writes(
     assert await autocheckpoint(storage) == checkpoints.DEFAULT_PAGES
     assert await storage.checkpoint() is None  # for good
     game = await running_game(storage)  # and the storage goes on
-    assert await storage.save_round(game.id, expected_round=0, state={}, round=1, now=at(1))
+    assert await storage.games.save_round(game.id, expected_round=0, state={}, round=1, now=at(1))
 
 
 async def test_without_a_checkpoint_connection_the_writes_checkpoint(
@@ -104,7 +104,7 @@ async def test_without_a_checkpoint_connection_the_writes_checkpoint(
 async def test_closing_leaves_everything_in_the_database_file(tmp_path: Path) -> None:
     storage = await Storage.open(tmp_path / "krig.db", checkpoint_every=3600)
     game = await running_game(storage)
-    assert await storage.save_round(game.id, expected_round=0, state={}, round=1, now=at(1))
+    assert await storage.games.save_round(game.id, expected_round=0, state={}, round=1, now=at(1))
     await storage.close()
     assert not (tmp_path / "krig.db-wal").exists()
     assert rounds_in_the_file(str(tmp_path / "krig.db"))[game.id] == 1

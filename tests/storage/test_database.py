@@ -77,8 +77,8 @@ async def test_reopen_is_idempotent(tmp_path: Path) -> None:
     before = schema(path)
     storage = await Storage.open(str(path))  # str and Path both accepted
     try:
-        assert await storage.get_game(game.id) == game
-        assert await storage.game_count() == 1
+        assert await storage.games.get_game(game.id) == game
+        assert await storage.games.game_count() == 1
     finally:
         await storage.close()
     assert schema(path) == before
@@ -160,7 +160,7 @@ async def test_memory_database_works() -> None:
     storage = await Storage.open(":memory:")
     try:
         game = await new_game(storage)
-        assert await storage.get_game(game.id) == game
+        assert await storage.games.get_game(game.id) == game
     finally:
         await storage.close()
 
@@ -169,27 +169,27 @@ async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
     path = tmp_path / "krig.db"
     storage = await Storage.open(path)
     running = await running_game(storage, channel_id=1)
-    assert await storage.save_round(
+    assert await storage.games.save_round(
         running.id, expected_round=0, state={"hands": [[9], [8]]}, round=1, now=at(1)
     )
     finished = await record_game(storage, [pr(10, "win"), pr(20, "loss")], channel_id=2, now=at(2))
-    await storage.set_setting(1, "locale", "da")
+    await storage.settings.set_setting(1, "locale", "da")
     await storage.close()
 
     storage = await Storage.open(path)
     try:
-        restored = await storage.get_game(running.id)
+        restored = await storage.games.get_game(running.id)
         assert restored is not None
         assert (restored.status, restored.round, restored.state) == (
             "running",
             1,
             {"hands": [[9], [8]]},
         )
-        assert await storage.get_game(finished.id) == finished
-        assert [g.id for g in await storage.running_games()] == [running.id]
-        board = await storage.leaderboard(1)
+        assert await storage.games.get_game(finished.id) == finished
+        assert [g.id for g in await storage.games.running_games()] == [running.id]
+        board = await storage.stats.leaderboard(1)
         assert [(r.user_id, r.wins) for r in board] == [(10, 1), (20, 0)]
-        assert await storage.get_setting(1, "locale") == "da"
+        assert await storage.settings.get_setting(1, "locale") == "da"
     finally:
         await storage.close()
 
@@ -199,14 +199,14 @@ async def test_closed_storage_refuses_use_and_close_is_repeatable() -> None:
     await storage.close()
     await storage.close()
     with pytest.raises(StorageClosedError):
-        await storage.get_game(1)
+        await storage.games.get_game(1)
 
 
 async def test_async_context_manager_closes(tmp_path: Path) -> None:
     async with await Storage.open(tmp_path / "krig.db") as storage:
         await new_game(storage)
     with pytest.raises(StorageClosedError):
-        await storage.game_count()
+        await storage.games.game_count()
 
 
 async def test_locked_database_is_reported_and_recovers(tmp_path: Path) -> None:
@@ -218,14 +218,14 @@ async def test_locked_database_is_reported_and_recovers(tmp_path: Path) -> None:
         other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
         try:
             with pytest.raises(DatabaseLockedError, match="locked"):
-                await storage.save_round(game.id, expected_round=0, state={}, round=1, now=T0)
+                await storage.games.save_round(game.id, expected_round=0, state={}, round=1, now=T0)
             with pytest.raises(DatabaseLockedError):
                 await new_game(storage, channel_id=999)
         finally:
             other.execute("ROLLBACK")
             other.close()
         # No transaction was left open on our connection by the failures.
-        assert await storage.save_round(game.id, expected_round=0, state={}, round=1, now=T0)
+        assert await storage.games.save_round(game.id, expected_round=0, state={}, round=1, now=T0)
         assert await new_game(storage, channel_id=999)
     finally:
         await storage.close()
@@ -271,13 +271,13 @@ from krigbot.storage import Storage
 async def main() -> None:
     storage = await Storage.open(sys.argv[1])
     now = datetime.now(UTC)
-    game = await storage.create_game(
+    game = await storage.games.create_game(
         guild_id=1, channel_id=1, challenger_id=10, players=[10, 20], names=["a", "b"],
         variant="classic", rules={}, seed=1, now=now,
     )
-    await storage.start_game(game.id, state={"round": 0}, now=now)
+    await storage.games.start_game(game.id, state={"round": 0}, now=now)
     for r in range(50):
-        assert await storage.save_round(
+        assert await storage.games.save_round(
             game.id, expected_round=r, state={"round": r + 1}, round=r + 1, now=now
         )
     print(game.id, flush=True)
@@ -298,7 +298,7 @@ async def test_acknowledged_rounds_survive_sigkill(tmp_path: Path) -> None:
     assert (tmp_path / "krig.db-wal").exists()  # the rounds live only in the WAL so far
     storage = await Storage.open(path)
     try:
-        game = await storage.get_game(game_id)
+        game = await storage.games.get_game(game_id)
         assert game is not None
         assert (game.round, game.state) == (50, {"round": 50})
     finally:
@@ -322,6 +322,6 @@ async def test_a_new_database_another_process_is_writing_opens_once_it_is_done(
     finally:
         other.close()
     try:
-        assert await storage.game_count() == 0
+        assert await storage.games.game_count() == 0
     finally:
         await storage.close()

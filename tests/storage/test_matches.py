@@ -51,7 +51,7 @@ async def finished_match_game(storage: Storage, match_id: int | None, game: int)
     """Store a finished game of a match (``match_id`` None: the game is the match's first)."""
     row = await record_game(storage, [pr(A, "win"), pr(B, "loss")], channel_id=CHANNEL)
     extra = {"id": match_id or row.id, "best_of": 3, "game": game, "score": [game - 1, 0]}
-    await storage.update_extra(row.id, {"match": extra})
+    await storage.games.update_extra(row.id, {"match": extra})
     return row.id
 
 
@@ -59,12 +59,12 @@ async def test_advancing_deals_the_next_game_running_and_counts_the_game_once(
     storage: Storage,
 ) -> None:
     first = await finished_match_game(storage, None, 1)
-    assert [row.id for row in await storage.unadvanced_match_games()] == [first]
+    assert [row.id for row in await storage.matches.unadvanced_match_games()] == [first]
 
-    dealt = await storage.advance_match(
+    dealt = await storage.matches.advance_match(
         step(first, 1, (1, 0)), following(first, 2, [1, 0]), now=at(1)
     )
-    again = await storage.advance_match(
+    again = await storage.matches.advance_match(
         step(first, 1, (1, 0)), following(first, 2, [1, 0]), now=at(2)
     )
 
@@ -78,8 +78,8 @@ async def test_advancing_deals_the_next_game_running_and_counts_the_game_once(
     )
     assert dealt.state == {"round": 0}
     assert dealt.extra["match"]["game"] == 2
-    assert (await storage.active_game(CHANNEL)) == dealt
-    assert await storage.unadvanced_match_games() == []
+    assert (await storage.games.active_game(CHANNEL)) == dealt
+    assert await storage.matches.unadvanced_match_games() == []
 
 
 async def test_a_busy_channel_refuses_the_next_game_and_counts_nothing(storage: Storage) -> None:
@@ -87,38 +87,44 @@ async def test_a_busy_channel_refuses_the_next_game_and_counts_nothing(storage: 
     await running_game(storage, channel_id=CHANNEL, players=(A, C))
 
     with pytest.raises(ChannelBusyError):
-        await storage.advance_match(step(first, 1, (1, 0)), following(first, 2, [1, 0]), now=at(1))
+        await storage.matches.advance_match(
+            step(first, 1, (1, 0)), following(first, 2, [1, 0]), now=at(1)
+        )
 
-    assert [row.id for row in await storage.unadvanced_match_games()] == [first]
+    assert [row.id for row in await storage.matches.unadvanced_match_games()] == [first]
 
 
 async def test_finishing_a_match_records_everyones_result_and_counts_it(storage: Storage) -> None:
     first = await finished_match_game(storage, None, 1)
-    dealt = await storage.advance_match(
+    dealt = await storage.matches.advance_match(
         step(first, 1, (1, 0)), following(first, 2, [1, 0]), now=at(1)
     )
     assert dealt is not None
     seated = [PlayerResult(A, 0, "win", 10), PlayerResult(B, 1, "loss", 10)]
-    assert await storage.finish_game(
+    assert await storage.games.finish_game(
         dealt.id, expected_round=0, state={}, round=10, result={}, results=seated, now=at(2)
     )
     second = dealt.id
 
-    assert await storage.finish_match(step(first, 2, (2, 0)), [A], game_id=second, now=at(3))
-    assert not await storage.finish_match(step(first, 2, (2, 0)), [A], game_id=second, now=at(4))
+    assert await storage.matches.finish_match(
+        step(first, 2, (2, 0)), [A], game_id=second, now=at(3)
+    )
+    assert not await storage.matches.finish_match(
+        step(first, 2, (2, 0)), [A], game_id=second, now=at(4)
+    )
 
-    assert await storage.unadvanced_match_games() == []
-    assert await storage.match_records(1, [A, B, C]) == {
+    assert await storage.matches.unadvanced_match_games() == []
+    assert await storage.matches.match_records(1, [A, B, C]) == {
         A: MatchRecord(matches=1, wins=1),
         B: MatchRecord(matches=1, wins=0),
     }
-    assert await storage.match_records(1, [A], since=at(5)) == {}
-    assert await storage.match_records(2, [A]) == {}
-    assert await storage.match_records(1, []) == {}
+    assert await storage.matches.match_records(1, [A], since=at(5)) == {}
+    assert await storage.matches.match_records(2, [A]) == {}
+    assert await storage.matches.match_records(1, []) == {}
 
 
 async def test_a_game_outside_any_match_is_never_taken_for_one(storage: Storage) -> None:
     await record_game(storage, [pr(A, "win"), pr(B, "loss")], channel_id=CHANNEL)
     await new_game(storage, channel_id=CHANNEL + 1)
 
-    assert await storage.unadvanced_match_games() == []
+    assert await storage.matches.unadvanced_match_games() == []

@@ -37,7 +37,7 @@ async def a_played_database(path: Path) -> list[int]:
     async with await Storage.open(path) as sqlite:
         await new_game(sqlite, channel_id=1)
         playing = await running_game(sqlite, channel_id=2)
-        await sqlite.save_round(
+        await sqlite.games.save_round(
             playing.id,
             expected_round=0,
             state={"piles": [[3, 1], [2]], "ø": "å"},
@@ -45,8 +45,8 @@ async def a_played_database(path: Path) -> list[int]:
             now=at(1),
         )
         await record_game(sqlite, [pr(10, "win", pot=9), pr(20, "loss")], channel_id=3)
-        await sqlite.set_setting(1, "lang", "nb")
-        return [row.id for row in await sqlite.recent_games(1, statuses=("finished",))]
+        await sqlite.settings.set_setting(1, "lang", "nb")
+        return [row.id for row in await sqlite.stats.recent_games(1, statuses=("finished",))]
 
 
 async def test_a_database_arrives_whole_and_new_games_go_on_after_it(
@@ -59,10 +59,12 @@ async def test_a_database_arrives_whole_and_new_games_go_on_after_it(
     assert "all 3 games are the same there" in out
     async with await Storage.open(source) as sqlite, await Storage.open(pg_empty_dsn) as pg:
         for game_id in (1, 2, 3):
-            assert await pg.get_game(game_id) == await sqlite.get_game(game_id)
-        assert await pg.leaderboard(1) == await sqlite.leaderboard(1)
-        assert [row.id for row in await pg.recent_games(1, statuses=("finished",))] == finished
-        assert await pg.get_settings(1) == {"lang": "nb"}
+            assert await pg.games.get_game(game_id) == await sqlite.games.get_game(game_id)
+        assert await pg.stats.leaderboard(1) == await sqlite.stats.leaderboard(1)
+        assert [
+            row.id for row in await pg.stats.recent_games(1, statuses=("finished",))
+        ] == finished
+        assert await pg.settings.get_settings(1) == {"lang": "nb"}
         # The ids of new games go on from the copied ones.
         fresh = await new_game(pg, channel_id=4)
         assert fresh.id == 4
@@ -77,8 +79,8 @@ async def test_a_target_with_games_is_refused_and_left_alone(tmp_path: Path, pg_
     assert status == 2
     assert "already holds Krigbot data: games (1 rows)" in err
     async with await Storage.open(pg_dsn) as pg:
-        assert await pg.game_count() == 1
-        assert await pg.get_game(there.id) == there
+        assert await pg.games.game_count() == 1
+        assert await pg.games.get_game(there.id) == there
 
 
 async def test_a_missing_source_is_named(tmp_path: Path, pg_dsn: str) -> None:

@@ -38,7 +38,7 @@ async def test_two_storages_opening_a_new_database_at_once_migrate_it_once(
         try:
             # Without the lock the second would fail on a table the first just created.
             game = await running_game(first)
-            assert await second.get_game(game.id) == game
+            assert await second.games.get_game(game.id) == game
         finally:
             await first.close()
             await second.close()
@@ -64,15 +64,17 @@ async def test_a_newer_schema_is_refused(postgres: Cluster, pg_dsn: str) -> None
 async def test_a_round_saved_by_another_process_refuses_the_stale_one(pg_dsn: str) -> None:
     async with await Storage.open(pg_dsn) as here, await Storage.open(pg_dsn) as there:
         game = await running_game(here)
-        await there.save_round(game.id, expected_round=0, state={"by": 2}, round=1, now=at(1))
+        await there.games.save_round(game.id, expected_round=0, state={"by": 2}, round=1, now=at(1))
         with pytest.raises(RoundConflictError) as moved:
-            await here.save_round(game.id, expected_round=0, state={"by": 1}, round=1, now=at(1))
+            await here.games.save_round(
+                game.id, expected_round=0, state={"by": 1}, round=1, now=at(1)
+            )
         assert (moved.value.expected_round, moved.value.round, moved.value.status) == (
             0,
             1,
             "running",
         )
-        stored = await here.get_game(game.id)
+        stored = await here.games.get_game(game.id)
         assert stored is not None
         assert (stored.round, stored.state) == (1, {"by": 2})
 
@@ -83,7 +85,7 @@ async def test_two_processes_racing_to_save_one_round_save_it_once(pg_dsn: str) 
         for current in range(5):
             outcomes = await asyncio.gather(
                 *(
-                    writer.save_round(
+                    writer.games.save_round(
                         game.id,
                         expected_round=current,
                         state={"by": who},
@@ -97,7 +99,7 @@ async def test_two_processes_racing_to_save_one_round_save_it_once(pg_dsn: str) 
             assert outcomes.count(True) == 1
             lost = [outcome for outcome in outcomes if outcome is not True]
             assert all(isinstance(outcome, RoundConflictError) for outcome in lost)
-            stored = await there.get_game(game.id)
+            stored = await there.games.get_game(game.id)
             assert stored is not None
             assert (stored.round, stored.state) == (current + 1, {"by": outcomes.index(True)})
 
@@ -114,12 +116,12 @@ async def test_two_processes_finishing_one_game_record_its_results_once(pg_dsn: 
             "now": at(1),
         }
         outcomes = await asyncio.gather(
-            here.finish_game(game.id, **finish),  # type: ignore[arg-type]
-            there.finish_game(game.id, **finish),  # type: ignore[arg-type]
+            here.games.finish_game(game.id, **finish),  # type: ignore[arg-type]
+            there.games.finish_game(game.id, **finish),  # type: ignore[arg-type]
             return_exceptions=True,
         )
         assert sorted(map(type, outcomes), key=str) == sorted([bool, RoundConflictError], key=str)
-        assert (await here.player_stats(1, 10)).games == 1
+        assert (await here.stats.player_stats(1, 10)).games == 1
 
 
 async def test_challenges_from_two_processes_in_one_channel_make_one_game(pg_dsn: str) -> None:
@@ -130,7 +132,7 @@ async def test_challenges_from_two_processes_in_one_channel_make_one_game(pg_dsn
         )
         games = [outcome for outcome in made if not isinstance(outcome, BaseException)]
         assert len(games) == 1
-        assert await there.active_game(77) == await here.active_game(77)
+        assert await there.games.active_game(77) == await here.games.active_game(77)
 
 
 async def test_an_unreachable_or_missing_database_is_reported_clearly(

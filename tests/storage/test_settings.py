@@ -13,23 +13,23 @@ if TYPE_CHECKING:
 async def test_settings_round_trip_per_guild(tmp_path: Path) -> None:
     path = tmp_path / "krig.db"
     storage = await Storage.open(path)
-    assert await storage.get_setting(1, "locale") is None
-    await storage.set_setting(1, "locale", "da")
-    await storage.set_setting(1, "locale", "en")  # replaces
-    await storage.set_setting(1, "flip_timeout", "300")
-    await storage.set_setting(2, "locale", "sv")
-    assert await storage.get_setting(1, "locale") == "en"
-    assert await storage.get_setting(2, "locale") == "sv"
-    assert await storage.get_settings(1) == {"flip_timeout": "300", "locale": "en"}
+    assert await storage.settings.get_setting(1, "locale") is None
+    await storage.settings.set_setting(1, "locale", "da")
+    await storage.settings.set_setting(1, "locale", "en")  # replaces
+    await storage.settings.set_setting(1, "flip_timeout", "300")
+    await storage.settings.set_setting(2, "locale", "sv")
+    assert await storage.settings.get_setting(1, "locale") == "en"
+    assert await storage.settings.get_setting(2, "locale") == "sv"
+    assert await storage.settings.get_settings(1) == {"flip_timeout": "300", "locale": "en"}
     await storage.close()
 
     storage = await Storage.open(path)
     try:
-        assert await storage.get_setting(1, "locale") == "en"
-        assert await storage.delete_setting(1, "locale")
-        assert not await storage.delete_setting(1, "locale")
-        assert await storage.get_setting(1, "locale") is None
-        assert await storage.get_settings(2) == {"locale": "sv"}
-        assert await storage.get_settings(3) == {}
+        assert await storage.settings.get_setting(1, "locale") == "en"
+        assert await storage.settings.delete_setting(1, "locale")
+        assert not await storage.settings.delete_setting(1, "locale")
+        assert await storage.settings.get_setting(1, "locale") is None
+        assert await storage.settings.get_settings(2) == {"locale": "sv"}
+        assert await storage.settings.get_settings(3) == {}
     finally:
         await storage.close()

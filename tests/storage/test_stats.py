@@ -33,7 +33,7 @@ async def seed_guild_one(storage: Storage) -> None:
 
 async def test_leaderboard_order_and_win_rate(storage: Storage) -> None:
     await seed_guild_one(storage)
-    board = await storage.leaderboard(1)
+    board = await storage.stats.leaderboard(1)
     # wins desc; then win rate desc (E, F, G at 1.0 before B at 0.5); then games desc
     # (C 3, H 2, D 1 at zero wins); user id breaks the E/F/G tie.
     assert [row.user_id for row in board] == [A, E, F, G, B, C, H, D]
@@ -44,18 +44,18 @@ async def test_leaderboard_order_and_win_rate(storage: Storage) -> None:
     assert by_user[B].win_rate == 0.5
     assert (by_user[C].games, by_user[C].losses, by_user[C].win_rate) == (3, 3, 0.0)
     assert (by_user[D].draws, by_user[D].win_rate) == (1, 0.0)
-    assert [row.user_id for row in await storage.leaderboard(1, limit=3)] == [A, E, F]
+    assert [row.user_id for row in await storage.stats.leaderboard(1, limit=3)] == [A, E, F]
 
 
 async def test_leaderboard_keeps_guilds_apart(storage: Storage) -> None:
     await seed_guild_one(storage)
     for minute in range(3):
         await record_game(storage, [pr(H, "win"), pr(99, "loss")], guild_id=2, now=at(minute))
-    guild_two = await storage.leaderboard(2)
+    guild_two = await storage.stats.leaderboard(2)
     assert [(r.user_id, r.games, r.wins) for r in guild_two] == [(H, 3, 3), (99, 3, 0)]
-    h_in_one = next(r for r in await storage.leaderboard(1) if r.user_id == H)
+    h_in_one = next(r for r in await storage.stats.leaderboard(1) if r.user_id == H)
     assert (h_in_one.games, h_in_one.wins) == (2, 0)
-    assert await storage.leaderboard(3) == []
+    assert await storage.stats.leaderboard(3) == []
 
 
 async def test_leaderboard_since_filters_by_finish_time(storage: Storage) -> None:
@@ -65,15 +65,15 @@ async def test_leaderboard_since_filters_by_finish_time(storage: Storage) -> Non
     await record_game(storage, [pr(B, "win"), pr(A, "loss")], now=at(30))
     await record_game(storage, [pr(B, "win"), pr(A, "loss")], now=at(40))
 
-    all_time = await storage.leaderboard(1)
+    all_time = await storage.stats.leaderboard(1)
     assert [(r.user_id, r.wins, r.games) for r in all_time] == [(B, 3, 5), (A, 2, 5)]
-    recent = await storage.leaderboard(1, since=at(20))  # inclusive bound
+    recent = await storage.stats.leaderboard(1, since=at(20))  # inclusive bound
     assert [(r.user_id, r.wins, r.games) for r in recent] == [(B, 3, 3), (A, 0, 3)]
-    assert await storage.leaderboard(1, since=at(41)) == []
+    assert await storage.stats.leaderboard(1, since=at(41)) == []
     # Abandoned and running games never count.
     running = await running_game(storage, players=(A, B), channel_id=7)
-    assert await storage.end_game(running.id, "abandoned", at(50))
-    assert await storage.leaderboard(1) == all_time
+    assert await storage.games.end_game(running.id, "abandoned", at(50))
+    assert await storage.stats.leaderboard(1) == all_time
 
 
 async def test_player_stats_totals_opponent_and_partner(storage: Storage) -> None:
@@ -98,7 +98,7 @@ async def test_player_stats_totals_opponent_and_partner(storage: Storage) -> Non
     # The same people in another guild must not count.
     await record_game(storage, [pr(A, "loss"), pr(C, "win")], guild_id=2, now=at(7))
 
-    stats = await storage.player_stats(1, A)
+    stats = await storage.stats.player_stats(1, A)
     assert stats == PlayerStats(
         games=7,
         wins=5,
@@ -112,26 +112,28 @@ async def test_player_stats_totals_opponent_and_partner(storage: Storage) -> Non
         # D partnered A twice (both won); C only once.
         top_partner=PartnerRecord(user_id=D, games=2, wins=2, draws=0, losses=0),
     )
-    c_stats = await storage.player_stats(1, C)
+    c_stats = await storage.stats.player_stats(1, C)
     assert c_stats.top_partner == PartnerRecord(user_id=B, games=2, wins=0, draws=0, losses=2)
     # A and C: 1 ffa + 2 team games against each other (A only partnered C once).
     assert c_stats.top_opponent == HeadToHead(user_id=A, games=3, won=1, lost=2, neither=0)
 
-    recent = await storage.player_stats(1, A, since=at(6))
+    recent = await storage.stats.player_stats(1, A, since=at(6))
     assert (recent.games, recent.draws) == (1, 1)
     assert recent.top_partner == PartnerRecord(user_id=C, games=1, wins=0, draws=1, losses=0)
 
 
 async def test_player_stats_for_newcomers_and_free_for_all_only(storage: Storage) -> None:
-    assert await storage.player_stats(1, 12345) == PlayerStats(0, 0, 0, 0, 0, 0, 0, None, None)
+    assert await storage.stats.player_stats(1, 12345) == PlayerStats(
+        0, 0, 0, 0, 0, 0, 0, None, None
+    )
     await record_game(storage, [pr(A, "win"), pr(B, "loss"), pr(C, "loss")])
     await record_game(storage, [pr(A, "win"), pr(C, "loss")], now=at(1))
-    stats = await storage.player_stats(1, A)
+    stats = await storage.stats.player_stats(1, A)
     assert stats.top_partner is None
     # C shares two games with A, B only one.
     assert stats.top_opponent == HeadToHead(user_id=C, games=2, won=2, lost=0, neither=0)
     await record_game(storage, [pr(A, "loss"), pr(B, "win")], now=at(2))
-    tied = await storage.player_stats(1, A)
+    tied = await storage.stats.player_stats(1, A)
     # Two shared games each: the lower user id is chosen, deterministically.
     assert tied.top_opponent == HeadToHead(user_id=B, games=2, won=1, lost=1, neither=0)
 
@@ -156,7 +158,7 @@ async def test_player_stats_agree_with_themselves_while_other_connections_finish
 
     async def read_stats() -> None:
         while finishing:
-            stats = await storage.player_stats(1, A)
+            stats = await storage.stats.player_stats(1, A)
             if stats.games == 0:
                 continue
             assert stats.top_opponent is not None
@@ -189,35 +191,35 @@ async def test_head_to_head_in_three_player_games_mirrors_between_the_two_player
     for minute, results in enumerate(games):
         await record_game(storage, results, now=at(minute))
 
-    a_view = (await storage.player_stats(1, A)).top_opponent
-    b_view = (await storage.player_stats(1, B)).top_opponent
+    a_view = (await storage.stats.player_stats(1, A)).top_opponent
+    b_view = (await storage.stats.player_stats(1, B)).top_opponent
 
     # C's wins are nobody's between A and B: A lost them, but B did not win them.
     assert a_view == HeadToHead(user_id=B, games=4, won=1, lost=0, neither=3)
     assert b_view == HeadToHead(user_id=A, games=4, won=0, lost=1, neither=3)
-    c_view = (await storage.player_stats(1, C)).top_opponent
+    c_view = (await storage.stats.player_stats(1, C)).top_opponent
     assert c_view == HeadToHead(user_id=A, games=4, won=2, lost=1, neither=1)
 
 
 async def test_recent_games_newest_first_per_guild_and_user(storage: Storage) -> None:
     first = await record_game(storage, [pr(A, "win"), pr(B, "loss")], now=at(0))
     cancelled = await new_game(storage, players=(A, C), channel_id=2, now=at(1))
-    assert await storage.end_game(cancelled.id, "cancelled", at(2))
+    assert await storage.games.end_game(cancelled.id, "cancelled", at(2))
     abandoned = await running_game(storage, players=(B, C), channel_id=3, now=at(1))
-    assert await storage.end_game(abandoned.id, "abandoned", at(3))
+    assert await storage.games.end_game(abandoned.id, "abandoned", at(3))
     last = await record_game(storage, [pr(C, "win"), pr(A, "loss")], now=at(4))
     declined = await new_game(storage, players=(A, B), channel_id=4, now=at(5))
-    assert await storage.end_game(declined.id, "declined", at(5))
+    assert await storage.games.end_game(declined.id, "declined", at(5))
     await running_game(storage, players=(A, B), channel_id=5, now=at(6))
     await record_game(storage, [pr(A, "win"), pr(B, "loss")], guild_id=2, now=at(7))
 
-    ids = [g.id for g in await storage.recent_games(1)]
+    ids = [g.id for g in await storage.stats.recent_games(1)]
     assert ids == [last.id, abandoned.id, cancelled.id, first.id]
-    mine = [g.id for g in await storage.recent_games(1, user_id=A)]
+    mine = [g.id for g in await storage.stats.recent_games(1, user_id=A)]
     assert mine == [last.id, cancelled.id, first.id]
-    page = [g.id for g in await storage.recent_games(1, limit=2, offset=1)]
+    page = [g.id for g in await storage.stats.recent_games(1, limit=2, offset=1)]
     assert page == [abandoned.id, cancelled.id]
-    assert await storage.recent_games(1, user_id=999) == []
-    with_declined = await storage.recent_games(1, statuses=["declined", "expired"])
+    assert await storage.stats.recent_games(1, user_id=999) == []
+    with_declined = await storage.stats.recent_games(1, statuses=["declined", "expired"])
     assert [g.id for g in with_declined] == [declined.id]
-    assert (await storage.recent_games(1))[0] == last
+    assert (await storage.stats.recent_games(1))[0] == last

@@ -51,7 +51,7 @@ async def test_the_leaderboard_shows_exactly_the_servers_results(
     standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
     clock = Clock()
-    web.bot.service.clock = clock
+    web.bot.service.registry.clock = clock
     seeds.fix(BOB_WINS, ALICE_WINS, BOB_WINS, BOB_WINS)
     await web_on(standin, world, web.bot)
     games = [
@@ -64,7 +64,7 @@ async def test_the_leaderboard_shows_exactly_the_servers_results(
     wins: Counter[str] = Counter()
     played: Counter[str] = Counter()
     for game in games[:3]:
-        row = await web.bot.storage.get_game(game.game_id)
+        row = await web.bot.storage.games.get_game(game.game_id)
         assert row is not None
         assert row.result is not None
         played.update(row.names)
@@ -102,7 +102,7 @@ async def test_the_leaderboard_shows_exactly_the_servers_results(
         await page.get_by_role("link", name="Svenska").click()
         await page.get_by_role("link", name="Alice", exact=True).click()
         await expect(page.locator("h1")).to_have_text(t("sv", "stats.title", name="Alice"))
-        record = await web.bot.storage.player_stats(world.no_guild.id, world.alice.id)
+        record = await web.bot.storage.stats.player_stats(world.no_guild.id, world.alice.id)
         figures = [
             record.games,
             record.wins,
@@ -331,7 +331,7 @@ async def test_a_team_game_replays_with_four_seats_in_team_colours(
     expected = Game.new(Rules.preset("lag", players=4, max_rounds=rounds), 7)
     while expected.outcome is None:
         expected.play_round()
-    row = await web.bot.storage.get_game(table.game_id)
+    row = await web.bot.storage.games.get_game(table.game_id)
     assert row is not None
     async with chromium() as browser:
         for size, viewport in (("phone", PHONE), ("desktop", DESKTOP)):

@@ -172,7 +172,7 @@ async def test_a_page_that_fails_answers_500_with_the_headers_and_logs_no_addres
     async def broken(*args: object, **kwargs: object) -> None:
         raise StorageError("the disk is on fire")
 
-    monkeypatch.setattr(web.bot.storage, "leaderboard", broken)
+    monkeypatch.setattr(web.bot.storage.stats, "leaderboard", broken)
     status, headers, _ = await fetch(board)
     assert status == 500
     assert {key: headers.get(key) for key in EXPECTED_HEADERS} == EXPECTED_HEADERS
@@ -188,7 +188,7 @@ async def test_dates_follow_the_browsers_locale_as_the_bot_follows_discords(
     await web_on(standin, world, web.bot)
     game = await play(standin, world.no_channel, world.alice, world.bob)
     (url,) = links(game.over).values()
-    row = await web.bot.storage.get_game(game.game_id)
+    row = await web.bot.storage.games.get_game(game.game_id)
     assert row is not None
     assert row.finished_at is not None
     site = await web.bot.web.site(world.no_guild.id)

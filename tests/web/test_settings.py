@@ -42,7 +42,7 @@ async def test_a_moderator_turns_the_web_view_on_and_off_in_their_language(
     assert board.startswith(web.base + "/s/")
     assert private
     assert text == t(lang, "settings.web_on", url=board)
-    assert await web.bot.storage.get_setting(world.no_guild.id, SETTING) == "on"
+    assert await web.bot.storage.settings.get_setting(world.no_guild.id, SETTING) == "on"
 
     private, text = await settings(standin, world, locale, web="off")
     assert private
@@ -80,8 +80,8 @@ async def test_only_a_moderator_changes_the_web_view(
         refused = await answer_of(standin, record)
         assert refused.ephemeral
         assert refused.content == t("en", "settings.denied")  # Carol reads English
-    assert await web.bot.storage.get_setting(world.no_guild.id, SETTING) is None
-    assert await web.bot.storage.get_setting(world.no_guild.id, KEY_SETTING) is None
+    assert await web.bot.storage.settings.get_setting(world.no_guild.id, SETTING) is None
+    assert await web.bot.storage.settings.get_setting(world.no_guild.id, KEY_SETTING) is None
 
 
 async def test_settings_without_a_choice_asks_for_one(
@@ -100,7 +100,7 @@ async def test_pictures_and_the_web_view_change_together(
     assert private
     assert text.splitlines()[0] == t("nb", "settings.images_off")
     assert text.split("\n", 1)[1] == t("nb", "settings.web_on", url=board)
-    assert await web.bot.storage.get_setting(world.no_guild.id, "images") == "off"
+    assert await web.bot.storage.settings.get_setting(world.no_guild.id, "images") == "off"
 
 
 async def test_on_a_bot_without_a_web_view_it_is_on_but_has_no_links(

@@ -21,7 +21,7 @@ from typing import Any, get_args
 
 import pytest
 
-from krigbot.cogs.krig import PERIODS
+from krigbot.cogs.boards import PERIODS
 from krigbot.engine.replay import replay
 from krigbot.engine.rules import PRESETS
 from krigbot.i18n import fmt_list, t

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from krigbot.bot import IdentifyPacer
+from krigbot.adapter.identify import IdentifyPacer
 from krigbot.storage import Storage
 from tests.postgres import Cluster
 from tests.standin import DiscordStandIn
@@ -82,7 +82,7 @@ async def test_a_database_out_of_reach_paces_through_the_lock_files_until_it_ans
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
             f"WHERE datname = '{name}'"
         )
-        with caplog.at_level(logging.WARNING, logger="krigbot.bot"):
+        with caplog.at_level(logging.WARNING, logger="krigbot.adapter.identify"):
             await pacer.wait_turn(0)
         assert "cannot take identify turns through the database" in caplog.text
         assert lock_files(tmp_path) == [tmp_path / ".krig-identify-0.lock"]

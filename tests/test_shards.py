@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from krigbot.bot import IdentifyPacer, KrigBot
+from krigbot.adapter.identify import IdentifyPacer
+from krigbot.bot import KrigBot
 from krigbot.config import ConfigError, Settings, Shards, shard_of
 from krigbot.i18n import t
 from krigbot.monitoring.metrics import RestRate, is_exempt

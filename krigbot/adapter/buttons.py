@@ -9,14 +9,15 @@ message; the press goes to the handler its cog registered in the bot's :class:`B
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, runtime_checkable
 
 import discord
 
 from krigbot.adapter.replies import answer_error, recall_lang
-from krigbot.i18n import Lang, t
+from krigbot.engine.cards import card_code, parse_card
+from krigbot.i18n import Lang, card_label, t
 
 T = TypeVar("T")
 
@@ -167,6 +168,105 @@ class ForfeitButton(GameButton, kind="forfeit", game=NUMBER, user=NUMBER, choice
             confirm,
             label=t(lang, "forfeit.yes" if confirm else "forfeit.no"),
             style=discord.ButtonStyle.danger if confirm else discord.ButtonStyle.secondary,
+        )
+
+
+AutoAction = str
+"""``pause``, ``resume`` or ``stop``."""
+
+
+_AUTO_STYLES = {
+    "pause": ("⏸️", discord.ButtonStyle.secondary),
+    "resume": ("▶️", discord.ButtonStyle.success),
+    "stop": ("⏹️", discord.ButtonStyle.danger),
+}
+
+
+class AutoplayButton(GameButton, kind="auto", game=NUMBER, action=one_of(*_AUTO_STYLES)):
+    """Pause, resume or stop autoplay (players only)."""
+
+    def __init__(self, game_id: int, action: AutoAction, lang: Lang = "nb") -> None:
+        emoji, style = _AUTO_STYLES[action]
+        super().__init__(game_id, action, label=t(lang, f"auto.{action}"), emoji=emoji, style=style)
+
+
+class FinishButton(GameButton, kind="finish", game=NUMBER, choice=YES_NO):
+    """Agree to play the game to its end at once, or keep playing (the other players)."""
+
+    def __init__(self, game_id: int, agree: bool, lang: Lang = "nb") -> None:
+        super().__init__(
+            game_id,
+            agree,
+            label=t(lang, "finish.yes" if agree else "finish.no"),
+            style=discord.ButtonStyle.success if agree else discord.ButtonStyle.secondary,
+        )
+
+
+# Steal War's buttons (rules §10)
+
+CARD = r"[2-9TJQKA][SHDC]|X[12]"
+CARD_FIELD: Field[int] = Field(CARD, parse_card, card_code)
+SEATS: Field[tuple[int, ...]] = Field(
+    r"[0-3](?:-[0-3])*",
+    lambda text: tuple(int(seat) for seat in text.split("-")),
+    lambda seats: "-".join(str(seat) for seat in seats),
+)
+
+
+class LookButton(GameButton, kind="look", game=NUMBER):
+    """Show the presser their own next card, privately, with their choices."""
+
+    def __init__(self, game_id: int, lang: Lang = "nb") -> None:
+        super().__init__(
+            game_id,
+            label=t(lang, "steal.look"),
+            emoji="👀",
+            style=discord.ButtonStyle.secondary,
+            row=0,
+        )
+
+
+class StealButton(GameButton, kind="steal", game=NUMBER, seat=SEAT, card=CARD_FIELD, targets=SEATS):
+    """Steal the loot piles of ``targets`` with the card the player looks at."""
+
+    def __init__(
+        self, game_id: int, seat: int, card: int, targets: Sequence[int], label: str = "-"
+    ) -> None:
+        super().__init__(
+            game_id, seat, card, tuple(targets), label=label, style=discord.ButtonStyle.success
+        )
+
+
+class PlayButton(GameButton, kind="play", game=NUMBER, seat=SEAT, card=CARD_FIELD):
+    """Play the card the player looks at instead of stealing with it."""
+
+    def __init__(self, game_id: int, seat: int, card: int, label: str = "-") -> None:
+        super().__init__(game_id, seat, card, label=label, style=discord.ButtonStyle.primary)
+
+
+class TopButton(GameButton, kind="top", game=NUMBER, round=NUMBER, seat=SEAT, card=CARD_FIELD):
+    """Put one of the cards won in a battle on top of the winner's loot pile."""
+
+    def __init__(
+        self,
+        game_id: int,
+        round_won: int,
+        seat: int,
+        card: int,
+        lang: Lang = "nb",
+        *,
+        default: bool = False,
+        row: int | None = None,
+    ) -> None:
+        super().__init__(
+            game_id,
+            round_won,
+            seat,
+            card,
+            label=card_label(card, lang),
+            # The default of §10 stands out: it is what a time-out would choose.
+            style=discord.ButtonStyle.primary if default else discord.ButtonStyle.secondary,
+            row=row,
         )
 
 

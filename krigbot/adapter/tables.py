@@ -167,6 +167,8 @@ class Tables:
         self.surfaces = Surfaces()
         """The interactions of chats the bot's own token does not reach (for follow-ups)."""
         self._owed: dict[int, Callable[[], Awaitable[str | None]]] = {}
+        self.rounds: dict[int, int] = {}
+        """Game id -> the round a table reply of this process shows, or is on its way to show."""
 
     def turn(self, channel_id: int) -> asyncio.Lock:
         """Return the lock an action holds from before its commit until its message is out."""

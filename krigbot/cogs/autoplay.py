@@ -1,13 +1,8 @@
 """Hands-free play: autoplay (the bot flips by itself) and finishing a game at once.
 
-Autoplay plays rounds in one message that it edits, never more often than once per
-``Settings.autoplay_seconds`` (Discord allows about five edits per five seconds in a channel),
-measured from the end of the previous edit, so an edit that discord.py had to retry after a
-429 pushes the next one back as well. Each step is committed through the game service before
-the message shows it. Its state (running or paused, the message, the speed) is kept in the
-game's ``extra``, so a restarted bot carries on; if its message is gone, it stops and says so
-in the channel. It stops at the end of the game, when someone flips by hand (the round it
-expects is no longer the round on the table), or when the game is cancelled.
+``/krig auto`` and the Pause, Resume and Stop buttons start and halt autoplay; its runs play in
+tasks of their own (``adapter.autoplayer``). Its state (running or paused, the message, the
+speed) is kept in the game's ``extra``, so a restarted bot carries on where it played.
 
 ``/krig finish`` asks every other player still in the game to agree with a button; when the
 last one does, the game is played to its end at once and the message tells its whole story.
@@ -18,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -28,32 +21,43 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.adapter.buttons import NUMBER, YES_NO, Buttons, FlipButton, GameButton, one_of, view_of
+from krigbot.adapter.autoplayer import (
+    SPEEDS,
+    Autoplayer,
+    Run,
+    paused_view,
+    running_view,
+    with_autoplay_line,
+)
+from krigbot.adapter.buttons import (
+    AutoAction,
+    AutoplayButton,
+    Buttons,
+    FinishButton,
+    FlipButton,
+    view_of,
+)
 from krigbot.adapter.group import subcommand
-from krigbot.adapter.replies import NO_MENTIONS, Reply, discord_lost, public_lang, respond
-from krigbot.adapter.surfaces import own_token, token_gone
-from krigbot.adapter.tables import Edit, Shown, Tables, editor, greyed, respond_in_turn
+from krigbot.adapter.replies import Reply, discord_lost, public_lang, respond
+from krigbot.adapter.surfaces import own_token
+from krigbot.adapter.tables import Shown, Tables, editor, greyed, respond_in_turn
 from krigbot.cogs.matches import ending
 from krigbot.i18n import Lang, lang_for, t
-from krigbot.logs import context
-from krigbot.render.embeds import round_embed, safe_name
+from krigbot.render.embeds import safe_name
 from krigbot.render.play import (
     add_note,
     autoplay_text,
     finish_embed,
     finish_request_embed,
     standing_embed,
-    time_up_embed,
 )
 from krigbot.render.replays import rebuild
 from krigbot.sessions import (
     Autoplay,
     FinishRequest,
     FlipResult,
-    LostWrite,
     Refusal,
     authorize,
-    stopped_by,
 )
 from krigbot.storage import StorageError
 
@@ -66,94 +70,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SPEEDS: dict[str, tuple[int, int]] = {
-    "slow": (1, 2),
-    "normal": (1, 1),
-    "fast": (5, 1),
-    "fastest": (20, 1),
-}
-"""Per speed: rounds played per edit, and how many edit intervals each edit waits."""
 SPEED_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"speed.{value}"), value=value) for value in SPEEDS
 ]
 
-LEAD = 3
-"""Where only interactions reach the chat, autoplay pauses this many steps before the token of
-its message's interaction expires, so that its last edit still gets through."""
-
 CLAIM_SECONDS = 15.0
 """How long a /krig auto whose answer never reached Discord keeps others from starting one."""
-
-AutoAction = str
-"""``pause``, ``resume`` or ``stop``."""
-
-
-# ------------------------------------------------------------------------------ buttons
-
-
-_AUTO_STYLES = {
-    "pause": ("⏸️", discord.ButtonStyle.secondary),
-    "resume": ("▶️", discord.ButtonStyle.success),
-    "stop": ("⏹️", discord.ButtonStyle.danger),
-}
-
-
-class AutoplayButton(GameButton, kind="auto", game=NUMBER, action=one_of(*_AUTO_STYLES)):
-    """Pause, resume or stop autoplay (players only)."""
-
-    def __init__(self, game_id: int, action: AutoAction, lang: Lang = "nb") -> None:
-        emoji, style = _AUTO_STYLES[action]
-        super().__init__(game_id, action, label=t(lang, f"auto.{action}"), emoji=emoji, style=style)
-
-
-class FinishButton(GameButton, kind="finish", game=NUMBER, choice=YES_NO):
-    """Agree to play the game to its end at once, or keep playing (the other players)."""
-
-    def __init__(self, game_id: int, agree: bool, lang: Lang = "nb") -> None:
-        super().__init__(
-            game_id,
-            agree,
-            label=t(lang, "finish.yes" if agree else "finish.no"),
-            style=discord.ButtonStyle.success if agree else discord.ButtonStyle.secondary,
-        )
-
-
-def running_view(game_id: int, lang: Lang) -> discord.ui.View:
-    """Return the buttons of a table that autoplay is playing."""
-    return view_of(AutoplayButton(game_id, "pause", lang), AutoplayButton(game_id, "stop", lang))
-
-
-def paused_view(game_id: int, lang: Lang) -> discord.ui.View:
-    """Return the buttons of a table whose autoplay is paused."""
-    return view_of(AutoplayButton(game_id, "resume", lang), AutoplayButton(game_id, "stop", lang))
-
-
-# ------------------------------------------------------------------------------ the cog
-
-
-@dataclass(eq=False)
-class _Run:
-    """One channel's autoplay while it plays: its game, message and task."""
-
-    game_id: int
-    message_id: int
-    speed: str
-    by: str
-    lang: Lang
-    expected: int
-    """The round on the table when it started: another round played meanwhile was a hand's."""
-    own: bool = True
-    """The bot's own token reaches the chat (see ``surfaces``); else only interactions do."""
-    via: Edit | None = None
-    """Where only interactions reach it: the edit through the one that showed its message."""
-    until: float | None = None
-    """And when that one expires (``time.monotonic()``)."""
-    halt: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[None] | None = None
-
-    def warn(self, problem: str, exc: Exception) -> None:
-        """Log a Discord error the run met; ``problem`` has a ``%s`` for the game id."""
-        log.warning(problem + ": %s", self.game_id, exc, extra=context(game_id=self.game_id))
 
 
 class AutoplayCog(commands.Cog, name="Autoplay"):
@@ -176,35 +98,36 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self.tables = tables
         self.web = web
         self.pictures = pictures
-        self.interval = interval
-        """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
-        self.rest_turn = rest_turn
-        """Take a turn under Discord's global limit for the next edit (0.0), or say how many
-        seconds to wait for one."""
         buttons.handle(AutoplayButton, self.on_autoplay_button)
         buttons.handle(FinishButton, self.on_finish_button)
-        self._runs: dict[int, _Run] = {}
-        """Autoplay running in this process, by channel."""
+        self.player = Autoplayer(
+            bot,
+            service=service,
+            tables=tables,
+            end=self._end,
+            interval=interval,
+            rest_turn=rest_turn,
+        )
+        """Autoplay's runs in this process."""
         self._claims: dict[int, float] = {}
         """Channels whose /krig auto answer is on its way (loop time), so a second one waits."""
-        self._embeds: dict[int, discord.Embed] = {}
-        """Per autoplay message, the table it shows: a stop rewrites its autoplay line."""
 
     async def cog_unload(self) -> None:
-        # Cancelled, not halted: the stored state still says "running", so a restart resumes.
-        for run in self._runs.values():
-            if run.task is not None:
-                run.task.cancel()
-        self._runs.clear()
+        self.player.close()
 
     def playing(self, channel_id: int) -> bool:
         """Tell whether autoplay is playing in a channel in this process."""
-        return channel_id in self._runs
+        return self.player.playing(channel_id)
 
     def task(self, channel_id: int) -> asyncio.Task[None] | None:
         """Return the task playing autoplay in a channel in this process, if one plays."""
-        run = self._runs.get(channel_id)
-        return None if run is None else run.task
+        return self.player.task(channel_id)
+
+    async def _end(
+        self, row: GameRow, game: Variant, lang: Lang, embed: discord.Embed
+    ) -> tuple[discord.ui.View, Callable[[int], Awaitable[None]]]:
+        over = await ending(self.service, row, game, lang, embed, self.web)
+        return over.view, over.sent
 
     async def _player_game(
         self, channel_id: int, user_id: int, game_id: int | None = None
@@ -241,7 +164,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             own = own_token(row.extra)
 
             async def sent(message_id: int) -> None:
-                self._embeds[message_id] = embed
+                self.player.embeds[message_id] = embed
                 try:
                     await self._begin(channel_id, row.id, message_id, speed, name, lang, own)
                 finally:
@@ -256,7 +179,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         now = asyncio.get_running_loop().time()
         claimed = self._claims.get(channel_id)
         if (
-            channel_id in self._runs
+            self.player.playing(channel_id)
             or (claimed is not None and now - claimed < CLAIM_SECONDS)
             or Autoplay.of(row.extra) is not None
         ):
@@ -282,325 +205,22 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         except Refusal as refusal:
             # Two /krig auto at once: the other one plays; this message says it does not.
             text = t(lang, refusal.key)
-            table = self._embeds.pop(message_id, None)
+            table = self.player.embeds.pop(message_id, None)
             if table is None:
-                await self._edit(channel_id, message_id, own, content=text, embeds=[], view=None)
+                await self.player.edit(
+                    channel_id, message_id, own, content=text, embeds=[], view=None
+                )
             else:
                 embed = with_autoplay_line(table, text, lang)
-                await self._edit(channel_id, message_id, own, embed=embed, view=None)
+                await self.player.edit(channel_id, message_id, own, embed=embed, view=None)
             return
         found = await self.service.registry.game_in(channel_id)
         if found is None or found[0].id != game_id:
             return
         await self.service.registry.show_table(channel_id, game_id, found[0].round, message_id)
-        self._start(channel_id, _Run(game_id, message_id, speed, by, lang, found[0].round, own))
-
-    def _start(self, channel_id: int, run: _Run) -> None:
-        if not run.own:
-            live = self.tables.live(channel_id)
-            if live is not None and live.message_id == run.message_id:
-                run.via, run.until = live.edit, live.until
-            else:
-                run.until = 0.0  # nothing reaches its message: it pauses at once
-        self._runs[channel_id] = run
-        run.task = asyncio.create_task(
-            self._play(channel_id, run), name=f"krig-autoplay-{run.game_id}"
+        self.player.start(
+            channel_id, Run(game_id, message_id, speed, by, lang, found[0].round, own)
         )
-
-    async def _halt(self, channel_id: int, game_id: int) -> None:
-        """Stop the channel's autoplay task after the step it is in (its edit included)."""
-        run = self._runs.get(channel_id)
-        if run is None or run.game_id != game_id:
-            return
-        run.halt.set()
-        if run.task is not None and run.task is not asyncio.current_task():
-            await asyncio.wait({run.task})
-        if self._runs.get(channel_id) is run:
-            del self._runs[channel_id]
-
-    async def _wait_turn(self, run: _Run, pause: float) -> bool:
-        """Wait out the channel's pause, then a turn under the global limit; False if halted."""
-        while pause > 0 or (pause := self.rest_turn()) > 0:
-            # Pacing, not waiting for something: Discord's channel limit, then its global one
-            # near this process's share. The halt event cuts either short.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(run.halt.wait(), pause)
-            if run.halt.is_set():
-                return False
-            pause = 0.0
-        return not run.halt.is_set()
-
-    async def _play(self, channel_id: int, run: _Run) -> None:
-        """Play and show rounds until the game ends, a hand flips, or autoplay is halted."""
-        loop = asyncio.get_running_loop()
-        per_edit, intervals = SPEEDS[run.speed]
-        gap = self.interval * intervals
-        expected = run.expected
-        # The message that started (or resumed) autoplay was just edited or sent.
-        last_edit = loop.time()
-        try:
-            while not run.halt.is_set():
-                if not await self._wait_turn(run, last_edit + gap - loop.time()):
-                    return
-                if run.until is not None and time.monotonic() >= run.until - LEAD * gap:
-                    await self._token_ran_out(channel_id, run)
-                    return
-                try:
-                    result = await self.service.play.play_on(
-                        channel_id,
-                        run.game_id,
-                        expected_round=expected,
-                        count=per_edit,
-                        autoplay=run.message_id,
-                    )
-                except LostWrite:
-                    if await self._played_elsewhere(channel_id, run):
-                        return
-                    await self._stopped(channel_id, run, "auto.hand_flip")
-                    return
-                except Refusal as refusal:
-                    await self._stopped(channel_id, run, _STOP_NOTES.get(refusal.key, "auto.ended"))
-                    return
-                expected = result.row.round
-                if result.outcome is not None:
-                    await self.service.hands_free.stop_autoplay(channel_id, run.game_id)
-                if not await self._show(channel_id, run, result):
-                    return
-                last_edit = loop.time()
-                if result.outcome is not None:
-                    return
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception(
-                "autoplay of game %s failed", run.game_id, extra=context(game_id=run.game_id)
-            )
-            await self._stopped(channel_id, run, "auto.failed")
-        finally:
-            if self._runs.get(channel_id) is run and not run.halt.is_set():
-                del self._runs[channel_id]
-
-    async def _played_elsewhere(self, channel_id: int, run: _Run) -> bool:
-        """Tell whether the other process of a hand-off took the game of ``run`` over.
-
-        During a hand-off both processes of a shard restore the same autoplay; the one whose
-        step lost leaves the game, its state and its message to the other, saying nothing. It
-        leaves too when the other recorded a Pause or Stop pressed there, and then shows the
-        press's table once more (:meth:`_show_halted`). A hand's flip elsewhere showed its
-        round in a table of its own: then this one stops, and says why.
-        """
-        found = await self.service.registry.game_in(channel_id)  # read again: the copy was dropped
-        row, game = found if found is not None else (None, None)
-        if row is None or row.id != run.game_id or game is None:
-            played_on = True  # its end is shown by whoever ended it
-        else:
-            state = Autoplay.of(row.extra)
-            played_on = row.table_message_id == run.message_id and (
-                state is None or state.message == run.message_id
-            )
-            if played_on and (state is None or state.state == "paused"):
-                await self._show_halted(channel_id, run, row, game, state)
-        if played_on:
-            self._embeds.pop(run.message_id, None)
-        return played_on
-
-    async def _show_halted(
-        self, channel_id: int, run: _Run, row: GameRow, game: Variant, paused: Autoplay | None
-    ) -> None:
-        """Show on its message that the other process paused or stopped this autoplay.
-
-        That process answered the press with the same table. Only a step of this one that was
-        saved before the press, and shown after the answer, could leave the message telling
-        that the bot plays on: this edit is the last word.
-        """
-        lang = run.lang
-        if paused is not None:
-            embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
-            note = autoplay_text("paused", paused.speed, paused.by, lang, reason=paused.why or "")
-            add_note(embed, note, lang)
-            view = paused_view(row.id, lang)
-        else:
-            name = stopped_by(row.extra, run.message_id)
-            if name is None:
-                return  # not a Stop press: whoever stopped it said why
-            embed = standing_embed(row, game, lang, t(lang, "table.current"))
-            add_note(embed, t(lang, "auto.stopped", name=name), lang)
-            view = view_of(FlipButton(row.id, row.round, lang))
-        try:
-            await self._edit(channel_id, run.message_id, run.own, run.via, embed=embed, view=view)
-        except discord.HTTPException as exc:
-            run.warn("could not show that autoplay of game %s was halted elsewhere", exc)
-
-    async def _show(self, channel_id: int, run: _Run, result: FlipResult) -> bool:
-        """Edit the autoplay message to show a step; False if the message is gone."""
-        row, lang = result.row, run.lang
-        if result.last is None:
-            # The time limit was up before this step: the cards were counted instead.
-            embed = time_up_embed(row, result.game, lang)
-        else:
-            embed = round_embed(
-                row, result.game, result.last, lang, played=result.played, wars=result.wars
-            )
-        if result.outcome is None:
-            add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)
-            view = running_view(row.id, lang)
-            shown = None
-            self._embeds[run.message_id] = embed
-        else:
-            self._embeds.pop(run.message_id, None)
-            add_note(embed, t(lang, "auto.done"), lang)
-            over = await ending(self.service, row, result.game, lang, embed, self.web)
-            view, shown = over.view, over.sent
-        try:
-            await self._edit(channel_id, run.message_id, run.own, run.via, embed=embed, view=view)
-        except discord.NotFound:
-            await self._stopped(channel_id, run, "auto.gone", post=True)
-            return False
-        except discord.Forbidden as exc:
-            run.warn("autoplay of game %s may not edit its message", exc)
-            await self._stopped(channel_id, run, "auto.failed", post=True)
-            return False
-        except discord.HTTPException as exc:
-            if token_gone(exc):
-                # Discord ended the message's token early: nothing shows the steps any more.
-                run.warn("autoplay of game %s lost its message's token", exc)
-                await self._token_ran_out(channel_id, run, gone=True)
-                return False
-            # Discord failed even after discord.py's retries. The rounds are saved: the next
-            # edit shows the table as it then stands, and the end of the game goes out anew.
-            run.warn("autoplay of game %s could not show a step", exc)
-            if result.outcome is None:
-                return True
-            try:
-                posted = await self.tables.surfaces.send(
-                    self.bot,
-                    channel_id,
-                    run.own,
-                    embed=embed,
-                    view=view,
-                    allowed_mentions=NO_MENTIONS,
-                )
-            except discord.HTTPException as again:
-                run.warn("could not show the end of game %s either", again)
-                return False
-            if shown is not None and posted is not None:
-                await shown(posted.message_id)
-            return False
-        if shown is not None:
-            await shown(run.message_id)
-        return True
-
-    async def _edit(
-        self, channel_id: int, message_id: int, own: bool, via: Edit | None = None, **changes: Any
-    ) -> None:
-        """Edit a message of the channel outside an answer: with the bot's own token (it
-        outlives interactions) where that reaches, else through ``via``, its interaction's."""
-        if via is not None and not own:
-            await via(**changes)
-        elif not await self.tables.edit(self.bot, channel_id, message_id, own, **changes):
-            return
-        if "view" in changes:
-            self.tables.changed(channel_id, message_id, changes["view"])
-
-    async def _token_ran_out(self, channel_id: int, run: _Run, *, gone: bool = False) -> None:
-        """Pause where the message's interaction is about to expire: a Resume press is a new one.
-
-        ``gone``: Discord has ended the token already. The pause is stored as a Pause press's
-        is, and said where something still reaches: the channel (the bot's own token), or a
-        newer interaction of the chat; else ``/krig status`` says it.
-        """
-        why = "token_lost" if gone else "token"
-        try:
-            await self.service.hands_free.pause_autoplay(
-                channel_id, run.game_id, run.message_id, run.by, why=why
-            )
-            found = await self.service.registry.game_in(channel_id)
-        except (Refusal, StorageError):
-            return  # the game moved on meanwhile (a hand's flip, its end): that answer shows it
-        if found is None or found[0].id != run.game_id:
-            return
-        row, game = found
-        if game is None:
-            return
-        lang = run.lang
-        if gone:
-            self._embeds.pop(run.message_id, None)
-            posted = None
-            try:
-                posted = await self.tables.surfaces.send(
-                    self.bot,
-                    channel_id,
-                    run.own,
-                    content=t(lang, "auto.token_lost"),
-                    allowed_mentions=NO_MENTIONS,
-                )
-            except discord.HTTPException as exc:
-                run.warn("could not tell that autoplay of game %s paused", exc)
-            if posted is None:
-                self.tables.owe(channel_id, self._still_paused(channel_id, run.game_id, lang))
-            return
-        embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
-        add_note(embed, t(lang, "auto.token_paused"), lang)
-        self._embeds.pop(run.message_id, None)
-        try:
-            await self._edit(
-                channel_id,
-                run.message_id,
-                run.own,
-                embed=embed,
-                view=paused_view(run.game_id, lang),
-            )
-        except discord.HTTPException as exc:
-            run.warn("could not show that autoplay of game %s paused", exc)
-
-    def _still_paused(
-        self, channel_id: int, game_id: int, lang: Lang
-    ) -> Callable[[], Awaitable[str | None]]:
-        """Return what the chat's next answer says of a pause nothing could tell it, if it still
-        holds then (no Resume, Pause press or end since)."""
-
-        async def note() -> str | None:
-            found = await self.service.registry.game_in(channel_id)
-            if found is None or found[0].id != game_id:
-                return None
-            state = Autoplay.of(found[0].extra)
-            if state is None or state.state != "paused" or state.why != "token_lost":
-                return None
-            return t(lang, "auto.token_lost_untold")
-
-        return note
-
-    async def _stopped(self, channel_id: int, run: _Run, key: str, *, post: bool = False) -> None:
-        """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
-        with contextlib.suppress(Refusal, StorageError):
-            # If this cannot be saved, a restart resumes autoplay: still never silently lost.
-            await self.service.hands_free.stop_autoplay(channel_id, run.game_id)
-        text = t(run.lang, key)
-        table = self._embeds.pop(run.message_id, None)
-        try:
-            if post:
-                await self.tables.surfaces.send(
-                    self.bot, channel_id, run.own, content=text, allowed_mentions=NO_MENTIONS
-                )
-            elif table is not None:
-                # Its autoplay line says it stopped, and why: nothing claims the bot plays on.
-                embed = with_autoplay_line(table, text, run.lang)
-                await self._edit(
-                    channel_id,
-                    run.message_id,
-                    run.own,
-                    run.via,
-                    content=None,
-                    embed=embed,
-                    view=None,
-                )
-            else:
-                # Not known what it shows (a restart came in between): it says only why.
-                await self._edit(
-                    channel_id, run.message_id, run.own, run.via, content=text, embeds=[], view=None
-                )
-        except discord.HTTPException as exc:
-            run.warn("could not tell that autoplay of game %s stopped", exc)
 
     async def on_autoplay_button(
         self, interaction: discord.Interaction[Any], game_id: int, action: AutoAction
@@ -626,7 +246,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 add_note(embed, autoplay_text("paused", state.speed, state.by, lang), lang)
                 return Reply(embed=embed, view=paused_view(game_id, lang), update=True)
             # The task finishes the step it is in (and shows it) before this answer goes out.
-            await self._halt(channel_id, game_id)
+            await self.player.halt(channel_id, game_id)
             if action == "pause":
                 await self.service.hands_free.pause_autoplay(channel_id, game_id, pressed, name)
             else:
@@ -658,8 +278,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         add_note(embed, autoplay_text("running", speed, name, lang), lang)
 
         async def sent(message_id: int) -> None:
-            self._embeds[message_id] = embed
-            self._start(channel_id, _Run(game_id, message_id, speed, name, lang, row.round, own))
+            self.player.embeds[message_id] = embed
+            self.player.start(
+                channel_id, Run(game_id, message_id, speed, name, lang, row.round, own)
+            )
 
         return Reply(embed=embed, view=running_view(game_id, lang), update=True, sent=sent)
 
@@ -679,8 +301,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 # message (Pause, Stop) is a new one, and shows the game as it stands.
                 continue
             lang = lang_for(row.extra.get("lang"))
-            run = _Run(row.id, message, speed, state.by, lang, row.round)
-            self._start(row.channel_id, run)
+            run = Run(row.id, message, speed, state.by, lang, row.round)
+            self.player.start(row.channel_id, run)
             resumed += 1
         return resumed
 
@@ -811,13 +433,13 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     async def _play_to_end(self, channel_id: int, row: GameRow, lang: Lang) -> Reply:
         """Play an agreed game to its end at once (its autoplay stops); return its story."""
         autoplay = Autoplay.of(row.extra)
-        await self._halt(channel_id, row.id)
+        await self.player.halt(channel_id, row.id)
         result = await self.service.play.play_on(channel_id, row.id, to_end=True)
         if autoplay is not None and autoplay.message is not None:
             # Its message would otherwise offer Pause or Resume for a game that is over.
             own = own_token(row.extra)
-            ended = _Run(row.id, autoplay.message, "normal", "", lang, result.row.round, own)
-            await self._stopped(channel_id, ended, "auto.ended")
+            ended = Run(row.id, autoplay.message, "normal", "", lang, result.row.round, own)
+            await self.player.stopped(channel_id, ended, "auto.ended")
         return await self._finished(result, lang)
 
     async def _finished(self, result: FlipResult, lang: Lang) -> Reply:
@@ -837,29 +459,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         return reply
 
 
-_STOP_NOTES = {
-    "flip.raced": "auto.hand_flip",
-    "err.game_over": "auto.ended",
-    "err.not_running": "auto.ended",
-    "err.storage": "auto.failed",
-}
-"""Why a step of autoplay was refused -> what its message says."""
-
-
 def names_of_user(interaction: discord.Interaction[Any]) -> str:
     """Return the user's display name, safe to show."""
     return safe_name(interaction.user.display_name)
-
-
-def with_autoplay_line(embed: discord.Embed, text: str, lang: Lang) -> discord.Embed:
-    """Return a table whose autoplay line is replaced by ``text``."""
-    heading = t(lang, "auto.heading")
-    table = embed.copy()
-    table.clear_fields()
-    for line in embed.fields:
-        if line.name != heading:
-            table.add_field(name=line.name, value=line.value, inline=line.inline)
-    return add_note(table, text, lang)
 
 
 def finish_note(row: GameRow, asker: int, key: str, lang: Lang) -> discord.Embed:

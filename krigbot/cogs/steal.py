@@ -20,13 +20,22 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-from krigbot.adapter.buttons import NUMBER, SEAT, Buttons, Field, FlipButton, GameButton, view_of
+from krigbot.adapter.buttons import (
+    Buttons,
+    FlipButton,
+    LookButton,
+    PlayButton,
+    StealButton,
+    TopButton,
+    view_of,
+)
+from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Tables, respond_in_turn
 from krigbot.cogs.matches import ending
 from krigbot.engine import Variant
-from krigbot.engine.cards import card_code, card_value, parse_card
+from krigbot.engine.cards import card_value
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.i18n import Lang, card_label, fmt_list, lang_for, t
 from krigbot.logs import about
@@ -42,76 +51,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CARD = r"[2-9TJQKA][SHDC]|X[12]"
 TOP_BUTTONS = 20
 """Top-card buttons on one table: four rows of five under the Flip/Look row."""
-
-
-# ------------------------------------------------------------------------------ buttons
-
-CARD_FIELD: Field[int] = Field(CARD, parse_card, card_code)
-SEATS: Field[tuple[int, ...]] = Field(
-    r"[0-3](?:-[0-3])*",
-    lambda text: tuple(int(seat) for seat in text.split("-")),
-    lambda seats: "-".join(str(seat) for seat in seats),
-)
-
-
-class LookButton(GameButton, kind="look", game=NUMBER):
-    """Show the presser their own next card, privately, with their choices."""
-
-    def __init__(self, game_id: int, lang: Lang = "nb") -> None:
-        super().__init__(
-            game_id,
-            label=t(lang, "steal.look"),
-            emoji="👀",
-            style=discord.ButtonStyle.secondary,
-            row=0,
-        )
-
-
-class StealButton(GameButton, kind="steal", game=NUMBER, seat=SEAT, card=CARD_FIELD, targets=SEATS):
-    """Steal the loot piles of ``targets`` with the card the player looks at."""
-
-    def __init__(
-        self, game_id: int, seat: int, card: int, targets: Sequence[int], label: str = "-"
-    ) -> None:
-        super().__init__(
-            game_id, seat, card, tuple(targets), label=label, style=discord.ButtonStyle.success
-        )
-
-
-class PlayButton(GameButton, kind="play", game=NUMBER, seat=SEAT, card=CARD_FIELD):
-    """Play the card the player looks at instead of stealing with it."""
-
-    def __init__(self, game_id: int, seat: int, card: int, label: str = "-") -> None:
-        super().__init__(game_id, seat, card, label=label, style=discord.ButtonStyle.primary)
-
-
-class TopButton(GameButton, kind="top", game=NUMBER, round=NUMBER, seat=SEAT, card=CARD_FIELD):
-    """Put one of the cards won in a battle on top of the winner's loot pile."""
-
-    def __init__(
-        self,
-        game_id: int,
-        round_won: int,
-        seat: int,
-        card: int,
-        lang: Lang = "nb",
-        *,
-        default: bool = False,
-        row: int | None = None,
-    ) -> None:
-        super().__init__(
-            game_id,
-            round_won,
-            seat,
-            card,
-            label=card_label(card, lang),
-            # The default of §10 stands out: it is what a time-out would choose.
-            style=discord.ButtonStyle.primary if default else discord.ButtonStyle.secondary,
-            row=row,
-        )
 
 
 def top_offer(choice: TopChoice, default: int) -> list[int]:
@@ -413,11 +354,9 @@ class StealCog(commands.Cog, name="StealWar"):
                     table_message_id=pressed,
                 )
             except Refusal as refusal:
-                if refusal.key != "flip.raced" or game_id is None:
+                if game_id is None:
                     raise
-                if await self.service.play.lost_race(game_id, pressed) == "shown":
-                    return Reply(silent=True)
-                raise Refusal("err.stale_button") from None
+                return await lost_flip(self.service, refusal, game_id, pressed)
             embed, view = self._table(result, lang)
             after: Callable[[int], Awaitable[None]] | None = None
             if result.outcome is not None:

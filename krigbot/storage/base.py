@@ -264,7 +264,8 @@ class Database(ABC):
         """Wait for ``bucket``'s turn to identify among all processes on the database; take it.
 
         True once taken; False, at once, where the database keeps no turns: SQLite's processes
-        share one machine, and take their turns through lock files (``bot.IdentifyPacer``).
+        share one machine, and take their turns through lock files
+        (``adapter.identify.IdentifyPacer``).
         """
         return False
 

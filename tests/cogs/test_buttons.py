@@ -11,17 +11,21 @@ import pytest
 
 from krigbot.adapter.buttons import (
     AcceptButton,
+    AutoplayButton,
     Buttons,
     DeclineButton,
+    FinishButton,
     FlipButton,
     ForfeitButton,
     GameButton,
+    LookButton,
+    PlayButton,
+    StealButton,
+    TopButton,
 )
 from krigbot.bot import KrigBot
-from krigbot.cogs.autoplay import AutoplayButton, FinishButton
 from krigbot.cogs.history import HistoryButton, ReplayButton
 from krigbot.cogs.matches import RematchButton
-from krigbot.cogs.steal import LookButton, PlayButton, StealButton, TopButton
 from krigbot.engine.cards import parse_card
 
 CARD = r"[2-9TJQKA][SHDC]|X[12]"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from krigbot.bot import KrigBot
-from krigbot.cogs.krig import KrigCog
+from krigbot.cogs.play import PlayCog
 from krigbot.engine import Game, Rules
 from krigbot.i18n import card_label, t
 from krigbot.sessions import Seeds, random_seed
@@ -283,7 +283,7 @@ async def test_an_end_committed_but_never_shown_is_shown_by_the_restarted_bot(
             committed.set()
             await asyncio.Event().wait()  # the bot stops here: the last round is committed
 
-        monkeypatch.setattr(KrigCog, "_table_reply", stopped_before_the_answer)
+        monkeypatch.setattr(PlayCog, "_table_reply", stopped_before_the_answer)
         await standin.slash("flip", user=world.bob, channel=world.no_channel)
         await asyncio.wait_for(committed.wait(), timeout=5)
         assert (await game_row(first, table.game_id)).status == "finished"

@@ -1,0 +1,291 @@
+"""/krig start and its challenge: accept, decline, and the challenge's expiry."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from krigbot.adapter.buttons import AcceptButton, Buttons, DeclineButton, FlipButton, view_of
+from krigbot.adapter.choices import (
+    BEST_OF_CHOICES,
+    HOUSE_RULE_CHOICES,
+    PICKUP_CHOICES,
+    SHORTAGE_CHOICES,
+    VARIANT_CHOICES,
+)
+from krigbot.adapter.group import subcommand
+from krigbot.adapter.pictures import Pictures
+from krigbot.adapter.players import display_name, player_of
+from krigbot.adapter.replies import Reply, challenger_lang, public_lang, refuse, user_lang
+from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
+from krigbot.adapter.tables import Tables, respond_in_turn
+from krigbot.cogs.matches import krigbot_line, started_reply
+from krigbot.engine import HOUSE_RULES
+from krigbot.engine.match import BEST_OF
+from krigbot.engine.rules import MAX_ROUND_LIMIT, MAX_TIME_LIMIT, MIN_TIME_LIMIT, PRESETS
+from krigbot.i18n import Lang, fmt_duration, fmt_list, lang_for, t
+from krigbot.logs import context
+from krigbot.render.embeds import challenge_embed, safe_name
+from krigbot.render.play import add_time_left, dealt_embed
+from krigbot.sessions.matches import begin_match
+from krigbot.storage import StorageError
+
+if TYPE_CHECKING:
+    from krigbot.sessions import Deadline, GameService
+
+log = logging.getLogger(__name__)
+
+
+class ChallengeCog(commands.Cog, name="Challenge"):
+    """Challenges to a game: sent with /krig start, answered with their buttons, or expired."""
+
+    def __init__(
+        self,
+        bot: commands.AutoShardedBot,
+        *,
+        service: GameService,
+        pictures: Pictures,
+        tables: Tables,
+        buttons: Buttons,
+    ) -> None:
+        self.bot = bot
+        self.service = service
+        self.pictures = pictures
+        self.tables = tables
+        buttons.handle(AcceptButton, self.on_accept)
+        buttons.handle(DeclineButton, self.on_decline)
+        self.service.deadlines.handle("challenge", self._expire)
+
+    async def cog_unload(self) -> None:
+        self.service.deadlines.handle("challenge", None)
+
+    @subcommand
+    @app_commands.describe(
+        opponent="Who you challenge",
+        opponent2="A second opponent (3 players)",
+        opponent3="A third opponent (4 players, or teams)",
+        variant="Which rules to play",
+        rounds="End after this many rounds; most cards wins",
+        minutes=(
+            "Count the cards when this many minutes have passed since the deal; most cards wins"
+        ),
+        pickup="The order won cards go under the pile",
+        shortage="What happens when someone runs out of cards in a war",
+        house_rule="Turn on a house rule for this game",
+        best_of="Play a match: the first to win most of 3 or 5 games",
+    )
+    @app_commands.choices(best_of=BEST_OF_CHOICES)
+    @app_commands.choices(
+        variant=VARIANT_CHOICES,
+        pickup=PICKUP_CHOICES,
+        shortage=SHORTAGE_CHOICES,
+        house_rule=HOUSE_RULE_CHOICES,
+    )
+    async def start(
+        self,
+        interaction: discord.Interaction[Any],
+        opponent: discord.User,
+        opponent2: discord.User | None = None,
+        opponent3: discord.User | None = None,
+        variant: str = "standard",
+        rounds: app_commands.Range[int, 1, MAX_ROUND_LIMIT] | None = None,
+        minutes: app_commands.Range[int, MIN_TIME_LIMIT, MAX_TIME_LIMIT] | None = None,
+        pickup: str | None = None,
+        shortage: str | None = None,
+        house_rule: str | None = None,
+        best_of: int | None = None,
+    ) -> None:
+        """Challenge one to three players to a game of Krig"""
+        assert interaction.channel_id is not None
+        guild_id, channel_id = scope_of(interaction), interaction.channel_id
+        opponents = [o for o in (opponent, opponent2, opponent3) if o is not None]
+        lang = challenger_lang(interaction)
+        options: dict[str, Any] = {}
+        if rounds is not None:
+            if not 1 <= rounds <= MAX_ROUND_LIMIT:
+                await refuse(interaction, "err.rounds_range", min=1, max=MAX_ROUND_LIMIT)
+                return
+            options["max_rounds"] = rounds
+        if minutes is not None:
+            if not MIN_TIME_LIMIT <= minutes <= MAX_TIME_LIMIT:
+                await refuse(
+                    interaction, "err.minutes_range", min=MIN_TIME_LIMIT, max=MAX_TIME_LIMIT
+                )
+                return
+            options["time_limit"] = minutes
+        if pickup is not None:
+            options["pickup"] = pickup
+        if shortage is not None:
+            options["shortage"] = shortage
+        if house_rule is not None:
+            if house_rule not in HOUSE_RULES:
+                await refuse(interaction, "err.bad_option", reason=house_rule)
+                return
+            options[house_rule] = True
+        if variant not in PRESETS:
+            await refuse(interaction, "err.bad_option", reason=variant)
+            return
+        if best_of is not None and best_of not in BEST_OF:
+            await refuse(interaction, "err.bad_option", reason=str(best_of))
+            return
+        people = [o for o in opponents if o.id != self.service.registry.krigbot_id]
+        if people and interaction.context.dm_channel:
+            # Nobody but the player and Krigbot sees the bot's DM: a friend could never answer.
+            await refuse(interaction, "krigbot.dm_only")
+            return
+        absent = _not_in_chat(interaction, people)
+        if absent:
+            # Only the people of a DM or group DM see it: anyone else could only let it expire.
+            names = fmt_list([display_name(user) for user in absent], user_lang(interaction))
+            await refuse(interaction, "err.not_in_chat", names=names)
+            return
+        if best_of is not None and len(people) < len(opponents):
+            # A match's wins reach the leaderboard: none are won against Krigbot.
+            await refuse(interaction, "krigbot.no_match")
+            return
+
+        async def work() -> Reply:
+            result = await self.service.challenges.challenge(
+                guild_id=guild_id,
+                channel_id=channel_id,
+                challenger=player_of(interaction.user),
+                opponents=[player_of(o) for o in opponents],
+                variant=variant,
+                options=options,
+                extra={"lang": lang} | reach_extra(interaction),
+            )
+            row = result.row
+            if result.replaced is not None:
+                self.tables.end_game(result.replaced.id)
+            if best_of is not None:
+                row = await begin_match(self.service, row, best_of)
+            lines = [" ".join(f"<@{o.id}>" for o in people), krigbot_line(result, lang) or ""]
+            if result.replaced is not None:
+                idle = fmt_duration(self.service.challenges.idle_after, lang)
+                lines.append(t(lang, "game.abandoned", time=idle))
+            self.tables.surfaces.new_game(interaction, lang)
+            if result.game is not None:
+                self.tables.rounds[row.id] = row.round
+                started = started_reply(self.service, row, result.game, lang)
+                started.content = "\n".join(line for line in lines if line)
+                return started
+
+            async def sent(message_id: int) -> None:
+                await self.service.challenges.challenge_shown(row, message_id)
+
+            return Reply(
+                content="\n".join(line for line in lines if line),
+                embed=challenge_embed(row, lang),
+                view=self._challenge_view(row.id, lang),
+                mentions=discord.AllowedMentions(
+                    everyone=False, roles=False, users=[discord.Object(o.id) for o in people]
+                ),
+                sent=sent,
+            )
+
+        await respond_in_turn(interaction, self.tables, work())
+
+    @staticmethod
+    def _challenge_view(game_id: int, lang: Lang) -> discord.ui.View:
+        return view_of(AcceptButton(game_id, lang), DeclineButton(game_id, lang))
+
+    async def _expire(self, deadline: Deadline) -> None:
+        """Show a challenge whose time ran out as expired, without its buttons."""
+        game_id, channel_id, message_id = deadline.game_id, deadline.channel_id, deadline.message_id
+        assert message_id is not None
+        try:
+            row = await self.service.challenges.expire(game_id)
+        except StorageError as exc:
+            # A press of its buttons or the next challenge here ends it instead.
+            log.warning(
+                "could not end the expired challenge %s: %s",
+                game_id,
+                exc,
+                extra=context(game_id=game_id),
+            )
+            return
+        if row is None:
+            return
+        lang = lang_for(row.extra.get("lang"))
+        within = fmt_duration(self.service.challenges.challenge_ttl, lang)
+        embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
+        try:
+            # Through the challenge's own interaction where nothing else reaches its chat.
+            await self.tables.edit(
+                self.bot,
+                channel_id,
+                message_id,
+                own_token(row.extra),
+                forget=True,
+                embed=embed,
+                view=None,
+            )
+        except discord.HTTPException as exc:
+            log.warning(
+                "could not mark challenge %s as expired: %s",
+                game_id,
+                exc,
+                extra=context(game_id=game_id),
+            )
+
+    async def on_accept(self, interaction: discord.Interaction[Any], game_id: int) -> None:
+        """Handle an Accept press."""
+        lang = public_lang(interaction)
+        pressed = interaction.message.id if interaction.message else None
+
+        async def work() -> Reply:
+            result = await self.service.challenges.accept(
+                game_id,
+                interaction.user.id,
+                table_message_id=pressed,
+                channel_id=interaction.channel_id,
+            )
+            row = result.row
+            if result.game is None:
+                return Reply(
+                    embed=challenge_embed(row, lang),
+                    view=self._challenge_view(row.id, lang),
+                    update=True,
+                )
+            embed = add_time_left(
+                dealt_embed(row, result.game, lang), self.service.time_limits.time_left(row), lang
+            )
+            self.tables.rounds[row.id] = 0
+            self.pictures.draw_ahead(row, result.game, lang)
+            return Reply(
+                embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True, durable=True
+            )
+
+        await respond_in_turn(interaction, self.tables, work(), update=True)
+
+    async def on_decline(self, interaction: discord.Interaction[Any], game_id: int) -> None:
+        """Handle a Decline press."""
+        lang = public_lang(interaction)
+
+        async def work() -> Reply:
+            row = await self.service.challenges.decline(
+                game_id, interaction.user.id, channel_id=interaction.channel_id
+            )
+            note = t(lang, "challenge.declined", name=safe_name(display_name(interaction.user)))
+            return Reply(embed=challenge_embed(row, lang, note=note), view=None, update=True)
+
+        await respond_in_turn(interaction, self.tables, work(), update=True)
+
+
+def _not_in_chat(
+    interaction: discord.Interaction[Any], people: list[discord.User]
+) -> list[discord.User]:
+    """Return those of ``people`` who are not in the DM or group DM the interaction comes from.
+
+    Discord sends such a chat's ``recipients`` with the interaction (perhaps without the user
+    who sent it); where it sends none, nobody is known to be missing.
+    """
+    channel = interaction.channel
+    if not isinstance(channel, discord.DMChannel | discord.GroupChannel) or not channel.recipients:
+        return []
+    present = {user.id for user in channel.recipients} | {interaction.user.id}
+    return [user for user in people if user.id not in present]

@@ -1,0 +1,381 @@
+"""/flip, the Flip button and /krig status, and the game ends shown at start-up."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Protocol
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from krigbot.adapter.buttons import Buttons, FinishButton, FlipButton, view_of
+from krigbot.adapter.group import anywhere, subcommand
+from krigbot.adapter.pictures import Pictures
+from krigbot.adapter.races import lost_flip
+from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
+from krigbot.adapter.surfaces import own_token, reaches, scope_of
+from krigbot.adapter.tables import Shown, Tables, editor, respond_in_turn
+from krigbot.cogs.matches import ending
+from krigbot.engine import EngineError, Variant, load_game
+from krigbot.i18n import Lang, lang_for, t
+from krigbot.logs import about
+from krigbot.render.embeds import round_embed, status_embed
+from krigbot.render.notices import current_table_embed, late_end_embed
+from krigbot.render.play import add_status_lines, autoplay_text, finish_request_embed, time_up_embed
+from krigbot.sessions import ENDING, MAX_FLIPS, Autoplay, FinishRequest, FlipResult, Refusal
+from krigbot.storage import StorageError
+
+if TYPE_CHECKING:
+    from krigbot.sessions import GameService
+    from krigbot.storage import GameRow, Storage
+    from krigbot.web.access import WebAccess
+
+log = logging.getLogger(__name__)
+
+
+class Battles(Protocol):
+    """What plays a round of a game whose battles are made of choices (Steal War)."""
+
+    async def plays_here(self, channel_id: int) -> bool:
+        """Tell whether the channel's game is played by battles."""
+        ...
+
+    async def flip(
+        self,
+        interaction: discord.Interaction[Any],
+        *,
+        game_id: int | None = None,
+        round_shown: int | None = None,
+    ) -> None:
+        """Begin a battle from /flip or from a Flip button."""
+        ...
+
+
+class PlayCog(commands.Cog, name="Play"):
+    """Playing a game's rounds: flips, the table's state, and the ends the bot owes a channel."""
+
+    def __init__(
+        self,
+        bot: commands.AutoShardedBot,
+        *,
+        service: GameService,
+        storage: Storage,
+        pictures: Pictures,
+        tables: Tables,
+        web: WebAccess,
+        buttons: Buttons,
+        battles: Battles,
+    ) -> None:
+        self.bot = bot
+        self.service = service
+        self.storage = storage
+        self.pictures = pictures
+        self.web = web
+        self.battles = battles
+        buttons.handle(FlipButton, self.on_flip_button)
+        self.tables = tables
+        """Every channel's turn and live message (the other cogs use it too)."""
+        self.service.registry.on_finish.append(self._finished)
+        self._endings: asyncio.Task[None] | None = None
+
+    async def _finished(self, row: GameRow, game: Variant) -> None:
+        self._end_request_unknown(row, game)
+        self.tables.end_game(row.id)
+
+    def _end_request_unknown(self, row: GameRow, game: Variant) -> None:
+        """Grey an open finish request this process does not hold (asked before a restart)."""
+        request = FinishRequest.of(row.extra)
+        if request is None or request.message is None or not own_token(row.extra):
+            return
+        if not request.waiting(row, game):
+            return  # agreed: the last answer shows the end in it, or points below
+        if any(s.message_id == request.message for s in self.tables.asides(row.id, FinishButton)):
+            return  # end_game greys it
+        lang = lang_for(row.extra.get("lang"))
+        note = t(lang, "finish.game_ended")
+        view = view_of(FinishButton(row.id, True, lang), FinishButton(row.id, False, lang))
+        edit = editor(self.bot, row.channel_id, request.message)
+        embed = finish_request_embed(row, request.by, [], lang, note=note)
+        self.tables.retire(Shown(request.message, view, edit), embed=embed)
+
+    async def cog_load(self) -> None:
+        self._endings = asyncio.create_task(self._show_endings(), name="krig-tell-endings")
+
+    async def _show_endings(self) -> None:
+        """Show the ends of games that finished just before the bot stopped, as it does rounds.
+
+        The end was committed, but the bot stopped before its message went out: without this,
+        the channel would never learn the result.
+        """
+        await self.bot.wait_until_ready()
+        try:
+            endings = await self.service.recovery.unshown_endings()
+        except StorageError as exc:
+            log.warning("could not look for game ends never shown: %s", exc)
+            return
+        for row, game in endings:
+            if not own_token(row.extra):
+                continue  # no interaction reaches its chat after a restart: /krig status tells
+            lang = lang_for(row.extra.get("lang"))
+            embed = late_end_embed(row, game, lang)
+            async with self.tables.turn(row.channel_id):
+                over = await ending(self.service, row, game, lang, embed)
+                channel = self.bot.get_partial_messageable(row.channel_id)
+                try:
+                    message = await channel.send(
+                        embed=embed, view=over.view, allowed_mentions=NO_MENTIONS
+                    )
+                except discord.HTTPException as exc:
+                    log.warning(
+                        "could not show the end of game %s: %s", row.id, exc, extra=about(row)
+                    )
+                    continue
+                edit = editor(self.bot, row.channel_id, message.id)
+                self.tables.show(row.channel_id, Shown(message.id, over.view, edit))
+                await over.sent(message.id)
+                await self._grey_left_over(row, lang)
+
+    async def _grey_left_over(self, row: GameRow, lang: Lang) -> None:
+        """Grey the messages of a game that ended while the bot was down, each saying why.
+
+        Its last table, its finish request and its autoplay's message kept the buttons they
+        had when the bot stopped; a press on them would only answer that the game is over.
+        """
+        changes: dict[int, dict[str, Any]] = {}
+        if row.table_message_id is not None:
+            changes[row.table_message_id] = {"content": t(lang, "end.shown_below")}
+        auto = Autoplay.of(row.extra)
+        if auto is not None and auto.message is not None:
+            changes[auto.message] = {"content": t(lang, "auto.ended")}
+        request = FinishRequest.of(row.extra)
+        if request is not None and request.message is not None:
+            note = t(lang, "finish.game_ended")
+            changes[request.message] = {
+                "embed": finish_request_embed(row, request.by, [], lang, note=note)
+            }
+        for message_id, change in changes.items():
+            try:
+                await self.tables.edit(
+                    self.bot, row.channel_id, message_id, True, **change, view=None
+                )
+            except discord.HTTPException as exc:
+                log.info("could not grey message %s of game %s: %s", message_id, row.id, exc)
+
+    async def cog_unload(self) -> None:
+        if self._endings is not None:
+            self._endings.cancel()
+        await self.tables.close()
+
+    async def _table_reply(self, result: FlipResult, lang: Lang, *, update: bool) -> Reply:
+        row = result.row
+        # Before anything is awaited: a press racing this flip must see a table is on its way.
+        if result.outcome is None:
+            self.tables.rounds[row.id] = row.round
+        else:
+            self.tables.rounds.pop(row.id, None)
+        if result.last is None:
+            # The time was up before this flip: the cards were counted, no round was played.
+            embed = time_up_embed(row, result.game, lang)
+        else:
+            embed = round_embed(
+                row, result.game, result.last, lang, played=result.played, wars=result.wars
+            )
+        files: list[discord.File] = []
+        more: list[discord.Embed] = []
+        if await self.pictures.enabled(row.guild_id):
+            if result.last is not None:
+                picture = await self.pictures.round_picture(
+                    row, result.game, result.last, lang, embed
+                )
+                if picture is not None:
+                    files.append(picture)
+            if result.outcome is not None:
+                story = await self.pictures.story_picture(row, result.game, lang)
+                if story is not None:
+                    more.append(story[0])
+                    files.append(story[1])
+        if result.outcome is not None:
+            over = await ending(self.service, row, result.game, lang, embed, self.web)
+            return Reply(
+                embed=embed,
+                more_embeds=more,
+                files=files,
+                view=over.view,
+                update=update,
+                sent=over.sent,
+                durable=True,
+            )
+        view = view_of(FlipButton(row.id, row.round, lang))
+        if update:  # flip() recorded the pressed message as the table
+            return Reply(embed=embed, files=files, view=view, update=True, durable=True)
+
+        async def sent(message_id: int) -> None:
+            await self.service.registry.show_table(row.channel_id, row.id, row.round, message_id)
+
+        return Reply(embed=embed, files=files, view=view, sent=sent, durable=True)
+
+    async def _unseen_end(self, game_id: int, lang: Lang, refusal: Refusal) -> Reply:
+        """Show on its table the end of a game that no message showed (its chat was out of the
+        bot's reach when its time ran out, or the bot restarted); else refuse as ``refusal``."""
+        row = await self.storage.games.get_game(game_id)
+        if row is None or row.status != "finished" or row.extra.get(ENDING) is None:
+            raise refusal
+        try:
+            game = load_game(row.state or {})
+        except EngineError:
+            raise refusal from None
+        if game.outcome is None:
+            raise refusal
+        embed = late_end_embed(row, game, lang)
+        over = await ending(self.service, row, game, lang, embed, self.web)
+        return Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
+
+    async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
+        """Return the table as it stands now, for a table message that shows an older round."""
+        found = await self.service.registry.game_in(channel_id)
+        if found is None:
+            raise Refusal("err.game_over")
+        row, game = found
+        if row.id != game_id or game is None:
+            raise Refusal("err.game_over")
+        embed = current_table_embed(row, game, lang)
+        self.tables.rounds[row.id] = row.round
+        view = view_of(FlipButton(row.id, row.round, lang))
+
+        async def sent(message_id: int) -> None:
+            await self.service.registry.show_table(channel_id, row.id, row.round, message_id)
+
+        return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
+
+    @app_commands.command()
+    @anywhere
+    @app_commands.describe(count="Play several rounds at once (up to 50)")
+    async def flip(
+        self,
+        interaction: discord.Interaction[Any],
+        count: app_commands.Range[int, 1, MAX_FLIPS] = 1,
+    ) -> None:
+        """Flip the next card (play one round)"""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        lang = public_lang(interaction)
+        if await self.battles.plays_here(channel_id):
+            await self.battles.flip(interaction)  # a battle of choices, one at a time
+            return
+
+        async def work() -> Reply:
+            try:
+                result = await self.service.play.flip(channel_id, interaction.user.id, count)
+            except Refusal as refusal:
+                if refusal.key == "err.no_game":
+                    await too_late(self.service, interaction, refusal)
+                raise
+            return await self._table_reply(result, lang, update=False)
+
+        await respond_in_turn(interaction, self.tables, work())
+
+    async def on_flip_button(
+        self, interaction: discord.Interaction[Any], game_id: int, round_shown: int
+    ) -> None:
+        """Handle a Flip press: plays only if the button shows the round on the table."""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        if await self.battles.plays_here(channel_id):
+            await self.battles.flip(interaction, game_id=game_id, round_shown=round_shown)
+            return
+        lang = public_lang(interaction)
+        pressed = interaction.message.id if interaction.message else None
+
+        async def work() -> Reply:
+            try:
+                result = await self.service.play.flip(
+                    channel_id,
+                    interaction.user.id,
+                    1,
+                    game_id=game_id,
+                    expected_round=round_shown,
+                    table_message_id=pressed,
+                )
+            except Refusal as refusal:
+                if refusal.key == "err.game_over" and not reaches(interaction):
+                    return await self._unseen_end(game_id, lang, refusal)
+                if refusal.key == "err.game_over":
+                    await too_late(self.service, interaction, refusal, game_id)
+                return await lost_flip(
+                    self.service,
+                    refusal,
+                    game_id,
+                    pressed,
+                    round_shown=round_shown,
+                    answering=self.tables.rounds.get(game_id),
+                    current=lambda: self._current_table(channel_id, game_id, lang),
+                )
+            return await self._table_reply(result, lang, update=True)
+
+        await respond_in_turn(interaction, self.tables, work(), update=True)
+
+    @subcommand
+    async def status(self, interaction: discord.Interaction[Any]) -> None:
+        """Show the game in this channel"""
+        assert interaction.channel_id is not None
+        channel_id = interaction.channel_id
+        lang = user_lang(interaction)
+
+        async def work() -> Reply:
+            try:
+                found, unreachable = await self.service.registry.stored_game(channel_id)
+            except StorageError as exc:
+                # Nothing held here to show: a read changed nothing, so no "could not save".
+                log.warning("/krig status: the database failed: %s", exc)
+                return Reply(content=t(lang, "status.unreachable_none"), ephemeral=True)
+            if found is None:
+                return Reply(content=t(lang, "status.none"), ephemeral=True)
+            row, game = found
+            left = self.service.time_limits.time_left(row)
+            embed = status_embed(row, game, lang, deadline=left)
+            deadline = (
+                self.service.choices.choice_deadline(row) if row.status == "running" else None
+            )
+            auto = Autoplay.of(row.extra)
+            note = (
+                None
+                if auto is None
+                else autoplay_text(auto.state, auto.speed, auto.by, lang, reason=auto.why or "")
+            )
+            request = FinishRequest.of(row.extra)
+            waiting = () if request is None or game is None else request.waiting(row, game)
+            add_status_lines(
+                embed, row, game, lang, deadline=deadline, autoplay=note, finish_waiting=waiting
+            )
+            # A read needs no write: the table held here, saying the database is out of reach.
+            note = t(lang, "status.unreachable") if unreachable else None
+            reply = Reply(content=note, embed=embed, ephemeral=True)
+            if unreachable:
+                return reply  # whether pictures are on is stored there too
+            if game is not None and game.round and await self.pictures.enabled(row.guild_id):
+                story = await self.pictures.story_picture(row, game, lang)
+                if story is not None:
+                    reply.more_embeds.append(story[0])
+                    reply.files.append(story[1])
+            return reply
+
+        await respond(interaction, work(), ephemeral=True)
+
+
+async def too_late(
+    service: GameService,
+    interaction: discord.Interaction[Any],
+    refusal: Refusal,
+    game_id: int | None = None,
+    *,
+    key: str = "time.flip_too_late",
+) -> None:
+    """Refuse a move that came just after the game's time limit ended it: the time is up."""
+    assert interaction.channel_id is not None
+    row = await service.time_limits.time_ran_out(
+        scope_of(interaction), interaction.channel_id, interaction.user.id, game_id
+    )
+    if row is not None:
+        raise Refusal(key, game=row) from refusal

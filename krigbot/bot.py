@@ -198,7 +198,7 @@ class KrigBot(commands.AutoShardedBot):
             metrics=self.metrics,
             shards=settings.shards,
         )
-        self.matches = MatchKeeper(self.service)
+        self.matches = MatchKeeper(self.service.registry)
         self.tables = Tables()
         """Every channel's turn and live message, for every cog that shows a game."""
         self.buttons = Buttons()
@@ -227,14 +227,34 @@ class KrigBot(commands.AutoShardedBot):
             self.web,
             self.buttons,
         )
-        steal = StealCog(self, service=service, tables=tables, web=web, buttons=buttons)
+        steal = StealCog(
+            self,
+            registry=service.registry,
+            play=service.play,
+            choices=service.choices,
+            deadlines=service.deadlines,
+            tables=tables,
+            web=web,
+            buttons=buttons,
+        )
         challenge = ChallengeCog(
-            self, service=service, pictures=self.pictures, tables=tables, buttons=buttons
+            self,
+            registry=service.registry,
+            time_limits=service.time_limits,
+            challenges=service.challenges,
+            deadlines=service.deadlines,
+            pictures=self.pictures,
+            tables=tables,
+            buttons=buttons,
         )
         await self.add_cog(challenge)
         play = PlayCog(
             self,
-            service=service,
+            registry=service.registry,
+            time_limits=service.time_limits,
+            play=service.play,
+            choices=service.choices,
+            recovery=service.recovery,
             storage=storage,
             pictures=self.pictures,
             tables=tables,
@@ -243,13 +263,27 @@ class KrigBot(commands.AutoShardedBot):
             battles=steal,
         )
         await self.add_cog(play)
-        await self.add_cog(LeaveCog(self, service=service, tables=tables, web=web, buttons=buttons))
-        boards = BoardsCog(service=service, storage=storage, pictures=self.pictures, web=web)
+        await self.add_cog(
+            LeaveCog(
+                self,
+                registry=service.registry,
+                time_limits=service.time_limits,
+                play=service.play,
+                tables=tables,
+                web=web,
+                buttons=buttons,
+            )
+        )
+        boards = BoardsCog(
+            registry=service.registry, storage=storage, pictures=self.pictures, web=web
+        )
         await self.add_cog(boards)
         await self.add_cog(steal)
         autoplay = AutoplayCog(
             self,
-            service=service,
+            registry=service.registry,
+            play=service.play,
+            hands_free=service.hands_free,
             tables=tables,
             web=web,
             pictures=self.pictures,
@@ -261,12 +295,21 @@ class KrigBot(commands.AutoShardedBot):
         await self.add_cog(HistoryCog(storage=storage, web=web, buttons=buttons))
         matches = MatchCog(
             self,
-            service=service,
+            registry=service.registry,
+            time_limits=service.time_limits,
+            challenges=service.challenges,
             tables=tables,
             buttons=buttons,
         )
         await self.add_cog(matches)
-        time_limits = TimeLimitCog(self, service=service, tables=tables, web=web)
+        time_limits = TimeLimitCog(
+            self,
+            registry=service.registry,
+            time_limits=service.time_limits,
+            deadlines=service.deadlines,
+            tables=tables,
+            web=web,
+        )
         await self.add_cog(time_limits)
         self.add_dynamic_items(*buttons.kinds())
         challenges, broken = await self.service.recovery.restore()

@@ -108,7 +108,7 @@ async def play_session(table: Table, guild_id: int, channel_id: int) -> bool:
         return False
     row = made.row
     if rng.random() < 0.15:
-        row = await begin_match(service, row, rng.choice((3, 5)))
+        row = await begin_match(service.registry, row, rng.choice((3, 5)))
     ending = rng.random()
     if ending < 0.03:
         await service.challenges.decline(row.id, opponents[0].user_id)
@@ -161,7 +161,7 @@ async def play_many(storage: Storage, seed: int, sessions: int) -> Clock:
     """Play ``sessions`` challenges spread over the servers' channels; return the clock."""
     clock = Clock()
     service = GameService(storage, clock=clock)
-    MatchKeeper(service)
+    MatchKeeper(service.registry)
     table = Table(service, clock, random.Random(seed))
     left: set[int] = set()
     channels = [(guild, guild * 100 + n) for guild in GUILDS for n in range(CHANNELS)]

@@ -35,7 +35,9 @@ from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
     from krigbot.engine import Variant
-    from krigbot.sessions import GameService
+    from krigbot.sessions.handsfree import HandsFree
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
@@ -120,14 +122,18 @@ class Autoplayer:
         self,
         bot: discord.Client,
         *,
-        service: GameService,
+        registry: Registry,
+        play: Play,
+        hands_free: HandsFree,
         tables: Tables,
         end: End,
         interval: float,
         rest_turn: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.bot = bot
-        self.service = service
+        self.registry = registry
+        self.play = play
+        self.hands_free = hands_free
         self.tables = tables
         self.end = end
         self.interval = interval
@@ -209,7 +215,7 @@ class Autoplayer:
                     await self._token_ran_out(channel_id, run)
                     return
                 try:
-                    result = await self.service.play.play_on(
+                    result = await self.play.play_on(
                         channel_id,
                         run.game_id,
                         expected_round=expected,
@@ -226,7 +232,7 @@ class Autoplayer:
                     return
                 expected = result.row.round
                 if result.outcome is not None:
-                    await self.service.hands_free.stop_autoplay(channel_id, run.game_id)
+                    await self.hands_free.stop_autoplay(channel_id, run.game_id)
                 if not await self._show(channel_id, run, result):
                     return
                 last_edit = loop.time()
@@ -252,7 +258,7 @@ class Autoplayer:
         press's table once more (:meth:`_show_halted`). A hand's flip elsewhere showed its
         round in a table of its own: then this one stops, and says why.
         """
-        found = await self.service.registry.game_in(channel_id)  # read again: the copy was dropped
+        found = await self.registry.game_in(channel_id)  # read again: the copy was dropped
         row, game = found if found is not None else (None, None)
         if row is None or row.id != run.game_id or game is None:
             played_on = True  # its end is shown by whoever ended it
@@ -373,10 +379,10 @@ class Autoplayer:
         """
         why = "token_lost" if gone else "token"
         try:
-            await self.service.hands_free.pause_autoplay(
+            await self.hands_free.pause_autoplay(
                 channel_id, run.game_id, run.message_id, run.by, why=why
             )
-            found = await self.service.registry.game_in(channel_id)
+            found = await self.registry.game_in(channel_id)
         except (Refusal, StorageError):
             return  # the game moved on meanwhile (a hand's flip, its end): that answer shows it
         if found is None or found[0].id != run.game_id:
@@ -422,7 +428,7 @@ class Autoplayer:
         holds then (no Resume, Pause press or end since)."""
 
         async def note() -> str | None:
-            found = await self.service.registry.game_in(channel_id)
+            found = await self.registry.game_in(channel_id)
             if found is None or found[0].id != game_id:
                 return None
             state = Autoplay.of(found[0].extra)
@@ -436,7 +442,7 @@ class Autoplayer:
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
         with contextlib.suppress(Refusal, StorageError):
             # If this cannot be saved, a restart resumes autoplay: still never silently lost.
-            await self.service.hands_free.stop_autoplay(channel_id, run.game_id)
+            await self.hands_free.stop_autoplay(channel_id, run.game_id)
         text = t(run.lang, key)
         table = self.embeds.pop(run.message_id, None)
         try:

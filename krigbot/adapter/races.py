@@ -15,11 +15,11 @@ from krigbot.adapter.replies import Reply
 from krigbot.sessions import Refusal
 
 if TYPE_CHECKING:
-    from krigbot.sessions import GameService
+    from krigbot.sessions.play import Play
 
 
 async def lost_flip(
-    service: GameService,
+    play: Play,
     refusal: Refusal,
     game_id: int,
     pressed: int | None,
@@ -36,9 +36,7 @@ async def lost_flip(
     """
     if refusal.key != "flip.raced":
         raise refusal
-    answer = await service.play.lost_race(
-        game_id, pressed, round_shown=round_shown, answering=answering
-    )
+    answer = await play.lost_race(game_id, pressed, round_shown=round_shown, answering=answering)
     if answer == "shown":
         return Reply(silent=True)
     if answer == "current" and current is not None:

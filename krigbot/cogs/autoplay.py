@@ -64,7 +64,9 @@ from krigbot.storage import StorageError
 if TYPE_CHECKING:
     from krigbot.adapter.pictures import Pictures
     from krigbot.engine import Variant
-    from krigbot.sessions import GameService
+    from krigbot.sessions.handsfree import HandsFree
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
 
@@ -85,7 +87,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self,
         bot: commands.AutoShardedBot,
         *,
-        service: GameService,
+        registry: Registry,
+        play: Play,
+        hands_free: HandsFree,
         tables: Tables,
         web: WebAccess,
         pictures: Pictures,
@@ -94,7 +98,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         rest_turn: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.bot = bot
-        self.service = service
+        self.registry = registry
+        self.play = play
+        self.hands_free = hands_free
         self.tables = tables
         self.web = web
         self.pictures = pictures
@@ -102,7 +108,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         buttons.handle(FinishButton, self.on_finish_button)
         self.player = Autoplayer(
             bot,
-            service=service,
+            registry=registry,
+            hands_free=hands_free,
+            play=play,
             tables=tables,
             end=self._end,
             interval=interval,
@@ -126,16 +134,14 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     async def _end(
         self, row: GameRow, game: Variant, lang: Lang, embed: discord.Embed
     ) -> tuple[discord.ui.View, Callable[[int], Awaitable[None]]]:
-        over = await ending(self.service, row, game, lang, embed, self.web)
+        over = await ending(self.registry, row, game, lang, embed, self.web)
         return over.view, over.sent
 
     async def _player_game(
         self, channel_id: int, user_id: int, game_id: int | None = None
     ) -> tuple[GameRow, Variant]:
         """Return the channel's running game, refusing anyone who is not playing it."""
-        seated = authorize(
-            await self.service.registry.game_in(channel_id), user_id, game_id=game_id
-        )
+        seated = authorize(await self.registry.game_in(channel_id), user_id, game_id=game_id)
         return seated.row, seated.game
 
     # ---------------------------------------------------------------------- autoplay
@@ -199,7 +205,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     ) -> None:
         """Store autoplay as running in its message, make it the table, and start playing."""
         try:
-            await self.service.hands_free.start_autoplay(
+            await self.hands_free.start_autoplay(
                 channel_id, game_id, Autoplay("running", message_id, speed, by)
             )
         except Refusal as refusal:
@@ -214,10 +220,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 embed = with_autoplay_line(table, text, lang)
                 await self.player.edit(channel_id, message_id, own, embed=embed, view=None)
             return
-        found = await self.service.registry.game_in(channel_id)
+        found = await self.registry.game_in(channel_id)
         if found is None or found[0].id != game_id:
             return
-        await self.service.registry.show_table(channel_id, game_id, found[0].round, message_id)
+        await self.registry.show_table(channel_id, game_id, found[0].round, message_id)
         self.player.start(
             channel_id, Run(game_id, message_id, speed, by, lang, found[0].round, own)
         )
@@ -248,9 +254,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             # The task finishes the step it is in (and shows it) before this answer goes out.
             await self.player.halt(channel_id, game_id)
             if action == "pause":
-                await self.service.hands_free.pause_autoplay(channel_id, game_id, pressed, name)
+                await self.hands_free.pause_autoplay(channel_id, game_id, pressed, name)
             else:
-                await self.service.hands_free.stop_autoplay(channel_id, game_id, pressed, name)
+                await self.hands_free.stop_autoplay(channel_id, game_id, pressed, name)
             row, game = await self._player_game(channel_id, interaction.user.id, game_id)
             if action == "pause":
                 embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
@@ -266,8 +272,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     async def _resume(
         self, channel_id: int, game_id: int, name: str, lang: Lang, own: bool
     ) -> Reply:
-        resumed = await self.service.hands_free.resume_autoplay(channel_id, game_id, name)
-        found = await self.service.registry.game_in(channel_id)
+        resumed = await self.hands_free.resume_autoplay(channel_id, game_id, name)
+        found = await self.registry.game_in(channel_id)
         if found is None or found[0].id != game_id:
             raise Refusal("err.game_over")
         row, game = found
@@ -288,10 +294,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     def restore(self) -> int:
         """Carry on the autoplay that was running when the bot stopped; return how many."""
         resumed = 0
-        for row, _ in self.service.registry.running():
+        for row, _ in self.registry.running():
             if row.extra.get("lang") and not own_token(row.extra):
                 self.tables.surfaces.fix_lang(row.channel_id, lang_for(row.extra["lang"]))
-        for row, game in self.service.registry.running():
+        for row, game in self.registry.running():
             state = Autoplay.of(row.extra)
             if state is None or state.state != "running" or game.finished:
                 continue
@@ -317,10 +323,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         user_id = interaction.user.id
 
         async def work() -> Reply:
-            seated = authorize(await self.service.registry.game_in(channel_id), user_id).still_in()
+            seated = authorize(await self.registry.game_in(channel_id), user_id).still_in()
             row, game = seated.row, seated.game
             replaced = FinishRequest.of(row.extra)
-            request = await self.service.hands_free.ask_finish(channel_id, row.id, user_id)
+            request = await self.hands_free.ask_finish(channel_id, row.id, user_id)
             waiting = request.waiting(row, game)
             if not waiting:
                 # Nobody else to ask (Krigbot agrees at once): the end goes out as the answer.
@@ -351,7 +357,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
                 with contextlib.suppress(Refusal, StorageError):
                     # Kept with the request, so a bot stopped before it was answered greys it.
-                    await self.service.hands_free.finish_request_shown(
+                    await self.hands_free.finish_request_shown(
                         channel_id, row.id, user_id, message_id
                     )
 
@@ -375,9 +381,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
         async def work() -> Reply:
             row, game = await self._player_game(channel_id, user_id, game_id)
-            request = await self.service.hands_free.answer_finish(
-                channel_id, game_id, user_id, agree
-            )
+            request = await self.hands_free.answer_finish(channel_id, game_id, user_id, agree)
             asked = FinishRequest.of(row.extra)
             asker = user_id if asked is None else asked.by
             if request is None:
@@ -434,7 +438,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         """Play an agreed game to its end at once (its autoplay stops); return its story."""
         autoplay = Autoplay.of(row.extra)
         await self.player.halt(channel_id, row.id)
-        result = await self.service.play.play_on(channel_id, row.id, to_end=True)
+        result = await self.play.play_on(channel_id, row.id, to_end=True)
         if autoplay is not None and autoplay.message is not None:
             # Its message would otherwise offer Pause or Resume for a game that is over.
             own = own_token(row.extra)
@@ -449,7 +453,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         # A long game takes a moment to replay; the event loop keeps serving meanwhile.
         rebuilt = await asyncio.to_thread(rebuild, row.state)
         embed = finish_embed(row, game, rebuilt, lang)
-        over = await ending(self.service, row, game, lang, embed, self.web)
+        over = await ending(self.registry, row, game, lang, embed, self.web)
         reply = Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
         if await self.pictures.enabled(row.guild_id):
             story = await self.pictures.story_picture(row, game, lang)

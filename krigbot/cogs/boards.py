@@ -24,7 +24,7 @@ from krigbot.render.embeds import krigbot_stats_embed, leaderboard_embed, rules_
 from krigbot.sessions import Refusal, may_moderate
 
 if TYPE_CHECKING:
-    from krigbot.sessions import GameService
+    from krigbot.sessions.registry import Registry
     from krigbot.storage import Storage
     from krigbot.web.access import WebAccess
 
@@ -50,12 +50,12 @@ class BoardsCog(commands.Cog, name="Boards"):
     def __init__(
         self,
         *,
-        service: GameService,
+        registry: Registry,
         storage: Storage,
         pictures: Pictures,
         web: WebAccess,
     ) -> None:
-        self.service = service
+        self.registry = registry
         self.storage = storage
         self.pictures = pictures
         self.web = web
@@ -73,7 +73,7 @@ class BoardsCog(commands.Cog, name="Boards"):
         window = PERIODS[period]
 
         async def work() -> Reply:
-            since = None if window is None else self.service.registry.clock() - window
+            since = None if window is None else self.registry.clock() - window
             rows = await self.storage.stats.leaderboard(guild_id, since=since, limit=10)
             users = [row.user_id for row in rows]
             matches = await self.storage.matches.match_records(guild_id, users, since=since)
@@ -97,7 +97,7 @@ class BoardsCog(commands.Cog, name="Boards"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
-            if target.id == self.service.registry.krigbot_id:
+            if target.id == self.registry.krigbot_id:
                 own = await self.storage.stats.krigbot_record(guild_id, target.id)
                 return Reply(
                     embed=krigbot_stats_embed(

@@ -35,7 +35,11 @@ from krigbot.sessions.matches import begin_match
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.sessions import Deadline, GameService
+    from krigbot.sessions import Deadline
+    from krigbot.sessions.challenges import Challenges
+    from krigbot.sessions.deadlines import Deadlines
+    from krigbot.sessions.registry import Registry
+    from krigbot.sessions.timelimit import TimeLimits
 
 log = logging.getLogger(__name__)
 
@@ -47,21 +51,27 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         self,
         bot: commands.AutoShardedBot,
         *,
-        service: GameService,
+        registry: Registry,
+        time_limits: TimeLimits,
+        challenges: Challenges,
+        deadlines: Deadlines,
         pictures: Pictures,
         tables: Tables,
         buttons: Buttons,
     ) -> None:
         self.bot = bot
-        self.service = service
+        self.registry = registry
+        self.time_limits = time_limits
+        self.challenges = challenges
+        self.deadlines = deadlines
         self.pictures = pictures
         self.tables = tables
         buttons.handle(AcceptButton, self.on_accept)
         buttons.handle(DeclineButton, self.on_decline)
-        self.service.deadlines.handle("challenge", self._expire)
+        self.deadlines.handle("challenge", self._expire)
 
     async def cog_unload(self) -> None:
-        self.service.deadlines.handle("challenge", None)
+        self.deadlines.handle("challenge", None)
 
     @subcommand
     @app_commands.describe(
@@ -132,7 +142,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         if best_of is not None and best_of not in BEST_OF:
             await refuse(interaction, "err.bad_option", reason=str(best_of))
             return
-        people = [o for o in opponents if o.id != self.service.registry.krigbot_id]
+        people = [o for o in opponents if o.id != self.registry.krigbot_id]
         if people and interaction.context.dm_channel:
             # Nobody but the player and Krigbot sees the bot's DM: a friend could never answer.
             await refuse(interaction, "krigbot.dm_only")
@@ -149,7 +159,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
             return
 
         async def work() -> Reply:
-            result = await self.service.challenges.challenge(
+            result = await self.challenges.challenge(
                 guild_id=guild_id,
                 channel_id=channel_id,
                 challenger=player_of(interaction.user),
@@ -162,20 +172,20 @@ class ChallengeCog(commands.Cog, name="Challenge"):
             if result.replaced is not None:
                 self.tables.end_game(result.replaced.id)
             if best_of is not None:
-                row = await begin_match(self.service, row, best_of)
+                row = await begin_match(self.registry, row, best_of)
             lines = [" ".join(f"<@{o.id}>" for o in people), krigbot_line(result, lang) or ""]
             if result.replaced is not None:
-                idle = fmt_duration(self.service.challenges.idle_after, lang)
+                idle = fmt_duration(self.challenges.idle_after, lang)
                 lines.append(t(lang, "game.abandoned", time=idle))
             self.tables.surfaces.new_game(interaction, lang)
             if result.game is not None:
                 self.tables.rounds[row.id] = row.round
-                started = started_reply(self.service, row, result.game, lang)
+                started = started_reply(self.registry, self.time_limits, row, result.game, lang)
                 started.content = "\n".join(line for line in lines if line)
                 return started
 
             async def sent(message_id: int) -> None:
-                await self.service.challenges.challenge_shown(row, message_id)
+                await self.challenges.challenge_shown(row, message_id)
 
             return Reply(
                 content="\n".join(line for line in lines if line),
@@ -198,7 +208,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         game_id, channel_id, message_id = deadline.game_id, deadline.channel_id, deadline.message_id
         assert message_id is not None
         try:
-            row = await self.service.challenges.expire(game_id)
+            row = await self.challenges.expire(game_id)
         except StorageError as exc:
             # A press of its buttons or the next challenge here ends it instead.
             log.warning(
@@ -211,7 +221,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         if row is None:
             return
         lang = lang_for(row.extra.get("lang"))
-        within = fmt_duration(self.service.challenges.challenge_ttl, lang)
+        within = fmt_duration(self.challenges.challenge_ttl, lang)
         embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
         try:
             # Through the challenge's own interaction where nothing else reaches its chat.
@@ -238,7 +248,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         pressed = interaction.message.id if interaction.message else None
 
         async def work() -> Reply:
-            result = await self.service.challenges.accept(
+            result = await self.challenges.accept(
                 game_id,
                 interaction.user.id,
                 table_message_id=pressed,
@@ -252,7 +262,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
                     update=True,
                 )
             embed = add_time_left(
-                dealt_embed(row, result.game, lang), self.service.time_limits.time_left(row), lang
+                dealt_embed(row, result.game, lang), self.time_limits.time_left(row), lang
             )
             self.tables.rounds[row.id] = 0
             self.pictures.draw_ahead(row, result.game, lang)
@@ -267,7 +277,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
-            row = await self.service.challenges.decline(
+            row = await self.challenges.decline(
                 game_id, interaction.user.id, channel_id=interaction.channel_id
             )
             note = t(lang, "challenge.declined", name=safe_name(display_name(interaction.user)))

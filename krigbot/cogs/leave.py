@@ -32,7 +32,9 @@ from krigbot.render.play import finish_request_embed, standing_embed, time_up_em
 from krigbot.sessions import FinishRequest, FlipResult, Refusal
 
 if TYPE_CHECKING:
-    from krigbot.sessions import GameService
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.registry import Registry
+    from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
 
@@ -46,13 +48,17 @@ class LeaveCog(commands.Cog, name="Leave"):
         self,
         bot: commands.AutoShardedBot,
         *,
-        service: GameService,
+        registry: Registry,
+        time_limits: TimeLimits,
+        play: Play,
         tables: Tables,
         web: WebAccess,
         buttons: Buttons,
     ) -> None:
         self.bot = bot
-        self.service = service
+        self.registry = registry
+        self.time_limits = time_limits
+        self.play = play
         self.tables = tables
         self.web = web
         buttons.handle(ForfeitButton, self.on_forfeit_button)
@@ -68,10 +74,12 @@ class LeaveCog(commands.Cog, name="Leave"):
         async def work() -> Reply:
             # Refused before the confirmation, as the forfeit itself would be refused after it.
             try:
-                row = await self.service.play.may_forfeit(channel_id, user_id)
+                row = await self.play.may_forfeit(channel_id, user_id)
             except Refusal as refusal:
                 if refusal.key == "err.no_game":
-                    await too_late(self.service, interaction, refusal, key="time.forfeit_too_late")
+                    await too_late(
+                        self.time_limits, interaction, refusal, key="time.forfeit_too_late"
+                    )
                 raise
             view = view_of(
                 ForfeitButton(row.id, user_id, True, lang),
@@ -105,7 +113,7 @@ class LeaveCog(commands.Cog, name="Leave"):
             return
 
         async def work() -> Reply:
-            result = await self.service.play.forfeit(channel_id, user_id, game_id)
+            result = await self.play.forfeit(channel_id, user_id, game_id)
             if result.outcome is not None and result.outcome.reason == "time_limit":
                 return await self._counted_instead(interaction, result, mine, public)
             row = result.row
@@ -114,7 +122,7 @@ class LeaveCog(commands.Cog, name="Leave"):
             embed = forfeit_embed(row, result.game, seat, public, over=ended)
             over: Ending | None = None
             if ended:
-                over = await ending(self.service, row, result.game, public, embed, self.web)
+                over = await ending(self.registry, row, result.game, public, embed, self.web)
             else:
                 await self._request_without(row, result.game)
 
@@ -132,7 +140,7 @@ class LeaveCog(commands.Cog, name="Leave"):
                     await over.sent(message.id)
                     return
                 self.tables.rounds[row.id] = row.round
-                await self.service.registry.show_table(channel_id, row.id, row.round, message.id)
+                await self.registry.show_table(channel_id, row.id, row.round, message.id)
 
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 
@@ -162,7 +170,7 @@ class LeaveCog(commands.Cog, name="Leave"):
         """Answer a forfeit that came after the deadline: the cards were counted instead."""
         row = result.row
         embed = time_up_embed(row, result.game, public)
-        over = await ending(self.service, row, result.game, public, embed, self.web)
+        over = await ending(self.registry, row, result.game, public, embed, self.web)
 
         async def sent(_: int) -> None:
             message = await interaction.followup.send(
@@ -184,7 +192,7 @@ class LeaveCog(commands.Cog, name="Leave"):
         actor = actor_of(interaction)
 
         async def work() -> Reply:
-            row = await self.service.play.cancel(
+            row = await self.play.cancel(
                 channel_id, actor.user_id, moderator=actor.moderator, in_server=actor.in_server
             )
             name = safe_name(display_name(interaction.user))

@@ -37,11 +37,14 @@ from krigbot.logs import about
 from krigbot.render.embeds import challenge_embed, names_of, safe_name
 from krigbot.render.matches import match_result
 from krigbot.render.play import add_game_over, add_time_left, dealt_embed
-from krigbot.sessions import ENDING, ChallengeResult, GameService, Player
+from krigbot.sessions import ENDING, ChallengeResult, Player
 from krigbot.sessions.matches import MatchInfo, rematch
 
 if TYPE_CHECKING:
     from krigbot.engine import Variant
+    from krigbot.sessions.challenges import Challenges
+    from krigbot.sessions.registry import Registry
+    from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
 
@@ -60,7 +63,7 @@ class Ending:
 
 
 async def ending(
-    service: GameService,
+    registry: Registry,
     row: GameRow,
     game: Variant,
     lang: Lang,
@@ -74,20 +77,20 @@ async def ending(
     links = () if url is None else (web_button(url, lang),)
 
     async def shown(_: int) -> None:
-        await service.registry.ending_shown(row.id)
+        await registry.ending_shown(row.id)
 
     match = MatchInfo.of(row.extra)
     if match is not None and match.goes_on(game.outcome):
         # The service's finish hook dealt the next game under the same lock that finished this
         # one, so it is the channel's game now (unless the channel was busy).
-        found = await service.registry.game_in(row.channel_id)
+        found = await registry.game_in(row.channel_id)
         following = None if found is None else MatchInfo.of(found[0].extra)
         if found is not None and following is not None and following.id == match.id:
             dealt = found[0]
 
             async def shown_with_next(message_id: int) -> None:
                 await shown(message_id)
-                await service.registry.show_table(dealt.channel_id, dealt.id, 0, message_id)
+                await registry.show_table(dealt.channel_id, dealt.id, 0, message_id)
 
             return Ending(view_of(FlipButton(dealt.id, 0, lang), *links), shown_with_next, dealt)
         # Not dealt (the channel was busy, or the write failed): start-up deals it later.
@@ -102,12 +105,14 @@ def krigbot_line(result: ChallengeResult, lang: Lang) -> str | None:
     return t(lang, "krigbot.accepts", name=safe_name(result.row.names[result.krigbot]))
 
 
-def started_reply(service: GameService, row: GameRow, game: Variant, lang: Lang) -> Reply:
+def started_reply(
+    registry: Registry, time_limits: TimeLimits, row: GameRow, game: Variant, lang: Lang
+) -> Reply:
     """Return the table of a game Krigbot accepted and dealt at once, as a new message."""
-    embed = add_time_left(dealt_embed(row, game, lang), service.time_limits.time_left(row), lang)
+    embed = add_time_left(dealt_embed(row, game, lang), time_limits.time_left(row), lang)
 
     async def sent(message_id: int) -> None:
-        await service.registry.show_table(row.channel_id, row.id, row.round, message_id)
+        await registry.show_table(row.channel_id, row.id, row.round, message_id)
 
     return Reply(embed=embed, view=view_of(FlipButton(row.id, row.round, lang)), sent=sent)
 
@@ -131,12 +136,16 @@ class MatchCog(commands.Cog, name="Matches"):
         self,
         bot: commands.AutoShardedBot,
         *,
-        service: GameService,
+        registry: Registry,
+        time_limits: TimeLimits,
+        challenges: Challenges,
         tables: Tables,
         buttons: Buttons,
     ) -> None:
         self.bot = bot
-        self.service = service
+        self.registry = registry
+        self.time_limits = time_limits
+        self.challenges = challenges
         self.tables = tables
         buttons.handle(RematchButton, self.on_rematch)
 
@@ -149,7 +158,8 @@ class MatchCog(commands.Cog, name="Matches"):
 
         async def work() -> Reply:
             result = await rematch(
-                self.service,
+                self.registry,
+                self.challenges,
                 game_id,
                 Player(user_id, interaction.user.display_name),
                 guild_id=scope_of(interaction),
@@ -160,16 +170,16 @@ class MatchCog(commands.Cog, name="Matches"):
             self.tables.surfaces.new_game(interaction, lang)
             accepted = krigbot_line(result, lang)
             if result.game is not None:
-                started = started_reply(self.service, challenge, result.game, lang)
+                started = started_reply(
+                    self.registry, self.time_limits, challenge, result.game, lang
+                )
                 started.content = accepted
                 return started
 
             async def sent(message_id: int) -> None:
-                await self.service.challenges.challenge_shown(challenge, message_id)
+                await self.challenges.challenge_shown(challenge, message_id)
 
-            mentioned = [
-                user for user in challenge.players[1:] if user != self.service.registry.krigbot_id
-            ]
+            mentioned = [user for user in challenge.players[1:] if user != self.registry.krigbot_id]
             lines = [" ".join(f"<@{user}>" for user in mentioned), accepted or ""]
             return Reply(
                 content="\n".join(line for line in lines if line),
@@ -208,7 +218,7 @@ class MatchCog(commands.Cog, name="Matches"):
                         allowed_mentions=NO_MENTIONS,
                     )
                     continue
-                found = await self.service.registry.game_in(dealt.channel_id)
+                found = await self.registry.game_in(dealt.channel_id)
                 if found is None or found[1] is None or found[0].id != dealt.id:
                     continue
                 view = view_of(FlipButton(dealt.id, 0, lang))
@@ -220,7 +230,7 @@ class MatchCog(commands.Cog, name="Matches"):
                 )
                 edit = editor(self.bot, dealt.channel_id, message.id)
                 self.tables.show(dealt.channel_id, Shown(message.id, view, edit))
-                await self.service.registry.show_table(dealt.channel_id, dealt.id, 0, message.id)
+                await self.registry.show_table(dealt.channel_id, dealt.id, 0, message.id)
             except discord.HTTPException as exc:
                 log.warning(
                     "could not show match game %s in its channel: %s",

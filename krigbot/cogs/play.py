@@ -28,7 +28,11 @@ from krigbot.sessions import ENDING, MAX_FLIPS, Autoplay, FinishRequest, FlipRes
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.sessions import GameService
+    from krigbot.sessions.choices import Choices
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.recovery import Recovery
+    from krigbot.sessions.registry import Registry
+    from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow, Storage
     from krigbot.web.access import WebAccess
 
@@ -60,7 +64,11 @@ class PlayCog(commands.Cog, name="Play"):
         self,
         bot: commands.AutoShardedBot,
         *,
-        service: GameService,
+        registry: Registry,
+        time_limits: TimeLimits,
+        play: Play,
+        choices: Choices,
+        recovery: Recovery,
         storage: Storage,
         pictures: Pictures,
         tables: Tables,
@@ -69,7 +77,11 @@ class PlayCog(commands.Cog, name="Play"):
         battles: Battles,
     ) -> None:
         self.bot = bot
-        self.service = service
+        self.registry = registry
+        self.time_limits = time_limits
+        self.play = play
+        self.choices = choices
+        self.recovery = recovery
         self.storage = storage
         self.pictures = pictures
         self.web = web
@@ -77,7 +89,7 @@ class PlayCog(commands.Cog, name="Play"):
         buttons.handle(FlipButton, self.on_flip_button)
         self.tables = tables
         """Every channel's turn and live message (the other cogs use it too)."""
-        self.service.registry.on_finish.append(self._finished)
+        self.registry.on_finish.append(self._finished)
         self._endings: asyncio.Task[None] | None = None
 
     async def _finished(self, row: GameRow, game: Variant) -> None:
@@ -111,7 +123,7 @@ class PlayCog(commands.Cog, name="Play"):
         """
         await self.bot.wait_until_ready()
         try:
-            endings = await self.service.recovery.unshown_endings()
+            endings = await self.recovery.unshown_endings()
         except StorageError as exc:
             log.warning("could not look for game ends never shown: %s", exc)
             return
@@ -121,7 +133,7 @@ class PlayCog(commands.Cog, name="Play"):
             lang = lang_for(row.extra.get("lang"))
             embed = late_end_embed(row, game, lang)
             async with self.tables.turn(row.channel_id):
-                over = await ending(self.service, row, game, lang, embed)
+                over = await ending(self.registry, row, game, lang, embed)
                 channel = self.bot.get_partial_messageable(row.channel_id)
                 try:
                     message = await channel.send(
@@ -197,7 +209,7 @@ class PlayCog(commands.Cog, name="Play"):
                     more.append(story[0])
                     files.append(story[1])
         if result.outcome is not None:
-            over = await ending(self.service, row, result.game, lang, embed, self.web)
+            over = await ending(self.registry, row, result.game, lang, embed, self.web)
             return Reply(
                 embed=embed,
                 more_embeds=more,
@@ -212,7 +224,7 @@ class PlayCog(commands.Cog, name="Play"):
             return Reply(embed=embed, files=files, view=view, update=True, durable=True)
 
         async def sent(message_id: int) -> None:
-            await self.service.registry.show_table(row.channel_id, row.id, row.round, message_id)
+            await self.registry.show_table(row.channel_id, row.id, row.round, message_id)
 
         return Reply(embed=embed, files=files, view=view, sent=sent, durable=True)
 
@@ -229,12 +241,12 @@ class PlayCog(commands.Cog, name="Play"):
         if game.outcome is None:
             raise refusal
         embed = late_end_embed(row, game, lang)
-        over = await ending(self.service, row, game, lang, embed, self.web)
+        over = await ending(self.registry, row, game, lang, embed, self.web)
         return Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
 
     async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
         """Return the table as it stands now, for a table message that shows an older round."""
-        found = await self.service.registry.game_in(channel_id)
+        found = await self.registry.game_in(channel_id)
         if found is None:
             raise Refusal("err.game_over")
         row, game = found
@@ -245,7 +257,7 @@ class PlayCog(commands.Cog, name="Play"):
         view = view_of(FlipButton(row.id, row.round, lang))
 
         async def sent(message_id: int) -> None:
-            await self.service.registry.show_table(channel_id, row.id, row.round, message_id)
+            await self.registry.show_table(channel_id, row.id, row.round, message_id)
 
         return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
 
@@ -267,10 +279,10 @@ class PlayCog(commands.Cog, name="Play"):
 
         async def work() -> Reply:
             try:
-                result = await self.service.play.flip(channel_id, interaction.user.id, count)
+                result = await self.play.flip(channel_id, interaction.user.id, count)
             except Refusal as refusal:
                 if refusal.key == "err.no_game":
-                    await too_late(self.service, interaction, refusal)
+                    await too_late(self.time_limits, interaction, refusal)
                 raise
             return await self._table_reply(result, lang, update=False)
 
@@ -290,7 +302,7 @@ class PlayCog(commands.Cog, name="Play"):
 
         async def work() -> Reply:
             try:
-                result = await self.service.play.flip(
+                result = await self.play.flip(
                     channel_id,
                     interaction.user.id,
                     1,
@@ -302,9 +314,9 @@ class PlayCog(commands.Cog, name="Play"):
                 if refusal.key == "err.game_over" and not reaches(interaction):
                     return await self._unseen_end(game_id, lang, refusal)
                 if refusal.key == "err.game_over":
-                    await too_late(self.service, interaction, refusal, game_id)
+                    await too_late(self.time_limits, interaction, refusal, game_id)
                 return await lost_flip(
-                    self.service,
+                    self.play,
                     refusal,
                     game_id,
                     pressed,
@@ -325,7 +337,7 @@ class PlayCog(commands.Cog, name="Play"):
 
         async def work() -> Reply:
             try:
-                found, unreachable = await self.service.registry.stored_game(channel_id)
+                found, unreachable = await self.registry.stored_game(channel_id)
             except StorageError as exc:
                 # Nothing held here to show: a read changed nothing, so no "could not save".
                 log.warning("/krig status: the database failed: %s", exc)
@@ -333,11 +345,9 @@ class PlayCog(commands.Cog, name="Play"):
             if found is None:
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found
-            left = self.service.time_limits.time_left(row)
+            left = self.time_limits.time_left(row)
             embed = status_embed(row, game, lang, deadline=left)
-            deadline = (
-                self.service.choices.choice_deadline(row) if row.status == "running" else None
-            )
+            deadline = self.choices.choice_deadline(row) if row.status == "running" else None
             auto = Autoplay.of(row.extra)
             note = (
                 None
@@ -365,7 +375,7 @@ class PlayCog(commands.Cog, name="Play"):
 
 
 async def too_late(
-    service: GameService,
+    time_limits: TimeLimits,
     interaction: discord.Interaction[Any],
     refusal: Refusal,
     game_id: int | None = None,
@@ -374,7 +384,7 @@ async def too_late(
 ) -> None:
     """Refuse a move that came just after the game's time limit ended it: the time is up."""
     assert interaction.channel_id is not None
-    row = await service.time_limits.time_ran_out(
+    row = await time_limits.time_ran_out(
         scope_of(interaction), interaction.channel_id, interaction.user.id, game_id
     )
     if row is not None:

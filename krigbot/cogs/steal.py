@@ -42,10 +42,14 @@ from krigbot.logs import about
 from krigbot.render.embeds import names_of
 from krigbot.render.play import time_up_embed
 from krigbot.render.steal import label_name, look_text, steal_table_embed, superseded
-from krigbot.sessions import Choice, ChoiceResult, GameService, Refusal
+from krigbot.sessions import Choice, ChoiceResult, Refusal
 
 if TYPE_CHECKING:
     from krigbot.sessions import Deadline
+    from krigbot.sessions.choices import Choices
+    from krigbot.sessions.deadlines import Deadlines
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
 
@@ -170,13 +174,19 @@ class StealCog(commands.Cog, name="StealWar"):
         self,
         bot: commands.AutoShardedBot,
         *,
-        service: GameService,
+        registry: Registry,
+        play: Play,
+        choices: Choices,
+        deadlines: Deadlines,
         tables: Tables,
         web: WebAccess,
         buttons: Buttons,
     ) -> None:
         self.bot = bot
-        self.service = service
+        self.registry = registry
+        self.play = play
+        self.choices = choices
+        self.deadlines = deadlines
         self.tables = tables
         self.web = web
         buttons.handle(LookButton, self.on_look)
@@ -196,19 +206,19 @@ class StealCog(commands.Cog, name="StealWar"):
                 pressed, game, "top", seat, card, expected_round=round_won
             ),
         )
-        self.service.deadlines.handle("choice", self._time_out)
+        self.deadlines.handle("choice", self._time_out)
         self._edits: dict[int, asyncio.Lock] = {}
         self._shown: dict[int, int] = {}
         """Per game, the number of moves the table message shows (edits may finish out of
         order; an older state never replaces a newer one)."""
 
     async def cog_unload(self) -> None:
-        self.service.deadlines.handle("choice", None)
+        self.deadlines.handle("choice", None)
 
     async def plays_here(self, channel_id: int) -> bool:
         """Tell whether the channel's game is a running Steal War game."""
         try:
-            found = await self.service.registry.game_in(channel_id)
+            found = await self.registry.game_in(channel_id)
         except Refusal:
             return False  # the ordinary flip path refuses it properly
         return found is not None and found[1] is not None and found[1].has_choices
@@ -235,7 +245,7 @@ class StealCog(commands.Cog, name="StealWar"):
             if notes:
                 embed.description = "\n".join([*notes, embed.description or ""])
             return embed, table_view(row, game, lang)
-        deadline = self.service.choices.choice_deadline(row) if game.pending() else None
+        deadline = self.choices.choice_deadline(row) if game.pending() else None
         embed = steal_table_embed(
             row, game, lang, played=result.played, notes=notes, deadline=deadline
         )
@@ -285,7 +295,7 @@ class StealCog(commands.Cog, name="StealWar"):
         self._after(result)
         sent: Callable[[int], Awaitable[None]] | None = None
         if result.outcome is not None:
-            over = await ending(self.service, result.row, result.game, lang, embed, self.web)
+            over = await ending(self.registry, result.row, result.game, lang, embed, self.web)
             view, sent = over.view, over.sent
         table = result.row.table_message_id
         shown = await self._edit_table(result.row, embed, view, version)
@@ -306,7 +316,7 @@ class StealCog(commands.Cog, name="StealWar"):
 
     def _after(self, result: ChoiceResult) -> None:
         """Start the time-out of the choices now open (none once the game is over)."""
-        self.service.choices.watch_choices(result.row, result.game)
+        self.choices.watch_choices(result.row, result.game)
 
     def _forget(self, game_id: int) -> None:
         self._edits.pop(game_id, None)
@@ -316,9 +326,9 @@ class StealCog(commands.Cog, name="StealWar"):
 
     async def _time_out(self, deadline: Deadline) -> None:
         """Make the open choices by default now that their time is up, and show them."""
-        result = await self.service.deadlines.attempt(
+        result = await self.deadlines.attempt(
             deadline,
-            self.service.choices.time_out(deadline.channel_id, deadline.game_id),
+            self.choices.time_out(deadline.channel_id, deadline.game_id),
             "make the timed-out choices",
         )
         if result is None:
@@ -346,7 +356,7 @@ class StealCog(commands.Cog, name="StealWar"):
 
         async def work() -> Reply:
             try:
-                result = await self.service.choices.begin_battle(
+                result = await self.choices.begin_battle(
                     channel_id,
                     interaction.user.id,
                     game_id=game_id,
@@ -356,11 +366,11 @@ class StealCog(commands.Cog, name="StealWar"):
             except Refusal as refusal:
                 if game_id is None:
                     raise
-                return await lost_flip(self.service, refusal, game_id, pressed)
+                return await lost_flip(self.play, refusal, game_id, pressed)
             embed, view = self._table(result, lang)
             after: Callable[[int], Awaitable[None]] | None = None
             if result.outcome is not None:
-                over = await ending(self.service, result.row, result.game, lang, embed, self.web)
+                over = await ending(self.registry, result.row, result.game, lang, embed, self.web)
                 view, after = over.view, over.sent
 
             async def sent(message_id: int) -> None:
@@ -368,9 +378,7 @@ class StealCog(commands.Cog, name="StealWar"):
                     self._superseded(channel_id, message_id, embed, lang)
                 if pressed is None and result.outcome is None:
                     row = result.row
-                    await self.service.registry.show_table(
-                        channel_id, row.id, row.round, message_id
-                    )
+                    await self.registry.show_table(channel_id, row.id, row.round, message_id)
                 if after is not None:
                     await after(message_id)
                 self._shows(result)
@@ -388,7 +396,7 @@ class StealCog(commands.Cog, name="StealWar"):
         lang = user_lang(interaction)
 
         async def work() -> Reply:
-            row, game, seat = await self.service.choices.steal_seat(
+            row, game, seat = await self.choices.steal_seat(
                 channel_id, interaction.user.id, game_id
             )
             return Reply(
@@ -418,7 +426,7 @@ class StealCog(commands.Cog, name="StealWar"):
         on_table = choice == "top"  # the top-card buttons are on the table; the others private
 
         async def work() -> Reply:
-            result = await self.service.choices.choose(
+            result = await self.choices.choose(
                 channel_id,
                 interaction.user.id,
                 game_id,

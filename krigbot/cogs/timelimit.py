@@ -25,7 +25,10 @@ from krigbot.logs import about
 from krigbot.render.play import time_up_embed
 
 if TYPE_CHECKING:
-    from krigbot.sessions import Deadline, FlipResult, GameService
+    from krigbot.sessions import Deadline, FlipResult
+    from krigbot.sessions.deadlines import Deadlines
+    from krigbot.sessions.registry import Registry
+    from krigbot.sessions.timelimit import TimeLimits
     from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
@@ -35,16 +38,25 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
     """Ends games by counting the cards when their time limit is up, and says so."""
 
     def __init__(
-        self, bot: commands.AutoShardedBot, *, service: GameService, tables: Tables, web: WebAccess
+        self,
+        bot: commands.AutoShardedBot,
+        *,
+        registry: Registry,
+        time_limits: TimeLimits,
+        deadlines: Deadlines,
+        tables: Tables,
+        web: WebAccess,
     ) -> None:
         self.bot = bot
-        self.service = service
+        self.registry = registry
+        self.time_limits = time_limits
+        self.deadlines = deadlines
         self.tables = tables
         self.web = web
-        self.service.deadlines.handle("time_limit", self._time_up)
+        self.deadlines.handle("time_limit", self._time_up)
 
     async def cog_unload(self) -> None:
-        self.service.deadlines.handle("time_limit", None)
+        self.deadlines.handle("time_limit", None)
 
     async def _time_up(self, deadline: Deadline) -> None:
         # The channel's turn, from before the end is committed until its message is out, so
@@ -53,9 +65,9 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
             await self._end_in_turn(deadline)
 
     async def _end_in_turn(self, deadline: Deadline) -> None:
-        result = await self.service.deadlines.attempt(
+        result = await self.deadlines.attempt(
             deadline,
-            self.service.time_limits.end_in_time(deadline.channel_id, deadline.game_id),
+            self.time_limits.end_in_time(deadline.channel_id, deadline.game_id),
             "end the game at its time limit",
         )
         if result is None:
@@ -63,9 +75,9 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         if result.outcome is None:
             # Not yet by the clock: watch again. A Steal War battle under way is ended by its
             # last move instead, which checks the time too.
-            up = self.service.time_limits.deadline(result.row)
-            if up is not None and self.service.registry.clock() < up:
-                self.service.time_limits.watch_time_limit(result.row, up)
+            up = self.time_limits.deadline(result.row)
+            if up is not None and self.registry.clock() < up:
+                self.time_limits.watch_time_limit(result.row, up)
             return
         await self._announce(result)
 
@@ -74,7 +86,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         row, game = result.row, result.game
         lang = lang_for(row.extra.get("lang"))
         embed = time_up_embed(row, game, lang)
-        over = await ending(self.service, row, game, lang, embed, self.web)
+        over = await ending(self.registry, row, game, lang, embed, self.web)
         tables = self.tables
         try:
             # In a chat out of the bot's reach, as a follow-up of its newest interaction.

@@ -28,23 +28,25 @@ from krigbot.storage import ChannelBusyError, MatchStep, NextGame, StorageError
 
 if TYPE_CHECKING:
     from krigbot.engine import Variant
-    from krigbot.sessions.service import GameService
+    from krigbot.sessions.challenges import Challenges
+    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
 
 
-async def begin_match(service: GameService, row: GameRow, best_of: int) -> GameRow:
+async def begin_match(registry: Registry, row: GameRow, best_of: int) -> GameRow:
     """Make a new challenge the first game of a best-of match (its id is the match's)."""
     match = first_game(row.id, best_of, len(row.players))
-    extra = await service.registry.change_extra(
+    extra = await registry.change_extra(
         row.channel_id, row.id, lambda _: {"match": match.to_extra()}
     )
     return dataclasses.replace(row, extra=extra)
 
 
 async def rematch(
-    service: GameService,
+    registry: Registry,
+    challenges: Challenges,
     game_id: int,
     presser: Player,
     *,
@@ -53,7 +55,7 @@ async def rematch(
     extra: dict[str, Any] | None = None,
 ) -> ChallengeResult:
     """Challenge the players of a finished game (or match) to the same again, the presser first."""
-    row = await service.registry.storage.games.get_game(game_id)
+    row = await registry.storage.games.get_game(game_id)
     if row is None or row.guild_id != guild_id:
         raise Refusal("err.game_over")
     seat = seat_of(row, presser.user_id)
@@ -64,7 +66,7 @@ async def rematch(
     rules = Rules.from_dict(row.rules)
     # Every option the game set, so the new game is played by exactly the same rules.
     options = rules.settings()
-    result = await service.challenges.challenge(
+    result = await challenges.challenge(
         guild_id=row.guild_id,
         channel_id=channel_id,
         challenger=presser,
@@ -76,16 +78,16 @@ async def rematch(
     match = MatchInfo.of(row.extra)
     if match is None:
         return result
-    return dataclasses.replace(result, row=await begin_match(service, result.row, match.best_of))
+    return dataclasses.replace(result, row=await begin_match(registry, result.row, match.best_of))
 
 
 class MatchKeeper:
     """Move matches on when their games finish: the next deal, or the match's winners."""
 
-    def __init__(self, service: GameService) -> None:
-        self.service = service
-        self.storage = service.registry.storage
-        service.registry.on_finish.append(self._finished)
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.storage = registry.storage
+        registry.on_finish.append(self._finished)
 
     async def _finished(self, row: GameRow, game: Variant) -> None:
         # Called by the registry under the channel's lock, right after the game was committed.
@@ -110,7 +112,7 @@ class MatchKeeper:
             score=score,
             games=match.game,
         )
-        now = self.service.registry.clock()
+        now = self.registry.clock()
         winners = match.decided(score)
         if not match.goes_on(outcome):
             # Won, or stopped: a game nobody played ends the match with no winner.
@@ -119,7 +121,7 @@ class MatchKeeper:
             )
             return None
         rules = Rules.from_dict(row.rules)
-        seed = self.service.registry.seeds()
+        seed = self.registry.seeds()
         game = new_game(rules, seed=seed)
         extra = {key: value for key, value in row.extra.items() if key in ("lang", "reach")}
         extra["match"] = MatchInfo(match.id, match.best_of, match.game + 1, score).to_extra()
@@ -140,7 +142,7 @@ class MatchKeeper:
             log.warning("match %s: channel %s is busy, no next game", match.id, row.channel_id)
             return None
         if dealt is not None:
-            self.service.registry.adopt(dealt, game)
+            self.registry.adopt(dealt, game)
         return dealt
 
     async def recover(self) -> list[tuple[GameRow, GameRow | None]]:
@@ -150,11 +152,11 @@ class MatchKeeper:
         """
         recovered: list[tuple[GameRow, GameRow | None]] = []
         for row in await self.storage.matches.unadvanced_match_games():
-            if row.result is None or not self.service.registry.owns(row.server_id):
+            if row.result is None or not self.registry.owns(row.server_id):
                 continue
             try:
                 outcome = outcome_from_dict(row.result)
-                async with self.service.registry.lock(row.channel_id):
+                async with self.registry.lock(row.channel_id):
                     dealt = await self.advance(row, outcome)
             except (KeyError, TypeError, ValueError, StorageError):
                 log.exception("match game %s cannot be counted", row.id, extra=about(row))

@@ -316,3 +316,102 @@ def test_the_engine_loads_only_the_standard_library() -> None:
         and name != "krigbot"
     ]
     assert outside == [], f"importing the engine loads {outside}"
+
+
+def classes_of_ours() -> list[type]:
+    """Return every class defined in a module of krigbot/, each once."""
+    found: dict[str, type] = {}
+    for name in all_modules("krigbot"):
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == name:
+                found[f"{name}.{value.__qualname__}"] = value
+    return list(found.values())
+
+
+def is_ours(cls: type) -> bool:
+    return cls.__module__.split(".")[0] == "krigbot"
+
+
+def builds_on(cls: type) -> list[type]:
+    """Return the classes of ours that ``cls`` inherits behaviour from (not protocols)."""
+    return [
+        base
+        for base in cls.__mro__[1:]
+        if is_ours(base) and not getattr(base, "_is_protocol", False)
+    ]
+
+
+def test_no_class_is_built_on_more_than_one_class_of_ours() -> None:
+    # Errors are a family by nature (every StorageError is caught as one); behaviour is composed.
+    towers = [
+        f"{cls.__module__}.{cls.__qualname__} builds on "
+        + ", ".join(base.__qualname__ for base in builds_on(cls))
+        for cls in classes_of_ours()
+        if not issubclass(cls, BaseException) and len(builds_on(cls)) > 1
+    ]
+    assert towers == [], "compose these instead of inheriting:\n" + "\n".join(towers)
+
+
+def test_the_check_finds_a_tower() -> None:
+    class Part:
+        pass
+
+    class Other:
+        pass
+
+    Part.__module__ = Other.__module__ = "krigbot.sessions.x"
+
+    class Tower(Part, Other):
+        pass
+
+    class Alone(Part):
+        pass
+
+    assert builds_on(Tower) == [Part, Other]
+    assert builds_on(Alone) == [Part]
+
+
+COGS = ROOT / "krigbot" / "cogs"
+MOST_LINES_OF_A_COG = 500
+
+
+def test_every_module_in_cogs_defines_a_cog_and_is_short() -> None:
+    from discord.ext import commands
+
+    problems = []
+    for path in sorted(COGS.glob("[!_]*.py")):
+        module = importlib.import_module(module_name(path))
+        cogs = [
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, commands.Cog)
+            and value.__module__ == module.__name__
+        ]
+        if not cogs:
+            problems.append(f"{path.relative_to(ROOT)} defines no cog: it belongs in adapter/")
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines >= MOST_LINES_OF_A_COG:
+            problems.append(f"{path.relative_to(ROOT)} has {lines} lines")
+    assert problems == []
+
+
+def test_cogs_are_defined_only_in_cogs() -> None:
+    from discord.ext import commands
+
+    elsewhere = [
+        f"{cls.__module__}.{cls.__qualname__}"
+        for cls in classes_of_ours()
+        if issubclass(cls, commands.Cog) and not cls.__module__.startswith("krigbot.cogs.")
+    ]
+    assert elsewhere == []
+
+
+def test_the_discord_adapter_is_a_package_of_its_own() -> None:
+    adapter = importlib.import_module("krigbot.adapter")
+
+    assert adapter.__doc__ is not None
+    assert "Discord adapter" in adapter.__doc__
+    assert LAYER_OF["adapter"] == "adapter"
+    assert "cogs" not in ALLOWED["adapter"]

@@ -6,22 +6,30 @@ compared the same way. The highest value wins; equal highest are tied, and a tie
 2 is among the cards, the 2s take the aces' place (one 2 wins, several are tied). A joker is
 higher than an ace, so with a joker highest the 2 does nothing.
 
+The functions take the game's :class:`~krigbot.engine.rules.Rules`: the games and the fast path
+hand them on and never read a rule of comparison themselves.
+
 >>> from krigbot.engine.cards import parse_card
+>>> from krigbot.engine.rules import Rules
 >>> cards = {0: parse_card("2S"), 1: parse_card("AH"), 2: parse_card("9C")}
->>> best_of(cards, (0, 1, 2), two_beats_ace=False)
+>>> best_of(cards, (0, 1, 2), Rules())
 (14, [1], 'highest')
->>> best_of(cards, (0, 1, 2), two_beats_ace=True)
+>>> upset = Rules(two_beats_ace=True)
+>>> best_of(cards, (0, 1, 2), upset)
 (2, [0], 'two_beats_ace')
->>> winner_of_two(14, 2, two_beats_ace=True), winner_of_two(9, 9, two_beats_ace=True)
+>>> winner_of_two(14, 2, upset), winner_of_two(9, 9, upset)
 (1, -1)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from .cards import ACE_VALUE, JOKER_VALUE, TWO_VALUE
+
+if TYPE_CHECKING:
+    from .rules import Rules
 
 WonBy: TypeAlias = Literal["highest", "two_beats_ace", "teammates", "shortage"]
 """Why a seat took the table (``Round.won_by``): the highest face-up card; a 2 that took an ace's
@@ -35,7 +43,7 @@ that :func:`order_of` gives it to."""
 
 
 def best_of(
-    cards: Mapping[int, int], seats: Sequence[int], two_beats_ace: bool
+    cards: Mapping[int, int], seats: Sequence[int], rules: Rules
 ) -> tuple[int, list[int], WonBy]:
     """Return what wins among the seats' face-up cards: the winning value, the seats holding it
     (one wins, several are tied and go to war), and why it wins (the highest, or 2s that took
@@ -43,23 +51,23 @@ def best_of(
     values = [cards[seat] >> 2 for seat in seats]
     top = max(values)
     why: WonBy = "highest"
-    if two_beats_ace and top == ACE_VALUE and TWO_VALUE in values:
+    if rules.two_beats_ace and top == ACE_VALUE and TWO_VALUE in values:
         top, why = TWO_VALUE, "two_beats_ace"
     if values.count(top) == 1:  # the common case, counted and found in C
         return top, [seats[values.index(top)]], why
     return top, [seat for seat, value in zip(seats, values, strict=True) if value == top], why
 
 
-def winner_of_two(a: int, b: int, two_beats_ace: bool) -> int:
+def winner_of_two(a: int, b: int, rules: Rules) -> int:
     """Return which of two face-up values wins: 0 for ``a``, 1 for ``b``, -1 for a tie."""
     if a == b:
         return -1
-    if two_beats_ace and {a, b} == {ACE_VALUE, TWO_VALUE}:
+    if rules.two_beats_ace and {a, b} == {ACE_VALUE, TWO_VALUE}:
         return 0 if a == TWO_VALUE else 1
     return 0 if a > b else 1
 
 
-def order_of(two_beats_ace: bool) -> tuple[int, ...] | None:
+def order_of(rules: Rules) -> tuple[int, ...] | None:
     """Return each card's strength if comparing strengths with ``>`` decides every comparison,
     or None when no such order exists (a 2 beating an ace: 2 < 3 < ... < A < 2)."""
-    return None if two_beats_ace else PLAIN_ORDER
+    return None if rules.two_beats_ace else PLAIN_ORDER

@@ -49,6 +49,8 @@ FAST_OPTIONS: dict[str, frozenset[Any] | None] = {
     # A 2 beating an ace orders no values (2 < 3 < ... < A < 2: compare.order_of has none), and
     # one more test in every inline round would cost all games, so the general path plays it.
     "two_beats_ace": frozenset({False}),
+    # Peace is the reverse order (compare.order_of), played by the same `>` as the plain one.
+    "lowest_wins": frozenset({False, True}),
     "teams": frozenset({False}),
     "variant": frozenset({"krig"}),
     "preset_name": EVERY,

@@ -71,6 +71,7 @@ class Game(BaseGame):
             "war_players",
             "wide_war",
             "two_beats_ace",
+            "lowest_wins",
             "teams",
         }
     )

@@ -17,6 +17,7 @@ from krigbot.engine.compare import WonBy
 
 NAMED: Final[Mapping[WonBy, str]] = {
     "two_beats_ace": "✌️",
+    "lowest_wins": "🕊️",
 }
 """The reasons a table names, each with the emoji of its narration line."""
 

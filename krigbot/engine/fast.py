@@ -49,6 +49,8 @@ FAST_OPTIONS: dict[str, frozenset[Any] | None] = {
     # A 2 beating an ace orders no values (2 < 3 < ... < A < 2: compare.order_of has none), and
     # one more test in every inline round would cost all games, so the general path plays it.
     "two_beats_ace": frozenset({False}),
+    # Peace is the reverse order (compare.order_of), played by the same `>` as the plain one.
+    "lowest_wins": frozenset({False, True}),
     "teams": frozenset({False}),
     "variant": frozenset({"krig"}),
     "preset_name": EVERY,
@@ -271,7 +273,7 @@ def _advance_two(game: Krig, watch: _Watch | None, until: int | None) -> int | N
     rand = rng.random if rng is not None else _no_rng
     # Each card's strength by the one comparison (engine.compare): with it the loop decides a
     # battle by one `>`; indexing the table costs less than the shift.
-    value = order_of(rules.two_beats_ace)
+    value = order_of(rules)
     assert value is not None, "the inline path plays only rules whose cards have an order"
     # Wars with a fixed number of cards down (not Război's rank) that one step decides.
     fixed = 0 if rules.face_down == "rank" else rules.face_down
@@ -377,7 +379,7 @@ def _advance_two(game: Krig, watch: _Watch | None, until: int | None) -> int | N
                 game.round = rnd - 1
                 game.tricks[:] = (tricks0, tricks1)
                 game.points[:] = (points0, points1)
-                _war_two(game, a, b, va)
+                _war_two(game, a, b, a >> 2)  # the value: Război counts the rank, not the strength
                 if game.outcome is not None:
                     return None
                 tricks0, tricks1 = game.tricks
@@ -428,7 +430,6 @@ def _war_two(game: Krig, a: int, b: int, tied_value: int) -> None:
     ``tests/engine/test_fast.py`` plays every value of every option both ways and compares.
     """
     rules = game.rules
-    two_beats_ace = rules.two_beats_ace
     p0, p1 = game.piles
     pop0, pop1 = p0.popleft, p1.popleft
     fixed = 0 if rules.face_down == "rank" else rules.face_down
@@ -495,7 +496,7 @@ def _war_two(game: Krig, a: int, b: int, tied_value: int) -> None:
                 b = pop1()
                 put1(b)
         va = a >> 2
-        won = winner_of_two(va, b >> 2, two_beats_ace)
+        won = winner_of_two(va, b >> 2, rules)
         if won < 0:
             tied_value = va
         else:

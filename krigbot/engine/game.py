@@ -71,6 +71,7 @@ class Game(BaseGame):
             "war_players",
             "wide_war",
             "two_beats_ace",
+            "lowest_wins",
             "teams",
         }
     )
@@ -327,10 +328,9 @@ class Game(BaseGame):
         winner: int | None = None
         won_by: WonBy | None = None
         team_no_war = False
-        two_beats_ace = rules.two_beats_ace
 
         while True:
-            tied_value, tied, why = best_of(standing, contenders, two_beats_ace)
+            tied_value, tied, why = best_of(standing, contenders, rules)
             if len(tied) == 1:
                 winner = tied[0]
                 won_by = why

@@ -144,6 +144,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("war_players", "choice", WAR_PLAYERS),
     Option("wide_war", "flag"),
     Option("two_beats_ace", "flag", house_rule=True),
+    Option("lowest_wins", "flag", house_rule=True),
     Option("teams", "flag"),
     Option("variant", "choice", ("krig", "stjel"), chosen_apart=True),
     Option("players", "number", low=2, high=4, chosen_apart=True),
@@ -231,6 +232,8 @@ class Rules:
     wide_war: bool = False
     two_beats_ace: bool = False
     """rules §1: a 2 beats an ace and nothing else, whenever face-up cards are compared."""
+    lowest_wins: bool = False
+    """rules §1, Peace: the lowest face-up card wins (a joker, ranking highest, loses)."""
     teams: bool = False
     variant: VariantName = "krig"
     preset_name: str = "standard"
@@ -336,6 +339,9 @@ class Rules:
             raise RulesError("a points game needs max_rounds")
         if self.teams and self.players != 4:
             raise RulesError("teams are played by exactly 4 players")
+        if self.two_beats_ace and self.lowest_wins:
+            # rules §1: with the lowest winning, a 2 already beats an ace (and everything else).
+            raise RulesError("two_beats_ace and lowest_wins cannot be played together")
 
 
 def find_preset(name: str) -> str:

@@ -343,7 +343,7 @@ class StealGame(BaseGame):
                     ),
                 )
             contenders = [s for s in self._fighters if s in self._standing]
-            _, tied, why = best_of(self._standing, contenders, self.rules.two_beats_ace)
+            _, tied, why = best_of(self._standing, contenders, self.rules)
             if len(tied) == 1:
                 return self._resolve(tied[0], why)
             winner, done = self._war_step(tied)

@@ -27,6 +27,7 @@ from krigbot.engine import (
 from krigbot.engine.events import Steal
 from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
 from krigbot.render.matches import match_lines, match_rule
+from krigbot.render.reasons import NAMED, named_reason
 
 if TYPE_CHECKING:
     from krigbot.storage import (
@@ -175,8 +176,9 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
         for seat, card in played.battle
     ]
     lines.extend(steal_line(steal, names, lang) for steal in played.steals)
-    if played.won_by == "two_beats_ace" and not played.war_steps:
-        lines.append("✌️ " + t(lang, "table.two_beats_ace"))
+    reason = named_reason(played)
+    if reason is not None and not played.war_steps:
+        lines.append(f"{NAMED[reason]} " + t(lang, f"table.{reason}"))
     if played.war_steps:
         first = played.war_steps[0]
         lines.append(
@@ -186,8 +188,8 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
         lines.extend(war_step_lines(step, number, names, lang))
         for seat in step.knocked_out:
             lines.append(t(lang, "table.eliminated", name=names[seat]))
-    if played.won_by == "two_beats_ace" and played.war_steps:
-        lines.append("✌️ " + t(lang, "table.two_beats_ace"))
+    if reason is not None and played.war_steps:
+        lines.append(f"{NAMED[reason]} " + t(lang, f"table.{reason}"))
     if played.winner is not None:
         lines.append(
             "➜ "

@@ -41,6 +41,7 @@ from krigbot.render.cards import (
     crown_points,
 )
 from krigbot.render.fonts import clean_text, draw_text, fit_text, isolate, text_width
+from krigbot.render.reasons import named_reason
 
 __all__ = [
     "HEIGHT",
@@ -89,7 +90,7 @@ POT_EDGE: Final = 2
 POT_LAYERS: Final = 16
 POT_BOTTOM: Final = 4
 UPSET: Final[RGB] = (40, 86, 160)
-"""The pill of a 2 that took an ace (rules §1 ``two_beats_ace``)."""
+"""The pill of a reason the table names (``render.reasons``), such as a 2 that took an ace."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,9 +397,10 @@ def _draw_header(
     title = t(lang, "table.title", round=played.number)
     draw_text(canvas, (MARGIN + 2, HEADER // 2), title, size=19, bold=True, fill=TEXT, anchor="lm")
     right: float = WIDTH - MARGIN
-    if played.won_by == "two_beats_ace":
-        # The upset of the round, left of whatever else the header says.
-        right = _draw_pill(canvas, draw, right, t(lang, "picture.two_beats_ace"), UPSET) - 8
+    reason = named_reason(played)
+    if reason is not None:
+        # Why the round was won (a house rule's), left of whatever else the header says.
+        right = _draw_pill(canvas, draw, right, t(lang, f"picture.{reason}"), UPSET) - 8
     if played.outcome is not None:
         _draw_pill(canvas, draw, right, t(lang, "over.title"), OVER)
     elif played.war_steps:

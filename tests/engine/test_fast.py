@@ -36,6 +36,7 @@ SWEEP: dict[str, list[Any]] = {
     "war_players": ["tied", "all"],
     "wide_war": [False, True],
     "two_beats_ace": [False, True],
+    "lowest_wins": [False, True],
     "teams": [False, True],
     "variant": ["krig"],  # Steal War is a game of its own choices, with no fast path
     "preset_name": ["standard", "klassisk"],

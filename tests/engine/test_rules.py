@@ -1405,6 +1405,7 @@ STEAL_REFUSES = [
     ("wide_war", True),
     ("wide_war", False),
     ("two_beats_ace", False),
+    ("lowest_wins", False),
     ("shuffle_won", False),
     ("points", True),
     ("teams", False),

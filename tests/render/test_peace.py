@@ -1,0 +1,83 @@
+"""A Peace round (rules §1 `lowest_wins`) says so: a narration line and a pill on the picture."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+
+import pytest
+from PIL import Image
+
+from krigbot.engine import Game, Round, Rules, parse_cards
+from krigbot.i18n import LANGS, Lang, t
+from krigbot.render.embeds import round_embed
+from krigbot.render.table import HEADER, UPSET, WIDTH, render_round
+from tests.render import pixels
+from tests.rows import stored_row
+
+NAMES = ("Ingrid", "Bjørn")
+PEACE = Rules.preset("standard", lowest_wins=True)
+
+
+def first_round(rules: Rules, *piles: str) -> tuple[Game, Round]:
+    game = Game.from_piles(rules, [parse_cards(pile.split()) for pile in piles])
+    return game, game.play_round()
+
+
+def narration(rules: Rules, game: Game, played: Round, lang: Lang = "en") -> list[str]:
+    row = stored_row(rules, (1, 2), NAMES, at=datetime(2026, 12, 1, tzinfo=UTC))
+    return (round_embed(row, game, played, lang).description or "").splitlines()
+
+
+def pill_pixels(played: Round, lang: Lang) -> int:
+    png = render_round(played, NAMES, lang, total_cards=sum(played.counts), teams=False)
+    header = Image.open(io.BytesIO(png)).convert("RGB").crop((0, 0, WIDTH, HEADER))
+    return sum(1 for pixel in pixels(header) if pixel == UPSET)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_battle_won_by_the_lowest_card_is_told_before_who_takes_it(lang: Lang) -> None:
+    game, played = first_round(PEACE, "3C 5H", "KS 9D")
+    assert (played.winner, played.won_by) == (0, "lowest_wins")
+    lines = narration(PEACE, game, played, lang)
+    said = "🕊️ " + t(lang, "table.lowest_wins")
+    assert said in lines
+    takes = next(i for i, line in enumerate(lines) if line.startswith("➜ "))
+    assert lines.index(said) == takes - 1
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_war_won_by_the_lowest_card_is_told_after_its_steps(lang: Lang) -> None:
+    game, played = first_round(PEACE, "8C 4H KH", "8D 5S 2S")
+    assert (played.winner, len(played.war_steps), played.won_by) == (1, 1, "lowest_wins")
+    lines = narration(PEACE, game, played, lang)
+    said = "🕊️ " + t(lang, "table.lowest_wins")
+    war = next(i for i, line in enumerate(lines) if line.startswith("⚔️ "))
+    takes = next(i for i, line in enumerate(lines) if line.startswith("➜ "))
+    assert war < lines.index(said) == takes - 1
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_picture_of_a_peace_round_has_its_pill(lang: Lang) -> None:
+    _, peace = first_round(PEACE, "3C 5H", "KS 9D")
+    _, usual = first_round(Rules.preset("standard"), "3C 5H", "KS 9D")
+    assert pill_pixels(peace, lang) > 2000
+    assert pill_pixels(usual, lang) == 0
+
+
+def test_without_the_house_rule_nothing_is_said() -> None:
+    rules = Rules.preset("standard")
+    game, played = first_round(rules, "3C 5H", "KS 9D")
+    assert played.won_by == "highest"
+    assert not any(
+        t("en", "table.lowest_wins") in line for line in narration(rules, game, played, "en")
+    )
+
+
+def test_a_round_won_by_shortage_is_not_told_as_peace() -> None:
+    game, played = first_round(PEACE, "7C 4H 2H", "7D")
+    assert played.won_by == "shortage"
+    assert not any(
+        t("en", "table.lowest_wins") in line for line in narration(PEACE, game, played, "en")
+    )
+    assert pill_pixels(played, "en") == 0

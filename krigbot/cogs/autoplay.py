@@ -37,6 +37,7 @@ from krigbot.adapter.buttons import (
     view_of,
 )
 from krigbot.adapter.group import subcommand
+from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.replies import Reply, discord_lost, public_lang, respond
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Shown, editor, greyed, respond_in_turn
@@ -124,8 +125,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     @app_commands.choices(speed=SPEED_CHOICES)
     async def auto(self, interaction: discord.Interaction[Any], speed: str = "normal") -> None:
         """Let the bot play the rounds by itself"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         if speed not in SPEEDS:
             raise Refusal("err.bad_option", reason=speed)
@@ -205,10 +205,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self, interaction: discord.Interaction[Any], game_id: int, action: AutoAction
     ) -> None:
         """Handle Pause, Resume and Stop (players only, on the autoplay message)."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
-        pressed = interaction.message.id if interaction.message else None
+        pressed = pressed_message(interaction)
         name = names_of_user(interaction)
 
         async def work() -> Reply:
@@ -290,8 +289,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     @subcommand
     async def finish(self, interaction: discord.Interaction[Any]) -> None:
         """Play the game to its end at once (all must agree)"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         user_id = interaction.user.id
 
@@ -345,11 +343,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self, interaction: discord.Interaction[Any], game_id: int, agree: bool
     ) -> None:
         """Handle an answer to /krig finish; the last agreement plays the game to its end."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         user_id = interaction.user.id
-        pressed = interaction.message.id if interaction.message else None
+        pressed = pressed_message(interaction)
         tables = self.parts.tables
 
         async def work() -> Reply:

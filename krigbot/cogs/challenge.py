@@ -18,7 +18,7 @@ from krigbot.adapter.choices import (
     VARIANT_CHOICES,
 )
 from krigbot.adapter.group import subcommand
-from krigbot.adapter.players import display_name, player_of
+from krigbot.adapter.players import display_name, player_of, pressed_message
 from krigbot.adapter.replies import Reply, challenger_lang, public_lang, refuse, user_lang
 from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
 from krigbot.adapter.tables import respond_in_turn
@@ -226,7 +226,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
     async def on_accept(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle an Accept press."""
         lang = public_lang(interaction)
-        pressed = interaction.message.id if interaction.message else None
+        pressed = pressed_message(interaction)
 
         async def work() -> Reply:
             result = await self.parts.challenges.accept(

@@ -16,7 +16,7 @@ from krigbot.adapter.buttons import (
     view_of,
 )
 from krigbot.adapter.group import subcommand
-from krigbot.adapter.players import actor_of, display_name
+from krigbot.adapter.players import actor_of, channel_of, display_name
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Shown, editor, respond_in_turn
@@ -47,8 +47,7 @@ class LeaveCog(commands.Cog, name="Leave"):
     @subcommand
     async def forfeit(self, interaction: discord.Interaction[Any]) -> None:
         """Give up your game"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = user_lang(interaction)
         user_id = interaction.user.id
 
@@ -80,8 +79,7 @@ class LeaveCog(commands.Cog, name="Leave"):
         self, interaction: discord.Interaction[Any], game_id: int, user_id: int, confirm: bool
     ) -> None:
         """Handle the confirmation of /krig forfeit."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         if interaction.user.id != user_id:
             await refuse(interaction, "err.not_player")
             return
@@ -169,8 +167,7 @@ class LeaveCog(commands.Cog, name="Leave"):
     @subcommand
     async def cancel(self, interaction: discord.Interaction[Any]) -> None:
         """Cancel the game in this channel without a result"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         actor = actor_of(interaction)
 

@@ -24,6 +24,7 @@ from krigbot.adapter.buttons import (
     GameButton,
     view_of,
 )
+from krigbot.adapter.players import channel_of
 from krigbot.adapter.replies import NO_MENTIONS, Reply, challenger_lang
 from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
 from krigbot.adapter.tables import Shown, editor, respond_in_turn
@@ -137,8 +138,7 @@ class MatchCog(commands.Cog, name="Matches"):
 
     async def on_rematch(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle a Rematch press: a new challenge, the presser first, the same rules."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = challenger_lang(interaction)
         user_id = interaction.user.id
 

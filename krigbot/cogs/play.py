@@ -12,6 +12,7 @@ from discord.ext import commands
 
 from krigbot.adapter.buttons import FinishButton, FlipButton, view_of
 from krigbot.adapter.group import anywhere, subcommand
+from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token, reaches, scope_of
@@ -247,8 +248,7 @@ class PlayCog(commands.Cog, name="Play"):
         count: app_commands.Range[int, 1, MAX_FLIPS] = 1,
     ) -> None:
         """Flip the next card (play one round)"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         if await self.battles.plays_here(channel_id):
             await self.battles.flip(interaction)  # a battle of choices, one at a time
@@ -269,13 +269,12 @@ class PlayCog(commands.Cog, name="Play"):
         self, interaction: discord.Interaction[Any], game_id: int, round_shown: int
     ) -> None:
         """Handle a Flip press: plays only if the button shows the round on the table."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         if await self.battles.plays_here(channel_id):
             await self.battles.flip(interaction, game_id=game_id, round_shown=round_shown)
             return
         lang = public_lang(interaction)
-        pressed = interaction.message.id if interaction.message else None
+        pressed = pressed_message(interaction)
 
         async def work() -> Reply:
             try:
@@ -308,8 +307,7 @@ class PlayCog(commands.Cog, name="Play"):
     @subcommand
     async def status(self, interaction: discord.Interaction[Any]) -> None:
         """Show the game in this channel"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = user_lang(interaction)
 
         async def work() -> Reply:

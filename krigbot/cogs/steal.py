@@ -28,6 +28,7 @@ from krigbot.adapter.buttons import (
     TopButton,
     view_of,
 )
+from krigbot.adapter.players import channel_of
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token
@@ -329,8 +330,7 @@ class StealCog(commands.Cog, name="StealWar"):
         round_shown: int | None = None,
     ) -> None:
         """Begin a battle from /flip (a new table message) or a Flip button (that message)."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         pressed = interaction.message.id if game_id is not None and interaction.message else None
 
@@ -373,8 +373,7 @@ class StealCog(commands.Cog, name="StealWar"):
 
     async def on_look(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Answer a Look press privately: the presser's next card and their choices."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = user_lang(interaction)
 
         async def work() -> Reply:
@@ -401,8 +400,7 @@ class StealCog(commands.Cog, name="StealWar"):
         expected_round: int | None = None,
     ) -> None:
         """Handle a steal, play or top-card press; the table shows the move to everyone."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         mine = user_lang(interaction)
         public = public_lang(interaction)
         on_table = choice == "top"  # the top-card buttons are on the table; the others private

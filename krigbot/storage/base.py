@@ -294,6 +294,15 @@ class Database(ABC):
     async def close(self) -> None:
         """Close the database; waits for the operation in progress. Safe to call twice."""
 
+    @asynccontextmanager
+    async def closed_on_failure(self) -> AsyncIterator[None]:
+        """Close the database if the block fails (opening it goes no further)."""
+        try:
+            yield
+        except BaseException:
+            await self.close()
+            raise
+
 
 def _next_batch(
     kind: Coalesced, waiting: _Waiting, limit: int

@@ -167,13 +167,9 @@ class PostgresDatabase(Database):
         except (TimeoutError, *_ERRORS) as exc:
             raise translate_postgres_error(exc, where) from exc
         database = cls(pool, where)
-        try:
-            async with database.session() as connection:
-                assert isinstance(connection, PostgresConnection)
-                await migrate(connection.conn, where)
-        except BaseException:
-            await database.close()
-            raise
+        async with database.closed_on_failure(), database.session() as connection:
+            assert isinstance(connection, PostgresConnection)
+            await migrate(connection.conn, where)
         return database
 
     @asynccontextmanager

@@ -192,11 +192,8 @@ class SqliteDatabase(Database):
             raise
         database = cls(db, location)
         if location != MEMORY:
-            try:
+            async with database.closed_on_failure():
                 await database._move_checkpoints(checkpoint_every)
-            except BaseException:
-                await database.close()
-                raise
         return database
 
     @asynccontextmanager

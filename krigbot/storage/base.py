@@ -318,3 +318,11 @@ def _next_batch(
     batch = waiting.writes[:count]
     del waiting.writes[:count]
     return batch
+
+
+class Store:
+    """One part of a storage (games, stats, settings, matches, records): queries on its database."""
+
+    def __init__(self, database: Database) -> None:
+        """Run the queries on the database the storage's parts share."""
+        self._database = database

@@ -25,7 +25,6 @@ from krigbot.storage.base import Coalesced, Connection, Database, Dialect, Row
 from krigbot.storage.errors import (
     CannotOpenDatabaseError,
     MigrationError,
-    SchemaTooNewError,
     StorageClosedError,
     StorageError,
     translate_postgres_error,
@@ -317,17 +316,13 @@ async def migrate(conn: asyncpg.Connection, where: str) -> int:
     pending = migrations.load_migrations(POSTGRES.name)
     latest = len(pending)
     current = await _version(conn)
-    if current > latest:
-        raise SchemaTooNewError(where, current, latest)
-    if current == latest:
+    if not migrations.missing(pending, current, where):
         return current
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
         await conn.execute(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version INTEGER NOT NULL)")
         current = await _version(conn)
-        if current > latest:
-            raise SchemaTooNewError(where, current, latest)
-        for migration in pending[current:]:
+        for migration in migrations.missing(pending, current, where):
             try:
                 await conn.execute(migration.sql)
             except asyncpg.PostgresError as exc:

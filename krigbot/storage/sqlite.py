@@ -18,7 +18,6 @@ from krigbot.storage.checkpoints import DEFAULT_PAGES, Checkpointer
 from krigbot.storage.errors import (
     CannotOpenDatabaseError,
     MigrationError,
-    SchemaTooNewError,
     StorageClosedError,
     StorageError,
     translate_error,
@@ -354,18 +353,14 @@ async def migrate(db: aiosqlite.Connection, path: str) -> int:
     pending = migrations.load_migrations(SQLITE.name)
     latest = len(pending)
     current = await user_version(db)
-    if current > latest:
-        raise SchemaTooNewError(path, current, latest)
-    if current == latest:
+    if not migrations.missing(pending, current, path):
         # Up to date: no write, so an up-to-date database opens without a write lock.
         return current
     try:
         await run(db, "BEGIN IMMEDIATE")
         # Read again under the write lock: another process may have migrated meanwhile.
         current = await user_version(db)
-        if current > latest:
-            raise SchemaTooNewError(path, current, latest)
-        for migration in pending[current:]:
+        for migration in migrations.missing(pending, current, path):
             for statement in migrations.split_statements(migration.sql):
                 try:
                     await run(db, statement)

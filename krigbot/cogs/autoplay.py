@@ -29,13 +29,7 @@ from krigbot.adapter.autoplayer import (
     running_view,
     with_autoplay_line,
 )
-from krigbot.adapter.buttons import (
-    AutoAction,
-    AutoplayButton,
-    FinishButton,
-    FlipButton,
-    view_of,
-)
+from krigbot.adapter.buttons import AutoAction, AutoplayButton, FinishButton, FlipButton, view_of
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.replies import Reply, discord_lost, public_lang, respond

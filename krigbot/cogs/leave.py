@@ -9,12 +9,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-from krigbot.adapter.buttons import (
-    FinishButton,
-    FlipButton,
-    ForfeitButton,
-    view_of,
-)
+from krigbot.adapter.buttons import FinishButton, FlipButton, ForfeitButton, view_of
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.players import actor_of, channel_of, display_name
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang

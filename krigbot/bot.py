@@ -17,6 +17,7 @@ from krigbot.adapter.buttons import Buttons
 from krigbot.adapter.checks import malformed_command, pressed_id, unhandled_press
 from krigbot.adapter.group import KrigGroup, is_subcommand
 from krigbot.adapter.identify import IdentifyPacer
+from krigbot.adapter.parts import Parts
 from krigbot.adapter.pictures import Pictures
 from krigbot.adapter.replies import NO_MENTIONS, answer_error, recall_lang, refuse
 from krigbot.adapter.surfaces import hidden_here, own_token
@@ -220,98 +221,42 @@ class KrigBot(commands.AutoShardedBot):
         self.load.start()
         await self.tree.set_translator(Translator())
         await self.pictures.start()
-        service, storage, tables, web, buttons = (
-            self.service,
-            self.storage,
-            self.tables,
-            self.web,
-            self.buttons,
-        )
-        steal = StealCog(
-            self,
-            registry=service.registry,
-            play=service.play,
-            choices=service.choices,
-            deadlines=service.deadlines,
-            tables=tables,
-            web=web,
-            buttons=buttons,
-        )
-        challenge = ChallengeCog(
-            self,
+        service = self.service
+        parts = Parts(
+            bot=self,
             registry=service.registry,
             time_limits=service.time_limits,
             challenges=service.challenges,
-            deadlines=service.deadlines,
-            pictures=self.pictures,
-            tables=tables,
-            buttons=buttons,
-        )
-        await self.add_cog(challenge)
-        play = PlayCog(
-            self,
-            registry=service.registry,
-            time_limits=service.time_limits,
             play=service.play,
             choices=service.choices,
-            recovery=service.recovery,
-            storage=storage,
-            pictures=self.pictures,
-            tables=tables,
-            web=web,
-            buttons=buttons,
-            battles=steal,
-        )
-        await self.add_cog(play)
-        await self.add_cog(
-            LeaveCog(
-                self,
-                registry=service.registry,
-                time_limits=service.time_limits,
-                play=service.play,
-                tables=tables,
-                web=web,
-                buttons=buttons,
-            )
-        )
-        boards = BoardsCog(
-            registry=service.registry, storage=storage, pictures=self.pictures, web=web
-        )
-        await self.add_cog(boards)
-        await self.add_cog(steal)
-        autoplay = AutoplayCog(
-            self,
-            registry=service.registry,
-            play=service.play,
             hands_free=service.hands_free,
-            tables=tables,
-            web=web,
-            pictures=self.pictures,
-            buttons=buttons,
-            interval=self.settings.autoplay_seconds,
-            rest_turn=self.rest_turn,
-        )
-        await self.add_cog(autoplay)
-        await self.add_cog(HistoryCog(storage=storage, web=web, buttons=buttons))
-        matches = MatchCog(
-            self,
-            registry=service.registry,
-            time_limits=service.time_limits,
-            challenges=service.challenges,
-            tables=tables,
-            buttons=buttons,
-        )
-        await self.add_cog(matches)
-        time_limits = TimeLimitCog(
-            self,
-            registry=service.registry,
-            time_limits=service.time_limits,
+            recovery=service.recovery,
             deadlines=service.deadlines,
-            tables=tables,
-            web=web,
+            storage=self.storage,
+            pictures=self.pictures,
+            tables=self.tables,
+            web=self.web,
+            buttons=self.buttons,
         )
-        await self.add_cog(time_limits)
-        self.add_dynamic_items(*buttons.kinds())
+        steal = StealCog(parts)
+        autoplay = AutoplayCog(
+            parts, interval=self.settings.autoplay_seconds, rest_turn=self.rest_turn
+        )
+        matches = MatchCog(parts)
+        # Added in this order: the commands' listing follows it.
+        for cog in (
+            ChallengeCog(parts),
+            PlayCog(parts, battles=steal),
+            LeaveCog(parts),
+            BoardsCog(parts),
+            steal,
+            autoplay,
+            HistoryCog(parts),
+            matches,
+            TimeLimitCog(parts),
+        ):
+            await self.add_cog(cog)
+        self.add_dynamic_items(*self.buttons.kinds())
         challenges, broken = await self.service.recovery.restore()
         recovered = await self.matches.recover()
         if recovered:

@@ -25,7 +25,7 @@ import discord
 from krigbot.adapter.buttons import AutoplayButton, FlipButton, view_of
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.adapter.surfaces import token_gone
-from krigbot.adapter.tables import Edit, Tables
+from krigbot.adapter.tables import Edit
 from krigbot.i18n import Lang, t
 from krigbot.logs import context
 from krigbot.render.embeds import round_embed
@@ -34,10 +34,8 @@ from krigbot.sessions import Autoplay, FlipResult, LostWrite, Refusal, stopped_b
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
+    from krigbot.adapter.parts import Parts
     from krigbot.engine import Variant
-    from krigbot.sessions.handsfree import HandsFree
-    from krigbot.sessions.play import Play
-    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
@@ -120,21 +118,13 @@ class Autoplayer:
 
     def __init__(
         self,
-        bot: discord.Client,
+        parts: Parts,
         *,
-        registry: Registry,
-        play: Play,
-        hands_free: HandsFree,
-        tables: Tables,
         end: End,
         interval: float,
         rest_turn: Callable[[], float] = lambda: 0.0,
     ) -> None:
-        self.bot = bot
-        self.registry = registry
-        self.play = play
-        self.hands_free = hands_free
-        self.tables = tables
+        self.parts = parts
         self.end = end
         self.interval = interval
         """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
@@ -166,7 +156,7 @@ class Autoplayer:
     def start(self, channel_id: int, run: Run) -> None:
         """Start playing ``run`` in its own task."""
         if not run.own:
-            live = self.tables.live(channel_id)
+            live = self.parts.tables.live(channel_id)
             if live is not None and live.message_id == run.message_id:
                 run.via, run.until = live.edit, live.until
             else:
@@ -215,7 +205,7 @@ class Autoplayer:
                     await self._token_ran_out(channel_id, run)
                     return
                 try:
-                    result = await self.play.play_on(
+                    result = await self.parts.play.play_on(
                         channel_id,
                         run.game_id,
                         expected_round=expected,
@@ -232,7 +222,7 @@ class Autoplayer:
                     return
                 expected = result.row.round
                 if result.outcome is not None:
-                    await self.hands_free.stop_autoplay(channel_id, run.game_id)
+                    await self.parts.hands_free.stop_autoplay(channel_id, run.game_id)
                 if not await self._show(channel_id, run, result):
                     return
                 last_edit = loop.time()
@@ -258,7 +248,7 @@ class Autoplayer:
         press's table once more (:meth:`_show_halted`). A hand's flip elsewhere showed its
         round in a table of its own: then this one stops, and says why.
         """
-        found = await self.registry.game_in(channel_id)  # read again: the copy was dropped
+        found = await self.parts.registry.game_in(channel_id)  # read again: the copy was dropped
         row, game = found if found is not None else (None, None)
         if row is None or row.id != run.game_id or game is None:
             played_on = True  # its end is shown by whoever ended it
@@ -340,8 +330,8 @@ class Autoplayer:
             if result.outcome is None:
                 return True
             try:
-                posted = await self.tables.surfaces.send(
-                    self.bot,
+                posted = await self.parts.tables.surfaces.send(
+                    self.parts.bot,
                     channel_id,
                     run.own,
                     embed=embed,
@@ -365,10 +355,12 @@ class Autoplayer:
         outlives interactions) where that reaches, else through ``via``, its interaction's."""
         if via is not None and not own:
             await via(**changes)
-        elif not await self.tables.edit(self.bot, channel_id, message_id, own, **changes):
+        elif not await self.parts.tables.edit(
+            self.parts.bot, channel_id, message_id, own, **changes
+        ):
             return
         if "view" in changes:
-            self.tables.changed(channel_id, message_id, changes["view"])
+            self.parts.tables.changed(channel_id, message_id, changes["view"])
 
     async def _token_ran_out(self, channel_id: int, run: Run, *, gone: bool = False) -> None:
         """Pause where the message's interaction is about to expire: a Resume press is a new one.
@@ -379,10 +371,10 @@ class Autoplayer:
         """
         why = "token_lost" if gone else "token"
         try:
-            await self.hands_free.pause_autoplay(
+            await self.parts.hands_free.pause_autoplay(
                 channel_id, run.game_id, run.message_id, run.by, why=why
             )
-            found = await self.registry.game_in(channel_id)
+            found = await self.parts.registry.game_in(channel_id)
         except (Refusal, StorageError):
             return  # the game moved on meanwhile (a hand's flip, its end): that answer shows it
         if found is None or found[0].id != run.game_id:
@@ -395,8 +387,8 @@ class Autoplayer:
             self.embeds.pop(run.message_id, None)
             posted = None
             try:
-                posted = await self.tables.surfaces.send(
-                    self.bot,
+                posted = await self.parts.tables.surfaces.send(
+                    self.parts.bot,
                     channel_id,
                     run.own,
                     content=t(lang, "auto.token_lost"),
@@ -405,7 +397,7 @@ class Autoplayer:
             except discord.HTTPException as exc:
                 run.warn("could not tell that autoplay of game %s paused", exc)
             if posted is None:
-                self.tables.owe(channel_id, self._still_paused(channel_id, run.game_id, lang))
+                self.parts.tables.owe(channel_id, self._still_paused(channel_id, run.game_id, lang))
             return
         embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
         add_note(embed, t(lang, "auto.token_paused"), lang)
@@ -428,7 +420,7 @@ class Autoplayer:
         holds then (no Resume, Pause press or end since)."""
 
         async def note() -> str | None:
-            found = await self.registry.game_in(channel_id)
+            found = await self.parts.registry.game_in(channel_id)
             if found is None or found[0].id != game_id:
                 return None
             state = Autoplay.of(found[0].extra)
@@ -442,13 +434,13 @@ class Autoplayer:
         """Forget autoplay's state and say why it stopped: on its message, or in the channel."""
         with contextlib.suppress(Refusal, StorageError):
             # If this cannot be saved, a restart resumes autoplay: still never silently lost.
-            await self.hands_free.stop_autoplay(channel_id, run.game_id)
+            await self.parts.hands_free.stop_autoplay(channel_id, run.game_id)
         text = t(run.lang, key)
         table = self.embeds.pop(run.message_id, None)
         try:
             if post:
-                await self.tables.surfaces.send(
-                    self.bot, channel_id, run.own, content=text, allowed_mentions=NO_MENTIONS
+                await self.parts.tables.surfaces.send(
+                    self.parts.bot, channel_id, run.own, content=text, allowed_mentions=NO_MENTIONS
                 )
             elif table is not None:
                 # Its autoplay line says it stopped, and why: nothing claims the bot plays on.

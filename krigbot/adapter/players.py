@@ -1,4 +1,4 @@
-"""Who acts in an interaction, as the game service knows players and actors."""
+"""Who acts in an interaction, as the game service knows players and actors, and where."""
 
 from __future__ import annotations
 
@@ -24,3 +24,14 @@ def actor_of(interaction: discord.Interaction[Any]) -> Actor:
     if interaction.guild_id is None:
         return Actor(interaction.user.id, in_server=False)
     return Actor(interaction.user.id, interaction.permissions.manage_messages)
+
+
+def channel_of(interaction: discord.Interaction[Any]) -> int:
+    """Return the channel an interaction was made in (every command and button is in one)."""
+    assert interaction.channel_id is not None
+    return interaction.channel_id
+
+
+def pressed_message(interaction: discord.Interaction[Any]) -> int | None:
+    """Return the message whose button was pressed (None for a command)."""
+    return interaction.message.id if interaction.message else None

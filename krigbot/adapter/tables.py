@@ -28,6 +28,7 @@ from typing import Any, Literal
 import discord
 
 from krigbot.adapter import surfaces
+from krigbot.adapter.players import channel_of
 from krigbot.adapter.replies import (
     NO_MENTIONS,
     Reply,
@@ -373,8 +374,7 @@ async def _respond_in_turn(
     *,
     update: bool,
 ) -> None:
-    assert interaction.channel_id is not None
-    channel_id = interaction.channel_id
+    channel_id = channel_of(interaction)
     turn = tables.turn(channel_id)
     state = _Answer(interaction, update)
     loop = asyncio.get_running_loop()
@@ -504,8 +504,7 @@ def _and_show(
     """Return the reply's ``sent`` that also makes its message the channel's live one."""
     after = reply.sent
     view = reply.view
-    assert interaction.channel_id is not None
-    channel_id = interaction.channel_id
+    channel_id = channel_of(interaction)
 
     async def sent(message_id: int) -> None:
         if reply.aside:

@@ -29,18 +29,12 @@ from krigbot.adapter.autoplayer import (
     running_view,
     with_autoplay_line,
 )
-from krigbot.adapter.buttons import (
-    AutoAction,
-    AutoplayButton,
-    Buttons,
-    FinishButton,
-    FlipButton,
-    view_of,
-)
+from krigbot.adapter.buttons import AutoAction, AutoplayButton, FinishButton, FlipButton, view_of
 from krigbot.adapter.group import subcommand
+from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.replies import Reply, discord_lost, public_lang, respond
 from krigbot.adapter.surfaces import own_token
-from krigbot.adapter.tables import Shown, Tables, editor, greyed, respond_in_turn
+from krigbot.adapter.tables import Shown, editor, greyed, respond_in_turn
 from krigbot.cogs.matches import ending
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import safe_name
@@ -62,13 +56,9 @@ from krigbot.sessions import (
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.adapter.pictures import Pictures
+    from krigbot.adapter.parts import Parts
     from krigbot.engine import Variant
-    from krigbot.sessions.handsfree import HandsFree
-    from krigbot.sessions.play import Play
-    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
-    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -85,37 +75,15 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
     def __init__(
         self,
-        bot: commands.AutoShardedBot,
+        parts: Parts,
         *,
-        registry: Registry,
-        play: Play,
-        hands_free: HandsFree,
-        tables: Tables,
-        web: WebAccess,
-        pictures: Pictures,
-        buttons: Buttons,
         interval: float,
         rest_turn: Callable[[], float] = lambda: 0.0,
     ) -> None:
-        self.bot = bot
-        self.registry = registry
-        self.play = play
-        self.hands_free = hands_free
-        self.tables = tables
-        self.web = web
-        self.pictures = pictures
-        buttons.handle(AutoplayButton, self.on_autoplay_button)
-        buttons.handle(FinishButton, self.on_finish_button)
-        self.player = Autoplayer(
-            bot,
-            registry=registry,
-            hands_free=hands_free,
-            play=play,
-            tables=tables,
-            end=self._end,
-            interval=interval,
-            rest_turn=rest_turn,
-        )
+        self.parts = parts
+        parts.buttons.handle(AutoplayButton, self.on_autoplay_button)
+        parts.buttons.handle(FinishButton, self.on_finish_button)
+        self.player = Autoplayer(parts, end=self._end, interval=interval, rest_turn=rest_turn)
         """Autoplay's runs in this process."""
         self._claims: dict[int, float] = {}
         """Channels whose /krig auto answer is on its way (loop time), so a second one waits."""
@@ -134,14 +102,14 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     async def _end(
         self, row: GameRow, game: Variant, lang: Lang, embed: discord.Embed
     ) -> tuple[discord.ui.View, Callable[[int], Awaitable[None]]]:
-        over = await ending(self.registry, row, game, lang, embed, self.web)
+        over = await ending(self.parts.registry, row, game, lang, embed, self.parts.web)
         return over.view, over.sent
 
     async def _player_game(
         self, channel_id: int, user_id: int, game_id: int | None = None
     ) -> tuple[GameRow, Variant]:
         """Return the channel's running game, refusing anyone who is not playing it."""
-        seated = authorize(await self.registry.game_in(channel_id), user_id, game_id=game_id)
+        seated = authorize(await self.parts.registry.game_in(channel_id), user_id, game_id=game_id)
         return seated.row, seated.game
 
     # ---------------------------------------------------------------------- autoplay
@@ -151,8 +119,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     @app_commands.choices(speed=SPEED_CHOICES)
     async def auto(self, interaction: discord.Interaction[Any], speed: str = "normal") -> None:
         """Let the bot play the rounds by itself"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         if speed not in SPEEDS:
             raise Refusal("err.bad_option", reason=speed)
@@ -178,7 +145,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
             return Reply(embed=embed, view=running_view(row.id, lang), sent=sent)
 
-        await respond_in_turn(interaction, self.tables, work())
+        await respond_in_turn(interaction, self.parts.tables, work())
 
     def _claim(self, channel_id: int, row: GameRow) -> None:
         """Refuse a second autoplay in a channel, and hold the channel until this one starts."""
@@ -205,7 +172,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     ) -> None:
         """Store autoplay as running in its message, make it the table, and start playing."""
         try:
-            await self.hands_free.start_autoplay(
+            await self.parts.hands_free.start_autoplay(
                 channel_id, game_id, Autoplay("running", message_id, speed, by)
             )
         except Refusal as refusal:
@@ -220,10 +187,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 embed = with_autoplay_line(table, text, lang)
                 await self.player.edit(channel_id, message_id, own, embed=embed, view=None)
             return
-        found = await self.registry.game_in(channel_id)
+        found = await self.parts.registry.game_in(channel_id)
         if found is None or found[0].id != game_id:
             return
-        await self.registry.show_table(channel_id, game_id, found[0].round, message_id)
+        await self.parts.registry.show_table(channel_id, game_id, found[0].round, message_id)
         self.player.start(
             channel_id, Run(game_id, message_id, speed, by, lang, found[0].round, own)
         )
@@ -232,10 +199,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self, interaction: discord.Interaction[Any], game_id: int, action: AutoAction
     ) -> None:
         """Handle Pause, Resume and Stop (players only, on the autoplay message)."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
-        pressed = interaction.message.id if interaction.message else None
+        pressed = pressed_message(interaction)
         name = names_of_user(interaction)
 
         async def work() -> Reply:
@@ -254,9 +220,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             # The task finishes the step it is in (and shows it) before this answer goes out.
             await self.player.halt(channel_id, game_id)
             if action == "pause":
-                await self.hands_free.pause_autoplay(channel_id, game_id, pressed, name)
+                await self.parts.hands_free.pause_autoplay(channel_id, game_id, pressed, name)
             else:
-                await self.hands_free.stop_autoplay(channel_id, game_id, pressed, name)
+                await self.parts.hands_free.stop_autoplay(channel_id, game_id, pressed, name)
             row, game = await self._player_game(channel_id, interaction.user.id, game_id)
             if action == "pause":
                 embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
@@ -267,13 +233,13 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             view = view_of(FlipButton(game_id, row.round, lang))
             return Reply(embed=embed, view=view, update=True, durable=True)
 
-        await respond_in_turn(interaction, self.tables, work(), update=True)
+        await respond_in_turn(interaction, self.parts.tables, work(), update=True)
 
     async def _resume(
         self, channel_id: int, game_id: int, name: str, lang: Lang, own: bool
     ) -> Reply:
-        resumed = await self.hands_free.resume_autoplay(channel_id, game_id, name)
-        found = await self.registry.game_in(channel_id)
+        resumed = await self.parts.hands_free.resume_autoplay(channel_id, game_id, name)
+        found = await self.parts.registry.game_in(channel_id)
         if found is None or found[0].id != game_id:
             raise Refusal("err.game_over")
         row, game = found
@@ -294,10 +260,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     def restore(self) -> int:
         """Carry on the autoplay that was running when the bot stopped; return how many."""
         resumed = 0
-        for row, _ in self.registry.running():
+        for row, _ in self.parts.registry.running():
             if row.extra.get("lang") and not own_token(row.extra):
-                self.tables.surfaces.fix_lang(row.channel_id, lang_for(row.extra["lang"]))
-        for row, game in self.registry.running():
+                self.parts.tables.surfaces.fix_lang(row.channel_id, lang_for(row.extra["lang"]))
+        for row, game in self.parts.registry.running():
             state = Autoplay.of(row.extra)
             if state is None or state.state != "running" or game.finished:
                 continue
@@ -317,16 +283,15 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
     @subcommand
     async def finish(self, interaction: discord.Interaction[Any]) -> None:
         """Play the game to its end at once (all must agree)"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         user_id = interaction.user.id
 
         async def work() -> Reply:
-            seated = authorize(await self.registry.game_in(channel_id), user_id).still_in()
+            seated = authorize(await self.parts.registry.game_in(channel_id), user_id).still_in()
             row, game = seated.row, seated.game
             replaced = FinishRequest.of(row.extra)
-            request = await self.hands_free.ask_finish(channel_id, row.id, user_id)
+            request = await self.parts.hands_free.ask_finish(channel_id, row.id, user_id)
             waiting = request.waiting(row, game)
             if not waiting:
                 # Nobody else to ask (Krigbot agrees at once): the end goes out as the answer.
@@ -336,7 +301,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             view = _finish_view(row.id, lang)
 
             async def sent(message_id: int) -> None:
-                tables = self.tables
+                tables = self.parts.tables
                 greyed_now: set[int] = set()
                 for older in tables.drop_asides(row.id, FinishButton):
                     tables.retire(older, embed=finish_note(row, user_id, "finish.replaced", lang))
@@ -350,14 +315,14 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                     # Asked before a restart: this process never held it, the game's row did.
                     stored = replaced.message
                     note = finish_note(row, replaced.by, "finish.replaced", lang)
-                    edit = editor(self.bot, channel_id, stored)
+                    edit = editor(self.parts.bot, channel_id, stored)
                     tables.retire(Shown(stored, _finish_view(row.id, lang), edit), embed=note)
-                edit = editor(self.bot, channel_id, message_id, interaction)
+                edit = editor(self.parts.bot, channel_id, message_id, interaction)
                 ended = {"embed": finish_note(row, user_id, "finish.game_ended", lang)}
                 tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
                 with contextlib.suppress(Refusal, StorageError):
                     # Kept with the request, so a bot stopped before it was answered greys it.
-                    await self.hands_free.finish_request_shown(
+                    await self.parts.hands_free.finish_request_shown(
                         channel_id, row.id, user_id, message_id
                     )
 
@@ -372,16 +337,15 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self, interaction: discord.Interaction[Any], game_id: int, agree: bool
     ) -> None:
         """Handle an answer to /krig finish; the last agreement plays the game to its end."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         user_id = interaction.user.id
-        pressed = interaction.message.id if interaction.message else None
-        tables = self.tables
+        pressed = pressed_message(interaction)
+        tables = self.parts.tables
 
         async def work() -> Reply:
             row, game = await self._player_game(channel_id, user_id, game_id)
-            request = await self.hands_free.answer_finish(channel_id, game_id, user_id, agree)
+            request = await self.parts.hands_free.answer_finish(channel_id, game_id, user_id, agree)
             asked = FinishRequest.of(row.extra)
             asker = user_id if asked is None else asked.by
             if request is None:
@@ -409,7 +373,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             after = story.sent
 
             async def shown(message_id: int) -> None:
-                edit = editor(self.bot, channel_id, message_id, interaction, original=False)
+                edit = editor(self.parts.bot, channel_id, message_id, interaction, original=False)
                 tables.show(channel_id, Shown(message_id, story.view or view_of(), edit))
                 if after is not None:
                     await after(message_id)
@@ -432,13 +396,13 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 sent=below,
             )
 
-        await respond_in_turn(interaction, self.tables, work(), update=True)
+        await respond_in_turn(interaction, self.parts.tables, work(), update=True)
 
     async def _play_to_end(self, channel_id: int, row: GameRow, lang: Lang) -> Reply:
         """Play an agreed game to its end at once (its autoplay stops); return its story."""
         autoplay = Autoplay.of(row.extra)
         await self.player.halt(channel_id, row.id)
-        result = await self.play.play_on(channel_id, row.id, to_end=True)
+        result = await self.parts.play.play_on(channel_id, row.id, to_end=True)
         if autoplay is not None and autoplay.message is not None:
             # Its message would otherwise offer Pause or Resume for a game that is over.
             own = own_token(row.extra)
@@ -453,10 +417,10 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         # A long game takes a moment to replay; the event loop keeps serving meanwhile.
         rebuilt = await asyncio.to_thread(rebuild, row.state)
         embed = finish_embed(row, game, rebuilt, lang)
-        over = await ending(self.registry, row, game, lang, embed, self.web)
+        over = await ending(self.parts.registry, row, game, lang, embed, self.parts.web)
         reply = Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
-        if await self.pictures.enabled(row.guild_id):
-            story = await self.pictures.story_picture(row, game, lang)
+        if await self.parts.pictures.enabled(row.guild_id):
+            story = await self.parts.pictures.story_picture(row, game, lang)
             if story is not None:  # None: the drawing worker is busy; the text says it all
                 reply.more_embeds.append(story[0])
                 reply.files.append(story[1])

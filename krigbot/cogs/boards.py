@@ -13,7 +13,6 @@ from discord.ext import commands
 from krigbot.adapter.buttons import view_of
 from krigbot.adapter.choices import VARIANT_CHOICES
 from krigbot.adapter.group import subcommand
-from krigbot.adapter.pictures import Pictures
 from krigbot.adapter.players import actor_of, display_name
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.adapter.surfaces import place_of, reaches, scope_of
@@ -24,9 +23,7 @@ from krigbot.render.embeds import krigbot_stats_embed, leaderboard_embed, rules_
 from krigbot.sessions import Refusal, may_moderate
 
 if TYPE_CHECKING:
-    from krigbot.sessions.registry import Registry
-    from krigbot.storage import Storage
-    from krigbot.web.access import WebAccess
+    from krigbot.adapter.parts import Parts
 
 PERIODS = {"all": None, "month": timedelta(days=30), "week": timedelta(days=7)}
 
@@ -47,18 +44,8 @@ PERIOD_CHOICES = [
 class BoardsCog(commands.Cog, name="Boards"):
     """The server's records, its settings for Krig, and the rules."""
 
-    def __init__(
-        self,
-        *,
-        registry: Registry,
-        storage: Storage,
-        pictures: Pictures,
-        web: WebAccess,
-    ) -> None:
-        self.registry = registry
-        self.storage = storage
-        self.pictures = pictures
-        self.web = web
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
 
     @subcommand
     @app_commands.describe(period="Which period")
@@ -73,11 +60,11 @@ class BoardsCog(commands.Cog, name="Boards"):
         window = PERIODS[period]
 
         async def work() -> Reply:
-            since = None if window is None else self.registry.clock() - window
-            rows = await self.storage.stats.leaderboard(guild_id, since=since, limit=10)
+            since = None if window is None else self.parts.registry.clock() - window
+            rows = await self.parts.storage.stats.leaderboard(guild_id, since=since, limit=10)
             users = [row.user_id for row in rows]
-            matches = await self.storage.matches.match_records(guild_id, users, since=since)
-            url = await self.web.leaderboard_url(guild_id, period)
+            matches = await self.parts.storage.matches.match_records(guild_id, users, since=since)
+            url = await self.parts.web.leaderboard_url(guild_id, period)
             view = None if url is None else view_of(web_button(url, lang, "web.open_leaderboard"))
             embed = leaderboard_embed(
                 rows, period, lang, matches=matches, place=place_of(interaction)
@@ -97,16 +84,16 @@ class BoardsCog(commands.Cog, name="Boards"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
-            if target.id == self.registry.krigbot_id:
-                own = await self.storage.stats.krigbot_record(guild_id, target.id)
+            if target.id == self.parts.registry.krigbot_id:
+                own = await self.parts.storage.stats.krigbot_record(guild_id, target.id)
                 return Reply(
                     embed=krigbot_stats_embed(
                         display_name(target), own, lang, place=place_of(interaction)
                     )
                 )
-            record = await self.storage.stats.player_stats(guild_id, target.id)
-            matches = await self.storage.matches.match_records(guild_id, [target.id])
-            everywhere = await self.storage.stats.record_everywhere(target.id)
+            record = await self.parts.storage.stats.player_stats(guild_id, target.id)
+            matches = await self.parts.storage.matches.match_records(guild_id, [target.id])
+            everywhere = await self.parts.storage.stats.record_everywhere(target.id)
             embed = stats_embed(
                 display_name(target),
                 target.id,
@@ -149,7 +136,7 @@ class BoardsCog(commands.Cog, name="Boards"):
         async def work() -> Reply:
             lines = []
             if images is not None:
-                await self.pictures.set_enabled(guild_id, images == "on")
+                await self.parts.pictures.set_enabled(guild_id, images == "on")
                 lines.append(t(lang, f"settings.images_{images}"))
             if web is not None:
                 lines.append(await self._web_setting(guild_id, web, lang))
@@ -159,7 +146,7 @@ class BoardsCog(commands.Cog, name="Boards"):
 
     async def _web_setting(self, guild_id: int, choice: str, lang: Lang) -> str:
         """Apply a moderator's web choice and return what to tell them."""
-        access = self.web
+        access = self.parts.web
         if choice == "rotate":
             await access.rotate(guild_id)
         else:

@@ -9,7 +9,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from krigbot.adapter.buttons import AcceptButton, Buttons, DeclineButton, FlipButton, view_of
+from krigbot.adapter.buttons import AcceptButton, DeclineButton, FlipButton, view_of
 from krigbot.adapter.choices import (
     BEST_OF_CHOICES,
     HOUSE_RULE_CHOICES,
@@ -18,11 +18,10 @@ from krigbot.adapter.choices import (
     VARIANT_CHOICES,
 )
 from krigbot.adapter.group import subcommand
-from krigbot.adapter.pictures import Pictures
-from krigbot.adapter.players import display_name, player_of
+from krigbot.adapter.players import display_name, player_of, pressed_message
 from krigbot.adapter.replies import Reply, challenger_lang, public_lang, refuse, user_lang
 from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
-from krigbot.adapter.tables import Tables, respond_in_turn
+from krigbot.adapter.tables import respond_in_turn
 from krigbot.cogs.matches import krigbot_line, started_reply
 from krigbot.engine import HOUSE_RULES
 from krigbot.engine.match import BEST_OF
@@ -35,11 +34,8 @@ from krigbot.sessions.matches import begin_match
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
+    from krigbot.adapter.parts import Parts
     from krigbot.sessions import Deadline
-    from krigbot.sessions.challenges import Challenges
-    from krigbot.sessions.deadlines import Deadlines
-    from krigbot.sessions.registry import Registry
-    from krigbot.sessions.timelimit import TimeLimits
 
 log = logging.getLogger(__name__)
 
@@ -47,31 +43,14 @@ log = logging.getLogger(__name__)
 class ChallengeCog(commands.Cog, name="Challenge"):
     """Challenges to a game: sent with /krig start, answered with their buttons, or expired."""
 
-    def __init__(
-        self,
-        bot: commands.AutoShardedBot,
-        *,
-        registry: Registry,
-        time_limits: TimeLimits,
-        challenges: Challenges,
-        deadlines: Deadlines,
-        pictures: Pictures,
-        tables: Tables,
-        buttons: Buttons,
-    ) -> None:
-        self.bot = bot
-        self.registry = registry
-        self.time_limits = time_limits
-        self.challenges = challenges
-        self.deadlines = deadlines
-        self.pictures = pictures
-        self.tables = tables
-        buttons.handle(AcceptButton, self.on_accept)
-        buttons.handle(DeclineButton, self.on_decline)
-        self.deadlines.handle("challenge", self._expire)
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        parts.buttons.handle(AcceptButton, self.on_accept)
+        parts.buttons.handle(DeclineButton, self.on_decline)
+        self.parts.deadlines.handle("challenge", self._expire)
 
     async def cog_unload(self) -> None:
-        self.deadlines.handle("challenge", None)
+        self.parts.deadlines.handle("challenge", None)
 
     @subcommand
     @app_commands.describe(
@@ -142,7 +121,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         if best_of is not None and best_of not in BEST_OF:
             await refuse(interaction, "err.bad_option", reason=str(best_of))
             return
-        people = [o for o in opponents if o.id != self.registry.krigbot_id]
+        people = [o for o in opponents if o.id != self.parts.registry.krigbot_id]
         if people and interaction.context.dm_channel:
             # Nobody but the player and Krigbot sees the bot's DM: a friend could never answer.
             await refuse(interaction, "krigbot.dm_only")
@@ -159,7 +138,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
             return
 
         async def work() -> Reply:
-            result = await self.challenges.challenge(
+            result = await self.parts.challenges.challenge(
                 guild_id=guild_id,
                 channel_id=channel_id,
                 challenger=player_of(interaction.user),
@@ -170,22 +149,24 @@ class ChallengeCog(commands.Cog, name="Challenge"):
             )
             row = result.row
             if result.replaced is not None:
-                self.tables.end_game(result.replaced.id)
+                self.parts.tables.end_game(result.replaced.id)
             if best_of is not None:
-                row = await begin_match(self.registry, row, best_of)
+                row = await begin_match(self.parts.registry, row, best_of)
             lines = [" ".join(f"<@{o.id}>" for o in people), krigbot_line(result, lang) or ""]
             if result.replaced is not None:
-                idle = fmt_duration(self.challenges.idle_after, lang)
+                idle = fmt_duration(self.parts.challenges.idle_after, lang)
                 lines.append(t(lang, "game.abandoned", time=idle))
-            self.tables.surfaces.new_game(interaction, lang)
+            self.parts.tables.surfaces.new_game(interaction, lang)
             if result.game is not None:
-                self.tables.rounds[row.id] = row.round
-                started = started_reply(self.registry, self.time_limits, row, result.game, lang)
+                self.parts.tables.rounds[row.id] = row.round
+                started = started_reply(
+                    self.parts.registry, self.parts.time_limits, row, result.game, lang
+                )
                 started.content = "\n".join(line for line in lines if line)
                 return started
 
             async def sent(message_id: int) -> None:
-                await self.challenges.challenge_shown(row, message_id)
+                await self.parts.challenges.challenge_shown(row, message_id)
 
             return Reply(
                 content="\n".join(line for line in lines if line),
@@ -197,7 +178,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
                 sent=sent,
             )
 
-        await respond_in_turn(interaction, self.tables, work())
+        await respond_in_turn(interaction, self.parts.tables, work())
 
     @staticmethod
     def _challenge_view(game_id: int, lang: Lang) -> discord.ui.View:
@@ -208,7 +189,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         game_id, channel_id, message_id = deadline.game_id, deadline.channel_id, deadline.message_id
         assert message_id is not None
         try:
-            row = await self.challenges.expire(game_id)
+            row = await self.parts.challenges.expire(game_id)
         except StorageError as exc:
             # A press of its buttons or the next challenge here ends it instead.
             log.warning(
@@ -221,12 +202,12 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         if row is None:
             return
         lang = lang_for(row.extra.get("lang"))
-        within = fmt_duration(self.challenges.challenge_ttl, lang)
+        within = fmt_duration(self.parts.challenges.challenge_ttl, lang)
         embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
         try:
             # Through the challenge's own interaction where nothing else reaches its chat.
-            await self.tables.edit(
-                self.bot,
+            await self.parts.tables.edit(
+                self.parts.bot,
                 channel_id,
                 message_id,
                 own_token(row.extra),
@@ -245,10 +226,10 @@ class ChallengeCog(commands.Cog, name="Challenge"):
     async def on_accept(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle an Accept press."""
         lang = public_lang(interaction)
-        pressed = interaction.message.id if interaction.message else None
+        pressed = pressed_message(interaction)
 
         async def work() -> Reply:
-            result = await self.challenges.accept(
+            result = await self.parts.challenges.accept(
                 game_id,
                 interaction.user.id,
                 table_message_id=pressed,
@@ -262,28 +243,28 @@ class ChallengeCog(commands.Cog, name="Challenge"):
                     update=True,
                 )
             embed = add_time_left(
-                dealt_embed(row, result.game, lang), self.time_limits.time_left(row), lang
+                dealt_embed(row, result.game, lang), self.parts.time_limits.time_left(row), lang
             )
-            self.tables.rounds[row.id] = 0
-            self.pictures.draw_ahead(row, result.game, lang)
+            self.parts.tables.rounds[row.id] = 0
+            self.parts.pictures.draw_ahead(row, result.game, lang)
             return Reply(
                 embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True, durable=True
             )
 
-        await respond_in_turn(interaction, self.tables, work(), update=True)
+        await respond_in_turn(interaction, self.parts.tables, work(), update=True)
 
     async def on_decline(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle a Decline press."""
         lang = public_lang(interaction)
 
         async def work() -> Reply:
-            row = await self.challenges.decline(
+            row = await self.parts.challenges.decline(
                 game_id, interaction.user.id, channel_id=interaction.channel_id
             )
             note = t(lang, "challenge.declined", name=safe_name(display_name(interaction.user)))
             return Reply(embed=challenge_embed(row, lang, note=note), view=None, update=True)
 
-        await respond_in_turn(interaction, self.tables, work(), update=True)
+        await respond_in_turn(interaction, self.parts.tables, work(), update=True)
 
 
 def _not_in_chat(

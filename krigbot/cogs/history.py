@@ -18,7 +18,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.adapter.buttons import NUMBER, Buttons, GameButton, one_of, view_of
+from krigbot.adapter.buttons import NUMBER, GameButton, one_of, view_of
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.replies import Reply, respond, user_lang
 from krigbot.adapter.surfaces import place_of, scope_of
@@ -32,8 +32,8 @@ from krigbot.render.replays import GameRounds, rebuild
 from krigbot.sessions import Refusal
 
 if TYPE_CHECKING:
-    from krigbot.storage import GameRow, Storage
-    from krigbot.web.access import WebAccess
+    from krigbot.adapter.parts import Parts
+    from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
 
@@ -96,13 +96,12 @@ class ReplayButton(
 class HistoryCog(commands.Cog, name="History"):
     """/krig history and /krig replay."""
 
-    def __init__(self, *, storage: Storage, web: WebAccess, buttons: Buttons) -> None:
-        self.storage = storage
-        self.web = web
-        buttons.handle(
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        parts.buttons.handle(
             HistoryButton, lambda pressed, user, page, _: self.show_history(pressed, user, page)
         )
-        buttons.handle(
+        parts.buttons.handle(
             ReplayButton,
             lambda pressed, game, number, _: self.show_replay(pressed, game, number, update=True),
         )
@@ -134,7 +133,7 @@ class HistoryCog(commands.Cog, name="History"):
         lang = user_lang(interaction)
 
         async def work() -> Reply:
-            rows = await self.storage.stats.recent_games(
+            rows = await self.parts.storage.stats.recent_games(
                 guild_id,
                 user_id=user_id or None,
                 limit=PAGE_SIZE + 1,
@@ -160,7 +159,7 @@ class HistoryCog(commands.Cog, name="History"):
         not_found = here_key("replay.not_found", place_of(interaction))
 
         async def work() -> Reply:
-            row = await self.storage.games.get_game(game_id)
+            row = await self.parts.storage.games.get_game(game_id)
             if row is None or row.guild_id != scope_of(interaction) or row.state is None:
                 raise Refusal(not_found, id=game_id)
             if row.is_active:
@@ -183,7 +182,7 @@ class HistoryCog(commands.Cog, name="History"):
                 ReplayButton(game_id, war or total, "war", lang, disabled=war is None),
                 ReplayButton(game_id, total, "last", lang, disabled=shown == total),
             )
-            url = await self.web.game_url(row.guild_id, row.id)
+            url = await self.parts.web.game_url(row.guild_id, row.id)
             if url is not None:
                 view.add_item(web_button(url, lang))
             embed = replay_embed(row, rebuilt, shown, final, lang)

@@ -9,18 +9,12 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-from krigbot.adapter.buttons import (
-    Buttons,
-    FinishButton,
-    FlipButton,
-    ForfeitButton,
-    view_of,
-)
+from krigbot.adapter.buttons import FinishButton, FlipButton, ForfeitButton, view_of
 from krigbot.adapter.group import subcommand
-from krigbot.adapter.players import actor_of, display_name
+from krigbot.adapter.players import actor_of, channel_of, display_name
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.adapter.surfaces import own_token
-from krigbot.adapter.tables import Shown, Tables, editor, respond_in_turn
+from krigbot.adapter.tables import Shown, editor, respond_in_turn
 from krigbot.cogs.matches import Ending, ending
 from krigbot.cogs.play import too_late
 from krigbot.engine import EngineError, Variant, load_game
@@ -32,11 +26,8 @@ from krigbot.render.play import finish_request_embed, standing_embed, time_up_em
 from krigbot.sessions import FinishRequest, FlipResult, Refusal
 
 if TYPE_CHECKING:
-    from krigbot.sessions.play import Play
-    from krigbot.sessions.registry import Registry
-    from krigbot.sessions.timelimit import TimeLimits
+    from krigbot.adapter.parts import Parts
     from krigbot.storage import GameRow
-    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -44,41 +35,25 @@ log = logging.getLogger(__name__)
 class LeaveCog(commands.Cog, name="Leave"):
     """Leaving a game early: give it up, or cancel it without a result."""
 
-    def __init__(
-        self,
-        bot: commands.AutoShardedBot,
-        *,
-        registry: Registry,
-        time_limits: TimeLimits,
-        play: Play,
-        tables: Tables,
-        web: WebAccess,
-        buttons: Buttons,
-    ) -> None:
-        self.bot = bot
-        self.registry = registry
-        self.time_limits = time_limits
-        self.play = play
-        self.tables = tables
-        self.web = web
-        buttons.handle(ForfeitButton, self.on_forfeit_button)
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        parts.buttons.handle(ForfeitButton, self.on_forfeit_button)
 
     @subcommand
     async def forfeit(self, interaction: discord.Interaction[Any]) -> None:
         """Give up your game"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = user_lang(interaction)
         user_id = interaction.user.id
 
         async def work() -> Reply:
             # Refused before the confirmation, as the forfeit itself would be refused after it.
             try:
-                row = await self.play.may_forfeit(channel_id, user_id)
+                row = await self.parts.play.may_forfeit(channel_id, user_id)
             except Refusal as refusal:
                 if refusal.key == "err.no_game":
                     await too_late(
-                        self.time_limits, interaction, refusal, key="time.forfeit_too_late"
+                        self.parts.time_limits, interaction, refusal, key="time.forfeit_too_late"
                     )
                 raise
             view = view_of(
@@ -87,9 +62,9 @@ class LeaveCog(commands.Cog, name="Leave"):
             )
 
             async def sent(message_id: int) -> None:
-                edit = editor(self.bot, channel_id, message_id, interaction)
+                edit = editor(self.parts.bot, channel_id, message_id, interaction)
                 ended = {"content": t(lang, "forfeit.game_ended")}
-                self.tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
+                self.parts.tables.add_aside(row.id, Shown(message_id, view, edit, lambda: ended))
 
             return Reply(content=t(lang, "forfeit.confirm"), view=view, ephemeral=True, sent=sent)
 
@@ -99,21 +74,20 @@ class LeaveCog(commands.Cog, name="Leave"):
         self, interaction: discord.Interaction[Any], game_id: int, user_id: int, confirm: bool
     ) -> None:
         """Handle the confirmation of /krig forfeit."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         if interaction.user.id != user_id:
             await refuse(interaction, "err.not_player")
             return
         mine = user_lang(interaction)
         public = public_lang(interaction)
         if interaction.message is not None:
-            self.tables.drop_aside(game_id, interaction.message.id)
+            self.parts.tables.drop_aside(game_id, interaction.message.id)
         if not confirm:
             await Reply(content=t(mine, "forfeit.kept"), view=None, update=True).send(interaction)
             return
 
         async def work() -> Reply:
-            result = await self.play.forfeit(channel_id, user_id, game_id)
+            result = await self.parts.play.forfeit(channel_id, user_id, game_id)
             if result.outcome is not None and result.outcome.reason == "time_limit":
                 return await self._counted_instead(interaction, result, mine, public)
             row = result.row
@@ -122,7 +96,9 @@ class LeaveCog(commands.Cog, name="Leave"):
             embed = forfeit_embed(row, result.game, seat, public, over=ended)
             over: Ending | None = None
             if ended:
-                over = await ending(self.registry, row, result.game, public, embed, self.web)
+                over = await ending(
+                    self.parts.registry, row, result.game, public, embed, self.parts.web
+                )
             else:
                 await self._request_without(row, result.game)
 
@@ -134,17 +110,17 @@ class LeaveCog(commands.Cog, name="Leave"):
                 message = await interaction.followup.send(
                     embed=embed, view=view, allowed_mentions=NO_MENTIONS, wait=True
                 )
-                edit = editor(self.bot, channel_id, message.id, interaction, original=False)
-                self.tables.show(channel_id, Shown(message.id, view, edit))
+                edit = editor(self.parts.bot, channel_id, message.id, interaction, original=False)
+                self.parts.tables.show(channel_id, Shown(message.id, view, edit))
                 if over is not None:
                     await over.sent(message.id)
                     return
-                self.tables.rounds[row.id] = row.round
-                await self.registry.show_table(channel_id, row.id, row.round, message.id)
+                self.parts.tables.rounds[row.id] = row.round
+                await self.parts.registry.show_table(channel_id, row.id, row.round, message.id)
 
             return Reply(content=t(mine, "forfeit.confirmed"), view=None, update=True, sent=sent)
 
-        await respond_in_turn(interaction, self.tables, work(), update=True)
+        await respond_in_turn(interaction, self.parts.tables, work(), update=True)
 
     async def _request_without(self, row: GameRow, game: Variant) -> None:
         """Let an open finish request stop waiting for a player who gave up."""
@@ -153,7 +129,7 @@ class LeaveCog(commands.Cog, name="Leave"):
             return
         lang = lang_for(row.extra.get("lang"))
         embed = finish_request_embed(row, request.by, request.waiting(row, game), lang)
-        for shown in self.tables.asides(row.id, FinishButton):
+        for shown in self.parts.tables.asides(row.id, FinishButton):
             try:
                 await shown.edit(embed=embed)
             except discord.HTTPException as exc:
@@ -170,15 +146,15 @@ class LeaveCog(commands.Cog, name="Leave"):
         """Answer a forfeit that came after the deadline: the cards were counted instead."""
         row = result.row
         embed = time_up_embed(row, result.game, public)
-        over = await ending(self.registry, row, result.game, public, embed, self.web)
+        over = await ending(self.parts.registry, row, result.game, public, embed, self.parts.web)
 
         async def sent(_: int) -> None:
             message = await interaction.followup.send(
                 embed=embed, view=over.view, allowed_mentions=NO_MENTIONS, wait=True
             )
-            edit = editor(self.bot, row.channel_id, message.id, interaction, original=False)
-            self.tables.show(row.channel_id, Shown(message.id, over.view, edit))
-            self.tables.end_game(row.id)
+            edit = editor(self.parts.bot, row.channel_id, message.id, interaction, original=False)
+            self.parts.tables.show(row.channel_id, Shown(message.id, over.view, edit))
+            self.parts.tables.end_game(row.id)
             await over.sent(message.id)
 
         return Reply(content=t(mine, "time.forfeit_too_late"), view=None, update=True, sent=sent)
@@ -186,13 +162,12 @@ class LeaveCog(commands.Cog, name="Leave"):
     @subcommand
     async def cancel(self, interaction: discord.Interaction[Any]) -> None:
         """Cancel the game in this channel without a result"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         actor = actor_of(interaction)
 
         async def work() -> Reply:
-            row = await self.play.cancel(
+            row = await self.parts.play.cancel(
                 channel_id, actor.user_id, moderator=actor.moderator, in_server=actor.in_server
             )
             name = safe_name(display_name(interaction.user))
@@ -205,29 +180,29 @@ class LeaveCog(commands.Cog, name="Leave"):
                     else t(lang, "challenge.cancelled_by", name=name)
                 )
                 with contextlib.suppress(discord.HTTPException):
-                    await self.tables.edit(
-                        self.bot,
+                    await self.parts.tables.edit(
+                        self.parts.bot,
                         channel_id,
                         row.challenge_message_id,
                         own_token(row.extra),
                         embed=challenge_embed(row, lang, note=note),
                         view=None,
                     )
-            live = self.tables.live(channel_id)
+            live = self.parts.tables.live(channel_id)
             if row.status == "challenge" and row.challenge_message_id is not None:
-                self.tables.forget(channel_id, row.challenge_message_id)
+                self.parts.tables.forget(channel_id, row.challenge_message_id)
             elif live is not None:
                 # The game's table can do nothing any more, and says who ended it (named, not
                 # pinged: the edit allows no mentions).
-                self.tables.forget(channel_id, live.message_id)
-                self.tables.retire(live, **_cancelled_table(row, lang, name))
-            self.tables.end_game(row.id)
+                self.parts.tables.forget(channel_id, live.message_id)
+                self.parts.tables.retire(live, **_cancelled_table(row, lang, name))
+            self.parts.tables.end_game(row.id)
             if row.status == "challenge":
                 key = "cancel.withdrawn" if withdrawn else "cancel.challenge"
                 return Reply(content=t(lang, key, name=name))
             return Reply(content=t(lang, "cancel.done", name=name))
 
-        await respond_in_turn(interaction, self.tables, work())
+        await respond_in_turn(interaction, self.parts.tables, work())
 
 
 def _cancelled_table(row: GameRow, lang: Lang, name: str) -> dict[str, Any]:

@@ -19,15 +19,15 @@ from discord.ext import commands
 from krigbot.adapter.buttons import (
     NUMBER,
     AcceptButton,
-    Buttons,
     DeclineButton,
     FlipButton,
     GameButton,
     view_of,
 )
+from krigbot.adapter.players import channel_of
 from krigbot.adapter.replies import NO_MENTIONS, Reply, challenger_lang
 from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
-from krigbot.adapter.tables import Shown, Tables, editor, respond_in_turn
+from krigbot.adapter.tables import Shown, editor, respond_in_turn
 from krigbot.adapter.weblinks import web_button
 from krigbot.engine.game import outcome_from_dict
 from krigbot.engine.match import unplayed
@@ -41,8 +41,8 @@ from krigbot.sessions import ENDING, ChallengeResult, Player
 from krigbot.sessions.matches import MatchInfo, rematch
 
 if TYPE_CHECKING:
+    from krigbot.adapter.parts import Parts
     from krigbot.engine import Variant
-    from krigbot.sessions.challenges import Challenges
     from krigbot.sessions.registry import Registry
     from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
@@ -132,34 +132,20 @@ class RematchButton(GameButton, kind="rematch", game=NUMBER):
 class MatchCog(commands.Cog, name="Matches"):
     """Rematches, and the matches the bot moved on while it was away."""
 
-    def __init__(
-        self,
-        bot: commands.AutoShardedBot,
-        *,
-        registry: Registry,
-        time_limits: TimeLimits,
-        challenges: Challenges,
-        tables: Tables,
-        buttons: Buttons,
-    ) -> None:
-        self.bot = bot
-        self.registry = registry
-        self.time_limits = time_limits
-        self.challenges = challenges
-        self.tables = tables
-        buttons.handle(RematchButton, self.on_rematch)
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        parts.buttons.handle(RematchButton, self.on_rematch)
 
     async def on_rematch(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle a Rematch press: a new challenge, the presser first, the same rules."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = challenger_lang(interaction)
         user_id = interaction.user.id
 
         async def work() -> Reply:
             result = await rematch(
-                self.registry,
-                self.challenges,
+                self.parts.registry,
+                self.parts.challenges,
                 game_id,
                 Player(user_id, interaction.user.display_name),
                 guild_id=scope_of(interaction),
@@ -167,19 +153,21 @@ class MatchCog(commands.Cog, name="Matches"):
                 extra={"lang": lang} | reach_extra(interaction),
             )
             challenge = result.row
-            self.tables.surfaces.new_game(interaction, lang)
+            self.parts.tables.surfaces.new_game(interaction, lang)
             accepted = krigbot_line(result, lang)
             if result.game is not None:
                 started = started_reply(
-                    self.registry, self.time_limits, challenge, result.game, lang
+                    self.parts.registry, self.parts.time_limits, challenge, result.game, lang
                 )
                 started.content = accepted
                 return started
 
             async def sent(message_id: int) -> None:
-                await self.challenges.challenge_shown(challenge, message_id)
+                await self.parts.challenges.challenge_shown(challenge, message_id)
 
-            mentioned = [user for user in challenge.players[1:] if user != self.registry.krigbot_id]
+            mentioned = [
+                user for user in challenge.players[1:] if user != self.parts.registry.krigbot_id
+            ]
             lines = [" ".join(f"<@{user}>" for user in mentioned), accepted or ""]
             return Reply(
                 content="\n".join(line for line in lines if line),
@@ -191,7 +179,7 @@ class MatchCog(commands.Cog, name="Matches"):
                 sent=sent,
             )
 
-        await respond_in_turn(interaction, self.tables, work())
+        await respond_in_turn(interaction, self.parts.tables, work())
 
     async def announce(self, recovered: list[tuple[GameRow, GameRow | None]]) -> None:
         """Show the matches moved on at start-up: the next table, or who won the match."""
@@ -201,7 +189,7 @@ class MatchCog(commands.Cog, name="Matches"):
             if not own_token(finished.extra):
                 continue  # no interaction reaches its chat after a restart: the next press does
             lang = lang_for(finished.extra.get("lang"))
-            channel = self.bot.get_partial_messageable(finished.channel_id)
+            channel = self.parts.bot.get_partial_messageable(finished.channel_id)
             try:
                 if dealt is None:
                     match = MatchInfo.of(finished.extra)
@@ -218,7 +206,7 @@ class MatchCog(commands.Cog, name="Matches"):
                         allowed_mentions=NO_MENTIONS,
                     )
                     continue
-                found = await self.registry.game_in(dealt.channel_id)
+                found = await self.parts.registry.game_in(dealt.channel_id)
                 if found is None or found[1] is None or found[0].id != dealt.id:
                     continue
                 view = view_of(FlipButton(dealt.id, 0, lang))
@@ -228,9 +216,9 @@ class MatchCog(commands.Cog, name="Matches"):
                     view=view,
                     allowed_mentions=NO_MENTIONS,
                 )
-                edit = editor(self.bot, dealt.channel_id, message.id)
-                self.tables.show(dealt.channel_id, Shown(message.id, view, edit))
-                await self.registry.show_table(dealt.channel_id, dealt.id, 0, message.id)
+                edit = editor(self.parts.bot, dealt.channel_id, message.id)
+                self.parts.tables.show(dealt.channel_id, Shown(message.id, view, edit))
+                await self.parts.registry.show_table(dealt.channel_id, dealt.id, 0, message.id)
             except discord.HTTPException as exc:
                 log.warning(
                     "could not show match game %s in its channel: %s",

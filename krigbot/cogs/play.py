@@ -10,13 +10,13 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from krigbot.adapter.buttons import Buttons, FinishButton, FlipButton, view_of
+from krigbot.adapter.buttons import FinishButton, FlipButton, view_of
 from krigbot.adapter.group import anywhere, subcommand
-from krigbot.adapter.pictures import Pictures
+from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token, reaches, scope_of
-from krigbot.adapter.tables import Shown, Tables, editor, respond_in_turn
+from krigbot.adapter.tables import Shown, editor, respond_in_turn
 from krigbot.cogs.matches import ending
 from krigbot.engine import EngineError, Variant, load_game
 from krigbot.i18n import Lang, lang_for, t
@@ -28,13 +28,9 @@ from krigbot.sessions import ENDING, MAX_FLIPS, Autoplay, FinishRequest, FlipRes
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.sessions.choices import Choices
-    from krigbot.sessions.play import Play
-    from krigbot.sessions.recovery import Recovery
-    from krigbot.sessions.registry import Registry
+    from krigbot.adapter.parts import Parts
     from krigbot.sessions.timelimit import TimeLimits
-    from krigbot.storage import GameRow, Storage
-    from krigbot.web.access import WebAccess
+    from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
 
@@ -62,39 +58,19 @@ class PlayCog(commands.Cog, name="Play"):
 
     def __init__(
         self,
-        bot: commands.AutoShardedBot,
+        parts: Parts,
         *,
-        registry: Registry,
-        time_limits: TimeLimits,
-        play: Play,
-        choices: Choices,
-        recovery: Recovery,
-        storage: Storage,
-        pictures: Pictures,
-        tables: Tables,
-        web: WebAccess,
-        buttons: Buttons,
         battles: Battles,
     ) -> None:
-        self.bot = bot
-        self.registry = registry
-        self.time_limits = time_limits
-        self.play = play
-        self.choices = choices
-        self.recovery = recovery
-        self.storage = storage
-        self.pictures = pictures
-        self.web = web
+        self.parts = parts
         self.battles = battles
-        buttons.handle(FlipButton, self.on_flip_button)
-        self.tables = tables
-        """Every channel's turn and live message (the other cogs use it too)."""
-        self.registry.on_finish.append(self._finished)
+        parts.buttons.handle(FlipButton, self.on_flip_button)
+        self.parts.registry.on_finish.append(self._finished)
         self._endings: asyncio.Task[None] | None = None
 
     async def _finished(self, row: GameRow, game: Variant) -> None:
         self._end_request_unknown(row, game)
-        self.tables.end_game(row.id)
+        self.parts.tables.end_game(row.id)
 
     def _end_request_unknown(self, row: GameRow, game: Variant) -> None:
         """Grey an open finish request this process does not hold (asked before a restart)."""
@@ -103,14 +79,16 @@ class PlayCog(commands.Cog, name="Play"):
             return
         if not request.waiting(row, game):
             return  # agreed: the last answer shows the end in it, or points below
-        if any(s.message_id == request.message for s in self.tables.asides(row.id, FinishButton)):
+        if any(
+            s.message_id == request.message for s in self.parts.tables.asides(row.id, FinishButton)
+        ):
             return  # end_game greys it
         lang = lang_for(row.extra.get("lang"))
         note = t(lang, "finish.game_ended")
         view = view_of(FinishButton(row.id, True, lang), FinishButton(row.id, False, lang))
-        edit = editor(self.bot, row.channel_id, request.message)
+        edit = editor(self.parts.bot, row.channel_id, request.message)
         embed = finish_request_embed(row, request.by, [], lang, note=note)
-        self.tables.retire(Shown(request.message, view, edit), embed=embed)
+        self.parts.tables.retire(Shown(request.message, view, edit), embed=embed)
 
     async def cog_load(self) -> None:
         self._endings = asyncio.create_task(self._show_endings(), name="krig-tell-endings")
@@ -121,9 +99,9 @@ class PlayCog(commands.Cog, name="Play"):
         The end was committed, but the bot stopped before its message went out: without this,
         the channel would never learn the result.
         """
-        await self.bot.wait_until_ready()
+        await self.parts.bot.wait_until_ready()
         try:
-            endings = await self.recovery.unshown_endings()
+            endings = await self.parts.recovery.unshown_endings()
         except StorageError as exc:
             log.warning("could not look for game ends never shown: %s", exc)
             return
@@ -132,9 +110,9 @@ class PlayCog(commands.Cog, name="Play"):
                 continue  # no interaction reaches its chat after a restart: /krig status tells
             lang = lang_for(row.extra.get("lang"))
             embed = late_end_embed(row, game, lang)
-            async with self.tables.turn(row.channel_id):
-                over = await ending(self.registry, row, game, lang, embed)
-                channel = self.bot.get_partial_messageable(row.channel_id)
+            async with self.parts.tables.turn(row.channel_id):
+                over = await ending(self.parts.registry, row, game, lang, embed)
+                channel = self.parts.bot.get_partial_messageable(row.channel_id)
                 try:
                     message = await channel.send(
                         embed=embed, view=over.view, allowed_mentions=NO_MENTIONS
@@ -144,8 +122,8 @@ class PlayCog(commands.Cog, name="Play"):
                         "could not show the end of game %s: %s", row.id, exc, extra=about(row)
                     )
                     continue
-                edit = editor(self.bot, row.channel_id, message.id)
-                self.tables.show(row.channel_id, Shown(message.id, over.view, edit))
+                edit = editor(self.parts.bot, row.channel_id, message.id)
+                self.parts.tables.show(row.channel_id, Shown(message.id, over.view, edit))
                 await over.sent(message.id)
                 await self._grey_left_over(row, lang)
 
@@ -169,8 +147,8 @@ class PlayCog(commands.Cog, name="Play"):
             }
         for message_id, change in changes.items():
             try:
-                await self.tables.edit(
-                    self.bot, row.channel_id, message_id, True, **change, view=None
+                await self.parts.tables.edit(
+                    self.parts.bot, row.channel_id, message_id, True, **change, view=None
                 )
             except discord.HTTPException as exc:
                 log.info("could not grey message %s of game %s: %s", message_id, row.id, exc)
@@ -178,15 +156,15 @@ class PlayCog(commands.Cog, name="Play"):
     async def cog_unload(self) -> None:
         if self._endings is not None:
             self._endings.cancel()
-        await self.tables.close()
+        await self.parts.tables.close()
 
     async def _table_reply(self, result: FlipResult, lang: Lang, *, update: bool) -> Reply:
         row = result.row
         # Before anything is awaited: a press racing this flip must see a table is on its way.
         if result.outcome is None:
-            self.tables.rounds[row.id] = row.round
+            self.parts.tables.rounds[row.id] = row.round
         else:
-            self.tables.rounds.pop(row.id, None)
+            self.parts.tables.rounds.pop(row.id, None)
         if result.last is None:
             # The time was up before this flip: the cards were counted, no round was played.
             embed = time_up_embed(row, result.game, lang)
@@ -196,20 +174,20 @@ class PlayCog(commands.Cog, name="Play"):
             )
         files: list[discord.File] = []
         more: list[discord.Embed] = []
-        if await self.pictures.enabled(row.guild_id):
+        if await self.parts.pictures.enabled(row.guild_id):
             if result.last is not None:
-                picture = await self.pictures.round_picture(
+                picture = await self.parts.pictures.round_picture(
                     row, result.game, result.last, lang, embed
                 )
                 if picture is not None:
                     files.append(picture)
             if result.outcome is not None:
-                story = await self.pictures.story_picture(row, result.game, lang)
+                story = await self.parts.pictures.story_picture(row, result.game, lang)
                 if story is not None:
                     more.append(story[0])
                     files.append(story[1])
         if result.outcome is not None:
-            over = await ending(self.registry, row, result.game, lang, embed, self.web)
+            over = await ending(self.parts.registry, row, result.game, lang, embed, self.parts.web)
             return Reply(
                 embed=embed,
                 more_embeds=more,
@@ -224,14 +202,14 @@ class PlayCog(commands.Cog, name="Play"):
             return Reply(embed=embed, files=files, view=view, update=True, durable=True)
 
         async def sent(message_id: int) -> None:
-            await self.registry.show_table(row.channel_id, row.id, row.round, message_id)
+            await self.parts.registry.show_table(row.channel_id, row.id, row.round, message_id)
 
         return Reply(embed=embed, files=files, view=view, sent=sent, durable=True)
 
     async def _unseen_end(self, game_id: int, lang: Lang, refusal: Refusal) -> Reply:
         """Show on its table the end of a game that no message showed (its chat was out of the
         bot's reach when its time ran out, or the bot restarted); else refuse as ``refusal``."""
-        row = await self.storage.games.get_game(game_id)
+        row = await self.parts.storage.games.get_game(game_id)
         if row is None or row.status != "finished" or row.extra.get(ENDING) is None:
             raise refusal
         try:
@@ -241,23 +219,23 @@ class PlayCog(commands.Cog, name="Play"):
         if game.outcome is None:
             raise refusal
         embed = late_end_embed(row, game, lang)
-        over = await ending(self.registry, row, game, lang, embed, self.web)
+        over = await ending(self.parts.registry, row, game, lang, embed, self.parts.web)
         return Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
 
     async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
         """Return the table as it stands now, for a table message that shows an older round."""
-        found = await self.registry.game_in(channel_id)
+        found = await self.parts.registry.game_in(channel_id)
         if found is None:
             raise Refusal("err.game_over")
         row, game = found
         if row.id != game_id or game is None:
             raise Refusal("err.game_over")
         embed = current_table_embed(row, game, lang)
-        self.tables.rounds[row.id] = row.round
+        self.parts.tables.rounds[row.id] = row.round
         view = view_of(FlipButton(row.id, row.round, lang))
 
         async def sent(message_id: int) -> None:
-            await self.registry.show_table(channel_id, row.id, row.round, message_id)
+            await self.parts.registry.show_table(channel_id, row.id, row.round, message_id)
 
         return Reply(embed=embed, view=view, update=True, durable=True, sent=sent)
 
@@ -270,8 +248,7 @@ class PlayCog(commands.Cog, name="Play"):
         count: app_commands.Range[int, 1, MAX_FLIPS] = 1,
     ) -> None:
         """Flip the next card (play one round)"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         if await self.battles.plays_here(channel_id):
             await self.battles.flip(interaction)  # a battle of choices, one at a time
@@ -279,30 +256,29 @@ class PlayCog(commands.Cog, name="Play"):
 
         async def work() -> Reply:
             try:
-                result = await self.play.flip(channel_id, interaction.user.id, count)
+                result = await self.parts.play.flip(channel_id, interaction.user.id, count)
             except Refusal as refusal:
                 if refusal.key == "err.no_game":
-                    await too_late(self.time_limits, interaction, refusal)
+                    await too_late(self.parts.time_limits, interaction, refusal)
                 raise
             return await self._table_reply(result, lang, update=False)
 
-        await respond_in_turn(interaction, self.tables, work())
+        await respond_in_turn(interaction, self.parts.tables, work())
 
     async def on_flip_button(
         self, interaction: discord.Interaction[Any], game_id: int, round_shown: int
     ) -> None:
         """Handle a Flip press: plays only if the button shows the round on the table."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         if await self.battles.plays_here(channel_id):
             await self.battles.flip(interaction, game_id=game_id, round_shown=round_shown)
             return
         lang = public_lang(interaction)
-        pressed = interaction.message.id if interaction.message else None
+        pressed = pressed_message(interaction)
 
         async def work() -> Reply:
             try:
-                result = await self.play.flip(
+                result = await self.parts.play.flip(
                     channel_id,
                     interaction.user.id,
                     1,
@@ -314,30 +290,29 @@ class PlayCog(commands.Cog, name="Play"):
                 if refusal.key == "err.game_over" and not reaches(interaction):
                     return await self._unseen_end(game_id, lang, refusal)
                 if refusal.key == "err.game_over":
-                    await too_late(self.time_limits, interaction, refusal, game_id)
+                    await too_late(self.parts.time_limits, interaction, refusal, game_id)
                 return await lost_flip(
-                    self.play,
+                    self.parts.play,
                     refusal,
                     game_id,
                     pressed,
                     round_shown=round_shown,
-                    answering=self.tables.rounds.get(game_id),
+                    answering=self.parts.tables.rounds.get(game_id),
                     current=lambda: self._current_table(channel_id, game_id, lang),
                 )
             return await self._table_reply(result, lang, update=True)
 
-        await respond_in_turn(interaction, self.tables, work(), update=True)
+        await respond_in_turn(interaction, self.parts.tables, work(), update=True)
 
     @subcommand
     async def status(self, interaction: discord.Interaction[Any]) -> None:
         """Show the game in this channel"""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = user_lang(interaction)
 
         async def work() -> Reply:
             try:
-                found, unreachable = await self.registry.stored_game(channel_id)
+                found, unreachable = await self.parts.registry.stored_game(channel_id)
             except StorageError as exc:
                 # Nothing held here to show: a read changed nothing, so no "could not save".
                 log.warning("/krig status: the database failed: %s", exc)
@@ -345,9 +320,9 @@ class PlayCog(commands.Cog, name="Play"):
             if found is None:
                 return Reply(content=t(lang, "status.none"), ephemeral=True)
             row, game = found
-            left = self.time_limits.time_left(row)
+            left = self.parts.time_limits.time_left(row)
             embed = status_embed(row, game, lang, deadline=left)
-            deadline = self.choices.choice_deadline(row) if row.status == "running" else None
+            deadline = self.parts.choices.choice_deadline(row) if row.status == "running" else None
             auto = Autoplay.of(row.extra)
             note = (
                 None
@@ -364,8 +339,8 @@ class PlayCog(commands.Cog, name="Play"):
             reply = Reply(content=note, embed=embed, ephemeral=True)
             if unreachable:
                 return reply  # whether pictures are on is stored there too
-            if game is not None and game.round and await self.pictures.enabled(row.guild_id):
-                story = await self.pictures.story_picture(row, game, lang)
+            if game is not None and game.round and await self.parts.pictures.enabled(row.guild_id):
+                story = await self.parts.pictures.story_picture(row, game, lang)
                 if story is not None:
                     reply.more_embeds.append(story[0])
                     reply.files.append(story[1])

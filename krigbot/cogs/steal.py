@@ -21,7 +21,6 @@ import discord
 from discord.ext import commands
 
 from krigbot.adapter.buttons import (
-    Buttons,
     FlipButton,
     LookButton,
     PlayButton,
@@ -29,10 +28,11 @@ from krigbot.adapter.buttons import (
     TopButton,
     view_of,
 )
+from krigbot.adapter.players import channel_of
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token
-from krigbot.adapter.tables import Tables, respond_in_turn
+from krigbot.adapter.tables import respond_in_turn
 from krigbot.cogs.matches import ending
 from krigbot.engine import Variant
 from krigbot.engine.cards import card_value
@@ -45,13 +45,9 @@ from krigbot.render.steal import label_name, look_text, steal_table_embed, super
 from krigbot.sessions import Choice, ChoiceResult, Refusal
 
 if TYPE_CHECKING:
+    from krigbot.adapter.parts import Parts
     from krigbot.sessions import Deadline
-    from krigbot.sessions.choices import Choices
-    from krigbot.sessions.deadlines import Deadlines
-    from krigbot.sessions.play import Play
-    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
-    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -170,55 +166,38 @@ def krigbot_notes(result: ChoiceResult, lang: Lang) -> list[str]:
 class StealCog(commands.Cog, name="StealWar"):
     """Steal War's choices in Discord: looks, steals, top cards and their time-outs."""
 
-    def __init__(
-        self,
-        bot: commands.AutoShardedBot,
-        *,
-        registry: Registry,
-        play: Play,
-        choices: Choices,
-        deadlines: Deadlines,
-        tables: Tables,
-        web: WebAccess,
-        buttons: Buttons,
-    ) -> None:
-        self.bot = bot
-        self.registry = registry
-        self.play = play
-        self.choices = choices
-        self.deadlines = deadlines
-        self.tables = tables
-        self.web = web
-        buttons.handle(LookButton, self.on_look)
-        buttons.handle(
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        parts.buttons.handle(LookButton, self.on_look)
+        parts.buttons.handle(
             StealButton,
             lambda pressed, game, seat, card, targets: self.on_choice(
                 pressed, game, "steal", seat, card, targets=targets
             ),
         )
-        buttons.handle(
+        parts.buttons.handle(
             PlayButton,
             lambda pressed, game, seat, card: self.on_choice(pressed, game, "play", seat, card),
         )
-        buttons.handle(
+        parts.buttons.handle(
             TopButton,
             lambda pressed, game, round_won, seat, card: self.on_choice(
                 pressed, game, "top", seat, card, expected_round=round_won
             ),
         )
-        self.deadlines.handle("choice", self._time_out)
+        self.parts.deadlines.handle("choice", self._time_out)
         self._edits: dict[int, asyncio.Lock] = {}
         self._shown: dict[int, int] = {}
         """Per game, the number of moves the table message shows (edits may finish out of
         order; an older state never replaces a newer one)."""
 
     async def cog_unload(self) -> None:
-        self.deadlines.handle("choice", None)
+        self.parts.deadlines.handle("choice", None)
 
     async def plays_here(self, channel_id: int) -> bool:
         """Tell whether the channel's game is a running Steal War game."""
         try:
-            found = await self.registry.game_in(channel_id)
+            found = await self.parts.registry.game_in(channel_id)
         except Refusal:
             return False  # the ordinary flip path refuses it properly
         return found is not None and found[1] is not None and found[1].has_choices
@@ -227,7 +206,7 @@ class StealCog(commands.Cog, name="StealWar"):
         self, channel_id: int, message_id: int, embed: discord.Embed, lang: Lang
     ) -> None:
         """Let a table say, once it is greyed, that it no longer counts down or waits."""
-        live = self.tables.live(channel_id)
+        live = self.parts.tables.live(channel_id)
         if live is not None and live.message_id == message_id:
             live.retired = lambda: {"embed": superseded(embed, lang)}
 
@@ -245,7 +224,7 @@ class StealCog(commands.Cog, name="StealWar"):
             if notes:
                 embed.description = "\n".join([*notes, embed.description or ""])
             return embed, table_view(row, game, lang)
-        deadline = self.choices.choice_deadline(row) if game.pending() else None
+        deadline = self.parts.choices.choice_deadline(row) if game.pending() else None
         embed = steal_table_embed(
             row, game, lang, played=result.played, notes=notes, deadline=deadline
         )
@@ -265,8 +244,8 @@ class StealCog(commands.Cog, name="StealWar"):
             if version < self._shown.get(row.id, -1):
                 return False
             try:
-                shown = await self.tables.edit(
-                    self.bot,
+                shown = await self.parts.tables.edit(
+                    self.parts.bot,
                     row.channel_id,
                     row.table_message_id,
                     own_token(row.extra),
@@ -280,7 +259,7 @@ class StealCog(commands.Cog, name="StealWar"):
                 return False
             if not shown:
                 return False
-            self.tables.changed(row.channel_id, row.table_message_id, view)
+            self.parts.tables.changed(row.channel_id, row.table_message_id, view)
             self._shown[row.id] = version
             return True
 
@@ -295,7 +274,9 @@ class StealCog(commands.Cog, name="StealWar"):
         self._after(result)
         sent: Callable[[int], Awaitable[None]] | None = None
         if result.outcome is not None:
-            over = await ending(self.registry, result.row, result.game, lang, embed, self.web)
+            over = await ending(
+                self.parts.registry, result.row, result.game, lang, embed, self.parts.web
+            )
             view, sent = over.view, over.sent
         table = result.row.table_message_id
         shown = await self._edit_table(result.row, embed, view, version)
@@ -316,7 +297,7 @@ class StealCog(commands.Cog, name="StealWar"):
 
     def _after(self, result: ChoiceResult) -> None:
         """Start the time-out of the choices now open (none once the game is over)."""
-        self.choices.watch_choices(result.row, result.game)
+        self.parts.choices.watch_choices(result.row, result.game)
 
     def _forget(self, game_id: int) -> None:
         self._edits.pop(game_id, None)
@@ -326,9 +307,9 @@ class StealCog(commands.Cog, name="StealWar"):
 
     async def _time_out(self, deadline: Deadline) -> None:
         """Make the open choices by default now that their time is up, and show them."""
-        result = await self.deadlines.attempt(
+        result = await self.parts.deadlines.attempt(
             deadline,
-            self.choices.time_out(deadline.channel_id, deadline.game_id),
+            self.parts.choices.time_out(deadline.channel_id, deadline.game_id),
             "make the timed-out choices",
         )
         if result is None:
@@ -349,14 +330,13 @@ class StealCog(commands.Cog, name="StealWar"):
         round_shown: int | None = None,
     ) -> None:
         """Begin a battle from /flip (a new table message) or a Flip button (that message)."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = public_lang(interaction)
         pressed = interaction.message.id if game_id is not None and interaction.message else None
 
         async def work() -> Reply:
             try:
-                result = await self.choices.begin_battle(
+                result = await self.parts.choices.begin_battle(
                     channel_id,
                     interaction.user.id,
                     game_id=game_id,
@@ -366,11 +346,13 @@ class StealCog(commands.Cog, name="StealWar"):
             except Refusal as refusal:
                 if game_id is None:
                     raise
-                return await lost_flip(self.play, refusal, game_id, pressed)
+                return await lost_flip(self.parts.play, refusal, game_id, pressed)
             embed, view = self._table(result, lang)
             after: Callable[[int], Awaitable[None]] | None = None
             if result.outcome is not None:
-                over = await ending(self.registry, result.row, result.game, lang, embed, self.web)
+                over = await ending(
+                    self.parts.registry, result.row, result.game, lang, embed, self.parts.web
+                )
                 view, after = over.view, over.sent
 
             async def sent(message_id: int) -> None:
@@ -378,7 +360,7 @@ class StealCog(commands.Cog, name="StealWar"):
                     self._superseded(channel_id, message_id, embed, lang)
                 if pressed is None and result.outcome is None:
                     row = result.row
-                    await self.registry.show_table(channel_id, row.id, row.round, message_id)
+                    await self.parts.registry.show_table(channel_id, row.id, row.round, message_id)
                 if after is not None:
                     await after(message_id)
                 self._shows(result)
@@ -387,16 +369,15 @@ class StealCog(commands.Cog, name="StealWar"):
                 embed=embed, view=view, update=pressed is not None, durable=True, sent=sent
             )
 
-        await respond_in_turn(interaction, self.tables, work(), update=pressed is not None)
+        await respond_in_turn(interaction, self.parts.tables, work(), update=pressed is not None)
 
     async def on_look(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Answer a Look press privately: the presser's next card and their choices."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         lang = user_lang(interaction)
 
         async def work() -> Reply:
-            row, game, seat = await self.choices.steal_seat(
+            row, game, seat = await self.parts.choices.steal_seat(
                 channel_id, interaction.user.id, game_id
             )
             return Reply(
@@ -419,14 +400,13 @@ class StealCog(commands.Cog, name="StealWar"):
         expected_round: int | None = None,
     ) -> None:
         """Handle a steal, play or top-card press; the table shows the move to everyone."""
-        assert interaction.channel_id is not None
-        channel_id = interaction.channel_id
+        channel_id = channel_of(interaction)
         mine = user_lang(interaction)
         public = public_lang(interaction)
         on_table = choice == "top"  # the top-card buttons are on the table; the others private
 
         async def work() -> Reply:
-            result = await self.choices.choose(
+            result = await self.parts.choices.choose(
                 channel_id,
                 interaction.user.id,
                 game_id,
@@ -459,7 +439,7 @@ class StealCog(commands.Cog, name="StealWar"):
             return Reply(content="\n".join(lines), view=private, update=True)
 
         if on_table:
-            await respond_in_turn(interaction, self.tables, work(), update=True)
+            await respond_in_turn(interaction, self.parts.tables, work(), update=True)
         else:
             await respond(interaction, work(), update=True)
 

@@ -18,18 +18,15 @@ from discord.ext import commands
 
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.adapter.surfaces import own_token
-from krigbot.adapter.tables import Shown, Tables, editor
+from krigbot.adapter.tables import Shown, editor
 from krigbot.cogs.matches import ending
 from krigbot.i18n import lang_for, t
 from krigbot.logs import about
 from krigbot.render.play import time_up_embed
 
 if TYPE_CHECKING:
+    from krigbot.adapter.parts import Parts
     from krigbot.sessions import Deadline, FlipResult
-    from krigbot.sessions.deadlines import Deadlines
-    from krigbot.sessions.registry import Registry
-    from krigbot.sessions.timelimit import TimeLimits
-    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -37,37 +34,23 @@ log = logging.getLogger(__name__)
 class TimeLimitCog(commands.Cog, name="TimeLimit"):
     """Ends games by counting the cards when their time limit is up, and says so."""
 
-    def __init__(
-        self,
-        bot: commands.AutoShardedBot,
-        *,
-        registry: Registry,
-        time_limits: TimeLimits,
-        deadlines: Deadlines,
-        tables: Tables,
-        web: WebAccess,
-    ) -> None:
-        self.bot = bot
-        self.registry = registry
-        self.time_limits = time_limits
-        self.deadlines = deadlines
-        self.tables = tables
-        self.web = web
-        self.deadlines.handle("time_limit", self._time_up)
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        self.parts.deadlines.handle("time_limit", self._time_up)
 
     async def cog_unload(self) -> None:
-        self.deadlines.handle("time_limit", None)
+        self.parts.deadlines.handle("time_limit", None)
 
     async def _time_up(self, deadline: Deadline) -> None:
         # The channel's turn, from before the end is committed until its message is out, so
         # nothing that raced it shows up after the end (as for every other end of a game).
-        async with self.tables.turn(deadline.channel_id):
+        async with self.parts.tables.turn(deadline.channel_id):
             await self._end_in_turn(deadline)
 
     async def _end_in_turn(self, deadline: Deadline) -> None:
-        result = await self.deadlines.attempt(
+        result = await self.parts.deadlines.attempt(
             deadline,
-            self.time_limits.end_in_time(deadline.channel_id, deadline.game_id),
+            self.parts.time_limits.end_in_time(deadline.channel_id, deadline.game_id),
             "end the game at its time limit",
         )
         if result is None:
@@ -75,9 +58,9 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         if result.outcome is None:
             # Not yet by the clock: watch again. A Steal War battle under way is ended by its
             # last move instead, which checks the time too.
-            up = self.time_limits.deadline(result.row)
-            if up is not None and self.registry.clock() < up:
-                self.time_limits.watch_time_limit(result.row, up)
+            up = self.parts.time_limits.deadline(result.row)
+            if up is not None and self.parts.registry.clock() < up:
+                self.parts.time_limits.watch_time_limit(result.row, up)
             return
         await self._announce(result)
 
@@ -86,12 +69,12 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         row, game = result.row, result.game
         lang = lang_for(row.extra.get("lang"))
         embed = time_up_embed(row, game, lang)
-        over = await ending(self.registry, row, game, lang, embed, self.web)
-        tables = self.tables
+        over = await ending(self.parts.registry, row, game, lang, embed, self.parts.web)
+        tables = self.parts.tables
         try:
             # In a chat out of the bot's reach, as a follow-up of its newest interaction.
             posted = await tables.surfaces.send(
-                self.bot,
+                self.parts.bot,
                 row.channel_id,
                 own_token(row.extra),
                 embed=embed,
@@ -113,7 +96,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
         elif row.table_message_id is not None:  # not known since a restart: edit it directly
             try:
                 await tables.edit(
-                    self.bot,
+                    self.parts.bot,
                     row.channel_id,
                     row.table_message_id,
                     own_token(row.extra),
@@ -127,7 +110,7 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
                     exc,
                     extra=about(row),
                 )
-        edit = editor(self.bot, row.channel_id, message_id, posted.through, original=False)
+        edit = editor(self.parts.bot, row.channel_id, message_id, posted.through, original=False)
         tables.show(row.channel_id, Shown(message_id, over.view, edit))
         tables.end_game(row.id)
         await over.sent(message_id)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from krigbot.engine import Round, Variant, load_game, variants_with_choices
 from krigbot.engine.events import LookChoice, TopChoice
@@ -33,6 +33,9 @@ def _saved_form(state: dict[str, Any]) -> dict[str, Any] | None:
     except Exception:
         # Reading the game again ends it and says why (Registry.read).
         return None
+
+
+T = TypeVar("T")
 
 
 @contextlib.contextmanager
@@ -130,11 +133,9 @@ class Choices:
         self, channel_id: int, user_id: int, game_id: int
     ) -> tuple[GameRow, Variant, int]:
         """Return a player's Steal War game and seat, to show them their own card."""
-        async with self.registry.lock(channel_id):
-            with _raced_again():
-                return await self.registry.retrying(
-                    channel_id, lambda: self._steal_turn(channel_id, user_id, game_id)
-                )
+        return await self._made_once(
+            channel_id, lambda: self._steal_turn(channel_id, user_id, game_id)
+        )
 
     async def choose(
         self,
@@ -152,44 +153,33 @@ class Choices:
 
         A button states the choice it offered; one that is no longer open is refused.
         """
+
+        async def attempt() -> ChoiceResult:
+            row, game, mine = await self._steal_turn(channel_id, user_id, game_id)
+            if mine != seat:
+                raise Refusal("steal.not_yours", name=row.names[seat])
+            if expected_round is not None and expected_round != row.round:
+                raise Refusal("steal.stale")
+            open_now = _open_choice(game, seat)
+            if choice == "top":
+                if not isinstance(open_now, TopChoice) or card not in open_now.cards:
+                    raise Refusal("steal.stale")
+                return await self._steal_commit(row, game, lambda: game.put_on_top(seat, card))
+            if not isinstance(open_now, LookChoice) or open_now.card != card:
+                raise Refusal("steal.stale")
+            if choice == "play":
+                return await self._steal_commit(row, game, lambda: game.play(seat))
+            if not targets or not set(targets) <= set(open_now.can_steal):
+                raise Refusal("steal.stale")
+            return await self._steal_commit(row, game, lambda: game.steal(seat, targets))
+
+        return await self._made_once(channel_id, attempt)
+
+    async def _made_once(self, channel_id: int, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run a player's move under the channel's lock, once more if another process won it."""
         async with self.registry.lock(channel_id):
             with _raced_again():
-                return await self.registry.retrying(
-                    channel_id,
-                    lambda: self._choose(
-                        channel_id, user_id, game_id, choice, seat, card, targets, expected_round
-                    ),
-                )
-
-    async def _choose(
-        self,
-        channel_id: int,
-        user_id: int,
-        game_id: int,
-        choice: Choice,
-        seat: int,
-        card: int,
-        targets: Sequence[int],
-        expected_round: int | None,
-    ) -> ChoiceResult:
-        """Make a player's Steal War choice, under the channel's lock."""
-        row, game, mine = await self._steal_turn(channel_id, user_id, game_id)
-        if mine != seat:
-            raise Refusal("steal.not_yours", name=row.names[seat])
-        if expected_round is not None and expected_round != row.round:
-            raise Refusal("steal.stale")
-        open_now = _open_choice(game, seat)
-        if choice == "top":
-            if not isinstance(open_now, TopChoice) or card not in open_now.cards:
-                raise Refusal("steal.stale")
-            return await self._steal_commit(row, game, lambda: game.put_on_top(seat, card))
-        if not isinstance(open_now, LookChoice) or open_now.card != card:
-            raise Refusal("steal.stale")
-        if choice == "play":
-            return await self._steal_commit(row, game, lambda: game.play(seat))
-        if not targets or not set(targets) <= set(open_now.can_steal):
-            raise Refusal("steal.stale")
-        return await self._steal_commit(row, game, lambda: game.steal(seat, targets))
+                return await self.registry.retrying(channel_id, attempt)
 
     async def time_out(self, channel_id: int, game_id: int) -> ChoiceResult | None:
         """Make the open choices of a game by default once their time is up (rules §10).

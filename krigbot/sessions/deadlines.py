@@ -54,6 +54,19 @@ class Deadline:
 Handler = Callable[[Deadline], Awaitable[None]]
 
 
+def _tell(level: int, message: str, deadline: Deadline, *, exc_info: bool = False) -> None:
+    """Log a line about a deadline: ``message`` takes its kind, then its game's id."""
+    log.log(
+        level,
+        message,
+        deadline.kind,
+        deadline.game_id,
+        exc_info=exc_info,
+        stacklevel=2,
+        extra=context(game_id=deadline.game_id),
+    )
+
+
 class Deadlines:
     """Keep every game's pending deadlines and call their kind's handler when one is due."""
 
@@ -98,12 +111,7 @@ class Deadlines:
         except LostWrite:
             # Another process of the bot (a hand-off of its shard) moved the game on even after
             # it was read again: not a fault. It holds this deadline too; look again later.
-            log.info(
-                "the %s deadline of game %s met another process's move",
-                deadline.kind,
-                deadline.game_id,
-                extra=context(game_id=deadline.game_id),
-            )
+            _tell(logging.INFO, "the %s deadline of game %s met another process's move", deadline)
             self.set(deadline.moved(self._clock() + RETRY))
             return None
         except (Refusal, StorageError) as exc:  # the database is unwell: nothing changed
@@ -155,12 +163,7 @@ class Deadlines:
     def _fire(self, deadline: Deadline) -> None:
         handler = self._handlers.get(deadline.kind)
         if handler is None:
-            log.warning(
-                "no handler for the %s deadline of game %s",
-                deadline.kind,
-                deadline.game_id,
-                extra=context(game_id=deadline.game_id),
-            )
+            _tell(logging.WARNING, "no handler for the %s deadline of game %s", deadline)
             return
         task = asyncio.create_task(
             self._call(handler, deadline), name=f"krig-{deadline.kind}-{deadline.game_id}"
@@ -174,9 +177,4 @@ class Deadlines:
             await handler(deadline)
         except Exception:
             # A mistake of ours would fail again: leave the game to the players' presses.
-            log.exception(
-                "the %s deadline of game %s failed",
-                deadline.kind,
-                deadline.game_id,
-                extra=context(game_id=deadline.game_id),
-            )
+            _tell(logging.ERROR, "the %s deadline of game %s failed", deadline, exc_info=True)

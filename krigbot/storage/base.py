@@ -63,41 +63,62 @@ class Dialect(ABC):
     def batch_params(self, batch: Sequence[tuple[Any, ...]]) -> list[Any]:
         """Return the parameters of :meth:`batched` for these writes."""
 
-    @abstractmethod
+    index_hint: str
+    """A hint to read a table through the index ``{index}`` (empty where the planner needs none)."""
+    same_json: str
+    """A condition: the JSON column ``{column}`` holds the same value as the JSON parameter."""
+    values_of_json: str
+    """A subquery of the values of a JSON list parameter (as text)."""
+    keys_of_json: str
+    """A FROM item listing the keys of the JSON object column ``{column}`` as ``{alias}.key``."""
+    key_set: str
+    """A condition: the key named by the parameter is in the object ``{column}``, and not null."""
+    int_at: str
+    """The integer at the path ``{path}`` inside the JSON column ``{column}`` (NULL if missing)."""
+    text_at: str
+    """The text at the path ``{path}`` inside the JSON column ``{column}`` (NULL if missing)."""
+    path_separator: str
+    """What joins the keys of a path in :attr:`int_at` and :attr:`text_at`."""
+    elements_of_json: str
+    """A FROM item listing a JSON list's elements as ``{alias}.key, {alias}.value``."""
+    list_has: str
+    """A condition: the JSON list column ``{column}`` holds the integer parameter."""
+
     def indexed_by(self, index: str) -> str:
         """Return a hint to read a table through an index (empty where the planner needs none)."""
+        return self.index_hint.format(index=index)
 
-    @abstractmethod
     def json_same(self, column: str) -> str:
         """Return a condition: the JSON column holds the same value as the JSON parameter."""
+        return self.same_json.format(column=column)
 
-    @abstractmethod
     def json_values(self) -> str:
         """Return a subquery of the values of a JSON list parameter (as text)."""
+        return self.values_of_json
 
-    @abstractmethod
     def json_keys(self, column: str, alias: str) -> str:
         """Return a FROM item listing a JSON object column's keys as ``alias.key``."""
+        return self.keys_of_json.format(column=column, alias=alias)
 
-    @abstractmethod
     def json_key_set(self, column: str) -> str:
         """Return a condition: the key named by the parameter is in the object, and not null."""
+        return self.key_set.format(column=column)
 
-    @abstractmethod
     def json_int(self, column: str, *path: str) -> str:
         """Return the integer at a path of keys inside a JSON column (NULL if missing)."""
+        return self.int_at.format(column=column, path=self.path_separator.join(path))
 
-    @abstractmethod
     def json_text(self, column: str, *path: str) -> str:
         """Return the text at a path of keys inside a JSON column (NULL if missing)."""
+        return self.text_at.format(column=column, path=self.path_separator.join(path))
 
-    @abstractmethod
     def json_elements(self, column: str, alias: str) -> str:
         """Return a FROM item listing a JSON list's elements as ``alias.key, alias.value``."""
+        return self.elements_of_json.format(column=column, alias=alias)
 
-    @abstractmethod
     def json_list_has(self, column: str) -> str:
         """Return a condition: the JSON list column holds the integer parameter."""
+        return self.list_has.format(column=column)
 
 
 BATCH_LIMIT: Final = 64
@@ -273,6 +294,15 @@ class Database(ABC):
     async def close(self) -> None:
         """Close the database; waits for the operation in progress. Safe to call twice."""
 
+    @asynccontextmanager
+    async def closed_on_failure(self) -> AsyncIterator[None]:
+        """Close the database if the block fails (opening it goes no further)."""
+        try:
+            yield
+        except BaseException:
+            await self.close()
+            raise
+
 
 def _next_batch(
     kind: Coalesced, waiting: _Waiting, limit: int
@@ -288,3 +318,11 @@ def _next_batch(
     batch = waiting.writes[:count]
     del waiting.writes[:count]
     return batch
+
+
+class Store:
+    """One part of a storage (games, stats, settings, matches, records): queries on its database."""
+
+    def __init__(self, database: Database) -> None:
+        """Run the queries on the database the storage's parts share."""
+        self._database = database

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from krigbot.storage.base import Coalesced
+from krigbot.storage.base import Coalesced, Store
 from krigbot.storage.errors import ChannelBusyError, RoundConflictError, StorageError
 from krigbot.storage.models import (
     ACTIVE_STATUSES,
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from krigbot.config import Shards
-    from krigbot.storage.base import Connection, Database, Dialect
+    from krigbot.storage.base import Connection, Dialect
 
 _SELECT_GAME: Final = f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?"
 
@@ -226,12 +226,8 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class GameStore:
+class GameStore(Store):
     """Create games and move them through their life cycle."""
-
-    def __init__(self, database: Database) -> None:
-        """Run the queries on the database the storage's parts share."""
-        self._database = database
 
     async def create_game(
         self,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Final
 
+from krigbot.storage.base import Store
 from krigbot.storage.errors import ChannelBusyError
 from krigbot.storage.games import ONE_PER_CHANNEL
 from krigbot.storage.models import (
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from datetime import datetime
 
-    from krigbot.storage.base import Connection, Database, Dialect
+    from krigbot.storage.base import Connection, Dialect
 
 _GAMES_COUNTED: Final = "SELECT games FROM matches WHERE id = ?"
 
@@ -112,12 +113,8 @@ class NextGame:
     extra: JSONDict
 
 
-class MatchStore:
+class MatchStore(Store):
     """Move matches on from game to game, record their winners, and count match wins."""
-
-    def __init__(self, database: Database) -> None:
-        """Run the queries on the database the storage's parts share."""
-        self._database = database
 
     async def advance_match(
         self, step: MatchStep, next_game: NextGame, *, now: datetime

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Final
 
-from krigbot.storage.errors import MigrationError
+from krigbot.storage.errors import MigrationError, SchemaTooNewError
 
 _FILE_NAME: Final = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -49,6 +49,16 @@ def load_migrations(dialect: str) -> tuple[Migration, ...]:
                 f"expected version {expected}, found {migration.name}"
             )
     return tuple(found)
+
+
+def missing(pending: tuple[Migration, ...], current: int, where: str) -> tuple[Migration, ...]:
+    """Return the migrations a database at schema version ``current`` lacks (none: up to date).
+
+    A database of a newer version than the files know was written by a newer Krigbot: refused.
+    """
+    if current > len(pending):
+        raise SchemaTooNewError(where, current, len(pending))
+    return pending[current:]
 
 
 def split_statements(script: str) -> list[str]:

@@ -25,7 +25,6 @@ from krigbot.storage.base import Coalesced, Connection, Database, Dialect, Row
 from krigbot.storage.errors import (
     CannotOpenDatabaseError,
     MigrationError,
-    SchemaTooNewError,
     StorageClosedError,
     StorageError,
     translate_postgres_error,
@@ -117,41 +116,16 @@ class PostgresDialect(Dialect):
         """Return one array per column of :meth:`batched`."""
         return [list(column) for column in zip(*batch, strict=True)]
 
-    def indexed_by(self, index: str) -> str:
-        """Leave the choice to the planner, which keeps statistics."""
-        return ""
-
-    def json_same(self, column: str) -> str:
-        """Compare as jsonb (equal values, whatever the spacing)."""
-        return f"{column} = CAST(? AS JSONB)"
-
-    def json_values(self) -> str:
-        """Return a subquery of the values of a JSON list parameter."""
-        return "SELECT jsonb_array_elements_text(CAST(? AS JSONB))"
-
-    def json_keys(self, column: str, alias: str) -> str:
-        """Return a FROM item listing a jsonb object's keys."""
-        return f"jsonb_object_keys({column}) AS {alias}(key)"
-
-    def json_key_set(self, column: str) -> str:
-        """Tell whether the key named by the parameter is set (``->>`` is NULL for null)."""
-        return f"{column} ->> CAST(? AS TEXT) IS NOT NULL"
-
-    def json_int(self, column: str, *path: str) -> str:
-        """Return the integer at a path of keys inside a jsonb column."""
-        return f"CAST({column} #>> '{{{','.join(path)}}}' AS BIGINT)"
-
-    def json_text(self, column: str, *path: str) -> str:
-        """Return the text at a path of keys inside a jsonb column."""
-        return f"{column} #>> '{{{','.join(path)}}}'"
-
-    def json_elements(self, column: str, alias: str) -> str:
-        """Return a FROM item listing a jsonb list's elements (as text), numbered."""
-        return f"jsonb_array_elements_text({column}) WITH ORDINALITY AS {alias}(value, key)"
-
-    def json_list_has(self, column: str) -> str:
-        """Tell whether the jsonb list holds the integer parameter."""
-        return f"{column} @> jsonb_build_array(CAST(? AS BIGINT))"
+    index_hint = ""  # the planner keeps statistics: the choice is its own
+    same_json = "{column} = CAST(? AS JSONB)"  # as jsonb: equal values, whatever the spacing
+    values_of_json = "SELECT jsonb_array_elements_text(CAST(? AS JSONB))"
+    keys_of_json = "jsonb_object_keys({column}) AS {alias}(key)"
+    key_set = "{column} ->> CAST(? AS TEXT) IS NOT NULL"  # ->> is NULL for a null
+    int_at = "CAST({column} #>> '{{{path}}}' AS BIGINT)"
+    text_at = "{column} #>> '{{{path}}}'"
+    path_separator = ","
+    elements_of_json = "jsonb_array_elements_text({column}) WITH ORDINALITY AS {alias}(value, key)"
+    list_has = "{column} @> jsonb_build_array(CAST(? AS BIGINT))"
 
 
 POSTGRES: Final = PostgresDialect()
@@ -192,13 +166,9 @@ class PostgresDatabase(Database):
         except (TimeoutError, *_ERRORS) as exc:
             raise translate_postgres_error(exc, where) from exc
         database = cls(pool, where)
-        try:
-            async with database.session() as connection:
-                assert isinstance(connection, PostgresConnection)
-                await migrate(connection.conn, where)
-        except BaseException:
-            await database.close()
-            raise
+        async with database.closed_on_failure(), database.session() as connection:
+            assert isinstance(connection, PostgresConnection)
+            await migrate(connection.conn, where)
         return database
 
     @asynccontextmanager
@@ -346,17 +316,13 @@ async def migrate(conn: asyncpg.Connection, where: str) -> int:
     pending = migrations.load_migrations(POSTGRES.name)
     latest = len(pending)
     current = await _version(conn)
-    if current > latest:
-        raise SchemaTooNewError(where, current, latest)
-    if current == latest:
+    if not migrations.missing(pending, current, where):
         return current
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
         await conn.execute(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version INTEGER NOT NULL)")
         current = await _version(conn)
-        if current > latest:
-            raise SchemaTooNewError(where, current, latest)
-        for migration in pending[current:]:
+        for migration in migrations.missing(pending, current, where):
             try:
                 await conn.execute(migration.sql)
             except asyncpg.PostgresError as exc:

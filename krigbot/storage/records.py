@@ -7,6 +7,7 @@ from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Final
 
+from krigbot.storage.base import Store
 from krigbot.storage.models import (
     HISTORY_STATUSES,
     HeadToHead,
@@ -19,7 +20,7 @@ from krigbot.storage.stats import EVER, OPPONENTS, head_to_head, tally
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from krigbot.storage.base import Database, Dialect
+    from krigbot.storage.base import Dialect
 
 _ENDED: Final = ", ".join(f"'{status}'" for status in HISTORY_STATUSES)
 
@@ -84,12 +85,8 @@ class PotRecord:
     finished_at: datetime
 
 
-class RecordStore:
+class RecordStore(Store):
     """Per-player records within one guild, for pages that show more than an embed can."""
-
-    def __init__(self, database: Database) -> None:
-        """Run the queries on the database the storage's parts share."""
-        self._database = database
 
     async def display_names(self, guild_id: int, user_ids: Iterable[int]) -> dict[int, str]:
         """Return the name each user last played under in the guild's ended games."""

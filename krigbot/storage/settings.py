@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from krigbot.storage.base import Database
-
+from krigbot.storage.base import Store
 
 _UPSERT = """
 INSERT INTO guild_settings (guild_id, key, value) VALUES (?, ?, ?)
@@ -14,12 +10,8 @@ ON CONFLICT (guild_id, key) DO UPDATE SET value = excluded.value
 """
 
 
-class SettingsStore:
+class SettingsStore(Store):
     """Store text settings per guild."""
-
-    def __init__(self, database: Database) -> None:
-        """Run the queries on the database the storage's parts share."""
-        self._database = database
 
     async def get_setting(self, guild_id: int, key: str) -> str | None:
         """Return a guild's setting, or None if it was never set."""

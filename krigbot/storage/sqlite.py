@@ -18,7 +18,6 @@ from krigbot.storage.checkpoints import DEFAULT_PAGES, Checkpointer
 from krigbot.storage.errors import (
     CannotOpenDatabaseError,
     MigrationError,
-    SchemaTooNewError,
     StorageClosedError,
     StorageError,
     translate_error,
@@ -98,41 +97,16 @@ class SqliteDialect(Dialect):
         """Return the parameters of :meth:`batched`: every row's, one after the other."""
         return [value for params in batch for value in params]
 
-    def indexed_by(self, index: str) -> str:
-        """Name the index: without statistics SQLite's planner would not pick it."""
-        return f"INDEXED BY {index}"
-
-    def json_same(self, column: str) -> str:
-        """Compare as JSON (the texts may differ in spacing)."""
-        return f"json({column}) = json(?)"
-
-    def json_values(self) -> str:
-        """Return a subquery of the values of a JSON list parameter."""
-        return "SELECT value FROM json_each(?)"
-
-    def json_keys(self, column: str, alias: str) -> str:
-        """Return a FROM item listing a JSON object column's keys."""
-        return f"json_each({column}) AS {alias}"
-
-    def json_key_set(self, column: str) -> str:
-        """Tell whether the key named by the parameter is set (json_extract is NULL for null)."""
-        return f"json_extract({column}, '$.' || ?) IS NOT NULL"
-
-    def json_int(self, column: str, *path: str) -> str:
-        """Return the integer at a path of keys inside a JSON column."""
-        return f"json_extract({column}, '$.{'.'.join(path)}')"
-
-    def json_text(self, column: str, *path: str) -> str:
-        """Return the text at a path of keys inside a JSON column."""
-        return f"json_extract({column}, '$.{'.'.join(path)}')"
-
-    def json_elements(self, column: str, alias: str) -> str:
-        """Return a FROM item listing a JSON list's elements."""
-        return f"json_each({column}) AS {alias}"
-
-    def json_list_has(self, column: str) -> str:
-        """Tell whether the JSON list column holds the integer parameter."""
-        return f"EXISTS (SELECT 1 FROM json_each({column}) AS p WHERE p.value = ?)"
+    index_hint = "INDEXED BY {index}"  # without statistics SQLite's planner would not pick it
+    same_json = "json({column}) = json(?)"  # the texts may differ in spacing
+    values_of_json = "SELECT value FROM json_each(?)"
+    keys_of_json = "json_each({column}) AS {alias}"
+    key_set = "json_extract({column}, '$.' || ?) IS NOT NULL"  # json_extract is NULL for null
+    int_at = "json_extract({column}, '$.{path}')"
+    text_at = "json_extract({column}, '$.{path}')"
+    path_separator = "."
+    elements_of_json = "json_each({column}) AS {alias}"
+    list_has = "EXISTS (SELECT 1 FROM json_each({column}) AS p WHERE p.value = ?)"
 
 
 SQLITE: Final = SqliteDialect()
@@ -217,11 +191,8 @@ class SqliteDatabase(Database):
             raise
         database = cls(db, location)
         if location != MEMORY:
-            try:
+            async with database.closed_on_failure():
                 await database._move_checkpoints(checkpoint_every)
-            except BaseException:
-                await database.close()
-                raise
         return database
 
     @asynccontextmanager
@@ -382,18 +353,14 @@ async def migrate(db: aiosqlite.Connection, path: str) -> int:
     pending = migrations.load_migrations(SQLITE.name)
     latest = len(pending)
     current = await user_version(db)
-    if current > latest:
-        raise SchemaTooNewError(path, current, latest)
-    if current == latest:
+    if not migrations.missing(pending, current, path):
         # Up to date: no write, so an up-to-date database opens without a write lock.
         return current
     try:
         await run(db, "BEGIN IMMEDIATE")
         # Read again under the write lock: another process may have migrated meanwhile.
         current = await user_version(db)
-        if current > latest:
-            raise SchemaTooNewError(path, current, latest)
-        for migration in pending[current:]:
+        for migration in migrations.missing(pending, current, path):
             for statement in migrations.split_statements(migration.sql):
                 try:
                     await run(db, statement)

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from krigbot.storage.base import Store
 from krigbot.storage.models import (
     GAME_COLUMNS,
     HISTORY_STATUSES,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from datetime import datetime
 
-    from krigbot.storage.base import Database, Row
+    from krigbot.storage.base import Row
 
 # Every stored time is non-empty text, so '' as the lower bound means "since ever" and
 # keeps one SQL text (one prepared statement) for both cases.
@@ -160,12 +161,8 @@ class Everywhere:
     chats: Tally
 
 
-class StatsStore:
+class StatsStore(Store):
     """Aggregate the results table, always within one guild."""
-
-    def __init__(self, database: Database) -> None:
-        """Run the queries on the database the storage's parts share."""
-        self._database = database
 
     async def leaderboard(
         self, guild_id: int, *, since: datetime | None = None, limit: int = 10

@@ -1,0 +1,48 @@
+"""What the cogs are built with: the bot, the session layer's parts and the adapter's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from discord.ext import commands
+
+    from krigbot.adapter.buttons import Buttons
+    from krigbot.adapter.pictures import Pictures
+    from krigbot.adapter.tables import Tables
+    from krigbot.sessions.challenges import Challenges
+    from krigbot.sessions.choices import Choices
+    from krigbot.sessions.deadlines import Deadlines
+    from krigbot.sessions.handsfree import HandsFree
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.recovery import Recovery
+    from krigbot.sessions.registry import Registry
+    from krigbot.sessions.timelimit import TimeLimits
+    from krigbot.storage import Storage
+    from krigbot.web.access import WebAccess
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """Everything a cog may use, built once by the bot; each cog takes the parts it needs."""
+
+    bot: commands.AutoShardedBot
+    registry: Registry
+    """The running games (the session layer's shared core)."""
+    time_limits: TimeLimits
+    challenges: Challenges
+    play: Play
+    choices: Choices
+    hands_free: HandsFree
+    recovery: Recovery
+    deadlines: Deadlines
+    storage: Storage
+    pictures: Pictures
+    """The pictures, drawn in worker processes."""
+    tables: Tables
+    """Every channel's turn and live message, for every cog that shows a game."""
+    web: WebAccess
+    """The web view's signed links."""
+    buttons: Buttons
+    """The handlers of the bot's buttons, which each cog registers for its own."""

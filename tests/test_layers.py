@@ -415,3 +415,46 @@ def test_the_discord_adapter_is_a_package_of_its_own() -> None:
     assert "Discord adapter" in adapter.__doc__
     assert LAYER_OF["adapter"] == "adapter"
     assert "cogs" not in ALLOWED["adapter"]
+
+
+def parts_taken(cls: type) -> type | None:
+    """Return the type a cog's (or loop's) constructor takes its ``parts`` as, if it takes them."""
+    named = cls.__init__.__annotations__.get("parts")  # type: ignore[misc]
+    if named is None:
+        return None
+    # The annotations are strings (postponed), naming a class of the cog's module or one it
+    # imports for type checking only; Parts itself is such an import.
+    taken = vars(sys.modules[cls.__module__]).get(named)
+    if taken is None and named == "Parts":
+        from krigbot.adapter.parts import Parts
+
+        taken = Parts
+    return taken if isinstance(taken, type) else None
+
+
+def test_every_cog_receives_only_the_parts_it_uses() -> None:
+    """A cog names what it takes of the bot's parts in a Protocol of its own, so the type checker
+    refuses it any other part; and it names nothing it does not use."""
+    from discord.ext import commands
+
+    from krigbot.adapter.autoplayer import Autoplayer
+    from krigbot.adapter.parts import Parts
+
+    every = {field.name for field in dataclasses.fields(Parts)}
+    problems = []
+    takers = [cls for cls in classes_of_ours() if issubclass(cls, commands.Cog)] + [Autoplayer]
+    for cls in takers:
+        taken = parts_taken(cls)
+        if taken is None:
+            continue
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        if taken is Parts or not getattr(taken, "_is_protocol", False):
+            problems.append(f"{name} takes all of Parts, not a Protocol of what it uses")
+            continue
+        declared = set(taken.__annotations__)
+        source = Path(sys.modules[cls.__module__].__file__ or "").read_text(encoding="utf-8")
+        used = {part for part in every if f"parts.{part}" in source}
+        if declared != used:
+            problems.append(f"{name} declares {sorted(declared)} but uses {sorted(used)}")
+    assert problems == []
+    assert len(takers) > 8  # every cog is checked, not none

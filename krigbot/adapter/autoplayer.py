@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 
@@ -34,8 +34,13 @@ from krigbot.sessions import Autoplay, FlipResult, LostWrite, Refusal, stopped_b
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.adapter.parts import Parts
+    from discord.ext import commands
+
+    from krigbot.adapter.tables import Tables
     from krigbot.engine import Variant
+    from krigbot.sessions.handsfree import HandsFree
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
@@ -88,6 +93,16 @@ def with_autoplay_line(embed: discord.Embed, text: str, lang: Lang) -> discord.E
     return add_note(table, text, lang)
 
 
+class AutoplayerParts(Protocol):
+    """What the autoplayer loop uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
+
+    bot: commands.AutoShardedBot
+    registry: Registry
+    play: Play
+    hands_free: HandsFree
+    tables: Tables
+
+
 @dataclass(eq=False)
 class Run:
     """One channel's autoplay while it plays: its game, message and task."""
@@ -118,7 +133,7 @@ class Autoplayer:
 
     def __init__(
         self,
-        parts: Parts,
+        parts: AutoplayerParts,
         *,
         end: End,
         interval: float,

@@ -23,9 +23,13 @@ if TYPE_CHECKING:
     from krigbot.web.access import WebAccess
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Parts:
-    """Everything a cog may use, built once by the bot; each cog takes the parts it needs."""
+    """Everything a cog may use, built once by the bot.
+
+    A cog does not take all of it: its constructor names a Protocol of its own listing the parts
+    it uses (``ChallengeParts`` in ``cogs/challenge.py``), so the type checker refuses it any
+    other, and ``tests/test_layers.py`` checks the list against what the cog reads."""
 
     bot: commands.AutoShardedBot
     registry: Registry

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord import app_commands
@@ -56,9 +56,15 @@ from krigbot.sessions import (
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.adapter.parts import Parts
+    from krigbot.adapter.buttons import Buttons
+    from krigbot.adapter.pictures import Pictures
+    from krigbot.adapter.tables import Tables
     from krigbot.engine import Variant
+    from krigbot.sessions.handsfree import HandsFree
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +76,25 @@ CLAIM_SECONDS = 15.0
 """How long a /krig auto whose answer never reached Discord keeps others from starting one."""
 
 
+class AutoplayParts(Protocol):
+    """What the autoplay cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
+
+    bot: commands.AutoShardedBot
+    registry: Registry
+    play: Play
+    hands_free: HandsFree
+    pictures: Pictures
+    tables: Tables
+    web: WebAccess
+    buttons: Buttons
+
+
 class AutoplayCog(commands.Cog, name="Autoplay"):
     """/krig auto and /krig finish: the bot plays the rounds."""
 
     def __init__(
         self,
-        parts: Parts,
+        parts: AutoplayParts,
         *,
         interval: float,
         rest_turn: Callable[[], float] = lambda: 0.0,

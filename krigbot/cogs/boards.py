@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord import app_commands
@@ -23,7 +23,10 @@ from krigbot.render.embeds import krigbot_stats_embed, leaderboard_embed, rules_
 from krigbot.sessions import Refusal, may_moderate
 
 if TYPE_CHECKING:
-    from krigbot.adapter.parts import Parts
+    from krigbot.adapter.pictures import Pictures
+    from krigbot.sessions.registry import Registry
+    from krigbot.storage import Storage
+    from krigbot.web.access import WebAccess
 
 PERIODS = {"all": None, "month": timedelta(days=30), "week": timedelta(days=7)}
 
@@ -41,10 +44,19 @@ PERIOD_CHOICES = [
 ]
 
 
+class BoardsParts(Protocol):
+    """What the boards cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
+
+    registry: Registry
+    storage: Storage
+    pictures: Pictures
+    web: WebAccess
+
+
 class BoardsCog(commands.Cog, name="Boards"):
     """The server's records, its settings for Krig, and the rules."""
 
-    def __init__(self, parts: Parts) -> None:
+    def __init__(self, parts: BoardsParts) -> None:
         self.parts = parts
 
     @subcommand

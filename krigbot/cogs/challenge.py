@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord import app_commands
@@ -34,16 +34,35 @@ from krigbot.sessions.matches import begin_match
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.adapter.parts import Parts
+    from krigbot.adapter.buttons import Buttons
+    from krigbot.adapter.pictures import Pictures
+    from krigbot.adapter.tables import Tables
     from krigbot.sessions import Deadline
+    from krigbot.sessions.challenges import Challenges
+    from krigbot.sessions.deadlines import Deadlines
+    from krigbot.sessions.registry import Registry
+    from krigbot.sessions.timelimit import TimeLimits
 
 log = logging.getLogger(__name__)
+
+
+class ChallengeParts(Protocol):
+    """What the challenge cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
+
+    bot: commands.AutoShardedBot
+    registry: Registry
+    time_limits: TimeLimits
+    challenges: Challenges
+    deadlines: Deadlines
+    pictures: Pictures
+    tables: Tables
+    buttons: Buttons
 
 
 class ChallengeCog(commands.Cog, name="Challenge"):
     """Challenges to a game: sent with /krig start, answered with their buttons, or expired."""
 
-    def __init__(self, parts: Parts) -> None:
+    def __init__(self, parts: ChallengeParts) -> None:
         self.parts = parts
         parts.buttons.handle(AcceptButton, self.on_accept)
         parts.buttons.handle(DeclineButton, self.on_decline)

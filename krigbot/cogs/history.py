@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord import app_commands
@@ -32,13 +32,22 @@ from krigbot.render.replays import GameRounds, rebuild
 from krigbot.sessions import Refusal
 
 if TYPE_CHECKING:
-    from krigbot.adapter.parts import Parts
-    from krigbot.storage import GameRow
+    from krigbot.adapter.buttons import Buttons
+    from krigbot.storage import GameRow, Storage
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 10
 KEPT_REPLAYS = 8
+
+
+class HistoryParts(Protocol):
+    """What the history cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
+
+    storage: Storage
+    web: WebAccess
+    buttons: Buttons
 
 
 class HistoryButton(
@@ -96,7 +105,7 @@ class ReplayButton(
 class HistoryCog(commands.Cog, name="History"):
     """/krig history and /krig replay."""
 
-    def __init__(self, parts: Parts) -> None:
+    def __init__(self, parts: HistoryParts) -> None:
         self.parts = parts
         parts.buttons.handle(
             HistoryButton, lambda pressed, user, page, _: self.show_history(pressed, user, page)

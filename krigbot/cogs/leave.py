@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord.ext import commands
@@ -26,16 +26,33 @@ from krigbot.render.play import finish_request_embed, standing_embed, time_up_em
 from krigbot.sessions import FinishRequest, FlipResult, Refusal
 
 if TYPE_CHECKING:
-    from krigbot.adapter.parts import Parts
+    from krigbot.adapter.buttons import Buttons
+    from krigbot.adapter.tables import Tables
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.registry import Registry
+    from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
+
+
+class LeaveParts(Protocol):
+    """What the leave cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
+
+    bot: commands.AutoShardedBot
+    registry: Registry
+    time_limits: TimeLimits
+    play: Play
+    tables: Tables
+    web: WebAccess
+    buttons: Buttons
 
 
 class LeaveCog(commands.Cog, name="Leave"):
     """Leaving a game early: give it up, or cancel it without a result."""
 
-    def __init__(self, parts: Parts) -> None:
+    def __init__(self, parts: LeaveParts) -> None:
         self.parts = parts
         parts.buttons.handle(ForfeitButton, self.on_forfeit_button)
 

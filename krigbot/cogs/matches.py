@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord.ext import commands
@@ -41,14 +41,27 @@ from krigbot.sessions import ENDING, ChallengeResult, Player
 from krigbot.sessions.matches import MatchInfo, rematch
 
 if TYPE_CHECKING:
-    from krigbot.adapter.parts import Parts
+    from krigbot.adapter.buttons import Buttons
+    from krigbot.adapter.tables import Tables
     from krigbot.engine import Variant
+    from krigbot.sessions.challenges import Challenges
     from krigbot.sessions.registry import Registry
     from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
+
+
+class MatchesParts(Protocol):
+    """What the match cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
+
+    bot: commands.AutoShardedBot
+    registry: Registry
+    time_limits: TimeLimits
+    challenges: Challenges
+    tables: Tables
+    buttons: Buttons
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +145,7 @@ class RematchButton(GameButton, kind="rematch", game=NUMBER):
 class MatchCog(commands.Cog, name="Matches"):
     """Rematches, and the matches the bot moved on while it was away."""
 
-    def __init__(self, parts: Parts) -> None:
+    def __init__(self, parts: MatchesParts) -> None:
         self.parts = parts
         parts.buttons.handle(RematchButton, self.on_rematch)
 

@@ -28,11 +28,34 @@ from krigbot.sessions import ENDING, MAX_FLIPS, Autoplay, FinishRequest, FlipRes
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.adapter.parts import Parts
+    from krigbot.adapter.buttons import Buttons
+    from krigbot.adapter.pictures import Pictures
+    from krigbot.adapter.tables import Tables
+    from krigbot.sessions.choices import Choices
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.recovery import Recovery
+    from krigbot.sessions.registry import Registry
     from krigbot.sessions.timelimit import TimeLimits
-    from krigbot.storage import GameRow
+    from krigbot.storage import GameRow, Storage
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
+
+
+class PlayParts(Protocol):
+    """What the play cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
+
+    bot: commands.AutoShardedBot
+    registry: Registry
+    time_limits: TimeLimits
+    play: Play
+    choices: Choices
+    recovery: Recovery
+    storage: Storage
+    pictures: Pictures
+    tables: Tables
+    web: WebAccess
+    buttons: Buttons
 
 
 class Battles(Protocol):
@@ -58,7 +81,7 @@ class PlayCog(commands.Cog, name="Play"):
 
     def __init__(
         self,
-        parts: Parts,
+        parts: PlayParts,
         *,
         battles: Battles,
     ) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord.ext import commands
@@ -45,9 +45,15 @@ from krigbot.render.steal import label_name, look_text, steal_table_embed, super
 from krigbot.sessions import Choice, ChoiceResult, Refusal
 
 if TYPE_CHECKING:
-    from krigbot.adapter.parts import Parts
+    from krigbot.adapter.buttons import Buttons
+    from krigbot.adapter.tables import Tables
     from krigbot.sessions import Deadline
+    from krigbot.sessions.choices import Choices
+    from krigbot.sessions.deadlines import Deadlines
+    from krigbot.sessions.play import Play
+    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -163,10 +169,23 @@ def krigbot_notes(result: ChoiceResult, lang: Lang) -> list[str]:
     return notes
 
 
+class StealParts(Protocol):
+    """What the Steal War cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
+
+    bot: commands.AutoShardedBot
+    registry: Registry
+    play: Play
+    choices: Choices
+    deadlines: Deadlines
+    tables: Tables
+    web: WebAccess
+    buttons: Buttons
+
+
 class StealCog(commands.Cog, name="StealWar"):
     """Steal War's choices in Discord: looks, steals, top cards and their time-outs."""
 
-    def __init__(self, parts: Parts) -> None:
+    def __init__(self, parts: StealParts) -> None:
         self.parts = parts
         parts.buttons.handle(LookButton, self.on_look)
         parts.buttons.handle(

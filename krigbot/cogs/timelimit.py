@@ -11,7 +11,7 @@ the same way (the service checks the clock on every move).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import discord
 from discord.ext import commands
@@ -25,16 +25,31 @@ from krigbot.logs import about
 from krigbot.render.play import time_up_embed
 
 if TYPE_CHECKING:
-    from krigbot.adapter.parts import Parts
+    from krigbot.adapter.tables import Tables
     from krigbot.sessions import Deadline, FlipResult
+    from krigbot.sessions.deadlines import Deadlines
+    from krigbot.sessions.registry import Registry
+    from krigbot.sessions.timelimit import TimeLimits
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
+
+
+class TimeLimitParts(Protocol):
+    """What the time-limit cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
+
+    bot: commands.AutoShardedBot
+    registry: Registry
+    time_limits: TimeLimits
+    deadlines: Deadlines
+    tables: Tables
+    web: WebAccess
 
 
 class TimeLimitCog(commands.Cog, name="TimeLimit"):
     """Ends games by counting the cards when their time limit is up, and says so."""
 
-    def __init__(self, parts: Parts) -> None:
+    def __init__(self, parts: TimeLimitParts) -> None:
         self.parts = parts
         self.parts.deadlines.handle("time_limit", self._time_up)
 

@@ -17,10 +17,10 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.config import Settings
 from krigbot.storage import Storage
-from tests.cogs.helpers import ChosenSeeds
-from tests.postgres import Cluster, cluster_running
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld, standin, standin_world
+from tests.support.players import ChosenSeeds
+from tests.support.postgres import Cluster, cluster_running
 
 __all__ = ["standin", "standin_world"]
 

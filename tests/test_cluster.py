@@ -23,11 +23,8 @@ from pathlib import Path
 import pytest
 
 from krigbot.i18n import t
-from tests.cogs.helpers import UPDATE_MESSAGE, buttons, game_id_of, text_of
 from tests.conftest import BACKENDS
-from tests.faults.consistency import StoredGame, check_database, check_postgres
 from tests.faults.test_sigkill_stream import Countdown, Table, flip_stream, round_shown, settle
-from tests.postgres import Cluster
 from tests.standin import (
     BotCrashed,
     ChannelEvent,
@@ -39,6 +36,9 @@ from tests.standin import (
 )
 from tests.standin.store import MessageWatcher
 from tests.standin.world import Channel, Guild
+from tests.support.consistency import StoredGame, check_database, check_postgres
+from tests.support.players import UPDATE_MESSAGE, buttons, game_id_of, text_of
+from tests.support.postgres import Cluster
 from tests.test_process import BOT, SECRET, bot_env
 
 IDENTIFY_SECONDS = 0.5

@@ -16,8 +16,8 @@ import pytest
 
 from krigbot.adapter.identify import IdentifyPacer
 from krigbot.storage import Storage
-from tests.postgres import Cluster
 from tests.standin import DiscordStandIn
+from tests.support.postgres import Cluster
 from tests.test_cluster import IDENTIFY_SECONDS, ClusterDatabase, ShardProcess
 
 INTERVAL = 0.05

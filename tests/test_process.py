@@ -30,7 +30,6 @@ from krigbot.bot import quiet_discord_logs
 from krigbot.engine import Rules, new_game
 from krigbot.i18n import card_label, t
 from krigbot.storage import Storage
-from tests.cogs.helpers import answer_of
 from tests.conftest import (
     IDENTIFY_SECONDS,
     RUN_TAG,
@@ -39,10 +38,11 @@ from tests.conftest import (
     still_running,
     tagged,
 )
-from tests.postgres import Cluster
 from tests.standin import BotCrashed, DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.standin.server import SITECUSTOMIZE_DIR
+from tests.support.players import answer_of
+from tests.support.postgres import Cluster
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT = ROOT / "bot.py"

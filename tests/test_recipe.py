@@ -28,8 +28,8 @@ import pytest
 from dotenv import dotenv_values
 
 from krigbot.storage import Storage
-from tests.postgres import BIN, PEER, Cluster, cluster_running
-from tests.storage import new_game, pr, record_game
+from tests.support.postgres import BIN, PEER, Cluster, cluster_running
+from tests.support.stored_games import new_game, pr, record_game
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "docs" / "self-hosting.md").read_text(encoding="utf-8")

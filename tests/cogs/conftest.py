@@ -9,10 +9,10 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.storage import Storage
-from tests.cogs.helpers import ChosenSeeds, Clock
 from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
+from tests.support.players import ChosenSeeds, Clock
 
 CHALLENGE_SECONDS = 0.5
 """How long a challenge lives on the quick bot: long enough to press a button, short to wait."""

@@ -11,7 +11,10 @@ import pytest
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import t
 from krigbot.storage import Storage
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, Message, RequestRecord
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import AUTO_SECONDS, command, edit_of, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     buttons,
@@ -21,10 +24,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of, running_bot
-from tests.standin import DiscordStandIn, Message, RequestRecord
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.texts import pattern
 
 STANDARD = Rules.preset("standard")
 SHORT_SEED = 1230

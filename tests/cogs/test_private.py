@@ -20,7 +20,14 @@ from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import card_label, t
 from krigbot.storage import Storage
-from tests.cogs.helpers import (
+from tests.cogs.test_steal_war import QUICK, STEAL_BY_DEFAULT, names, shown_in
+from tests.cogs.test_time_limit import TIME_UP, bot_on, quick_ticks
+from tests.conftest import make_settings
+from tests.standin import Channel, CommandNotAvailableError, DiscordStandIn, Message, run_bot
+from tests.standin.contexts import add_group_dm, add_outside_guild, install_for
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command, edit_of, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Clock,
@@ -38,14 +45,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, edit_of, running_bot
-from tests.cogs.test_steal_war import QUICK, STEAL_BY_DEFAULT, names, shown_in
-from tests.cogs.test_time_limit import TIME_UP, bot_on, quick_ticks
-from tests.conftest import make_settings
-from tests.standin import Channel, CommandNotAvailableError, DiscordStandIn, Message, run_bot
-from tests.standin.contexts import add_group_dm, add_outside_guild, install_for
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.texts import pattern
 
 __all__ = ["quick_ticks"]
 

@@ -25,7 +25,17 @@ from krigbot.i18n import LANGS, card_label, catalog, fmt_list, t
 from krigbot.render.steal import in_war, look_text, steal_table_embed
 from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import Storage
-from tests.cogs.helpers import (
+from tests.conftest import make_settings
+from tests.standin import (
+    ChannelEvent,
+    DiscordStandIn,
+    InteractionResponse,
+    Message,
+    User,
+    run_bot,
+)
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     PRIMARY,
     SUCCESS,
     UPDATE_MESSAGE,
@@ -43,18 +53,8 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.conftest import make_settings
-from tests.rows import stored_row
-from tests.standin import (
-    ChannelEvent,
-    DiscordStandIn,
-    InteractionResponse,
-    Message,
-    User,
-    run_bot,
-)
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.rows import stored_row
+from tests.support.texts import pattern
 
 TWO = Rules.preset("stjel", players=2)
 THREE = Rules.preset("stjel", players=3)

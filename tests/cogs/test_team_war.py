@@ -7,7 +7,9 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules, load_game, run_to_end
 from krigbot.i18n import fmt_list, t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, User
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     answer_of,
@@ -19,9 +21,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.standin import DiscordStandIn, User
-from tests.standin.fixtures import SampleWorld
-from tests.texts import board_line
+from tests.support.texts import board_line
 
 ROUNDS = 10
 NBSP = "\xa0"

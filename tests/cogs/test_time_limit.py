@@ -23,7 +23,13 @@ from krigbot.i18n import t
 from krigbot.sessions import deadlines
 from krigbot.sim import main as sim_main
 from krigbot.storage import Storage
-from tests.cogs.helpers import (
+from tests.cogs.test_autoplay import LONG_SEED
+from tests.cogs.test_steal_war import STEAL_ONE, look, names, play_to_choice
+from tests.conftest import BACKENDS, make_settings
+from tests.standin import ChannelEvent, DiscordStandIn, OptionError, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import AUTO_SECONDS, command, edit_of
+from tests.support.players import (
     ChosenSeeds,
     Clock,
     answer_of,
@@ -43,13 +49,7 @@ from tests.cogs.helpers import (
     text_of,
     visible,
 )
-from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of
-from tests.cogs.test_autoplay import LONG_SEED
-from tests.cogs.test_steal_war import STEAL_ONE, look, names, play_to_choice
-from tests.conftest import BACKENDS, make_settings
-from tests.standin import ChannelEvent, DiscordStandIn, OptionError, run_bot
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.texts import pattern
 
 RULES = Rules.preset("standard", time_limit=5)
 TIME_UP = t("nb", "time.up_title")

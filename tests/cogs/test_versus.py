@@ -9,7 +9,11 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules
 from krigbot.i18n import t
-from tests.cogs.helpers import (
+from tests.conftest import BACKENDS
+from tests.standin import DiscordStandIn, InteractionResponse, Message, User
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command, edit_of, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     answer_of,
@@ -24,10 +28,6 @@ from tests.cogs.helpers import (
     settled,
     text_of,
 )
-from tests.cogs.play_helpers import command, edit_of, running_bot
-from tests.conftest import BACKENDS
-from tests.standin import DiscordStandIn, InteractionResponse, Message, User
-from tests.standin.fixtures import SampleWorld
 
 ONE_ROUND = Rules.preset("standard", max_rounds=1)
 

@@ -16,7 +16,10 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import Storage
-from tests.cogs.helpers import (
+from tests.conftest import make_settings
+from tests.standin import DiscordStandIn, InteractionResponse, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Table,
@@ -26,10 +29,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.conftest import make_settings
-from tests.postgres import Cluster, cluster_running
-from tests.standin import DiscordStandIn, InteractionResponse, run_bot
-from tests.standin.fixtures import SampleWorld
+from tests.support.postgres import Cluster, cluster_running
 
 
 @pytest.fixture

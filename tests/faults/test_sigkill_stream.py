@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.cogs.helpers import UPDATE_MESSAGE, buttons, game_id_of, text_of
-from tests.faults.consistency import check_database
 from tests.standin import DiscordStandIn, InteractionRecord, Message, User
 from tests.standin.fixtures import SampleWorld
+from tests.support.consistency import check_database
+from tests.support.players import UPDATE_MESSAGE, buttons, game_id_of, text_of
 from tests.test_process import BotProcess
 
 if TYPE_CHECKING:
-    from tests.cogs.helpers import Shown
+    from tests.support.players import Shown
 
 CHANNELS = 20
 KILLS = 20

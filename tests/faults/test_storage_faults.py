@@ -37,7 +37,12 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import DiskFullError, GameStore, Storage
-from tests.cogs.helpers import (
+from tests.conftest import make_settings
+from tests.standin import DiscordStandIn, InteractionResponse, Message, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.standin.messages import EPHEMERAL
+from tests.support.consistency import check_database
+from tests.support.players import (
     DEFERRED_CHANNEL_MESSAGE,
     UPDATE_MESSAGE,
     answer_of,
@@ -52,12 +57,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.conftest import make_settings
-from tests.faults.consistency import check_database
-from tests.standin import DiscordStandIn, InteractionResponse, Message, run_bot
-from tests.standin.fixtures import SampleWorld
-from tests.standin.messages import EPHEMERAL
-from tests.texts import pattern
+from tests.support.texts import pattern
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_BUSY_MS = 300

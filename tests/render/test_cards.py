@@ -12,7 +12,7 @@ from krigbot.render.cards import (
     card_width,
     rank_text,
 )
-from tests.render import pixels, rgba_pixels
+from tests.support.pixels import pixels, rgba_pixels
 
 
 def red_pixels(image: Image.Image) -> int:

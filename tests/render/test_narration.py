@@ -13,7 +13,7 @@ from krigbot.render.embeds import round_embed
 from krigbot.render.steal import steal_table_embed
 from krigbot.render.table import layout_round
 from krigbot.storage import GameRow
-from tests.rows import stored_row
+from tests.support.rows import stored_row
 
 NAMES = ("Alice", "Bob", "Carol", "Dave")
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

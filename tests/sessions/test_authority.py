@@ -9,7 +9,7 @@ import pytest
 from krigbot.engine import Game, Rules
 from krigbot.sessions import Actor, Refusal, authorize, may_cancel, may_moderate
 from krigbot.storage import GameRow, GameStatus
-from tests.rows import stored_row
+from tests.support.rows import stored_row
 
 ALICE, BOB, CAROL, ONLOOKER = 1, 2, 3, 9
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

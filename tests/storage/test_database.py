@@ -27,7 +27,7 @@ from krigbot.storage.errors import (
     translate_error,
 )
 from krigbot.storage.migrations import Migration, load_migrations, split_statements
-from tests.storage import T0, at, new_game, pr, record_game, running_game
+from tests.support.stored_games import T0, at, new_game, pr, record_game, running_game
 
 LATEST = len(load_migrations("sqlite"))
 REPO = Path(__file__).resolve().parents[2]

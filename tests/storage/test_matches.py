@@ -14,7 +14,7 @@ from krigbot.storage import (
     PlayerResult,
     Storage,
 )
-from tests.storage import at, new_game, pr, record_game, running_game
+from tests.support.stored_games import at, new_game, pr, record_game, running_game
 
 if TYPE_CHECKING:
     pass

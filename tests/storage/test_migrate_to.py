@@ -9,7 +9,7 @@ from asyncio.subprocess import PIPE
 from pathlib import Path
 
 from krigbot.storage import Storage
-from tests.storage import at, new_game, pr, record_game, running_game
+from tests.support.stored_games import at, new_game, pr, record_game, running_game
 
 REPO = Path(__file__).resolve().parents[2]
 

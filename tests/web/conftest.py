@@ -12,10 +12,10 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.storage import Storage
 from krigbot.web.server import WebView
-from tests.cogs.helpers import ChosenSeeds
 from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
+from tests.support.players import ChosenSeeds
 
 SECRET = "a-test-secret-of-enough-length"
 

@@ -10,9 +10,9 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules, load_game
 from krigbot.i18n import fmt_duration, fmt_list, t
-from tests.cogs.conftest import CHALLENGE_SECONDS
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.support.bot_fixtures import CHALLENGE_SECONDS
 from tests.support.players import (
     DANGER,
     PRIMARY,

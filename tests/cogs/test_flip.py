@@ -7,7 +7,6 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.engine import PRESETS, Round, Rules
 from krigbot.i18n import card_label, fmt_list, t
-from tests.conftest import BACKENDS
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.players import (
@@ -28,6 +27,7 @@ from tests.support.players import (
     start_game,
     text_of,
 )
+from tests.support.settings import BACKENDS
 from tests.support.texts import pattern
 
 STANDARD = Rules.preset("standard")

@@ -5,8 +5,6 @@ from __future__ import annotations
 from krigbot.bot import KrigBot
 from krigbot.engine import Rules
 from krigbot.i18n import t
-from tests.cogs.test_team_war import team_seed
-from tests.cogs.test_versus import ONE_ROUND, forfeit_yes, start_against_krigbot, table_of
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import command
@@ -22,6 +20,8 @@ from tests.support.players import (
     settled,
     text_of,
 )
+from tests.support.team_war import team_seed
+from tests.support.versus import ONE_ROUND, forfeit_yes, start_against_krigbot, table_of
 
 ROUNDS = 10
 

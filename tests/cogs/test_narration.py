@@ -9,9 +9,9 @@ from typing import Any
 from krigbot.bot import KrigBot
 from krigbot.engine import Round, Rules
 from krigbot.i18n import card_label, fmt_duration, t
-from tests.cogs.conftest import CHALLENGE_SECONDS
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.support.bot_fixtures import CHALLENGE_SECONDS
 from tests.support.handsfree import command, running_bot
 from tests.support.players import (
     ChosenSeeds,

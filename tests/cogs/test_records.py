@@ -13,10 +13,10 @@ from krigbot.bot import KrigBot
 from krigbot.engine import PRESETS, Rules
 from krigbot.i18n import t
 from krigbot.storage import PlayerResult, Storage
-from tests.conftest import BACKENDS
 from tests.standin import Channel, DiscordStandIn, InteractionResponse, User
 from tests.standin.fixtures import SampleWorld
 from tests.support.players import ChosenSeeds, answer_of, find_seed, flip, start_game, text_of
+from tests.support.settings import BACKENDS
 from tests.support.texts import board_line
 
 _channels = itertools.count(1)

@@ -19,7 +19,6 @@ from krigbot.adapter import replies
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import GameStore, Storage
-from tests.conftest import make_settings
 from tests.standin import ChannelEvent, DiscordStandIn, RequestRecord, run_bot
 from tests.standin.fixtures import SampleWorld
 from tests.support.players import (
@@ -36,6 +35,7 @@ from tests.support.players import (
     start_game,
     text_of,
 )
+from tests.support.settings import make_settings
 from tests.support.texts import pattern
 
 RETRY_AFTER = 0.5

@@ -16,7 +16,6 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import Storage
-from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, InteractionResponse, run_bot
 from tests.standin.fixtures import SampleWorld
 from tests.support.players import (
@@ -30,6 +29,7 @@ from tests.support.players import (
     text_of,
 )
 from tests.support.postgres import Cluster, cluster_running
+from tests.support.settings import make_settings
 
 
 @pytest.fixture

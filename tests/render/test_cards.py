@@ -6,12 +6,7 @@ import pytest
 from PIL import Image
 
 from krigbot.engine import parse_card
-from krigbot.render.cards import (
-    card_back,
-    card_face,
-    card_width,
-    rank_text,
-)
+from krigbot.render.cards import card_back, card_face, card_width, rank_text
 from tests.support.pixels import pixels, rgba_pixels
 
 

@@ -21,11 +21,7 @@ from krigbot.storage import (
     StorageError,
 )
 from krigbot.storage import migrations as migrations_module
-from krigbot.storage.errors import (
-    DatabaseReadOnlyError,
-    DiskFullError,
-    translate_error,
-)
+from krigbot.storage.errors import DatabaseReadOnlyError, DiskFullError, translate_error
 from krigbot.storage.migrations import Migration, load_migrations, split_statements
 from tests.support.stored_games import T0, at, new_game, pr, record_game, running_game
 

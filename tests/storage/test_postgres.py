@@ -6,12 +6,7 @@ import asyncio
 
 import pytest
 
-from krigbot.storage import (
-    CannotOpenDatabaseError,
-    RoundConflictError,
-    SchemaTooNewError,
-    Storage,
-)
+from krigbot.storage import CannotOpenDatabaseError, RoundConflictError, SchemaTooNewError, Storage
 from krigbot.storage.migrations import load_migrations
 from krigbot.storage.postgres import VERSION_TABLE, positional, redacted
 from tests.support.postgres import Cluster

@@ -10,7 +10,7 @@ from krigbot.storage import GameRow, PlayerResult, Storage
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from krigbot.storage import GameRow, Outcome
+    from krigbot.storage import Outcome
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 

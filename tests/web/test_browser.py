@@ -14,8 +14,8 @@ from tests.standin.fixtures import SampleWorld
 from tests.support.browser import DESKTOP, PHONE, Watched, chromium, open_page, screenshot
 from tests.support.handsfree import command
 from tests.support.players import ChosenSeeds, Clock, flip, start_game
+from tests.support.web import Web
 from tests.support.web_games import ALICE_WINS, BOB_WINS, STANDARD, links, play, web_on
-from tests.web.conftest import Web
 
 WAIT_MS = 20_000
 """How long the browser may take to do something a visitor would wait a moment for."""

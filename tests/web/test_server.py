@@ -20,8 +20,8 @@ from krigbot.web.server import CARD_HEIGHT, CONTENT_SECURITY_POLICY, WebView
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.players import ChosenSeeds
+from tests.support.web import SECRET, Web
 from tests.support.web_games import BOB_WINS, links, play, web_on
-from tests.web.conftest import SECRET, Web
 
 EXPECTED_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,

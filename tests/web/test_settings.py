@@ -11,8 +11,8 @@ from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import command
 from tests.support.players import ChosenSeeds, answer_of
+from tests.support.web import Web
 from tests.support.web_games import BOB_WINS, links, play, web_on
-from tests.web.conftest import Web
 
 LOCALES = [("nb", "nb"), ("sv-SE", "sv"), ("da", "da"), ("en-US", "en")]
 

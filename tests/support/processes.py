@@ -120,7 +120,7 @@ def leftovers() -> list[int]:
     return still_running(ours, seconds=LEFTOVER_GRACE)
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 BOT = ROOT / "bot.py"

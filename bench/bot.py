@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 
-from tests.postgres import cluster_running
 from tests.standin import BotCrashed, Channel, DiscordStandIn, User
+from tests.support.postgres import cluster_running
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Iterator

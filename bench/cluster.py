@@ -56,7 +56,6 @@ from bench.bot import (
     preemptions,
 )
 from krigbot.storage import Storage
-from tests.postgres import Cluster, cluster_running
 from tests.standin import (
     BotCrashed,
     Channel,
@@ -66,6 +65,7 @@ from tests.standin import (
     InteractionResponse,
     User,
 )
+from tests.support.postgres import Cluster, cluster_running
 
 ROOT = Path(__file__).resolve().parent.parent
 IDENTIFY_SECONDS = 0.2

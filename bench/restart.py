@@ -49,8 +49,8 @@ from bench.cluster import split
 from krigbot.engine import Game, Rules
 from krigbot.storage import Storage
 from krigbot.storage.models import encode_json, encode_time
-from tests.postgres import cluster_running
 from tests.standin import BotCrashed, Channel, DiscordStandIn, GatewayEvent, User
+from tests.support.postgres import cluster_running
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANNELS_PER_GUILD = 100

@@ -7,33 +7,25 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
-import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from krigbot.bot import KrigBot
-from krigbot.config import Settings
 from krigbot.storage import Storage
-from tests.cogs.helpers import ChosenSeeds
-from tests.postgres import Cluster, cluster_running
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld, standin, standin_world
+from tests.support.players import ChosenSeeds
+from tests.support.postgres import Cluster, cluster_running
+from tests.support.processes import RUN_TAG, command_line, leftovers
+from tests.support.settings import make_settings
 
 __all__ = ["standin", "standin_world"]
 
-RUN_TAG = "KRIG_TEST_RUN"
-"""Set to the pytest process's id in its environment, so every process the suite starts (and
-each of theirs) carries it, even once it has been adopted by init when its parent died."""
 os.environ[RUN_TAG] = str(os.getpid())
-LEFTOVER_GRACE = 5.0
-"""Seconds a process still there at the end may take to exit (a worker signalled just now)."""
 
 
-BACKENDS = ("sqlite", "postgres")
-"""The storages every contract test runs against (tests/storage) and the bot's slice of them."""
 MIGRATED = "krig_migrated"
 """The PostgreSQL database each test's is copied from: migrated, no games."""
 
@@ -95,20 +87,6 @@ async def storage(database: str | Path) -> AsyncIterator[Storage]:
     await opened.close()
 
 
-IDENTIFY_SECONDS = 0.05
-"""The test bots' pause between identifies of a bucket, instead of Discord's 5 s.
-
-The stand-in checks the pause only where a test asks it to (``identify_interval``, with the
-bot's own setting to match); elsewhere a restarted bot would wait 5 s for nothing.
-"""
-
-
-def make_settings(db_path: Path, **changes: object) -> Settings:
-    """Return settings for a test bot."""
-    changes.setdefault("identify_seconds", IDENTIFY_SECONDS)
-    return Settings(token="fake-token", db_path=db_path, **changes)  # type: ignore[arg-type]
-
-
 @pytest.fixture
 def seeds() -> ChosenSeeds:
     """Return the seeds of this test's deals: random until the test chooses them."""
@@ -130,97 +108,6 @@ async def bot(
 
 
 # ---------------------------------------------------------------- processes left behind
-
-
-def _stat(pid: int) -> tuple[int, str] | None:
-    """Return a process's parent and state (Linux), or None once it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text.rsplit(")", 1)[1].split()  # the name in parentheses may hold spaces
-    return int(fields[1]), fields[0]
-
-
-def _pids() -> list[int]:
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-
-
-def command_line(pid: int) -> str:
-    """Return how a process was started ("" once it is gone)."""
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return ""
-    return raw.replace(b"\0", b" ").decode(errors="replace").strip()
-
-
-def descendants(root: int) -> set[int]:
-    """Return the living processes under ``root``: children, theirs, and so on."""
-    parents = {pid: stat for pid in _pids() if (stat := _stat(pid)) is not None}
-    found: set[int] = set()
-    frontier = {root}
-    while frontier:
-        frontier = {
-            pid
-            for pid, (parent, state) in parents.items()
-            if parent in frontier and pid not in found and state != "Z"
-        }
-        found |= frontier
-    return found
-
-
-def tagged(key: str, value: str) -> set[int]:
-    """Return the living processes whose environment has ``key=value``."""
-    wanted = f"{key}={value}".encode()
-    found = set()
-    for pid in _pids():
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes()  # empty for a zombie
-        except OSError:
-            continue
-        if wanted in environ.split(b"\0"):
-            found.add(pid)
-    return found
-
-
-def exits_within(pid: int, *, seconds: float) -> bool:
-    """Wait for any process (not only a child of ours) to end; tell whether it did in time."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        ready, _, _ = select.select([fd], [], [], seconds)  # readable once the process ends
-        return bool(ready)
-    finally:
-        os.close(fd)
-
-
-def still_running(pids: Iterable[int], *, seconds: float) -> list[int]:
-    """Give each process up to ``seconds`` in all to end; return those that did not."""
-    deadline = time.monotonic() + seconds
-    return [
-        pid
-        for pid in sorted(pids)
-        if not exits_within(pid, seconds=max(0.0, deadline - time.monotonic()))
-    ]
-
-
-def leftovers() -> list[int]:
-    """Return the processes this test run started that are still running."""
-    me = os.getpid()
-    ours = (descendants(me) | tagged(RUN_TAG, str(me))) - {me}
-    # multiprocessing's resource tracker serves this process itself and ends with it.
-    ours = {
-        pid
-        for pid in ours
-        if not (
-            (_stat(pid) or (0, ""))[0] == me
-            and "multiprocessing.resource_tracker" in command_line(pid)
-        )
-    }
-    return still_running(ours, seconds=LEFTOVER_GRACE)
 
 
 _LEFT_BEHIND: list[str] = []

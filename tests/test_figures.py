@@ -39,7 +39,7 @@ from krigbot.storage import (
     PlayerStats,
     Storage,
 )
-from tests.cogs.helpers import Clock
+from tests.support.players import Clock
 
 GUILDS = {10: tuple(range(1, 8)), 20: tuple(range(5, 11))}
 """Two servers with players in common: a server's figures hold only its own games."""

@@ -16,9 +16,9 @@ import pytest
 
 from krigbot.adapter.identify import IdentifyPacer
 from krigbot.storage import Storage
-from tests.postgres import Cluster
 from tests.standin import DiscordStandIn
-from tests.test_cluster import IDENTIFY_SECONDS, ClusterDatabase, ShardProcess
+from tests.support.cluster import IDENTIFY_SECONDS, ClusterDatabase, ShardProcess
+from tests.support.postgres import Cluster
 
 INTERVAL = 0.05
 """A bucket's pause in the pacer tests (Discord's is 5 s)."""

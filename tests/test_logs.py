@@ -11,10 +11,10 @@ import pytest
 
 from krigbot import logs
 from krigbot.bot import KrigBot
-from tests.cogs.helpers import flip, start_game
-from tests.faults.test_storage_faults import read_only
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.support.faulty_storage import read_only
+from tests.support.players import flip, start_game
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import sys
 import time
 import uuid
 from asyncio.subprocess import Process
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -30,37 +30,34 @@ from krigbot.bot import quiet_discord_logs
 from krigbot.engine import Rules, new_game
 from krigbot.i18n import card_label, t
 from krigbot.storage import Storage
-from tests.cogs.helpers import answer_of
-from tests.conftest import (
-    IDENTIFY_SECONDS,
-    RUN_TAG,
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.standin.server import SITECUSTOMIZE_DIR
+from tests.support.players import answer_of
+from tests.support.postgres import Cluster
+from tests.support.processes import (
+    BOT,
+    COLOURS,
+    ROOT,
+    SECRET,
+    BotProcess,
+    bot_env,
+    closed_port,
     command_line,
     exits_within,
+    failure_line,
+    held_sockets,
+    run_once,
+    spawn,
     still_running,
     tagged,
 )
-from tests.postgres import Cluster
-from tests.standin import BotCrashed, DiscordStandIn
-from tests.standin.fixtures import SampleWorld
-from tests.standin.server import SITECUSTOMIZE_DIR
 
-ROOT = Path(__file__).resolve().parent.parent
-BOT = ROOT / "bot.py"
-SECRET = "sekret-token-do-not-print"
+__all__ = ["closed_port"]
+
 VOICE = "voice will NOT be supported"
 RUNS = 6
 """Runs of a start that must fail cleanly: the traceback after its line came in some, not all."""
-
-
-def bot_env(base: Mapping[str, str], **values: str) -> dict[str, str]:
-    """Return an environment with only what the bot needs (and the run's tag), plus ``values``."""
-    env = {
-        key: base[key]
-        for key in ("PATH", "HOME", "PYTHONPATH", "KRIG_TEST_DISCORD_URL", RUN_TAG)
-        if key in base
-    }
-    env.update(values)
-    return env
 
 
 @pytest.fixture
@@ -79,38 +76,6 @@ def elsewhere(tmp_path: Path) -> Path:
     folder = tmp_path / "somewhere-else"
     folder.mkdir()
     return folder
-
-
-def run_once(env: Mapping[str, str], cwd: Path, bot: Path = BOT) -> tuple[int, str, str]:
-    """Run the bot to completion (for start-up failures) and return (status, stdout, stderr)."""
-    done = subprocess.run(
-        [sys.executable, str(bot)],
-        env=dict(env),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return done.returncode, done.stdout, done.stderr
-
-
-COLOURS = re.compile(r"\x1b\[[0-9;]*m")
-PROGRESS = re.compile(r"^\S+ \S+ (DEBUG|INFO) ")
-"""A line of the bot's log telling its progress (discord.py's format, colours removed)."""
-
-
-def failure_line(err: str) -> str:
-    """Return the one line a failed start printed, checking that it printed nothing else.
-
-    A bot that got as far as logging may have logged its progress first (starting, logging
-    in); nothing else is allowed: no traceback, no warning.
-    """
-    assert "Traceback" not in err, err
-    lines = [COLOURS.sub("", line) for line in err.splitlines() if line.strip()]
-    said = [line for line in lines if not PROGRESS.match(line)]
-    assert len(said) == 1, err
-    assert said[0].startswith("krigbot: "), err
-    return said[0]
 
 
 def test_missing_token_exits_with_one_line_saying_where_it_looked(
@@ -215,23 +180,6 @@ async def test_rejected_token_exits_with_one_line_and_never_prints_it(tmp_path: 
     assert status == 2
     assert "rejected" in failure_line(err)
     assert SECRET not in out + err
-
-
-_held_sockets: dict[int, socket.socket] = {}
-"""The sockets holding the ports of ``closed_port``, by port (a test may let one go)."""
-
-
-@pytest.fixture
-def closed_port() -> Iterator[int]:
-    """Return a port on 127.0.0.1 where nothing listens (held, so nothing else takes it)."""
-    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    held.bind(("127.0.0.1", 0))  # bound, never listening: connecting is refused
-    port = held.getsockname()[1]
-    _held_sockets[port] = held
-    try:
-        yield port
-    finally:
-        _held_sockets.pop(port, held).close()
 
 
 NO_DNS = """\
@@ -415,7 +363,7 @@ async def test_a_bot_started_while_discord_is_away_comes_up_when_it_is_back(
     try:
         await said.wait(lambda lines: len(retries(lines)) >= 2, what="two retries")
         # Discord is back, where the bot looks for it (the port was held, never listening).
-        _held_sockets.pop(closed_port).close()
+        held_sockets.pop(closed_port).close()
         async with DiscordStandIn(port=closed_port) as standin:
             async with watched(standin, proc):
                 await standin.wait_for_ready(timeout=60)
@@ -510,57 +458,6 @@ async def until(condition: Callable[[], bool], *, seconds: float, what: str) -> 
         await asyncio.sleep(0.005)  # ok: a bounded poll; no event tells of another process
 
 
-class BotProcess:
-    """One `python bot.py` process against the stand-in, restartable."""
-
-    def __init__(self, standin: DiscordStandIn, tmp_path: Path, **settings: str) -> None:
-        self.standin = standin
-        self.tmp_path = tmp_path
-        self.db = tmp_path / "data" / "krig.db"
-        self.settings = settings
-        """More of the bot's environment (``KRIG_DATABASE_URL``)."""
-        self.proc: asyncio.subprocess.Process | None = None
-
-    async def start(self) -> None:
-        after = len(self.standin.gateway_events)
-        env = bot_env(
-            self.standin.subprocess_env(),
-            DISCORD_TOKEN=SECRET,
-            KRIG_DB=str(self.db),
-            **{"KRIG_IDENTIFY_SECONDS": str(IDENTIFY_SECONDS), **self.settings},
-        )
-        with (self.tmp_path / "stderr.txt").open("ab") as stderr:
-            self.proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                str(BOT),
-                env=env,
-                cwd=self.tmp_path,
-                stderr=stderr,
-                stdout=asyncio.subprocess.DEVNULL,
-            )
-        watcher = asyncio.create_task(self.proc.wait())
-        self.standin.watch_task(watcher)  # a dying process fails the wait at once
-        try:
-            await self.standin.wait_for_ready(after=after, timeout=30)
-        except BotCrashed as exc:
-            raise AssertionError((self.tmp_path / "stderr.txt").read_text()) from exc
-        finally:
-            self.standin.unwatch_task(watcher)
-            watcher.cancel()
-
-    async def kill(self) -> None:
-        assert self.proc is not None
-        closed = self.standin.gateway_events.cursor()
-        self.proc.send_signal(signal.SIGKILL)
-        assert await self.proc.wait() == -signal.SIGKILL
-        await closed.next(lambda event: event.kind == "close", timeout=10)
-
-    async def stop(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.kill()
-            await self.proc.wait()
-
-
 @pytest.fixture
 async def bot_process(standin: DiscordStandIn, tmp_path: Path) -> AsyncIterator[BotProcess]:
     process = BotProcess(standin, tmp_path)
@@ -624,19 +521,6 @@ async def test_sigkill_between_flips_loses_no_round_and_old_buttons_work(
     description = after.embeds[0]["description"]
     for _, card in fourth.battle:
         assert card_label(card, "nb") in description
-
-
-async def spawn(env: Mapping[str, str], cwd: Path, stderr: Path, bot: Path = BOT) -> Process:
-    """Start `python bot.py` with its stderr going to a file."""
-    with stderr.open("ab") as err:
-        return await asyncio.create_subprocess_exec(
-            sys.executable,
-            str(bot),
-            env=dict(env),
-            cwd=cwd,
-            stderr=err,
-            stdout=asyncio.subprocess.DEVNULL,
-        )
 
 
 def worker_started(bot: int) -> bool:

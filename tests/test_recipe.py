@@ -2,8 +2,8 @@
 
 The shell blocks are taken from the page and run by bash as written, with four things of the
 machine put in their places: the cluster's socket folder for ``/var/run/postgresql`` (the
-cluster, from tests/postgres.py, authenticates like Debian's, by peer over the socket), a folder
-of the test for ``/var/lib/krigbot``, a root-only settings file of the test for
+cluster, from tests/support/postgres.py, authenticates like Debian's, by peer over the socket),
+a folder of the test for ``/var/lib/krigbot``, a root-only settings file of the test for
 ``/etc/krigbot/krigbot.env``, and this checkout and its Python for ``/opt/krigbot``.
 
 The service's OS user, ``krigbot`` in the recipe, is the user running the tests: peer
@@ -28,8 +28,8 @@ import pytest
 from dotenv import dotenv_values
 
 from krigbot.storage import Storage
-from tests.postgres import BIN, PEER, Cluster, cluster_running
-from tests.storage import new_game, pr, record_game
+from tests.support.postgres import BIN, PEER, Cluster, cluster_running
+from tests.support.stored_games import new_game, pr, record_game
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "docs" / "self-hosting.md").read_text(encoding="utf-8")

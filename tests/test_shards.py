@@ -19,15 +19,15 @@ from krigbot.config import ConfigError, Settings, Shards, shard_of
 from krigbot.i18n import t
 from krigbot.monitoring.metrics import RestRate, is_exempt
 from krigbot.storage import Storage
-from tests.cogs.helpers import ChosenSeeds, answer_of, start_game, text_of
-from tests.cogs.play_helpers import command, running_bot
-from tests.cogs.test_autoplay import LONG_SEED
-from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
 from tests.standin.world import Guild
-from tests.test_process import SECRET, bot_env, closed_port, failure_line, run_once, spawn
-from tests.test_shards_standin import FLIP, connect
+from tests.support.autoplay import LONG_SEED
+from tests.support.gateway import FLIP, connect
+from tests.support.handsfree import command, running_bot
+from tests.support.players import ChosenSeeds, answer_of, start_game, text_of
+from tests.support.processes import SECRET, bot_env, closed_port, failure_line, run_once, spawn
+from tests.support.settings import make_settings
 
 __all__ = ["closed_port", "connect"]
 

@@ -12,8 +12,7 @@ import pytest
 
 from krigbot.engine import Game, Rules, new_game, run_to_end
 from krigbot.sim import main, play_command
-
-from .engine.test_doctests import assert_every_example_runs
+from tests.support.doctests import assert_every_example_runs
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any] | None, str]:

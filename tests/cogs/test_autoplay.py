@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,11 @@ import pytest
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import t
 from krigbot.storage import Storage
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, Message, RequestRecord
+from tests.standin.fixtures import SampleWorld
+from tests.support.autoplay import LONG_SEED, TITLE, round_shown
+from tests.support.handsfree import AUTO_SECONDS, command, edit_of, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     buttons,
@@ -21,16 +24,10 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of, running_bot
-from tests.standin import DiscordStandIn, Message, RequestRecord
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
 
 STANDARD = Rules.preset("standard")
 SHORT_SEED = 1230
 """Standard: 30 rounds, Alice (seat 0) takes every card."""
-LONG_SEED = 17
-"""Standard: 117 rounds, long enough to press buttons while autoplay plays."""
 RETRY_AFTER = 0.3
 
 
@@ -51,16 +48,6 @@ async def stored_round(db_path: Path, game_id: int) -> int:
         row = await storage.games.get_game(game_id)
     assert row is not None
     return row.round
-
-
-TITLE = pattern("nb", "table.title", round=re.compile(r"\d+"))
-
-
-def round_shown(text: str) -> int:
-    """Return the round a Norwegian table shows (t("nb", "table.title", round=12))."""
-    title = TITLE.search(text)
-    assert title is not None
-    return int(title["round"])
 
 
 async def test_autoplay_plays_to_the_end_in_one_message_at_most_one_edit_per_interval(

@@ -10,8 +10,10 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules, load_game
 from krigbot.i18n import fmt_duration, fmt_list, t
-from tests.cogs.conftest import CHALLENGE_SECONDS
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.support.bot_fixtures import CHALLENGE_SECONDS
+from tests.support.players import (
     DANGER,
     PRIMARY,
     SUCCESS,
@@ -34,9 +36,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.standin import DiscordStandIn
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.texts import pattern
 
 MESSAGE_COMPONENT = 3
 

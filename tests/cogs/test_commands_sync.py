@@ -14,9 +14,9 @@ from krigbot.bot import KrigBot
 from krigbot.engine import HOUSE_RULES, PRESETS
 from krigbot.engine.rules import MAX_ROUND_LIMIT
 from krigbot.i18n import t
-from tests.cogs.helpers import answer_of, start_game
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.support.players import answer_of, start_game
 
 LOCALES = {"no", "sv-SE", "da"}
 USER, STRING, INTEGER, SUB_COMMAND = 6, 3, 4, 1

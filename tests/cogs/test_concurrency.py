@@ -8,7 +8,9 @@ from collections.abc import Callable
 
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
-from tests.cogs.helpers import (
+from tests.standin import Channel, DiscordStandIn, InteractionRecord, Message
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     DEFERRED_UPDATE,
     UPDATE_MESSAGE,
     ChosenSeeds,
@@ -24,9 +26,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.standin import Channel, DiscordStandIn, InteractionRecord, Message
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.texts import pattern
 
 
 async def test_two_players_flipping_at_once_play_two_rounds_each_shown_once(

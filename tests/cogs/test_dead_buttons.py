@@ -6,7 +6,9 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, Message, User
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     ChosenSeeds,
     answer_of,
     challenge_message,
@@ -17,9 +19,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.test_steal_war import STEAL_ONE, choose_top, play_to_choice, start_steal_war
-from tests.standin import DiscordStandIn, Message, User
-from tests.standin.fixtures import SampleWorld
+from tests.support.steal_war import STEAL_ONE, choose_top, play_to_choice, start_steal_war
 
 LONG_SEED = 17
 """Standard: 117 rounds."""

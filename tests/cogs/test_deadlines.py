@@ -13,7 +13,9 @@ from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.load import BUSY
 from krigbot.storage import GameStore
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     DEFERRED_CHANNEL_MESSAGE,
     DEFERRED_UPDATE,
     flip_button,
@@ -22,8 +24,6 @@ from tests.cogs.helpers import (
     text_of,
     timed,
 )
-from tests.standin import DiscordStandIn
-from tests.standin.fixtures import SampleWorld
 
 DISCORD_DEADLINE = 3.0
 SLOW_SAVE = 2.5

@@ -18,7 +18,9 @@ from krigbot.engine import Game, Rules
 from krigbot.i18n import card_label, t
 from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import DatabaseLockedError, GameStore, Storage
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, InteractionRecord, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Clock,
@@ -35,11 +37,9 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.test_time_limit import bot_on
-from tests.conftest import make_settings
-from tests.standin import DiscordStandIn, InteractionRecord, run_bot
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.settings import make_settings
+from tests.support.texts import pattern
+from tests.support.time_limit import bot_on
 
 SEED = 20_251_129
 

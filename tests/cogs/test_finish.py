@@ -15,7 +15,10 @@ from krigbot.cogs.autoplay import AutoplayCog
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import t
 from krigbot.render.replays import rebuild
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     buttons,
@@ -28,10 +31,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, running_bot
-from tests.standin import DiscordStandIn
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.texts import pattern
 
 LONG_SEED = 17
 """Standard: 117 rounds, Bob (seat 1) wins, ten wars."""

@@ -7,7 +7,9 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.engine import PRESETS, Round, Rules
 from krigbot.i18n import card_label, fmt_list, t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     PRIMARY,
     UPDATE_MESSAGE,
     ChosenSeeds,
@@ -25,10 +27,8 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.conftest import BACKENDS
-from tests.standin import DiscordStandIn
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.settings import BACKENDS
+from tests.support.texts import pattern
 
 STANDARD = Rules.preset("standard")
 PLAIN_SEED = find_seed(STANDARD, lambda played: not played.is_war)

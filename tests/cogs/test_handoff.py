@@ -22,7 +22,11 @@ from krigbot.i18n import t
 from krigbot.render.embeds import names_of
 from krigbot.render.steal import look_text
 from krigbot.storage import GameRow
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, Message
+from tests.standin.fixtures import SampleWorld
+from tests.support.autoplay import LONG_SEED, TITLE, round_shown
+from tests.support.handsfree import command, edit_of, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Table,
@@ -33,12 +37,8 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, edit_of, running_bot
-from tests.cogs.test_autoplay import LONG_SEED, TITLE, round_shown
-from tests.cogs.test_steal_war import STEAL_ONE, look_button, start_steal_war, table_id, top_buttons
-from tests.conftest import BACKENDS
-from tests.standin import DiscordStandIn, Message
-from tests.standin.fixtures import SampleWorld
+from tests.support.settings import BACKENDS
+from tests.support.steal_war import STEAL_ONE, look_button, start_steal_war, table_id, top_buttons
 
 
 def autoplaying(bot: KrigBot, channel_id: int) -> bool:

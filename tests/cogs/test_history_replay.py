@@ -6,7 +6,10 @@ from pathlib import Path
 
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import fmt_list, t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, InteractionResponse
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     buttons,
@@ -16,9 +19,6 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, running_bot
-from tests.standin import DiscordStandIn, InteractionResponse
-from tests.standin.fixtures import SampleWorld
 
 STANDARD = Rules.preset("standard")
 SHORT_SEED = 1146

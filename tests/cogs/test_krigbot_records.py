@@ -5,7 +5,10 @@ from __future__ import annotations
 from krigbot.bot import KrigBot
 from krigbot.engine import Rules
 from krigbot.i18n import t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command
+from tests.support.players import (
     ChosenSeeds,
     answer_of,
     challenge,
@@ -17,11 +20,8 @@ from tests.cogs.helpers import (
     settled,
     text_of,
 )
-from tests.cogs.play_helpers import command
-from tests.cogs.test_team_war import team_seed
-from tests.cogs.test_versus import ONE_ROUND, forfeit_yes, start_against_krigbot, table_of
-from tests.standin import DiscordStandIn
-from tests.standin.fixtures import SampleWorld
+from tests.support.team_war import team_seed
+from tests.support.versus import ONE_ROUND, forfeit_yes, start_against_krigbot, table_of
 
 ROUNDS = 10
 

@@ -13,7 +13,10 @@ from krigbot.adapter import replies
 from krigbot.bot import KrigBot
 from krigbot.engine import Rules
 from krigbot.i18n import t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, User
+from tests.standin.fixtures import SampleWorld
+from tests.standin.messages import EPHEMERAL
+from tests.support.players import (
     DEFERRED_CHANNEL_MESSAGE,
     answer_of,
     challenge,
@@ -28,10 +31,7 @@ from tests.cogs.helpers import (
     text_of,
     visible,
 )
-from tests.standin import DiscordStandIn, User
-from tests.standin.fixtures import SampleWorld
-from tests.standin.messages import EPHEMERAL
-from tests.texts import pattern
+from tests.support.texts import pattern
 
 # Spelled out, not asked of lang_for: these tests check the bot's choice of language.
 CATALOG_OF = {"no": "nb", "sv-SE": "sv", "da": "da", "en-US": "en"}

@@ -5,10 +5,10 @@ from __future__ import annotations
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.sessions.timelimit import TIME_UP_TOLD
-from tests.cogs.helpers import Clock, buttons, flip, settled, start_game, text_of
-from tests.cogs.test_time_limit import quick_ticks, time_up
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.support.players import Clock, buttons, flip, settled, start_game, text_of
+from tests.support.time_limit import quick_ticks, time_up
 
 __all__ = ["quick_ticks"]
 

@@ -9,7 +9,10 @@ import pytest
 from krigbot.engine import Rules
 from krigbot.i18n import t
 from krigbot.sessions.matches import MatchKeeper
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, InteractionResponse
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     buttons,
@@ -22,10 +25,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, running_bot
-from tests.standin import DiscordStandIn, InteractionResponse
-from tests.standin.fixtures import SampleWorld
-from tests.texts import board_line
+from tests.support.texts import board_line
 
 ALICE_WINS = 132
 """Standard: 34 rounds, Alice (seat 0) takes every card."""

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, Message
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command, running_bot
+from tests.support.players import (
     ChosenSeeds,
     challenge_message,
     flip,
@@ -15,9 +18,6 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, running_bot
-from tests.standin import DiscordStandIn, Message
-from tests.standin.fixtures import SampleWorld
 
 ALICE_WINS = 132
 """Standard: 34 rounds, Alice (seat 0) takes every card."""

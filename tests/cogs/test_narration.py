@@ -9,8 +9,11 @@ from typing import Any
 from krigbot.bot import KrigBot
 from krigbot.engine import Round, Rules
 from krigbot.i18n import card_label, fmt_duration, t
-from tests.cogs.conftest import CHALLENGE_SECONDS
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.support.bot_fixtures import CHALLENGE_SECONDS
+from tests.support.handsfree import command, running_bot
+from tests.support.players import (
     ChosenSeeds,
     Clock,
     answer_of,
@@ -21,10 +24,7 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, running_bot
-from tests.standin import DiscordStandIn
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.texts import pattern
 
 NAMES = ("Alice", "Bob", "Carol")
 

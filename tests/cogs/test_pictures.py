@@ -10,10 +10,10 @@ from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.render.chart import render_chart
 from krigbot.render.story import story_of
-from tests.cogs.helpers import answer_of, flip, flip_button, game_row, press, start_game
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.players import answer_of, flip, flip_button, game_row, press, start_game
+from tests.support.texts import pattern
 
 
 def png_size(data: bytes) -> tuple[int, int]:

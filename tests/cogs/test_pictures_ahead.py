@@ -13,18 +13,10 @@ from krigbot.bot import KrigBot
 from krigbot.engine import Round, Rules, Variant, load_game, new_game
 from krigbot.render.table import render_round
 from krigbot.storage import GameRow, Storage
-from tests.cogs.helpers import (
-    ChosenSeeds,
-    answer_of,
-    flip,
-    game_row,
-    press,
-    settled,
-    start_game,
-)
-from tests.rows import stored_row
 from tests.standin import Channel, DiscordStandIn, InteractionResponse
 from tests.standin.fixtures import SampleWorld
+from tests.support.players import ChosenSeeds, answer_of, flip, game_row, press, settled, start_game
+from tests.support.rows import stored_row
 
 AHEAD_WITHIN = 10.0
 """Seconds a worker may take to draw a picture ahead before a test fails."""

@@ -15,12 +15,15 @@ from pathlib import Path
 import pytest
 
 from krigbot import logs
-from krigbot.adapter import surfaces
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import card_label, t
 from krigbot.storage import Storage
-from tests.cogs.helpers import (
+from tests.standin import Channel, CommandNotAvailableError, DiscordStandIn, Message, run_bot
+from tests.standin.contexts import add_group_dm, add_outside_guild, install_for
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command, edit_of, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Clock,
@@ -38,31 +41,17 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, edit_of, running_bot
-from tests.cogs.test_steal_war import QUICK, STEAL_BY_DEFAULT, names, shown_in
-from tests.cogs.test_time_limit import TIME_UP, bot_on, quick_ticks
-from tests.conftest import make_settings
-from tests.standin import Channel, CommandNotAvailableError, DiscordStandIn, Message, run_bot
-from tests.standin.contexts import add_group_dm, add_outside_guild, install_for
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.private import LONG_SEED, nothing_refused, short_tokens
+from tests.support.settings import make_settings
+from tests.support.steal_war import QUICK, STEAL_BY_DEFAULT, names, shown_in
+from tests.support.texts import pattern
+from tests.support.time_limit import TIME_UP, bot_on, quick_ticks
 
-__all__ = ["quick_ticks"]
+__all__ = ["quick_ticks", "short_tokens"]
 
 STANDARD = Rules.preset("standard")
 SHORT_SEED = 1230
 """Standard: 30 rounds, Alice (seat 0) takes every card."""
-LONG_SEED = 17
-"""Standard: 117 rounds: autoplay meets several token expiries before the end."""
-TOKEN_SECONDS = 1.5
-"""The bot's use of a token here, short enough to run out several times in one game."""
-
-
-def nothing_refused(standin: DiscordStandIn) -> None:
-    """Assert that Discord would have refused nothing the bot did."""
-    assert standin.world.refused == []
-    rejected = {r.id: r.rejected for r in standin.interaction_log.items if r.rejected}
-    assert rejected == {}
 
 
 @pytest.fixture
@@ -72,13 +61,6 @@ def group(standin: DiscordStandIn, world: SampleWorld) -> Iterator[Channel]:
     install_for(standin, world.bob)
     yield add_group_dm(standin, world.alice, world.bob, world.carol, name="friends")
     nothing_refused(standin)
-
-
-@pytest.fixture
-def short_tokens(standin: DiscordStandIn, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the bot's tokens run out after TOKEN_SECONDS, and Discord's soon after."""
-    monkeypatch.setattr(surfaces, "TOKEN_SECONDS", TOKEN_SECONDS)
-    standin.token_lifetime = TOKEN_SECONDS + 1.0
 
 
 def finished(seed: int) -> Game:

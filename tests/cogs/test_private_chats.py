@@ -8,7 +8,11 @@ from pathlib import Path
 import pytest
 
 from krigbot.i18n import fmt_list, t
-from tests.cogs.helpers import (
+from tests.standin import Channel, DiscordStandIn
+from tests.standin.contexts import add_group_dm, add_user_dm, install_for
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command, edit_of, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Clock,
@@ -23,12 +27,8 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.cogs.play_helpers import command, edit_of, running_bot
-from tests.cogs.test_private import LONG_SEED, nothing_refused, short_tokens
-from tests.cogs.test_time_limit import TIME_UP, bot_on, quick_ticks
-from tests.standin import Channel, DiscordStandIn
-from tests.standin.contexts import add_group_dm, add_user_dm, install_for
-from tests.standin.fixtures import SampleWorld
+from tests.support.private import LONG_SEED, nothing_refused, short_tokens
+from tests.support.time_limit import TIME_UP, bot_on, quick_ticks
 
 __all__ = ["quick_ticks", "short_tokens"]
 

@@ -13,18 +13,11 @@ from krigbot.bot import KrigBot
 from krigbot.engine import PRESETS, Rules
 from krigbot.i18n import t
 from krigbot.storage import PlayerResult, Storage
-from tests.cogs.helpers import (
-    ChosenSeeds,
-    answer_of,
-    find_seed,
-    flip,
-    start_game,
-    text_of,
-)
-from tests.conftest import BACKENDS
 from tests.standin import Channel, DiscordStandIn, InteractionResponse, User
 from tests.standin.fixtures import SampleWorld
-from tests.texts import board_line
+from tests.support.players import ChosenSeeds, answer_of, find_seed, flip, start_game, text_of
+from tests.support.settings import BACKENDS
+from tests.support.texts import board_line
 
 _channels = itertools.count(1)
 

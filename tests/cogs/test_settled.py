@@ -12,9 +12,9 @@ import asyncio
 import pytest
 
 from krigbot.bot import KrigBot
-from tests.cogs.helpers import bot_busy, challenge_message, game_id_of, game_row, settled
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.support.players import bot_busy, challenge_message, game_id_of, game_row, settled
 
 
 async def test_settled_waits_for_what_the_bot_does_after_its_answer_is_out(

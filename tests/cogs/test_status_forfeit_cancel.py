@@ -5,7 +5,9 @@ from __future__ import annotations
 from krigbot.bot import KrigBot
 from krigbot.engine import load_game
 from krigbot.i18n import t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, InteractionResponse, Message, User
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     DANGER,
     SECONDARY,
     UPDATE_MESSAGE,
@@ -23,8 +25,6 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.standin import DiscordStandIn, InteractionResponse, Message, User
-from tests.standin.fixtures import SampleWorld
 
 
 async def command(

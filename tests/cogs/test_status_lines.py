@@ -7,12 +7,12 @@ from pathlib import Path
 
 from krigbot.bot import KrigBot
 from krigbot.i18n import fmt_list, t
-from tests.cogs.helpers import ChosenSeeds, answer_of, press, settled, start_game, text_of
-from tests.cogs.play_helpers import command, edit_of, running_bot
-from tests.cogs.test_steal_war import STEAL_ONE, play_to_choice, start_steal_war
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.handsfree import command, edit_of, running_bot
+from tests.support.players import ChosenSeeds, answer_of, press, settled, start_game, text_of
+from tests.support.steal_war import STEAL_ONE, play_to_choice, start_steal_war
+from tests.support.texts import pattern
 
 LONG_SEED = 17
 """Standard: 117 rounds."""

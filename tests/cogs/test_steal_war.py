@@ -5,8 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from krigbot.bot import KrigBot
 from krigbot.cogs.steal import top_offer
 from krigbot.engine import OPTION_KEYS, Rules
 from krigbot.engine.cards import card_code, card_value, parse_card
-from krigbot.engine.events import LookChoice, TopChoice
+from krigbot.engine.events import TopChoice
 from krigbot.engine.rules import played_options
 from krigbot.engine.steal import StealGame
 from krigbot.engine.variant import VARIANTS
@@ -25,7 +24,9 @@ from krigbot.i18n import LANGS, card_label, catalog, fmt_list, t
 from krigbot.render.steal import in_war, look_text, steal_table_embed
 from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import Storage
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     PRIMARY,
     SUCCESS,
     UPDATE_MESSAGE,
@@ -43,82 +44,32 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.conftest import make_settings
-from tests.rows import stored_row
-from tests.standin import (
-    ChannelEvent,
-    DiscordStandIn,
-    InteractionResponse,
-    Message,
-    User,
-    run_bot,
+from tests.support.rows import stored_row
+from tests.support.settings import make_settings
+from tests.support.steal_war import (
+    QUICK,
+    STEAL_BY_DEFAULT,
+    STEAL_ONE,
+    TWO,
+    Plan,
+    first_choice,
+    look,
+    names,
+    play_to_choice,
+    shown_in,
+    start_steal_war,
+    table_id,
+    top_buttons,
 )
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.texts import pattern
 
-TWO = Rules.preset("stjel", players=2)
 THREE = Rules.preset("stjel", players=3)
-QUICK = 0.2
-"""Seconds a choice lasts on the quick bot: over before a test could press anything."""
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 ROW = stored_row(TWO, (1, 2), ("Alice", "Bob"), at=NOW)
 """A stored game row for rendering without a bot."""
 
 
-@dataclass(frozen=True)
-class Plan:
-    """A deal, the top cards its winners choose, and the first choice of a steal it leads to."""
-
-    rules: Rules
-    seed: int
-    tops: tuple[int | None, ...]
-    """Per battle before the choice, the card its winner puts on top (None: no top offered)."""
-    choice: LookChoice
-
-
-def first_choice(
-    rules: Rules, wanted: Callable[[LookChoice], bool], *, depth: int = 4, defaults: bool = False
-) -> Plan:
-    """Return the first deal (and top cards) whose first choice is one player's and ``wanted``.
-
-    With ``defaults`` every winner keeps the default top card, as a time-out leaves it.
-    """
-
-    def search(game: StealGame, tops: tuple[int | None, ...]) -> Plan | None:
-        if game.begin_battle() is None:
-            choices = game.pending()
-            if len(choices) == 1 and isinstance(choices[0], LookChoice) and wanted(choices[0]):
-                assert game.seed is not None
-                return Plan(rules, game.seed, tops, choices[0])
-            return None
-        if game.finished or len(tops) >= depth:
-            return None
-        pending = game.pending()
-        if not pending:
-            return search(game, (*tops, None))
-        (top,) = pending
-        assert isinstance(top, TopChoice)
-        saved = game.to_dict()
-        default = game.loot_top(top.seat)
-        assert default is not None
-        for card in [default] if defaults else top_offer(top, default):
-            branch = StealGame.from_dict(saved)
-            branch.put_on_top(top.seat, card)
-            found = search(branch, (*tops, card))
-            if found is not None:
-                return found
-        return None
-
-    for seed in range(2000):
-        plan = search(StealGame.new(rules, seed), ())
-        if plan is not None:
-            return plan
-    raise AssertionError("no seed found")
-
-
-STEAL_ONE = first_choice(TWO, lambda choice: True)
 STEAL_TWO = first_choice(THREE, lambda choice: len(choice.can_steal) == 2)
-STEAL_BY_DEFAULT = first_choice(TWO, lambda choice: True, defaults=True)
 
 
 def expected_game(plan: Plan) -> StealGame:
@@ -134,65 +85,6 @@ def expected_game(plan: Plan) -> StealGame:
 
 
 # ------------------------------------------------------------------------------ driving
-
-
-def top_buttons(shown: Any) -> dict[str, dict[str, Any]]:
-    """Return the table's top-card buttons by custom id."""
-    return {cid: b for cid, b in buttons(shown).items() if cid.startswith("krig:top:")}
-
-
-def look_button(shown: Any) -> str:
-    """Return the custom id of the table's Look button."""
-    (custom_id,) = [c for c in buttons(shown) if c.startswith("krig:look:")]
-    return custom_id
-
-
-async def choose_top(
-    standin: DiscordStandIn, table: Message, players: Sequence[User], card: int
-) -> InteractionResponse:
-    """Let the winner of the battle just decided put ``card`` on top of their loot pile."""
-    (custom_id,) = [c for c in top_buttons(table) if c.endswith(f":{card_code(card)}")]
-    seat = int(custom_id.split(":")[4])
-    return await press(standin, table, custom_id, players[seat])
-
-
-async def play_to_choice(
-    standin: DiscordStandIn, table: Message, plan: Plan, players: Sequence[User]
-) -> None:
-    """Play the battles before the plan's choice, then begin the battle that brings it."""
-    for card in plan.tops:
-        answer = await press(standin, table, flip_button(table), players[0])
-        assert answer.type == UPDATE_MESSAGE, text_of(answer)
-        if card is not None:
-            answer = await choose_top(standin, table, players, card)
-            assert answer.type == UPDATE_MESSAGE, text_of(answer)
-    answer = await press(standin, table, flip_button(table), players[0])
-    assert answer.type == UPDATE_MESSAGE, text_of(answer)
-
-
-async def look(standin: DiscordStandIn, table: Message, user: User) -> InteractionResponse:
-    """Press Look at my card and return the private answer."""
-    return await press(standin, table, look_button(table), user)
-
-
-async def start_steal_war(
-    standin: DiscordStandIn, world: SampleWorld, seeds: ChosenSeeds, plan: Plan
-) -> tuple[Message, list[User]]:
-    """Deal the plan's game between Alice, Bob (and Carol); return the table and the players."""
-    players = [world.alice, world.bob, world.carol][: plan.rules.players]
-    seeds.fix(plan.seed)
-    table = await start_game(standin, world.no_channel, *players, variant="stjel")
-    return table.message, players
-
-
-def names(plan: Plan) -> list[str]:
-    """Return the players' names in seat order."""
-    return ["Alice", "Bob", "Carol"][: plan.rules.players]
-
-
-def table_id(table: Message) -> int:
-    """Return the game id the table's buttons carry."""
-    return int(look_button(table).split(":")[2])
 
 
 def code(plan: Plan) -> str:
@@ -214,11 +106,6 @@ async def running_bot(
             yield running
     finally:
         await storage.close()
-
-
-def shown_in(table: Message, text: re.Pattern[str]) -> Callable[[ChannelEvent], bool]:
-    """Return a test for an edit of the table that shows ``text``."""
-    return lambda event: event.message is table and bool(text.search(text_of(event.revision)))
 
 
 # -------------------------------------------------------------------------------- tests

@@ -7,7 +7,9 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules, load_game, run_to_end
 from krigbot.i18n import fmt_list, t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, User
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     answer_of,
@@ -19,23 +21,11 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.standin import DiscordStandIn, User
-from tests.standin.fixtures import SampleWorld
-from tests.texts import board_line
+from tests.support.team_war import team_seed
+from tests.support.texts import board_line
 
 ROUNDS = 10
 NBSP = "\xa0"
-
-
-def team_seed(rules: Rules, winners: tuple[int, ...]) -> tuple[int, Game]:
-    """Return the first seed whose game ``winners`` win, and that game played to its end."""
-    for seed in range(500):
-        game = Game.new(rules, seed)
-        while game.outcome is None:
-            game.play_round()
-        if game.outcome.winners == winners:
-            return seed, game
-    raise AssertionError("no seed found")
 
 
 def add_dave(standin: DiscordStandIn, world: SampleWorld) -> User:

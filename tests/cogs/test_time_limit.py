@@ -6,10 +6,8 @@ test waits the minutes it plays with.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -23,7 +21,11 @@ from krigbot.i18n import t
 from krigbot.sessions import deadlines
 from krigbot.sim import main as sim_main
 from krigbot.storage import Storage
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, OptionError, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.support.autoplay import LONG_SEED
+from tests.support.handsfree import AUTO_SECONDS, command, edit_of
+from tests.support.players import (
     ChosenSeeds,
     Clock,
     answer_of,
@@ -43,16 +45,14 @@ from tests.cogs.helpers import (
     text_of,
     visible,
 )
-from tests.cogs.play_helpers import AUTO_SECONDS, command, edit_of
-from tests.cogs.test_autoplay import LONG_SEED
-from tests.cogs.test_steal_war import STEAL_ONE, look, names, play_to_choice
-from tests.conftest import BACKENDS, make_settings
-from tests.standin import ChannelEvent, DiscordStandIn, OptionError, run_bot
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.settings import BACKENDS, make_settings
+from tests.support.steal_war import STEAL_ONE, look, names, play_to_choice
+from tests.support.texts import pattern
+from tests.support.time_limit import TIME_UP, bot_on, quick_ticks, time_up
+
+__all__ = ["quick_ticks"]
 
 RULES = Rules.preset("standard", time_limit=5)
-TIME_UP = t("nb", "time.up_title")
 
 
 def seed_with_a_leader(rounds: int) -> tuple[int, Game]:
@@ -64,29 +64,6 @@ def seed_with_a_leader(rounds: int) -> tuple[int, Game]:
         if not game.finished and game.counts[0] != game.counts[1]:
             return seed, game
     raise AssertionError("no seed found")
-
-
-@pytest.fixture
-def quick_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Let the deadline scheduler look at the (test's) clock every few milliseconds."""
-    monkeypatch.setattr(deadlines, "TICK_SECONDS", 0.02)
-
-
-def time_up(event: ChannelEvent) -> bool:
-    return event.kind == "create" and TIME_UP in text_of(event.revision)
-
-
-@contextlib.asynccontextmanager
-async def bot_on(standin: DiscordStandIn, db_path: Path, clock: Clock) -> AsyncIterator[KrigBot]:
-    """Run a bot on the database file with the test's clock; a second one is a restart."""
-    storage = await Storage.open(db_path)
-    try:
-        bot = KrigBot(make_settings(db_path), storage, guild_ready_timeout=0.05)
-        bot.service.registry.clock = clock
-        async with run_bot(bot, standin) as running:
-            yield running
-    finally:
-        await storage.close()
 
 
 async def test_the_time_running_out_ends_the_game_by_counting_and_says_so(

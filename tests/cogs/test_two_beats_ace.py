@@ -5,7 +5,9 @@ from __future__ import annotations
 from krigbot.bot import KrigBot
 from krigbot.engine import Rules
 from krigbot.i18n import t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     ChosenSeeds,
     answer_of,
     challenge,
@@ -19,8 +21,6 @@ from tests.cogs.helpers import (
     replay,
     text_of,
 )
-from tests.standin import DiscordStandIn
-from tests.standin.fixtures import SampleWorld
 
 HOUSE = Rules.preset("standard", two_beats_ace=True)
 UPSET_SEED = find_seed(HOUSE, lambda played: played.won_by == "two_beats_ace" and not played.is_war)

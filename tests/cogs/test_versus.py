@@ -9,7 +9,10 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules
 from krigbot.i18n import t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, User
+from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command, edit_of, running_bot
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     answer_of,
@@ -24,33 +27,8 @@ from tests.cogs.helpers import (
     settled,
     text_of,
 )
-from tests.cogs.play_helpers import command, edit_of, running_bot
-from tests.conftest import BACKENDS
-from tests.standin import DiscordStandIn, InteractionResponse, Message, User
-from tests.standin.fixtures import SampleWorld
-
-ONE_ROUND = Rules.preset("standard", max_rounds=1)
-
-
-async def start_against_krigbot(
-    standin: DiscordStandIn, world: SampleWorld, player: User, **options: object
-) -> InteractionResponse:
-    """Run ``/krig start opponent:@Krigbot`` and return the public answer."""
-    answer = await answer_of(
-        standin, await challenge(standin, world.no_channel, player, standin.bot_user, **options)
-    )
-    assert not answer.ephemeral, text_of(answer)
-    return answer
-
-
-def table_of(answer: InteractionResponse) -> Message:
-    """Return the message an answer put in the channel."""
-    assert answer.message is not None
-    return answer.message
-
-
-def forfeit_yes(game_id: int, user: User) -> str:
-    return f"krig:forfeit:{game_id}:{user.id}:yes"
+from tests.support.settings import BACKENDS
+from tests.support.versus import ONE_ROUND, forfeit_yes, start_against_krigbot, table_of
 
 
 async def test_a_game_against_krigbot_is_dealt_at_once_and_ends_in_a_result(

@@ -12,7 +12,9 @@ from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.policy import Move, choose, make
 from krigbot.engine.steal import StealGame
 from krigbot.i18n import card_label, t
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, Message
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     ChosenSeeds,
     answer_of,
     buttons,
@@ -23,8 +25,6 @@ from tests.cogs.helpers import (
     settled,
     text_of,
 )
-from tests.standin import DiscordStandIn, Message
-from tests.standin.fixtures import SampleWorld
 
 TWO = Rules.preset("stjel")
 ALICE, KRIGBOT = 0, 1

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from krigbot.engine import Game, Rules, parse_card
-
-from .deals import codes, deal, pile, pile_codes
+from tests.support.deals import codes, deal, pile, pile_codes
 
 # -------------------------------------------------------------------------------- 000
 

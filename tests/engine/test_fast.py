@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 
 from krigbot.engine import Game, Rules, fast, find_repetition, run_to_end
-
-from .deals import comparable, deal, play, random_piles, watch
+from tests.support.deals import comparable, deal, play, random_piles, watch
 
 SWEEP: dict[str, list[Any]] = {
     "players": [2, 3, 4],

@@ -21,8 +21,7 @@ from krigbot.engine import (
     run_to_end,
 )
 from krigbot.engine.rules import FACE_DOWN_CHOICES, PICKUPS, SHORTAGES, WAR_PLAYERS
-
-from .deals import comparable, play, roundtrip, watch
+from tests.support.deals import comparable, play, roundtrip, watch
 
 PLAYABLE_PRESETS = [name for name in PRESETS if name not in ("lag", "stjel")]
 

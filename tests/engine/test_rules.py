@@ -27,8 +27,7 @@ from krigbot.engine import (
     run_to_end,
 )
 from krigbot.engine.game import shuffle
-
-from .deals import codes, deal, pile, pile_codes, play, play_out, watch
+from tests.support.deals import codes, deal, pile, pile_codes, play, play_out, watch
 
 
 def battle_codes(game_round: Any) -> list[str]:

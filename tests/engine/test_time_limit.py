@@ -10,7 +10,7 @@ from krigbot.engine.game import Game
 from krigbot.engine.replay import replay
 from krigbot.engine.rules import MAX_TIME_LIMIT, MIN_TIME_LIMIT
 from krigbot.engine.steal import StealGame
-from tests.engine.deals import deal
+from tests.support.deals import deal
 
 
 def test_time_limit_is_off_by_default_and_any_preset_takes_it() -> None:

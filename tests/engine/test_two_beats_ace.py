@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from krigbot.engine import PRESETS, FixedOptionError, Game, Rules, fast, run_to_end
-
-from .deals import codes, deal, pile_codes, play
+from tests.support.deals import codes, deal, pile_codes, play
 
 TWO_TAKES_ACE = Rules.preset("standard", two_beats_ace=True)
 

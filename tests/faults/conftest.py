@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tests.cogs.conftest import clock, errors_expected, quick_bot, world
+from tests.support.bot_fixtures import clock, errors_expected, quick_bot, world
 
 __all__ = ["clock", "errors_expected", "quick_bot", "world"]

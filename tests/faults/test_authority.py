@@ -15,7 +15,11 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
-from tests.cogs.helpers import (
+from tests.standin import Channel, DiscordStandIn, InteractionResponse, Message, User
+from tests.standin.fixtures import SampleWorld
+from tests.standin.records import MESSAGE_COMPONENT
+from tests.support.consistency import snapshot
+from tests.support.players import (
     answer_of,
     challenge_message,
     flip,
@@ -28,10 +32,6 @@ from tests.cogs.helpers import (
     text_of,
     visible,
 )
-from tests.faults.consistency import snapshot
-from tests.standin import Channel, DiscordStandIn, InteractionResponse, Message, User
-from tests.standin.fixtures import SampleWorld
-from tests.standin.records import MESSAGE_COMPONENT
 
 BIDI_CONTROLS = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067")
 """Direction controls that must never reach a message (isolates FSI/PDI are how names are

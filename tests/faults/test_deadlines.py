@@ -28,7 +28,10 @@ from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import Storage
 from krigbot.storage.sqlite import SqliteDatabase
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, InteractionRecord
+from tests.standin.fixtures import SampleWorld
+from tests.support.consistency import check_database
+from tests.support.players import (
     Timed,
     challenge_message,
     flip_button,
@@ -37,9 +40,6 @@ from tests.cogs.helpers import (
     text_of,
     timed,
 )
-from tests.faults.consistency import check_database
-from tests.standin import DiscordStandIn, InteractionRecord
-from tests.standin.fixtures import SampleWorld
 
 DISCORD_DEADLINE = 3.0
 SLOW_WRITE = 2.0

@@ -19,7 +19,9 @@ from krigbot.adapter import replies
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import GameStore, Storage
-from tests.cogs.helpers import (
+from tests.standin import ChannelEvent, DiscordStandIn, RequestRecord, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     DEFERRED_UPDATE,
     UPDATE_MESSAGE,
     answer_of,
@@ -33,10 +35,8 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.conftest import make_settings
-from tests.standin import ChannelEvent, DiscordStandIn, RequestRecord, run_bot
-from tests.standin.fixtures import SampleWorld
-from tests.texts import pattern
+from tests.support.settings import make_settings
+from tests.support.texts import pattern
 
 RETRY_AFTER = 0.5
 """Seconds a 429 asks the bot to wait."""

@@ -25,7 +25,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from krigbot.bot import KrigBot
-from tests.cogs.helpers import (
+from tests.standin import Channel, DiscordStandIn, InteractionRecord, Message, User
+from tests.standin.fixtures import SampleWorld
+from tests.standin.records import MESSAGE_COMPONENT
+from tests.support.consistency import snapshot
+from tests.support.players import (
     answer_of,
     buttons,
     challenge_message,
@@ -35,10 +39,6 @@ from tests.cogs.helpers import (
     settled,
     start_game,
 )
-from tests.faults.consistency import snapshot
-from tests.standin import Channel, DiscordStandIn, InteractionRecord, Message, User
-from tests.standin.fixtures import SampleWorld
-from tests.standin.records import MESSAGE_COMPONENT
 
 FUZZ = settings(
     max_examples=80,

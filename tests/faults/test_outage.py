@@ -16,7 +16,9 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import Storage
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, InteractionResponse, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Table,
@@ -26,10 +28,8 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.conftest import make_settings
-from tests.postgres import Cluster, cluster_running
-from tests.standin import DiscordStandIn, InteractionResponse, run_bot
-from tests.standin.fixtures import SampleWorld
+from tests.support.postgres import Cluster, cluster_running
+from tests.support.settings import make_settings
 
 
 @pytest.fixture

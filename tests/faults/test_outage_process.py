@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from krigbot.i18n import t
-from tests.cogs.helpers import answer_of, flip_button, text_of
-from tests.postgres import Cluster, start_cluster
 from tests.standin import DiscordStandIn, InteractionRecord, Message
 from tests.standin.fixtures import SampleWorld
-from tests.test_process import BotProcess
+from tests.support.players import answer_of, flip_button, text_of
+from tests.support.postgres import Cluster, start_cluster
+from tests.support.processes import BotProcess
 
 WAL_WRITER_DELAY = ("-c", "wal_writer_delay=10s")
 """The server flushes unwaited commits this long after them: the round before a stop is lost."""

@@ -37,7 +37,12 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.storage import DiskFullError, GameStore, Storage
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn, InteractionResponse, Message, run_bot
+from tests.standin.fixtures import SampleWorld
+from tests.standin.messages import EPHEMERAL
+from tests.support.consistency import check_database
+from tests.support.faulty_storage import pragma, read_only
+from tests.support.players import (
     DEFERRED_CHANNEL_MESSAGE,
     UPDATE_MESSAGE,
     answer_of,
@@ -52,23 +57,12 @@ from tests.cogs.helpers import (
     start_game,
     text_of,
 )
-from tests.conftest import make_settings
-from tests.faults.consistency import check_database
-from tests.standin import DiscordStandIn, InteractionResponse, Message, run_bot
-from tests.standin.fixtures import SampleWorld
-from tests.standin.messages import EPHEMERAL
-from tests.texts import pattern
+from tests.support.settings import make_settings
+from tests.support.texts import pattern
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_BUSY_MS = 300
 """A short busy timeout, so a locked write fails at once instead of after the 5 s default."""
-
-
-async def pragma(storage: Storage, statement: str) -> list[Any]:
-    """Run a PRAGMA on the bot's own connection (its settings are per connection)."""
-    # A private method on purpose: the fault is injected into the bot's connection, under
-    # the storage's lock, between two of its statements.
-    return [tuple(row) for row in await storage.database.fetchall(f"PRAGMA {statement}")]
 
 
 @contextlib.asynccontextmanager
@@ -94,16 +88,6 @@ async def locked_by_another_process(db: Path) -> AsyncIterator[None]:
     finally:
         holder.stdin.close()
         await asyncio.wait_for(holder.wait(), 10)
-
-
-@contextlib.asynccontextmanager
-async def read_only(storage: Storage) -> AsyncIterator[None]:
-    """Make every write of the bot's connection fail with SQLITE_READONLY for the block."""
-    await pragma(storage, "query_only = ON")
-    try:
-        yield
-    finally:
-        await pragma(storage, "query_only = OFF")
 
 
 @pytest.fixture

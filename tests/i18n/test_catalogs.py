@@ -13,7 +13,7 @@ import pytest
 from krigbot.engine import END_REASONS, PRESETS
 from krigbot.engine.rules import Pickup, Shortage
 from krigbot.i18n import LANGS, Lang, catalog, catalog_files
-from tests.i18n.helpers import (
+from tests.support.discord_limits import (
     CHOICE_KEYS,
     DESCRIPTION_KEYS,
     NAME_KEYS,

@@ -10,7 +10,7 @@ from discord import app_commands
 from discord.app_commands import locale_str
 
 from krigbot.i18n import Translator, catalog, lang_for, t
-from tests.i18n.helpers import CHOICE_KEYS, DESCRIPTION_KEYS, NAME_KEYS, is_discord_name
+from tests.support.discord_limits import CHOICE_KEYS, DESCRIPTION_KEYS, NAME_KEYS, is_discord_name
 
 SUPPORTED_LOCALES = [
     discord.Locale.norwegian,

@@ -15,9 +15,9 @@ from krigbot.bot import KrigBot
 from krigbot.monitoring import Health, MonitorServer
 from krigbot.monitoring.server import link
 from krigbot.storage import Storage
-from tests.cogs.helpers import flip, flip_button, forged_press, game_row, press, start_game
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.support.players import flip, flip_button, forged_press, game_row, press, start_game
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

@@ -6,13 +6,8 @@ import pytest
 from PIL import Image
 
 from krigbot.engine import parse_card
-from krigbot.render.cards import (
-    card_back,
-    card_face,
-    card_width,
-    rank_text,
-)
-from tests.render import pixels, rgba_pixels
+from krigbot.render.cards import card_back, card_face, card_width, rank_text
+from tests.support.pixels import pixels, rgba_pixels
 
 
 def red_pixels(image: Image.Image) -> int:

@@ -10,7 +10,7 @@ from PIL import Image, ImageChops, ImageStat
 
 from krigbot.engine import parse_card
 from krigbot.render.cards import card_face, card_width
-from tests.render import rgba_pixels
+from tests.support.pixels import rgba_pixels
 
 HEIGHT = 160
 NUMBERED = [f"{rank}{suit}" for rank in "23456789T" for suit in "SHDC"]

@@ -22,7 +22,7 @@ from krigbot.render.chart import (
     WAR_BIN,
     render_chart,
 )
-from tests.render import pixels
+from tests.support.pixels import pixels
 
 NAMES = ("Ingrid", "Bjørn", "Cy")
 PLOT_BOTTOM = CHART_HEIGHT - BOTTOM - 12

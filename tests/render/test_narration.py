@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 from krigbot.engine import Game, Round, Rules
@@ -12,17 +11,7 @@ from krigbot.i18n import Lang, card_label, t
 from krigbot.render.embeds import round_embed
 from krigbot.render.steal import steal_table_embed
 from krigbot.render.table import layout_round
-from krigbot.storage import GameRow
-from tests.rows import stored_row
-
-NAMES = ("Alice", "Bob", "Carol", "Dave")
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-
-
-def row_for(rules: Rules) -> GameRow:
-    """Return a stored game row for rendering a game of ``rules`` without a bot."""
-    players = range(1, rules.players + 1)
-    return stored_row(rules, players, NAMES[: rules.players], at=NOW, game_id=7)
+from tests.support.narration import NAMES, row_for
 
 
 def told(rules: Rules, seed: int, rounds: int, lang: Lang = "en") -> tuple[Round, list[str]]:

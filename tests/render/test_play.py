@@ -8,7 +8,7 @@ from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import t
 from krigbot.render.embeds import rules_lines
 from krigbot.render.play import add_game_over
-from tests.render.test_narration import NAMES, row_for
+from tests.support.narration import NAMES, row_for
 
 COMMAND = "python -m krigbot.sim play --seed 1 --variant standard"
 

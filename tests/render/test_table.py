@@ -23,8 +23,8 @@ from krigbot.render.table import (
     probe_palette,
     render_round,
 )
-from tests.render import pixels
-from tests.rows import stored_row
+from tests.support.pixels import pixels
+from tests.support.rows import stored_row
 
 NAMES2 = ("Ingrid", "Bjørn")
 NAMES4 = ("Ada", "Bo", "Cy", "Dag")

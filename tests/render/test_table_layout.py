@@ -12,7 +12,7 @@ from PIL import Image
 from krigbot.engine import Game, Round, Rules
 from krigbot.render.samples import find_round
 from krigbot.render.table import FOOTER, HEIGHT, MARGIN, WIDTH, Layout, layout_round, render_round
-from tests.render import pixels
+from tests.support.pixels import pixels
 
 Box = tuple[int, int, int, int]
 

@@ -10,7 +10,7 @@ import pytest
 from krigbot.sessions import deadlines
 from krigbot.sessions.deadlines import Deadline, Deadlines
 from krigbot.storage import StorageError
-from tests.cogs.helpers import Clock
+from tests.support.players import Clock
 
 WITHIN = 5.0
 """Seconds a due deadline may take to reach its handler before a test fails."""

@@ -15,8 +15,8 @@ from krigbot.engine import load_game
 from krigbot.engine.events import TopChoice
 from krigbot.sessions import ChoiceResult, GameService, Player, Refusal
 from krigbot.storage import GameRow, Storage
-from tests.cogs.helpers import Clock
-from tests.conftest import BACKENDS
+from tests.support.players import Clock
+from tests.support.settings import BACKENDS
 
 pytestmark = pytest.mark.parametrize("backend", BACKENDS)
 

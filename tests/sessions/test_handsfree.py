@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from krigbot.engine import Game, Rules
 from krigbot.sessions import Autoplay, FinishRequest
-from tests.sessions.test_authority import ALICE, BOB, CAROL, row
+from tests.support.sessions import ALICE, BOB, CAROL, row
 
 
 def test_autoplay_reads_and_writes_the_stored_json_unchanged() -> None:

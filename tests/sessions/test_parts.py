@@ -19,7 +19,7 @@ from krigbot.sessions.recovery import Recovery
 from krigbot.sessions.registry import Registry
 from krigbot.sessions.timelimit import TimeLimits
 from krigbot.storage import GameRow, Storage
-from tests.cogs.helpers import Clock
+from tests.support.players import Clock
 
 GUILD, CHANNEL = 10, 100
 ALICE, BOB = Player(1, "Alice"), Player(2, "Bob")

@@ -7,8 +7,8 @@ import pytest
 from krigbot.engine import Game, Rules
 from krigbot.sessions import DeadlineKind, GameService, Player, Refusal
 from krigbot.storage import GameRow, PartnerRecord, Storage
-from tests.cogs.helpers import Clock
-from tests.engine.deals import deal
+from tests.support.deals import deal
+from tests.support.players import Clock
 
 GUILD = 10
 ALICE, BOB = Player(1, "Alice"), Player(2, "Bob")

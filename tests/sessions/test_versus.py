@@ -9,7 +9,7 @@ from krigbot.engine.policy import Move, choose, make
 from krigbot.engine.steal import StealGame
 from krigbot.sessions import GameService, Player
 from krigbot.storage import GameRow, Storage
-from tests.cogs.helpers import Clock
+from tests.support.players import Clock
 
 GUILD, CHANNEL = 10, 100
 ALICE, BOB = Player(1, "Alice"), Player(2, "Bob")

@@ -10,7 +10,6 @@ import pytest
 from discord import app_commands
 from discord.ext import commands
 
-from tests.cogs.helpers import settled
 from tests.standin import CommandNotAvailableError, DiscordStandIn, run_bot
 from tests.standin.contexts import (
     FOLLOWUP_LIMIT,
@@ -20,6 +19,7 @@ from tests.standin.contexts import (
     install_for,
 )
 from tests.standin.fixtures import SampleWorld
+from tests.support.players import settled
 
 
 class ContextBot(commands.Bot):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import BACKENDS
+from tests.support.settings import BACKENDS
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

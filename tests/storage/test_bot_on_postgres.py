@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 from krigbot.i18n import t
 from krigbot.storage import Storage
-from tests.cogs.helpers import answer_of
-from tests.test_process import BotProcess
+from tests.support.players import answer_of
+from tests.support.processes import BotProcess
 
 if TYPE_CHECKING:
     from pathlib import Path

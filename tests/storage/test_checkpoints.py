@@ -11,7 +11,7 @@ import pytest
 
 from krigbot.storage import Storage, checkpoints
 from krigbot.storage.sqlite import SqliteDatabase
-from tests.storage import at, running_game
+from tests.support.stored_games import at, running_game
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from krigbot.storage import DiskFullError, RoundConflictError, Storage, base
-from tests.storage import at, running_game
+from tests.support.stored_games import at, running_game
 
 if TYPE_CHECKING:
     from krigbot.storage import GameRow

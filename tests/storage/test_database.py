@@ -21,13 +21,9 @@ from krigbot.storage import (
     StorageError,
 )
 from krigbot.storage import migrations as migrations_module
-from krigbot.storage.errors import (
-    DatabaseReadOnlyError,
-    DiskFullError,
-    translate_error,
-)
+from krigbot.storage.errors import DatabaseReadOnlyError, DiskFullError, translate_error
 from krigbot.storage.migrations import Migration, load_migrations, split_statements
-from tests.storage import T0, at, new_game, pr, record_game, running_game
+from tests.support.stored_games import T0, at, new_game, pr, record_game, running_game
 
 LATEST = len(load_migrations("sqlite"))
 REPO = Path(__file__).resolve().parents[2]

@@ -10,15 +10,7 @@ import pytest
 
 from krigbot.config import Shards
 from krigbot.storage import ChannelBusyError, GameRow, PlayerResult, RoundConflictError, Storage
-from tests.storage import T0, at, committed, new_game, running_game
-
-
-def results_for(players: tuple[int, ...], winner: int) -> list[PlayerResult]:
-    """Give the winner a win and everyone else a loss."""
-    return [
-        PlayerResult(user_id=p, seat=i, outcome="win" if p == winner else "loss", rounds=5)
-        for i, p in enumerate(players)
-    ]
+from tests.support.stored_games import T0, at, committed, new_game, results_for, running_game
 
 
 async def count_results(storage: Storage, game_id: int) -> int:

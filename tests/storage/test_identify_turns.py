@@ -16,8 +16,8 @@ import pytest
 
 from krigbot.storage import Storage
 from krigbot.storage.postgres import IDENTIFY_LOCKS
-from tests.postgres import Cluster
-from tests.storage.test_migrate_to import a_played_database, migrate_to
+from tests.support.migrations import a_played_database, migrate_to
+from tests.support.postgres import Cluster
 
 PAUSE = 0.4
 """A bucket's pause between identifies (Discord's is 5 s)."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
 from krigbot.storage import (
@@ -14,10 +12,7 @@ from krigbot.storage import (
     PlayerResult,
     Storage,
 )
-from tests.storage import at, new_game, pr, record_game, running_game
-
-if TYPE_CHECKING:
-    pass
+from tests.support.stored_games import at, new_game, pr, record_game, running_game
 
 A, B, C = 1, 2, 3
 CHANNEL = 500

@@ -6,17 +6,11 @@ import asyncio
 
 import pytest
 
-from krigbot.storage import (
-    CannotOpenDatabaseError,
-    RoundConflictError,
-    SchemaTooNewError,
-    Storage,
-)
+from krigbot.storage import CannotOpenDatabaseError, RoundConflictError, SchemaTooNewError, Storage
 from krigbot.storage.migrations import load_migrations
 from krigbot.storage.postgres import VERSION_TABLE, positional, redacted
-from tests.postgres import Cluster
-from tests.storage import at, running_game
-from tests.storage.test_games import results_for
+from tests.support.postgres import Cluster
+from tests.support.stored_games import at, results_for, running_game
 
 LATEST = len(load_migrations("postgres"))
 

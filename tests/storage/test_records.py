@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from krigbot.storage import HeadToHead, Storage
-from tests.storage import at, new_game, pr, record_game
+from tests.support.stored_games import at, new_game, pr, record_game
 
 A, B, C, D = 1, 2, 3, 4
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from krigbot.storage import HeadToHead, PartnerRecord, PlayerStats, Storage
-from tests.storage import at, new_game, pr, record_game, running_game
+from tests.support.stored_games import at, new_game, pr, record_game, running_game
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -12,20 +11,11 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.storage import Storage
 from krigbot.web.server import WebView
-from tests.cogs.helpers import ChosenSeeds
-from tests.conftest import make_settings
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
-
-SECRET = "a-test-secret-of-enough-length"
-
-
-@dataclass
-class Web:
-    """The running bot and the address its pages are served on."""
-
-    bot: KrigBot
-    base: str
+from tests.support.players import ChosenSeeds
+from tests.support.settings import make_settings
+from tests.support.web import SECRET, Web
 
 
 @pytest.fixture

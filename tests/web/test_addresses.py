@@ -17,12 +17,12 @@ from yarl import URL
 
 from krigbot.i18n import LANGS, t
 from krigbot.web.access import Site
-from tests.cogs.helpers import ChosenSeeds
-from tests.conftest import BACKENDS
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
-from tests.web.conftest import Web
-from tests.web.games import BOB_WINS, play, web_on
+from tests.support.players import ChosenSeeds
+from tests.support.settings import BACKENDS
+from tests.support.web import Web
+from tests.support.web_games import BOB_WINS, play, web_on
 
 ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
 FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")

@@ -9,13 +9,13 @@ from playwright.async_api import Locator, Page, expect
 
 from krigbot.engine import Game, Rules, format_cards
 from krigbot.i18n import fmt_percent, t
-from tests.cogs.helpers import ChosenSeeds, Clock, flip, start_game
-from tests.cogs.play_helpers import command
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
-from tests.web.browser import DESKTOP, PHONE, Watched, chromium, open_page, screenshot
-from tests.web.conftest import Web
-from tests.web.games import ALICE_WINS, BOB_WINS, STANDARD, links, play, web_on
+from tests.support.browser import DESKTOP, PHONE, Watched, chromium, open_page, screenshot
+from tests.support.handsfree import command
+from tests.support.players import ChosenSeeds, Clock, flip, start_game
+from tests.support.web import Web
+from tests.support.web_games import ALICE_WINS, BOB_WINS, STANDARD, links, play, web_on
 
 WAIT_MS = 20_000
 """How long the browser may take to do something a visitor would wait a moment for."""

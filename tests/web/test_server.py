@@ -17,11 +17,11 @@ from krigbot.render.cards import card_face
 from krigbot.storage import Storage, StorageError
 from krigbot.web.access import WebAccess
 from krigbot.web.server import CARD_HEIGHT, CONTENT_SECURITY_POLICY, WebView
-from tests.cogs.helpers import ChosenSeeds
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
-from tests.web.conftest import SECRET, Web
-from tests.web.games import BOB_WINS, links, play, web_on
+from tests.support.players import ChosenSeeds
+from tests.support.web import SECRET, Web
+from tests.support.web_games import BOB_WINS, links, play, web_on
 
 EXPECTED_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,

@@ -7,12 +7,12 @@ import pytest
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
 from krigbot.web.access import KEY_SETTING, SETTING
-from tests.cogs.helpers import ChosenSeeds, answer_of
-from tests.cogs.play_helpers import command
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
-from tests.web.conftest import Web
-from tests.web.games import BOB_WINS, links, play, web_on
+from tests.support.handsfree import command
+from tests.support.players import ChosenSeeds, answer_of
+from tests.support.web import Web
+from tests.support.web_games import BOB_WINS, links, play, web_on
 
 LOCALES = [("nb", "nb"), ("sv-SE", "sv"), ("da", "da"), ("en-US", "en")]
 

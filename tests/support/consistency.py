@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from krigbot.engine import Rules, load_game
 
 if TYPE_CHECKING:
-    from tests.postgres import Cluster
+    from tests.support.postgres import Cluster
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Helpers for the hands-free play tests: a bot with quick autoplay, seeds for whole matches."""
+"""Helpers for the hands-free play tests: a bot with quick autoplay, commands and their edits."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from krigbot.bot import KrigBot
 from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import Storage
-from tests.cogs.helpers import answer_of, text_of
-from tests.conftest import make_settings
 from tests.standin import run_bot
+from tests.support.players import answer_of, text_of
+from tests.support.settings import make_settings
 
 if TYPE_CHECKING:
     from tests.standin import (

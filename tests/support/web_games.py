@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 from krigbot.engine import Rules
 from krigbot.i18n import t
-from tests.cogs.helpers import flip, start_game, text_of
-from tests.cogs.play_helpers import command
 from tests.standin.messages import walk_components
+from tests.support.handsfree import command
+from tests.support.players import flip, start_game, text_of
 
 if TYPE_CHECKING:
     from krigbot.bot import KrigBot
-    from tests.cogs.helpers import Shown
     from tests.standin import Channel, DiscordStandIn, User
     from tests.standin.fixtures import SampleWorld
+    from tests.support.players import Shown
 
 STANDARD = Rules.preset("standard")
 BOB_WINS = 1146

@@ -1,0 +1,17 @@
+"""The web view of a running bot, as the web tests reach it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from krigbot.bot import KrigBot
+
+SECRET = "a-test-secret-of-enough-length"
+
+
+@dataclass
+class Web:
+    """The running bot and the address its pages are served on."""
+
+    bot: KrigBot
+    base: str

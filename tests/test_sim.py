@@ -11,21 +11,9 @@ from typing import Any
 import pytest
 
 from krigbot.engine import Game, Rules, new_game, run_to_end
-from krigbot.sim import main, play_command
+from krigbot.sim import play_command
 from tests.support.doctests import assert_every_example_runs
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any] | None, str]:
-    status = main(list(argv))
-    captured = capsys.readouterr()
-    data = json.loads(captured.out) if captured.out.strip() else None
-    return status, data, captured.err
-
-
-def deal_file(tmp_path: Path, piles: Any) -> str:
-    path = tmp_path / "deal.json"
-    path.write_text(json.dumps({"piles": piles}), encoding="utf-8")
-    return str(path)
+from tests.support.sim import deal_file, run
 
 
 def test_play_deal_reports_the_queen_taking_the_ten(

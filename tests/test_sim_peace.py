@@ -8,8 +8,7 @@ import pytest
 
 from krigbot.engine import Rules
 from krigbot.sim import play_command
-
-from .test_sim import deal_file, run
+from tests.support.sim import deal_file, run
 
 
 def test_play_set_lowest_wins_lets_the_lower_card_take_the_battle(

@@ -9,7 +9,9 @@ from krigbot.engine import Rules
 from krigbot.i18n import t
 from krigbot.sessions.challenges import Challenges
 from krigbot.sessions.results import Refusal
-from tests.cogs.helpers import (
+from tests.standin import DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import (
     ChosenSeeds,
     answer_of,
     challenge,
@@ -23,8 +25,6 @@ from tests.cogs.helpers import (
     replay,
     text_of,
 )
-from tests.standin import DiscordStandIn
-from tests.standin.fixtures import SampleWorld
 
 HOUSE = Rules.preset("standard", lowest_wins=True)
 LOW_SEED = find_seed(HOUSE, lambda played: not played.is_war and played.won_by == "lowest_wins")

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 import pytest
 
 from krigbot.engine import PRESETS, FixedOptionError, Game, Rules, RulesError, fast, run_to_end
-
-from .deals import codes, deal, pile_codes, play
+from tests.support.deals import codes, deal, pile_codes, play
 
 PEACE = Rules.preset("standard", lowest_wins=True)
 

@@ -12,8 +12,8 @@ from krigbot.engine import Game, Round, Rules, parse_cards
 from krigbot.i18n import LANGS, Lang, t
 from krigbot.render.embeds import round_embed
 from krigbot.render.table import HEADER, UPSET, WIDTH, render_round
-from tests.render import pixels
-from tests.rows import stored_row
+from tests.support.pixels import pixels
+from tests.support.rows import stored_row
 
 NAMES = ("Ingrid", "Bjørn")
 PEACE = Rules.preset("standard", lowest_wins=True)

@@ -28,6 +28,8 @@ from tests.support.players import UPDATE_MESSAGE, buttons, game_id_of, text_of
 from tests.support.processes import SECRET
 from tests.support.settings import BACKENDS
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(params=BACKENDS)
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> ClusterDatabase:

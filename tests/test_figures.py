@@ -41,6 +41,8 @@ from krigbot.storage import (
 )
 from tests.support.players import Clock
 
+pytestmark = pytest.mark.slow
+
 GUILDS = {10: tuple(range(1, 8)), 20: tuple(range(5, 11))}
 """Two servers with players in common: a server's figures hold only its own games."""
 CHANNELS = 3
@@ -437,7 +439,6 @@ async def test_every_figure_matches_a_recount_of_thousands_of_random_games(
     assert await play_and_recount(tmp_path / "krig.db", seed=16, sessions=1500) > 1800
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("seed", [1, 2])
 async def test_every_figure_matches_a_recount_of_more_random_games(

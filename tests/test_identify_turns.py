@@ -20,6 +20,8 @@ from tests.standin import DiscordStandIn
 from tests.support.cluster import IDENTIFY_SECONDS, ClusterDatabase, ShardProcess
 from tests.support.postgres import Cluster
 
+pytestmark = pytest.mark.slow
+
 INTERVAL = 0.05
 """A bucket's pause in the pacer tests (Discord's is 5 s)."""
 

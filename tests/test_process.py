@@ -53,6 +53,8 @@ from tests.support.processes import (
     tagged,
 )
 
+pytestmark = pytest.mark.slow
+
 __all__ = ["closed_port"]
 
 VOICE = "voice will NOT be supported"

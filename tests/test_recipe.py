@@ -31,6 +31,8 @@ from krigbot.storage import Storage
 from tests.support.postgres import BIN, PEER, Cluster, cluster_running
 from tests.support.stored_games import new_game, pr, record_game
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "docs" / "self-hosting.md").read_text(encoding="utf-8")
 SERVICE_USER = "krigbot"

@@ -241,6 +241,7 @@ async def test_interaction_answers_and_other_requests_are_counted_apart(
     assert bot.metrics.rest.per_second() >= 1
 
 
+@pytest.mark.slow
 async def test_autoplay_keeps_the_process_under_its_share_of_the_global_limit(
     standin: DiscordStandIn, standin_world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:

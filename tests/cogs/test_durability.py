@@ -266,6 +266,7 @@ ALICE_WINS = 132
 """Standard: 34 rounds, Alice (seat 0) takes every card."""
 
 
+@pytest.mark.slow
 async def test_an_end_committed_but_never_shown_is_shown_by_the_restarted_bot(
     standin: DiscordStandIn,
     world: SampleWorld,

@@ -40,6 +40,8 @@ from tests.support.players import (
 from tests.support.settings import BACKENDS
 from tests.support.steal_war import STEAL_ONE, look_button, start_steal_war, table_id, top_buttons
 
+pytestmark = pytest.mark.slow
+
 
 def autoplaying(bot: KrigBot, channel_id: int) -> bool:
     """Tell whether autoplay plays in a channel in this process."""

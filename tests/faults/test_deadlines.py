@@ -41,6 +41,8 @@ from tests.support.players import (
     timed,
 )
 
+pytestmark = pytest.mark.slow
+
 DISCORD_DEADLINE = 3.0
 SLOW_WRITE = 2.0
 GAMES = 200
@@ -88,7 +90,6 @@ async def delivered(rec: InteractionRecord, within: float) -> str:
     return text_of(await rec.followup(timeout=within))
 
 
-@pytest.mark.slow  # every write waits for the one before: the answers take some 20 s in all
 async def test_every_command_answers_or_defers_in_time_while_every_write_takes_2_seconds(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
 ) -> None:

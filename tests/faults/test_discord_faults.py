@@ -38,6 +38,8 @@ from tests.support.players import (
 from tests.support.settings import make_settings
 from tests.support.texts import pattern
 
+pytestmark = pytest.mark.slow
+
 RETRY_AFTER = 0.5
 """Seconds a 429 asks the bot to wait."""
 DISCORD_DEADLINE = 3.0

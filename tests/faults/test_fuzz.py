@@ -40,6 +40,8 @@ from tests.support.players import (
     start_game,
 )
 
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(
     max_examples=80,
     deadline=None,

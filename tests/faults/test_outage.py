@@ -31,6 +31,8 @@ from tests.support.players import (
 from tests.support.postgres import Cluster, cluster_running
 from tests.support.settings import make_settings
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def own_cluster() -> Iterator[Cluster]:

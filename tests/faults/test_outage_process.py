@@ -23,6 +23,8 @@ from tests.support.players import answer_of, flip_button, text_of
 from tests.support.postgres import Cluster, start_cluster
 from tests.support.processes import BotProcess
 
+pytestmark = pytest.mark.slow
+
 WAL_WRITER_DELAY = ("-c", "wal_writer_delay=10s")
 """The server flushes unwaited commits this long after them: the round before a stop is lost."""
 

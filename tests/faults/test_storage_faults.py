@@ -60,6 +60,8 @@ from tests.support.players import (
 from tests.support.settings import make_settings
 from tests.support.texts import pattern
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_BUSY_MS = 300
 """A short busy timeout, so a locked write fails at once instead of after the 5 s default."""

@@ -216,6 +216,7 @@ async def test_discord_py_reads_the_refusal_as_discords_own(
     standin.refused_bodies.clear()  # on purpose here; the fixture fails tests that send one
 
 
+@pytest.mark.slow
 def test_the_fixture_fails_a_test_whose_refused_body_was_swallowed(tmp_path: Path) -> None:
     # Run in a pytest of its own: the failure under test is the fixture's, at teardown.
     (tmp_path / "conftest.py").write_text(

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from krigbot.i18n import t
 from krigbot.storage import Storage
 from tests.support.players import answer_of
 from tests.support.processes import BotProcess
+
+pytestmark = pytest.mark.slow
 
 if TYPE_CHECKING:
     from pathlib import Path

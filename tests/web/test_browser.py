@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from playwright.async_api import Locator, Page, expect
 
 from krigbot.engine import Game, Rules, format_cards
@@ -16,6 +17,8 @@ from tests.support.handsfree import command
 from tests.support.players import ChosenSeeds, Clock, flip, start_game
 from tests.support.web import Web
 from tests.support.web_games import ALICE_WINS, BOB_WINS, STANDARD, links, play, web_on
+
+pytestmark = pytest.mark.slow
 
 WAIT_MS = 20_000
 """How long the browser may take to do something a visitor would wait a moment for."""

@@ -103,6 +103,7 @@ async def test_pictures_and_the_web_view_change_together(
     assert await web.bot.storage.settings.get_setting(world.no_guild.id, "images") == "off"
 
 
+@pytest.mark.slow
 async def test_on_a_bot_without_a_web_view_it_is_on_but_has_no_links(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:

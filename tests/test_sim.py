@@ -13,6 +13,7 @@ import pytest
 from krigbot.engine import Game, Rules, new_game, run_to_end
 from krigbot.sim import play_command
 from tests.support.doctests import assert_every_example_runs
+from tests.support.house_rules import HOUSE_RULES, with_house_rule
 from tests.support.sim import deal_file, run
 
 
@@ -82,8 +83,39 @@ def test_play_set_two_beats_ace_lets_the_two_take_the_ace(
     assert two is not None
     assert plain["trace"][0]["winner"] == 1
     assert (two["rules"]["two_beats_ace"], two["trace"][0]["winner"]) == (True, 0)
-    seeded = Rules.preset("standard", two_beats_ace=True)
-    assert "--set two_beats_ace=true" in play_command(seeded, 5)
+
+
+@pytest.mark.parametrize("key", HOUSE_RULES)
+def test_play_set_a_house_rule_plays_the_seeded_game_by_it_as_its_command_says(
+    capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    rules = with_house_rule(key)
+    assert f"--set {key}=true" in play_command(rules, 3)
+
+    status, data, _ = run(capsys, "play", "--seed", "3", "--set", f"{key}=true")
+
+    assert status == 0
+    assert data is not None
+    assert data["rules"][key] is True
+    assert Rules.from_dict(data["rules"]) == rules
+    assert data["result"] in ("win", "draw")
+    outcome = run_to_end(Game.new(rules, 3))
+    assert (data["winners"], data["rounds"], data["reason"]) == (
+        list(outcome.winners),
+        outcome.rounds,
+        outcome.reason,
+    )
+
+
+@pytest.mark.parametrize("key", HOUSE_RULES)
+def test_a_house_rule_set_for_steal_war_is_refused_in_one_line_naming_it(
+    capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    argv = ["--seed", "1", "--variant", "stjel", "--set", f"{key}=true"]
+    status, data, err = run(capsys, "play", *argv)
+    assert (status, data) == (2, None)
+    (line,) = err.strip().splitlines()
+    assert f"{key} cannot be set for variant stjel" in line
 
 
 def test_play_best_of_three_rounds(capsys: pytest.CaptureFixture[str]) -> None:
@@ -180,10 +212,6 @@ def test_stats_plays_steal_war_by_its_defaults(capsys: pytest.CaptureFixture[str
         (
             ["play", "--seed", "1", "--variant", "stjel", "--set", "points=true"],
             "points cannot be set for variant stjel",
-        ),
-        (
-            ["play", "--seed", "1", "--variant", "stjel", "--set", "two_beats_ace=true"],
-            "two_beats_ace cannot be set for variant stjel",
         ),
         (["play", "--seed", "x"], "invalid int"),
         (["play"], "exactly one of --deal"),

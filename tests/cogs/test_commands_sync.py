@@ -11,9 +11,8 @@ from discord.ext import commands
 
 from krigbot.adapter.group import SUBCOMMANDS, KrigGroup, is_subcommand, subcommand
 from krigbot.bot import KrigBot
-from krigbot.engine import HOUSE_RULES, PRESETS
+from krigbot.engine import PRESETS
 from krigbot.engine.rules import MAX_ROUND_LIMIT
-from krigbot.i18n import t
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.players import answer_of, start_game
@@ -107,13 +106,7 @@ def test_start_takes_opponents_a_variant_a_round_limit_and_rule_overrides(
     assert [c["value"] for c in start["pickup"]["choices"]] == ["winner_first", "table", "shuffled"]
     assert [c["value"] for c in start["shortage"]["choices"]] == ["lose", "last_card"]
     assert [c["value"] for c in start["best_of"]["choices"]] == [3, 5]
-    # Every house rule of the engine is offered, named in every language (rules §1).
-    house = start["house_rule"]["choices"]
-    assert [c["value"] for c in house] == list(HOUSE_RULES)
-    assert "two_beats_ace" in HOUSE_RULES
-    for choice in house:
-        assert choice["name_localizations"]["no"] == t("nb", f"house.{choice['value']}")
-        assert choice["name_localizations"]["en-US"] == t("en", f"house.{choice['value']}")
+    # The house rules it offers, each named in every language: tests/cogs/test_house_rules.py.
 
 
 def test_every_variant_is_a_choice_named_in_every_language(

@@ -84,9 +84,7 @@ def test_a_flag_is_a_boolean_in_the_api_and_in_stored_rules(key: str, value: Any
         Rules.from_dict({**Rules.preset("standard").to_dict(), key: value})
 
 
-def test_the_house_rule_asked_for_as_no_is_refused_not_played() -> None:
-    with pytest.raises(RulesError, match="two_beats_ace"):
-        Rules.preset("standard", two_beats_ace="no")
+def test_a_flag_stored_as_a_word_is_refused_not_played() -> None:
     with pytest.raises(RulesError, match="wide_war"):
         Rules.from_dict({**Rules.preset("klassisk").to_dict(), "wide_war": "false"})
 

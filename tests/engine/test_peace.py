@@ -2,6 +2,8 @@
 
 Beside examples, a small reference game of its own plays whole games from seeded deals for 2,
 3 and 4 players and is held to the engine round by round, on the general path and the fast one.
+What every house rule owes (off in every preset, refused by Steal War, the same game on both
+paths) is in tests/engine/test_house_rules.py.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from krigbot.engine import PRESETS, FixedOptionError, Game, Rules, RulesError, fast, run_to_end
-from tests.support.deals import codes, deal, pile_codes, play
+from krigbot.engine import Game, Rules, RulesError, fast
+from tests.support.deals import codes, deal, pile_codes
 
 PEACE = Rules.preset("standard", lowest_wins=True)
 
@@ -79,10 +81,6 @@ def test_a_short_fighter_still_loses_the_war() -> None:
     assert (played.winner, played.won_by) == (0, "shortage")
 
 
-def test_the_option_is_off_in_every_preset() -> None:
-    assert not any(Rules.preset(name).lowest_wins for name in PRESETS)
-
-
 def test_it_is_refused_together_with_two_beats_ace_naming_both() -> None:
     with pytest.raises(RulesError, match=r"^two_beats_ace and lowest_wins cannot be played"):
         Rules.preset("standard", lowest_wins=True, two_beats_ace=True)
@@ -91,24 +89,6 @@ def test_it_is_refused_together_with_two_beats_ace_naming_both() -> None:
     saved = {**PEACE.to_dict(), "two_beats_ace": True}
     with pytest.raises(RulesError, match=r"two_beats_ace and lowest_wins"):
         Rules.from_dict(saved)
-
-
-def test_steal_war_refuses_the_option_it_fixes() -> None:
-    with pytest.raises(FixedOptionError, match=r"^lowest_wins cannot be set") as caught:
-        Rules.preset("stjel", lowest_wins=True)
-    assert (caught.value.option, caught.value.variant) == ("lowest_wins", "stjel")
-
-
-def test_rules_saved_before_the_option_existed_load_without_it() -> None:
-    saved = Rules.preset("klassisk").to_dict()
-    del saved["lowest_wins"]
-    assert Rules.from_dict(saved) == Rules.preset("klassisk")
-
-
-def test_the_fast_path_plays_both_values_inline() -> None:
-    assert fast.plays_inline(PEACE)
-    assert fast.plays_inline(PEACE.replace(lowest_wins=False))
-    assert fast.plays_inline(Rules.preset("razboi", lowest_wins=True))
 
 
 # ----------------------------------------------------------------------------- the reference
@@ -258,14 +238,3 @@ def test_two_player_games_on_the_fast_path_agree_with_the_reference_round_by_rou
     assert game.outcome is not None
     if game.outcome.reason != "round_limit":
         assert sum(reference.playing) <= 1
-
-
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("preset", ["standard", "klassisk", "razboi", "jokere"])
-def test_whole_games_are_the_same_on_both_paths(seed: int, preset: str) -> None:
-    rules = Rules.preset(preset, lowest_wins=True)
-    slow = Game.new(rules, seed)
-    play(slow, 1_000_000)
-    quick = Game.new(rules, seed)
-    assert run_to_end(quick) == slow.outcome
-    assert quick.to_dict() == slow.to_dict()

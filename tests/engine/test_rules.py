@@ -1390,6 +1390,7 @@ def test_bad_option_values_are_refused(options: dict[str, Any]) -> None:
         Rules.preset("standard", **options)
 
 
+# The house rules are refused the same way: tests/engine/test_house_rules.py.
 STEAL_REFUSES = [
     ("face_down", 1),
     ("face_down", "rank"),
@@ -1403,8 +1404,6 @@ STEAL_REFUSES = [
     ("war_players", "tied"),
     ("wide_war", True),
     ("wide_war", False),
-    ("two_beats_ace", False),
-    ("lowest_wins", False),
     ("shuffle_won", False),
     ("points", True),
     ("teams", False),

@@ -1,11 +1,15 @@
-"""rules §1 `two_beats_ace`: a 2 beats an ace and nothing else, in battles and war steps."""
+"""rules §1 `two_beats_ace`: a 2 beats an ace and nothing else, in battles and war steps.
+
+What every house rule owes (off in every preset, refused by Steal War, the same game on the fast
+path) is in tests/engine/test_house_rules.py.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from krigbot.engine import PRESETS, FixedOptionError, Game, Rules, fast, run_to_end
-from tests.support.deals import codes, deal, pile_codes, play
+from krigbot.engine import Rules
+from tests.support.deals import codes, deal, pile_codes
 
 TWO_TAKES_ACE = Rules.preset("standard", two_beats_ace=True)
 
@@ -63,32 +67,6 @@ def test_face_down_rank_counts_a_two_as_two() -> None:
     (step,) = game.play_round().war_steps
     assert [len(cards) for cards in step.face_down] == [1, 1]
     assert codes(card for card in step.face_up if card is not None) == ["KH", "3S"]
-
-
-def test_the_option_is_off_in_every_preset() -> None:
-    assert not any(Rules.preset(name).two_beats_ace for name in PRESETS)
-
-
-def test_steal_war_refuses_the_option_it_fixes() -> None:
-    with pytest.raises(FixedOptionError, match=r"^two_beats_ace cannot be set") as caught:
-        Rules.preset("stjel", two_beats_ace=True)
-    assert (caught.value.option, caught.value.variant) == ("two_beats_ace", "stjel")
-
-
-def test_rules_saved_before_the_option_existed_load_without_it() -> None:
-    saved = Rules.preset("klassisk").to_dict()
-    del saved["two_beats_ace"]
-    assert Rules.from_dict(saved) == Rules.preset("klassisk")
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_whole_games_are_the_same_on_the_fast_path_which_hands_them_on(seed: int) -> None:
-    assert not fast.plays_inline(TWO_TAKES_ACE)
-    slow = Game.new(TWO_TAKES_ACE, seed)
-    play(slow, 1_000_000)
-    quick = Game.new(TWO_TAKES_ACE, seed)
-    assert run_to_end(quick) == slow.outcome
-    assert quick.to_dict() == slow.to_dict()
 
 
 @pytest.mark.parametrize(

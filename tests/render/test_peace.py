@@ -1,4 +1,8 @@
-"""A Peace round (rules §1 `lowest_wins`) says so: a narration line and a pill on the picture."""
+"""A Peace round (rules §1 `lowest_wins`) says so: a narration line and a pill on the picture.
+
+That every house rule's battle is told and has its pill, and the same deal without it says
+nothing, is in tests/render/test_house_rules.py; here are Peace's own examples of rules §1.
+"""
 
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ def test_a_battle_won_by_the_lowest_card_is_told_before_who_takes_it(lang: Lang)
     assert said in lines
     takes = next(i for i, line in enumerate(lines) if line.startswith("➜ "))
     assert lines.index(said) == takes - 1
+    assert pill_pixels(played, lang) > 2000
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -55,23 +60,6 @@ def test_a_war_won_by_the_lowest_card_is_told_after_its_steps(lang: Lang) -> Non
     war = next(i for i, line in enumerate(lines) if line.startswith("⚔️ "))
     takes = next(i for i, line in enumerate(lines) if line.startswith("➜ "))
     assert war < lines.index(said) == takes - 1
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_the_picture_of_a_peace_round_has_its_pill(lang: Lang) -> None:
-    _, peace = first_round(PEACE, "3C 5H", "KS 9D")
-    _, usual = first_round(Rules.preset("standard"), "3C 5H", "KS 9D")
-    assert pill_pixels(peace, lang) > 2000
-    assert pill_pixels(usual, lang) == 0
-
-
-def test_without_the_house_rule_nothing_is_said() -> None:
-    rules = Rules.preset("standard")
-    game, played = first_round(rules, "3C 5H", "KS 9D")
-    assert played.won_by == "highest"
-    assert not any(
-        t("en", "table.lowest_wins") in line for line in narration(rules, game, played, "en")
-    )
 
 
 def test_a_round_won_by_shortage_is_not_told_as_peace() -> None:

@@ -73,16 +73,34 @@ def test_play_set_wide_war_makes_three_tied_fight_one_down(
     assert (wide["trace"][0]["winner"], wide["trace"][0]["cards"]) == (0, 9)
 
 
-def test_play_set_two_beats_ace_lets_the_two_take_the_ace(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("key", "piles"),
+    [
+        ("two_beats_ace", [["2S", "5S"], ["AH", "9H"]]),  # the 2 takes the ace
+        ("lowest_wins", [["3S", "5S"], ["KH", "9H"]]),  # Peace: the 3 takes the king
+    ],
+)
+def test_play_set_a_house_rule_lets_the_first_players_lower_card_take_the_battle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, piles: list[list[str]]
 ) -> None:
-    deal = deal_file(tmp_path, [["2S", "5S"], ["AH", "9H"]])
+    deal = deal_file(tmp_path, piles)
     _, plain, _ = run(capsys, "play", "--deal", deal, "--trace")
-    _, two, _ = run(capsys, "play", "--deal", deal, "--trace", "--set", "two_beats_ace=true")
+    status, ruled, _ = run(capsys, "play", "--deal", deal, "--trace", "--set", f"{key}=true")
     assert plain is not None
-    assert two is not None
+    assert ruled is not None
+    assert status == 0
     assert plain["trace"][0]["winner"] == 1
-    assert (two["rules"]["two_beats_ace"], two["trace"][0]["winner"]) == (True, 0)
+    assert (ruled["rules"][key], ruled["trace"][0]["winner"]) == (True, 0)
+
+
+def test_peace_with_two_beats_ace_is_refused_in_one_line_naming_both(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--set", "lowest_wins=true", "--set", "two_beats_ace=true"]
+    status, data, err = run(capsys, "play", "--seed", "1", *argv)
+    assert (status, data) == (2, None)
+    assert "two_beats_ace and lowest_wins cannot be played together" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("key", HOUSE_RULES)

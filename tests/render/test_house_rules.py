@@ -8,22 +8,15 @@ The wording of each rule's line and its own examples are in its own file
 from __future__ import annotations
 
 import functools
-import io
-from datetime import UTC, datetime
 
 import pytest
-from PIL import Image
 
 from krigbot.engine import Game, Round, Rules
 from krigbot.i18n import LANGS, Lang, catalog, t
-from krigbot.render.embeds import round_embed
 from krigbot.render.reasons import NAMED
-from krigbot.render.table import HEADER, UPSET, WIDTH, render_round
+from tests.support.house_rule_table import narration, pill_pixels
 from tests.support.house_rules import HOUSE_RULES, with_house_rule
-from tests.support.pixels import pixels
-from tests.support.rows import stored_row
 
-NAMES = ("Ingrid", "Bjørn")
 EMOJI: dict[str, str] = {reason: emoji for reason, emoji in NAMED.items()}
 """The emoji each reason the table names starts its narration line with."""
 
@@ -42,17 +35,6 @@ def battle_seed(key: str) -> int:
         if played.won_by == key and not played.is_war:
             return seed
     raise AssertionError(f"no deal found whose first battle {key} decides")
-
-
-def narration(rules: Rules, game: Game, played: Round, lang: Lang) -> list[str]:
-    row = stored_row(rules, (1, 2), NAMES, at=datetime(2026, 12, 1, tzinfo=UTC))
-    return (round_embed(row, game, played, lang).description or "").splitlines()
-
-
-def pill_pixels(played: Round, lang: Lang) -> int:
-    png = render_round(played, NAMES, lang, total_cards=sum(played.counts), teams=False)
-    header = Image.open(io.BytesIO(png)).convert("RGB").crop((0, 0, WIDTH, HEADER))
-    return sum(1 for pixel in pixels(header) if pixel == UPSET)
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -6,37 +6,18 @@ nothing, is in tests/render/test_house_rules.py; here are Peace's own examples o
 
 from __future__ import annotations
 
-import io
-from datetime import UTC, datetime
-
 import pytest
-from PIL import Image
 
 from krigbot.engine import Game, Round, Rules, parse_cards
 from krigbot.i18n import LANGS, Lang, t
-from krigbot.render.embeds import round_embed
-from krigbot.render.table import HEADER, UPSET, WIDTH, render_round
-from tests.support.pixels import pixels
-from tests.support.rows import stored_row
+from tests.support.house_rule_table import narration, pill_pixels
 
-NAMES = ("Ingrid", "Bjørn")
 PEACE = Rules.preset("standard", lowest_wins=True)
 
 
 def first_round(rules: Rules, *piles: str) -> tuple[Game, Round]:
     game = Game.from_piles(rules, [parse_cards(pile.split()) for pile in piles])
     return game, game.play_round()
-
-
-def narration(rules: Rules, game: Game, played: Round, lang: Lang = "en") -> list[str]:
-    row = stored_row(rules, (1, 2), NAMES, at=datetime(2026, 12, 1, tzinfo=UTC))
-    return (round_embed(row, game, played, lang).description or "").splitlines()
-
-
-def pill_pixels(played: Round, lang: Lang) -> int:
-    png = render_round(played, NAMES, lang, total_cards=sum(played.counts), teams=False)
-    header = Image.open(io.BytesIO(png)).convert("RGB").crop((0, 0, WIDTH, HEADER))
-    return sum(1 for pixel in pixels(header) if pixel == UPSET)
 
 
 @pytest.mark.parametrize("lang", LANGS)

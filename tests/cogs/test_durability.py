@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,10 +14,10 @@ from krigbot.bot import KrigBot
 from krigbot.cogs.play import PlayCog
 from krigbot.engine import Game, Rules
 from krigbot.i18n import card_label, t
-from krigbot.sessions import Seeds, random_seed
-from krigbot.storage import DatabaseLockedError, GameStore, Storage
-from tests.standin import DiscordStandIn, InteractionRecord, run_bot
+from krigbot.storage import DatabaseLockedError, GameStore
+from tests.standin import DiscordStandIn, InteractionRecord
 from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import running_bot
 from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
@@ -37,27 +35,10 @@ from tests.support.players import (
     start_game,
     text_of,
 )
-from tests.support.settings import make_settings
 from tests.support.texts import pattern
 from tests.support.time_limit import bot_on
 
 SEED = 20_251_129
-
-
-@contextlib.asynccontextmanager
-async def running_bot(
-    standin: DiscordStandIn, db_path: Path, seeds: Seeds = random_seed, **settings: Any
-) -> AsyncIterator[KrigBot]:
-    """Run a fresh bot process's worth of objects on the database file, as a restart would."""
-    storage = await Storage.open(db_path)
-    try:
-        bot = KrigBot(
-            make_settings(db_path, **settings), storage, seeds=seeds, guild_ready_timeout=0.05
-        )
-        async with run_bot(bot, standin) as running:
-            yield running
-    finally:
-        await storage.close()
 
 
 @pytest.mark.parametrize(

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import re
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,10 +19,10 @@ from krigbot.engine.steal import StealGame
 from krigbot.engine.variant import VARIANTS
 from krigbot.i18n import LANGS, card_label, catalog, fmt_list, t
 from krigbot.render.steal import in_war, look_text, steal_table_embed
-from krigbot.sessions import Seeds, random_seed
 from krigbot.storage import Storage
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import running_bot
 from tests.support.players import (
     PRIMARY,
     SUCCESS,
@@ -90,22 +87,6 @@ def expected_game(plan: Plan) -> StealGame:
 def code(plan: Plan) -> str:
     """Return the code of the card the plan's choice is about."""
     return card_code(plan.choice.card)
-
-
-@contextlib.asynccontextmanager
-async def running_bot(
-    standin: DiscordStandIn, db_path: Path, seeds: Seeds = random_seed, **settings: Any
-) -> AsyncIterator[KrigBot]:
-    """Run a fresh bot process's worth of objects on the database file, as a restart would."""
-    storage = await Storage.open(db_path)
-    try:
-        bot = KrigBot(
-            make_settings(db_path, **settings), storage, seeds=seeds, guild_ready_timeout=0.05
-        )
-        async with run_bot(bot, standin) as running:
-            yield running
-    finally:
-        await storage.close()
 
 
 # -------------------------------------------------------------------------------- tests

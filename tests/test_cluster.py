@@ -19,11 +19,18 @@ from pathlib import Path
 import pytest
 
 from krigbot.i18n import t
-from tests.standin import ChannelEvent, DiscordStandIn, InteractionRecord, Message, User
+from tests.standin import ChannelEvent, DiscordStandIn, Message, User
 from tests.standin.store import MessageWatcher
 from tests.standin.world import Channel, Guild
 from tests.support.cluster import IDENTIFY_SECONDS, ClusterDatabase, ShardProcess
-from tests.support.flip_stream import Countdown, Table, flip_stream, round_shown, settle
+from tests.support.flip_stream import (
+    Countdown,
+    Table,
+    flip_stream,
+    public_answer,
+    round_shown,
+    settle,
+)
 from tests.support.players import UPDATE_MESSAGE, buttons, game_id_of, text_of
 from tests.support.processes import SECRET
 from tests.support.settings import BACKENDS
@@ -129,7 +136,7 @@ async def test_two_processes_with_disjoint_shards_play_in_many_guilds_at_once(
                 custom_id = next(c for c in buttons(table.newest) if c.startswith("krig:flip:"))
                 rec = await standin.click(table.newest, custom_id, user=player)
             table.sent.append(rec)
-            table.newest = await table_shown(rec)
+            table.newest = await public_answer(rec, 30)
             table.acknowledged = round_shown(table.newest) or 0
 
     rng = random.Random(11)
@@ -147,21 +154,6 @@ async def test_two_processes_with_disjoint_shards_play_in_many_guilds_at_once(
     assert "commands not synced" in second.log()
     assert "commands not synced" not in first.log()
     assert len(standin.syncs) == 1
-
-
-async def table_shown(rec: InteractionRecord, within: float = 30) -> Message:
-    """Return the public message a flip showed its round in (failing on a refusal)."""
-    answer = await rec.response(timeout=within)
-    if answer.type == 6:  # a deferred update: the pressed message is edited
-        await rec.original_edit(timeout=within)
-        shown = rec.original
-    elif answer.deferred:
-        shown = await rec.followup(timeout=within)
-    else:
-        shown = answer.message
-    assert shown is not None
-    assert not shown.ephemeral, f"a flip was refused: {text_of(shown)}"
-    return shown
 
 
 @pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
@@ -207,7 +199,7 @@ async def test_a_killed_process_s_replacement_takes_its_shards_back_and_loses_no
         # The other process plays on while its neighbour is down.
         for table in [each for each in ours if not each.over]:
             rec = await standin.slash("flip", user=table.players[0], channel=table.newest.channel)
-            table.newest = await table_shown(rec)
+            table.newest = await public_answer(rec, 30)
             table.acknowledged = round_shown(table.newest) or database.games()[table.game_id].round
             table.over = round_shown(table.newest) is None
 

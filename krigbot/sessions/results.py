@@ -17,12 +17,15 @@ Choice = Literal["steal", "play", "top"]
 
 
 class ChoiceOptions(TypedDict, total=False):
-    """What a Steal War choice may add to its seat and card (``Choices.choose`` has defaults)."""
+    """The optional parts of a Steal War choice, beside its seat and card.
+
+    A press passes on those its button carries; ``Choices.choose`` gives the defaults.
+    """
 
     targets: Sequence[int]
     """The seats whose loot top a steal takes."""
     expected_round: int | None
-    """The round a top-card button was offered at: a later one refuses it as stale."""
+    """The round a top-card button was offered at: in any other round it is refused as stale."""
 
 
 class Refusal(Exception):

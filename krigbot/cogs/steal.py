@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 import discord
 from discord.ext import commands
@@ -42,7 +42,7 @@ from krigbot.logs import about
 from krigbot.render.embeds import names_of
 from krigbot.render.play import time_up_embed
 from krigbot.render.steal import label_name, look_text, steal_table_embed, superseded
-from krigbot.sessions import Choice, ChoiceResult, Refusal
+from krigbot.sessions import Choice, ChoiceOptions, ChoiceResult, Refusal
 
 if TYPE_CHECKING:
     from krigbot.adapter.buttons import Buttons
@@ -414,9 +414,7 @@ class StealCog(commands.Cog, name="StealWar"):
         choice: Choice,
         seat: int,
         card: int,
-        *,
-        targets: Sequence[int] = (),
-        expected_round: int | None = None,
+        **options: Unpack[ChoiceOptions],
     ) -> None:
         """Handle a steal, play or top-card press; the table shows the move to everyone."""
         channel_id = channel_of(interaction)
@@ -432,8 +430,7 @@ class StealCog(commands.Cog, name="StealWar"):
                 choice,
                 seat=seat,
                 card=card,
-                targets=targets,
-                expected_round=expected_round,
+                **options,
             )
             row, game = result.row, result.game
             names = names_of(row)
@@ -448,7 +445,7 @@ class StealCog(commands.Cog, name="StealWar"):
                     self._shows(result)
 
                 return Reply(embed=embed, view=view, update=True, durable=True, sent=shown)
-            lines = [self._done_line(result, choice, card, targets, mine)]
+            lines = [self._done_line(result, choice, card, options.get("targets", ()), mine)]
             private = choice_view(row, game, seat, mine)
             if result.played is not None and private is None:
                 lines.append(t(mine, "steal.decided"))

@@ -376,9 +376,7 @@ def _advance_two(game: Krig, watch: _Watch | None, until: int | None) -> int | N
                         winner = 1
                         break
             else:
-                game.round = rnd - 1
-                game.tricks[:] = (tricks0, tricks1)
-                game.points[:] = (points0, points1)
+                _put_back(game, rnd - 1, (tricks0, tricks1), (points0, points1))
                 _war_two(game, a, b, a >> 2)  # the value: Război counts the rank, not the strength
                 if game.outcome is not None:
                     return None
@@ -393,27 +391,28 @@ def _advance_two(game: Krig, watch: _Watch | None, until: int | None) -> int | N
                     power <<= 1
                     mark, moves_at = rnd, rnd + power
                     assert watch is not None
-                    game.round = rnd
-                    game.tricks[:] = (tricks0, tricks1)
-                    game.points[:] = (points0, points1)
+                    _put_back(game, rnd, (tricks0, tricks1), (points0, points1))
                     watch.moved(game, power)
         else:
             winner = None  # a limit was reached: the round limit ends the game here
-        game.round = rnd
-        game.tricks[:] = (tricks0, tricks1)
-        game.points[:] = (points0, points1)
+        _put_back(game, rnd, (tricks0, tricks1), (points0, points1))
         game.eliminate_empty()
         game.check_end(winner, False, ())
         return None
     finally:
         if game.outcome is None or game.round != rnd:
-            game.round = rnd
-            game.tricks[:] = (tricks0, tricks1)
-            game.points[:] = (points0, points1)
+            _put_back(game, rnd, (tricks0, tricks1), (points0, points1))
         for seat in (0, 1):
             # Inline battles skip the pot bookkeeping: any round won took at least 2 cards.
             if game.tricks[seat] and game.biggest_pot[seat] < 2:
                 game.biggest_pot[seat] = 2
+
+
+def _put_back(game: Krig, rnd: int, tricks: tuple[int, int], points: tuple[int, int]) -> None:
+    """Give the game the round, tricks and points the two-player loop keeps in locals."""
+    game.round = rnd
+    game.tricks[:] = tricks
+    game.points[:] = points
 
 
 def _no_rng() -> float:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from krigbot.engine import Outcome, Round, Variant
 from krigbot.engine.events import LookChoice, TopChoice
@@ -13,6 +14,18 @@ from krigbot.storage import GameRow, PlayerResult
 from krigbot.storage import Outcome as PlayerOutcome
 
 Choice = Literal["steal", "play", "top"]
+
+
+class ChoiceOptions(TypedDict, total=False):
+    """The optional parts of a Steal War choice, beside its seat and card.
+
+    A press passes on those its button carries; ``Choices.choose`` gives the defaults.
+    """
+
+    targets: Sequence[int]
+    """The seats whose loot top a steal takes."""
+    expected_round: int | None
+    """The round a top-card button was offered at: in any other round it is refused as stale."""
 
 
 class Refusal(Exception):

@@ -1,23 +1,16 @@
-"""The session parts built one by one on a real database, each given only the parts it uses."""
+"""The session parts as the game service builds them on a real database."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from krigbot.sessions import Autoplay, Deadlines, Player, Refusal
-from krigbot.sessions.challenges import Challenges
-from krigbot.sessions.choices import Choices
-from krigbot.sessions.handsfree import HandsFree
-from krigbot.sessions.play import Play
-from krigbot.sessions.recovery import Recovery
-from krigbot.sessions.registry import Registry
-from krigbot.sessions.timelimit import TimeLimits
+from krigbot.sessions import Autoplay, Player, Refusal
+from krigbot.sessions.service import GameService
 from krigbot.storage import GameRow, Storage
 from tests.support.players import Clock
 
@@ -26,36 +19,9 @@ ALICE, BOB = Player(1, "Alice"), Player(2, "Bob")
 CHOICE_TTL = timedelta(seconds=60)
 
 
-@dataclass
-class Parts:
-    """One process's session parts, wired by hand as the game service wires them."""
-
-    registry: Registry
-    deadlines: Deadlines
-    time_limits: TimeLimits
-    challenges: Challenges
-    play: Play
-    choices: Choices
-    hands_free: HandsFree
-    recovery: Recovery
-
-
-def build(storage: Storage, clock: Clock) -> Parts:
-    deadlines = Deadlines(clock)
-    registry = Registry(storage, clock=clock, seeds=lambda: 7, deadlines=deadlines)
-    time_limits = TimeLimits(registry, deadlines)
-    challenges = Challenges(registry, deadlines)
-    choices = Choices(registry, time_limits, deadlines, choice_ttl=CHOICE_TTL)
-    return Parts(
-        registry,
-        deadlines,
-        time_limits,
-        challenges,
-        Play(registry, time_limits, deadlines),
-        choices,
-        HandsFree(registry),
-        Recovery(registry, time_limits, challenges, choices),
-    )
+def build(storage: Storage, clock: Clock) -> GameService:
+    """One process's session parts, wired as the bot wires them."""
+    return GameService(storage, clock=clock, seeds=lambda: 7, choice_ttl=CHOICE_TTL)
 
 
 @pytest.fixture
@@ -64,13 +30,13 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def parts(storage: Storage, clock: Clock) -> AsyncIterator[Parts]:
+async def parts(storage: Storage, clock: Clock) -> AsyncIterator[GameService]:
     built = build(storage, clock)
     yield built
     await built.deadlines.close()
 
 
-async def dealt(parts: Parts, variant: str = "standard", **options: object) -> GameRow:
+async def dealt(parts: GameService, variant: str = "standard", **options: object) -> GameRow:
     """Challenge Bob to a game in the channel and let him accept it."""
     made = await parts.challenges.challenge(
         guild_id=GUILD,
@@ -92,7 +58,7 @@ async def stored(storage: Storage, game_id: int) -> GameRow:
 
 
 async def test_a_challenge_waits_for_its_answer_and_the_accept_deals_the_game(
-    parts: Parts, storage: Storage
+    parts: GameService, storage: Storage
 ) -> None:
     made = await parts.challenges.challenge(
         guild_id=GUILD,
@@ -115,7 +81,7 @@ async def test_a_challenge_waits_for_its_answer_and_the_accept_deals_the_game(
 
 
 async def test_a_flip_for_a_round_already_played_is_refused_and_plays_nothing(
-    parts: Parts, storage: Storage
+    parts: GameService, storage: Storage
 ) -> None:
     row = await dealt(parts)
     await parts.play.flip(CHANNEL, ALICE.user_id, game_id=row.id, expected_round=0)
@@ -128,7 +94,7 @@ async def test_a_flip_for_a_round_already_played_is_refused_and_plays_nothing(
 
 
 async def test_a_deal_with_a_time_limit_is_watched_and_ended_by_counting_when_it_is_up(
-    parts: Parts, storage: Storage, clock: Clock
+    parts: GameService, storage: Storage, clock: Clock
 ) -> None:
     row = await dealt(parts, time_limit=3)
     limit = parts.deadlines.pending(row.id, "time_limit")
@@ -145,7 +111,7 @@ async def test_a_deal_with_a_time_limit_is_watched_and_ended_by_counting_when_it
 
 
 async def test_steal_war_choices_left_open_are_made_by_default_once_their_time_is_up(
-    parts: Parts, storage: Storage, clock: Clock
+    parts: GameService, storage: Storage, clock: Clock
 ) -> None:
     row = await dealt(parts, "stjel")
     battle = await parts.choices.begin_battle(CHANNEL, ALICE.user_id)
@@ -167,7 +133,7 @@ async def test_steal_war_choices_left_open_are_made_by_default_once_their_time_i
 
 
 async def test_autoplay_paused_and_resumed_is_kept_with_the_game(
-    parts: Parts, storage: Storage
+    parts: GameService, storage: Storage
 ) -> None:
     row = await dealt(parts)
     await parts.hands_free.start_autoplay(CHANNEL, row.id, Autoplay("running", 555, by="Alice"))
@@ -186,7 +152,7 @@ async def test_autoplay_paused_and_resumed_is_kept_with_the_game(
 
 
 async def test_a_restart_picks_up_a_running_battle_and_times_its_choices_out(
-    parts: Parts, storage: Storage, clock: Clock
+    parts: GameService, storage: Storage, clock: Clock
 ) -> None:
     row = await dealt(parts, "stjel")
     await parts.choices.begin_battle(CHANNEL, ALICE.user_id)

@@ -26,6 +26,9 @@ from krigbot.render.story import Story, story_from
 from krigbot.render.table import render_round
 
 SEEDS = range(3000)
+STANDARD = Rules.preset("standard")
+FOUR_PLAYERS = Rules.preset("standard", players=4)
+FOUR_NAMES = ("Ada", "Bo", "Cy", "Dag")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,24 +71,18 @@ def _jokers_tie(played: Round) -> bool:
 
 
 TABLE_SAMPLES = (
-    TableSample("plain.png", Rules.preset("standard"), _plain, ("Ingrid", "Bjørn"), "nb"),
-    TableSample("war.png", Rules.preset("standard"), _war, ("Ingrid", "Bjørn"), "nb"),
+    TableSample("plain.png", STANDARD, _plain, ("Ingrid", "Bjørn"), "nb"),
+    TableSample("war.png", STANDARD, _war, ("Ingrid", "Bjørn"), "nb"),
     TableSample(
         "double_war.png",
-        Rules.preset("standard"),
+        STANDARD,
         _double_war,
         ("Åse Marie Kristoffersen-Haugland", "שרה לוי"),
         "nb",
     ),
     TableSample("razboi_war.png", Rules.preset("razboi"), _many_down, ("Mette", "Kari 🎮"), "da"),
-    TableSample(
-        "four_players.png",
-        Rules.preset("standard", players=4),
-        _three_fight,
-        ("Ada", "Bo", "Cy", "Dag"),
-        "en",
-    ),
-    TableSample("teams.png", Rules.preset("lag"), _team_war, ("Ada", "Bo", "Cy", "Dag"), "nb"),
+    TableSample("four_players.png", FOUR_PLAYERS, _three_fight, FOUR_NAMES, "en"),
+    TableSample("teams.png", Rules.preset("lag"), _team_war, FOUR_NAMES, "nb"),
     TableSample(
         "jokers.png",
         Rules.preset("jokere", players=3),
@@ -124,14 +121,8 @@ CARD_SAMPLES = (
         ("Ingrid", "Bjørn", "Åsa"),
         "nb",
     ),
-    TableSample(
-        "sitting_out.png",
-        Rules.preset("standard", players=4),
-        _two_sit_out,
-        ("Ada", "Bo", "Cy", "Dag"),
-        "en",
-    ),
-    TableSample("court_cards.png", Rules.preset("standard"), _court_war, ("Mette", "Kari"), "da"),
+    TableSample("sitting_out.png", FOUR_PLAYERS, _two_sit_out, FOUR_NAMES, "en"),
+    TableSample("court_cards.png", STANDARD, _court_war, ("Mette", "Kari"), "da"),
 )
 """Rounds that show the cards' faces and the seats not in play."""
 
@@ -244,16 +235,10 @@ class ChartSample:
 
 
 CHART_SAMPLES = (
-    ChartSample("chart_long_game.png", Rules.preset("standard"), 1000, ("Ingrid", "Bjørn"), "nb"),
-    ChartSample("chart_two_players.png", Rules.preset("standard"), 150, ("Ada", "田中太郎"), "en"),
-    ChartSample(
-        "chart_four_players.png",
-        Rules.preset("standard", players=4),
-        200,
-        ("Ada", "Bo 🎲", "Cy", "Dag"),
-        "en",
-    ),
-    ChartSample("chart_teams.png", Rules.preset("lag"), 100, ("Ada", "Bo", "Cy", "Dag"), "sv"),
+    ChartSample("chart_long_game.png", STANDARD, 1000, ("Ingrid", "Bjørn"), "nb"),
+    ChartSample("chart_two_players.png", STANDARD, 150, ("Ada", "田中太郎"), "en"),
+    ChartSample("chart_four_players.png", FOUR_PLAYERS, 200, ("Ada", "Bo 🎲", "Cy", "Dag"), "en"),
+    ChartSample("chart_teams.png", Rules.preset("lag"), 100, FOUR_NAMES, "sv"),
 )
 
 
@@ -262,15 +247,11 @@ def _names_round(played: Round) -> bool:
 
 
 NAME_SAMPLES = (
-    TableSample(
-        "names_cjk.png", Rules.preset("standard"), _war, ("田中太郎", "김민준 王小明"), "en"
-    ),
-    TableSample(
-        "names_emoji.png", Rules.preset("standard"), _names_round, ("Kari 🎮🎲", "שרה 🌙"), "nb"
-    ),
+    TableSample("names_cjk.png", STANDARD, _war, ("田中太郎", "김민준 王小明"), "en"),
+    TableSample("names_emoji.png", STANDARD, _names_round, ("Kari 🎮🎲", "שרה 🌙"), "nb"),
     TableSample(
         "names_scripts.png",
-        Rules.preset("standard", players=4),
+        FOUR_PLAYERS,
         _three_fight,
         ("नमस्ते", "محمد", "👨‍👩‍👧 Ελένη", "สมชาย"),
         "da",

@@ -572,10 +572,13 @@ class GameStore(Store):
             )
             return merged
 
+    async def _games(self, sql: str, params: Iterable[Any] = ()) -> list[GameRow]:
+        """Return the games a SELECT of ``GAME_COLUMNS`` finds, in its order."""
+        return [game_from_row(row) for row in await self._database.fetchall(sql, params)]
+
     async def running_games(self) -> list[GameRow]:
         """Return every game in the challenge or running state, oldest first."""
-        rows = await self._database.fetchall(_SELECT_ALL_ACTIVE)
-        return [game_from_row(row) for row in rows]
+        return await self._games(_SELECT_ALL_ACTIVE)
 
     async def games_to_resume(
         self,
@@ -591,11 +594,10 @@ class GameStore(Store):
         ``shards``, only the games of servers on those shards.
         """
         where, on = on_shards(shards)
-        rows = await self._database.fetchall(
+        return await self._games(
             f"{_select_to_resume(self._database.dialect)}{where} ORDER BY id",
             (encode_json(list(variants)), encode_json(list(extra_keys)), *on),
         )
-        return [game_from_row(row) for row in rows]
 
     async def active_games_after(
         self, after: int, limit: int, *, shards: Shards | None = None
@@ -605,10 +607,9 @@ class GameStore(Store):
         With ``shards``, only the games of servers on those shards.
         """
         where, on = on_shards(shards)
-        rows = await self._database.fetchall(
+        return await self._games(
             f"{_SELECT_ACTIVE_PAGE}{where} ORDER BY id LIMIT ?", (after, *on, limit)
         )
-        return [game_from_row(row) for row in rows]
 
     async def stale_games(
         self,
@@ -619,13 +620,12 @@ class GameStore(Store):
         """Return games in the given states with no activity since older_than, oldest first."""
         wanted = check_statuses(statuses)
         marks = ", ".join("?" * len(wanted))
-        rows = await self._database.fetchall(
+        return await self._games(
             f"SELECT {GAME_COLUMNS} FROM games "
             f"WHERE status IN ({marks}) AND last_activity_at < ? "
             "ORDER BY last_activity_at, id",
             (*wanted, encode_time(older_than)),
         )
-        return [game_from_row(row) for row in rows]
 
     async def finished_unshown(
         self, key: str, *, since: datetime, shards: Shards | None = None
@@ -635,11 +635,10 @@ class GameStore(Store):
         With ``shards``, only the games of servers on those shards.
         """
         where, on = on_shards(shards)
-        rows = await self._database.fetchall(
+        return await self._games(
             f"{_finished_unshown(self._database.dialect)}{where} ORDER BY id",
             (encode_time(since), key, *on),
         )
-        return [game_from_row(row) for row in rows]
 
     async def game_count(self, status: GameStatus | None = None) -> int:
         """Count all games, or those in one state."""

@@ -28,8 +28,7 @@ from krigbot.adapter.surfaces import token_gone
 from krigbot.adapter.tables import Edit
 from krigbot.i18n import Lang, t
 from krigbot.logs import context
-from krigbot.render.embeds import round_embed
-from krigbot.render.play import add_note, autoplay_text, standing_embed, time_up_embed
+from krigbot.render.play import add_note, autoplay_text, flip_embed, standing_embed
 from krigbot.sessions import Autoplay, FlipResult, LostWrite, Refusal, stopped_by
 from krigbot.storage import StorageError
 
@@ -308,13 +307,9 @@ class Autoplayer:
     async def _show(self, channel_id: int, run: Run, result: FlipResult) -> bool:
         """Edit the autoplay message to show a step; False if the message is gone."""
         row, lang = result.row, run.lang
-        if result.last is None:
-            # The time limit was up before this step: the cards were counted instead.
-            embed = time_up_embed(row, result.game, lang)
-        else:
-            embed = round_embed(
-                row, result.game, result.last, lang, played=result.played, wars=result.wars
-            )
+        embed = flip_embed(
+            row, result.game, result.last, lang, played=result.played, wars=result.wars
+        )
         if result.outcome is None:
             add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)
             view = running_view(row.id, lang)

@@ -21,9 +21,9 @@ from krigbot.cogs.matches import ending
 from krigbot.engine import EngineError, Variant, load_game
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import about
-from krigbot.render.embeds import round_embed, status_embed
+from krigbot.render.embeds import status_embed
 from krigbot.render.notices import current_table_embed, late_end_embed
-from krigbot.render.play import add_status_lines, autoplay_text, finish_request_embed, time_up_embed
+from krigbot.render.play import add_status_lines, autoplay_text, finish_request_embed, flip_embed
 from krigbot.sessions import ENDING, MAX_FLIPS, Autoplay, FinishRequest, FlipResult, Refusal
 from krigbot.storage import StorageError
 
@@ -188,13 +188,9 @@ class PlayCog(commands.Cog, name="Play"):
             self.parts.tables.rounds[row.id] = row.round
         else:
             self.parts.tables.rounds.pop(row.id, None)
-        if result.last is None:
-            # The time was up before this flip: the cards were counted, no round was played.
-            embed = time_up_embed(row, result.game, lang)
-        else:
-            embed = round_embed(
-                row, result.game, result.last, lang, played=result.played, wars=result.wars
-            )
+        embed = flip_embed(
+            row, result.game, result.last, lang, played=result.played, wars=result.wars
+        )
         files: list[discord.File] = []
         more: list[discord.Embed] = []
         if await self.parts.pictures.enabled(row.guild_id):

@@ -25,6 +25,7 @@ from krigbot.render.embeds import (
     counts_field,
     names_of,
     outcome_text,
+    round_embed,
     rules_lines,
     standing_field,
     time_left_text,
@@ -205,6 +206,16 @@ def time_up_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embed:
         )
     embed.set_footer(text=t(lang, "table.round_footer", round=game.round, game=row.id))
     return embed
+
+
+def flip_embed(
+    row: GameRow, game: Variant, last: Round | None, lang: Lang, *, played: int, wars: int
+) -> discord.Embed:
+    """Return what a flip shows: its last round and the counts, or, if the time limit was up
+    before any round was played, the counts that ended the game (``time_up_embed``)."""
+    if last is None:
+        return time_up_embed(row, game, lang)
+    return round_embed(row, game, last, lang, played=played, wars=wars)
 
 
 # --------------------------------------------------------------------------- finish

@@ -1,29 +1,36 @@
 """Every house rule of rules §1 through the bot: /krig start offers it, states it, refuses it for
-Steal War, and /krig rules lists it; written once for each option declared as a house rule.
-
-What a house rule does to a game at the table is tested in its own file
-(tests/cogs/test_peace.py, tests/cogs/test_two_beats_ace.py).
+Steal War, /krig rules lists it, and at the table the battle it decides says so; written once for
+each option declared as a house rule.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
 
 from krigbot.bot import KrigBot
+from krigbot.engine import Rules
 from krigbot.i18n import Lang, t
+from krigbot.render.reasons import NAMED
+from krigbot.sessions.challenges import Challenges
+from krigbot.sessions.results import Refusal
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
-from tests.support.house_rules import HOUSE_RULES
+from tests.support.house_rules import HOUSE_RULES, with_house_rule
 from tests.support.players import (
+    ChosenSeeds,
     answer_of,
     challenge,
     challenge_message,
+    find_seed,
+    flip,
     game_id_of,
     game_row,
     press,
     public_messages,
+    replay,
     text_of,
 )
 
@@ -117,3 +124,65 @@ async def test_krig_rules_lists_a_house_rule_in_the_readers_language(
     (house,) = [f for f in embed["fields"] if f["name"] == t("en", "rules.house_heading")]
     assert t("en", f"house.{key}") in house["value"]
     assert t("en", f"rule.{key}") in house["value"]
+
+
+@functools.cache
+def battle_seed(key: str) -> int:
+    """Return a deal whose first battle is won, without a war, by the house rule ``key``."""
+    return find_seed(
+        with_house_rule(key), lambda played: played.won_by == key and not played.is_war
+    )
+
+
+def said(key: str) -> str:
+    """Return the table's line for a battle the house rule ``key`` decided, in Norwegian."""
+    emoji: dict[str, str] = {reason: emoji for reason, emoji in NAMED.items()}
+    return f"{emoji[key]} {t('nb', f'table.{key}')}"
+
+
+@pytest.mark.parametrize("key", HOUSE_RULES)
+async def test_with_a_house_rule_its_battle_goes_its_way_and_the_table_says_so(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds, key: str
+) -> None:
+    seeds.fix(battle_seed(key))
+    message = await challenge_message(
+        standin, world.no_channel, world.alice, world.bob, house_rule=key
+    )
+    game_id = game_id_of(message)
+    await press(standin, message, f"krig:accept:{game_id}", world.bob)
+
+    answer = await flip(standin, world.no_channel, world.alice)
+
+    game, (played,) = replay(with_house_rule(key), battle_seed(key), 1)
+    assert played.won_by == key
+    (embed,) = answer.embeds
+    assert said(key) in embed["description"]
+    row = await game_row(bot, game_id)
+    assert row.state == game.to_dict()
+
+
+@pytest.mark.parametrize("key", HOUSE_RULES)
+async def test_without_the_house_rule_the_same_battle_goes_the_other_way_and_nothing_is_said(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds, key: str
+) -> None:
+    seeds.fix(battle_seed(key))
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    game_id = game_id_of(message)
+    await press(standin, message, f"krig:accept:{game_id}", world.bob)
+
+    answer = await flip(standin, world.no_channel, world.alice)
+
+    _, (played,) = replay(Rules.preset("standard"), battle_seed(key), 1)
+    _, (with_rule,) = replay(with_house_rule(key), battle_seed(key), 1)
+    assert played.winner != with_rule.winner
+    assert said(key) not in answer.embeds[0]["description"]
+
+
+def test_a_challenge_asking_for_two_house_rules_is_refused_naming_both() -> None:
+    # /krig start offers one house rule at a time; a challenge built with more is refused.
+    with pytest.raises(Refusal) as caught:
+        Challenges._rules("standard", 2, dict.fromkeys(HOUSE_RULES, True))
+    assert caught.value.key == "err.bad_option"
+    reason = caught.value.fields["reason"]
+    for key in HOUSE_RULES:
+        assert key in reason

@@ -17,9 +17,8 @@ import pytest
 from krigbot import logs
 from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules, run_to_end
-from krigbot.i18n import card_label, t
-from krigbot.storage import Storage
-from tests.standin import Channel, CommandNotAvailableError, DiscordStandIn, Message, run_bot
+from krigbot.i18n import t
+from tests.standin import Channel, CommandNotAvailableError, DiscordStandIn, Message
 from tests.standin.contexts import add_group_dm, add_outside_guild, install_for
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import command, edit_of, running_bot
@@ -42,8 +41,7 @@ from tests.support.players import (
     text_of,
 )
 from tests.support.private import LONG_SEED, nothing_refused, short_tokens
-from tests.support.settings import make_settings
-from tests.support.steal_war import QUICK, STEAL_BY_DEFAULT, names, shown_in
+from tests.support.steal_war import QUICK, STEAL_BY_DEFAULT, let_the_choice_time_out, steal_line
 from tests.support.texts import pattern
 from tests.support.time_limit import TIME_UP, bot_on, quick_ticks
 
@@ -328,39 +326,19 @@ async def test_the_tokens_of_a_group_dms_interactions_are_never_logged(
 
 
 async def test_a_steal_war_choice_not_made_in_time_is_shown_through_the_table_in_a_group_dm(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    group: Channel,
-    storage: Storage,
-    db_path: Path,
-    seeds: ChosenSeeds,
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_BY_DEFAULT
     seeds.fix(plan.seed)
-    bot = KrigBot(
-        make_settings(db_path, choice_seconds=QUICK), storage, seeds=seeds, guild_ready_timeout=0.05
-    )
-    async with run_bot(bot, standin):
+    async with running_bot(standin, db_path, seeds, choice_seconds=QUICK):
         started = await start_game(standin, group, world.alice, world.bob, variant="stjel")
-        table = started.message
-        watcher = standin.watch(group)
-        for card in plan.tops:
-            await press(standin, table, flip_button(table), world.alice)
-            if card is not None:
-                await watcher.next(
-                    "edit", predicate=shown_in(table, pattern("nb", "steal.top_timed_out"))
-                )
-        await press(standin, table, flip_button(table), world.bob)
-        thief, victim = names(plan)[plan.choice.seat], names(plan)[plan.choice.can_steal[0]]
 
         # The time-out edits the table through the press that showed it: Bob's, in Norwegian.
-        timed_out = await watcher.next(
-            "edit", predicate=shown_in(table, pattern("nb", "steal.timed_out", names=thief))
+        shown = await let_the_choice_time_out(
+            standin, started.message, plan, flipper=world.alice, last=world.bob
         )
 
-        label = card_label(plan.choice.card, "nb")
-        stole = t("nb", "table.steal", count=1, name=f"**{thief}**", victims=victim, card=label)
-        assert stole in text_of(timed_out.revision)
+        assert steal_line(plan) in shown
         await settled()
 
 

@@ -19,8 +19,7 @@ from krigbot.engine.steal import StealGame
 from krigbot.engine.variant import VARIANTS
 from krigbot.i18n import LANGS, card_label, catalog, fmt_list, t
 from krigbot.render.steal import in_war, look_text, steal_table_embed
-from krigbot.storage import Storage
-from tests.standin import DiscordStandIn, run_bot
+from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import running_bot
 from tests.support.players import (
@@ -42,7 +41,6 @@ from tests.support.players import (
     text_of,
 )
 from tests.support.rows import stored_row
-from tests.support.settings import make_settings
 from tests.support.steal_war import (
     QUICK,
     STEAL_BY_DEFAULT,
@@ -50,11 +48,13 @@ from tests.support.steal_war import (
     TWO,
     Plan,
     first_choice,
+    let_the_choice_time_out,
     look,
     names,
     play_to_choice,
     shown_in,
     start_steal_war,
+    steal_line,
     table_id,
     top_buttons,
 )
@@ -259,35 +259,20 @@ async def test_looking_and_stale_choices_are_refused_to_the_wrong_people(
 
 
 async def test_a_choice_not_made_in_time_is_made_by_default(
-    standin: DiscordStandIn, world: SampleWorld, storage: Storage, db_path: Path, seeds: ChosenSeeds
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
 ) -> None:
     plan = STEAL_BY_DEFAULT
-    players = [world.alice, world.bob]
     seeds.fix(plan.seed)
-    bot = KrigBot(
-        make_settings(db_path, choice_seconds=QUICK), storage, seeds=seeds, guild_ready_timeout=0.05
-    )
-    async with run_bot(bot, standin):
-        started = await start_game(standin, world.no_channel, *players, variant="stjel")
-        table = started.message
-        watcher = standin.watch(world.no_channel)
-        for card in plan.tops:
-            await press(standin, table, flip_button(table), world.alice)
-            if card is not None:
-                # Nobody chooses: the winner's won cards keep the order placed.
-                await watcher.next(
-                    "edit", predicate=shown_in(table, pattern("nb", "steal.top_timed_out"))
-                )
-        await press(standin, table, flip_button(table), world.alice)
-        thief, victim = names(plan)[plan.choice.seat], names(plan)[plan.choice.can_steal[0]]
-
-        timed_out = await watcher.next(
-            "edit", predicate=shown_in(table, pattern("nb", "steal.timed_out", names=thief))
+    async with running_bot(standin, db_path, seeds, choice_seconds=QUICK) as bot:
+        started = await start_game(
+            standin, world.no_channel, world.alice, world.bob, variant="stjel"
         )
 
-        label = card_label(plan.choice.card, "nb")
-        stole = t("nb", "table.steal", count=1, name=f"**{thief}**", victims=victim, card=label)
-        assert stole in text_of(timed_out.revision)
+        shown = await let_the_choice_time_out(
+            standin, started.message, plan, flipper=world.alice, last=world.alice
+        )
+
+        assert steal_line(plan) in shown
         row = await game_row(bot, started.game_id)
         assert row.state is not None
         steal = ["steal", plan.choice.seat, list(plan.choice.can_steal)]

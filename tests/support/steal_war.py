@@ -12,6 +12,7 @@ from krigbot.engine import Rules
 from krigbot.engine.cards import card_code
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.engine.steal import StealGame
+from krigbot.i18n import card_label, t
 from tests.standin import ChannelEvent, DiscordStandIn, InteractionResponse, Message, User
 from tests.standin.fixtures import SampleWorld
 from tests.support.players import (
@@ -23,6 +24,7 @@ from tests.support.players import (
     start_game,
     text_of,
 )
+from tests.support.texts import pattern
 
 TWO = Rules.preset("stjel", players=2)
 
@@ -150,3 +152,35 @@ def table_id(table: Message) -> int:
 def shown_in(table: Message, text: re.Pattern[str]) -> Callable[[ChannelEvent], bool]:
     """Return a test for an edit of the table that shows ``text``."""
     return lambda event: event.message is table and bool(text.search(text_of(event.revision)))
+
+
+async def let_the_choice_time_out(
+    standin: DiscordStandIn, table: Message, plan: Plan, *, flipper: User, last: User
+) -> str:
+    """Flip the plan's deal to its choice and choose nothing, on a bot whose choices last QUICK.
+
+    ``flipper`` flips the battles before the choice, ``last`` the one that brings it; every top
+    card and then the steal are left to time out. Return the table as the steal's time-out left
+    it.
+    """
+    watcher = standin.watch(table.channel)
+    for card in plan.tops:
+        await press(standin, table, flip_button(table), flipper)
+        if card is not None:
+            # Nobody chooses: the winner's won cards keep the order placed.
+            await watcher.next(
+                "edit", predicate=shown_in(table, pattern("nb", "steal.top_timed_out"))
+            )
+    await press(standin, table, flip_button(table), last)
+    thief = names(plan)[plan.choice.seat]
+    timed_out = await watcher.next(
+        "edit", predicate=shown_in(table, pattern("nb", "steal.timed_out", names=thief))
+    )
+    return text_of(timed_out.revision)
+
+
+def steal_line(plan: Plan) -> str:
+    """Return the table's Norwegian line for the steal of the plan's choice."""
+    thief, victim = names(plan)[plan.choice.seat], names(plan)[plan.choice.can_steal[0]]
+    card = card_label(plan.choice.card, "nb")
+    return t("nb", "table.steal", count=1, name=f"**{thief}**", victims=victim, card=card)

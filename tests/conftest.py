@@ -18,7 +18,7 @@ from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld, standin, standin_world
 from tests.support.players import ChosenSeeds
 from tests.support.postgres import Cluster, cluster_running
-from tests.support.processes import RUN_TAG, command_line, leftovers
+from tests.support.processes import RUN_TAG, BotProcess, command_line, leftovers
 from tests.support.settings import make_settings
 
 __all__ = ["standin", "standin_world"]
@@ -57,6 +57,17 @@ def pg_dsn(postgres: Cluster) -> str:
 def pg_empty_dsn(postgres: Cluster) -> str:
     """Return the URL of a new, empty PostgreSQL database (no tables) for this test."""
     return postgres.create_database()
+
+
+@pytest.fixture
+async def bot_process(standin: DiscordStandIn, tmp_path: Path) -> AsyncIterator[BotProcess]:
+    """Return the bot as its own process (``python bot.py``) on the stand-in, for the test to
+    start; it is killed after the test if still running."""
+    process = BotProcess(standin, tmp_path)
+    try:
+        yield process
+    finally:
+        await process.stop()
 
 
 @pytest.fixture

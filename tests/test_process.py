@@ -51,6 +51,7 @@ from tests.support.processes import (
     spawn,
     still_running,
     tagged,
+    three_rounds_played,
 )
 
 pytestmark = pytest.mark.slow
@@ -460,32 +461,12 @@ async def until(condition: Callable[[], bool], *, seconds: float, what: str) -> 
         await asyncio.sleep(0.005)  # ok: a bounded poll; no event tells of another process
 
 
-@pytest.fixture
-async def bot_process(standin: DiscordStandIn, tmp_path: Path) -> AsyncIterator[BotProcess]:
-    process = BotProcess(standin, tmp_path)
-    try:
-        yield process
-    finally:
-        await process.stop()
-
-
 async def test_sigkill_between_flips_loses_no_round_and_old_buttons_work(
     standin: DiscordStandIn, standin_world: SampleWorld, bot_process: BotProcess
 ) -> None:
     w = standin_world
     await bot_process.start()
-    challenge = await standin.slash(
-        "krig start", user=w.alice, channel=w.no_channel, options={"opponent": w.bob}
-    )
-    message = (await answer_of(standin, challenge, 10, shows=True)).message
-    assert message is not None
-    accepted = await standin.click(message, "krig:accept:1", user=w.bob)
-    assert (await answer_of(standin, accepted, 10, shows=True)).type == 7
-    table = None
-    for _ in range(3):
-        flipped = await standin.slash("flip", user=w.alice, channel=w.no_channel)
-        table = (await answer_of(standin, flipped, 10, shows=True)).message
-    assert table is not None
+    table = await three_rounds_played(standin, w)
     assert "krig:flip:1:3" in table.custom_ids()
 
     assert bot_process.proc is not None

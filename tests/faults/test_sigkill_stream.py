@@ -22,8 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -39,15 +37,6 @@ KILLS = 20
 SEED = 20_251_130
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def bot_process(standin: DiscordStandIn, tmp_path: Path) -> AsyncIterator[BotProcess]:
-    process = BotProcess(standin, tmp_path)
-    try:
-        yield process
-    finally:
-        await process.stop()
 
 
 async def test_sigkill_at_random_points_loses_no_acknowledged_round_and_old_buttons_work(

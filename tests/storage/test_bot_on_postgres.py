@@ -9,7 +9,7 @@ import pytest
 from krigbot.i18n import t
 from krigbot.storage import Storage
 from tests.support.players import answer_of
-from tests.support.processes import BotProcess
+from tests.support.processes import BotProcess, three_rounds_played
 
 pytestmark = pytest.mark.slow
 
@@ -27,18 +27,7 @@ async def test_a_bot_killed_between_flips_on_postgresql_keeps_every_round(
     bot = BotProcess(standin, tmp_path, KRIG_DATABASE_URL=pg_dsn)
     try:
         await bot.start()
-        challenge = await standin.slash(
-            "krig start", user=w.alice, channel=w.no_channel, options={"opponent": w.bob}
-        )
-        message = (await answer_of(standin, challenge, 10, shows=True)).message
-        assert message is not None
-        accepted = await standin.click(message, "krig:accept:1", user=w.bob)
-        assert (await answer_of(standin, accepted, 10, shows=True)).type == 7
-        table = None
-        for _ in range(3):
-            flipped = await standin.slash("flip", user=w.alice, channel=w.no_channel)
-            table = (await answer_of(standin, flipped, 10, shows=True)).message
-        assert table is not None
+        table = await three_rounds_played(standin, w)
         await bot.kill()  # right after the third acknowledged flip
         await bot.start()
         pressed = await standin.click(table, "krig:flip:1:3", user=w.bob)

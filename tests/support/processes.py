@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.standin import BotCrashed, DiscordStandIn
+from tests.standin import BotCrashed, DiscordStandIn, Message
+from tests.standin.fixtures import SampleWorld
+from tests.support.players import UPDATE_MESSAGE, answer_of
 from tests.support.settings import IDENTIFY_SECONDS
 
 RUN_TAG = "KRIG_TEST_RUN"
@@ -240,6 +242,24 @@ class BotProcess:
         if self.proc is not None and self.proc.returncode is None:
             self.proc.kill()
             await self.proc.wait()
+
+
+async def three_rounds_played(standin: DiscordStandIn, world: SampleWorld) -> Message:
+    """Let Alice challenge Bob, Bob accept and Alice flip three times, each answer awaited as a
+    player would await a bot in another process; return the table after the third round."""
+    challenge = await standin.slash(
+        "krig start", user=world.alice, channel=world.no_channel, options={"opponent": world.bob}
+    )
+    message = (await answer_of(standin, challenge, 10, shows=True)).message
+    assert message is not None
+    accepted = await standin.click(message, "krig:accept:1", user=world.bob)
+    assert (await answer_of(standin, accepted, 10, shows=True)).type == UPDATE_MESSAGE
+    table = None
+    for _ in range(3):
+        flipped = await standin.slash("flip", user=world.alice, channel=world.no_channel)
+        table = (await answer_of(standin, flipped, 10, shows=True)).message
+    assert table is not None
+    return table
 
 
 async def spawn(env: Mapping[str, str], cwd: Path, stderr: Path, bot: Path = BOT) -> Process:

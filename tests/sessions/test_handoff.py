@@ -16,11 +16,11 @@ from krigbot.engine.events import TopChoice
 from krigbot.sessions import ChoiceResult, GameService, Player, Refusal
 from krigbot.storage import GameRow, Storage
 from tests.support.players import Clock
+from tests.support.sessions import CHANNEL, GUILD, dealt
 from tests.support.settings import BACKENDS
 
 pytestmark = pytest.mark.parametrize("backend", BACKENDS)
 
-GUILD, CHANNEL = 10, 100
 ALICE, BOB = Player(1, "Alice"), Player(2, "Bob")
 SEED = 7
 
@@ -31,26 +31,6 @@ def pair(storage: Storage, clock: Clock) -> tuple[GameService, GameService]:
         GameService(storage, clock=clock, seeds=lambda: SEED),
         GameService(storage, clock=clock, seeds=lambda: SEED),
     )
-
-
-async def deal(
-    service: GameService, variant: str, **options: object
-) -> tuple[GameRow, ChoiceResult | None]:
-    """Challenge and accept a game between Alice and Bob, and begin a battle in Steal War."""
-    made = await service.challenges.challenge(
-        guild_id=GUILD,
-        channel_id=CHANNEL,
-        challenger=ALICE,
-        opponents=[BOB],
-        variant=variant,
-        options=dict(options),
-    )
-    accepted = await service.challenges.accept(made.row.id, BOB.user_id)
-    assert accepted.game is not None
-    if not accepted.game.has_choices:
-        return accepted.row, None
-    battle = await service.choices.begin_battle(CHANNEL, ALICE.user_id)
-    return battle.row, battle
 
 
 async def both_hold(first: GameService, second: GameService) -> None:
@@ -70,10 +50,10 @@ async def both_at_a_choice(
     """Deal a Steal War game on one process, begin its first battle, and let both hold it."""
     clock = Clock()
     first, second = pair(storage, clock)
-    row, battle = await deal(first, "stjel")
-    assert battle is not None
+    await dealt(first, "stjel")
+    battle = await first.choices.begin_battle(CHANNEL, ALICE.user_id)
     await both_hold(first, second)
-    return clock, first, second, row, battle
+    return clock, first, second, battle.row, battle
 
 
 def top_choice(result: ChoiceResult) -> TopChoice:
@@ -175,7 +155,7 @@ async def test_a_time_limit_both_processes_watch_ends_the_game_once(
 ) -> None:
     clock = Clock()
     first, second = pair(storage, clock)
-    row, _ = await deal(first, "standard", time_limit=1)
+    row = await dealt(first, time_limit=1)
     await both_hold(first, second)
     clock.advance(minutes=2)
 

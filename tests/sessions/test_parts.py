@@ -13,8 +13,8 @@ from krigbot.sessions import Autoplay, Player, Refusal
 from krigbot.sessions.service import GameService
 from krigbot.storage import GameRow, Storage
 from tests.support.players import Clock
+from tests.support.sessions import CHANNEL, GUILD, dealt
 
-GUILD, CHANNEL = 10, 100
 ALICE, BOB = Player(1, "Alice"), Player(2, "Bob")
 CHOICE_TTL = timedelta(seconds=60)
 
@@ -34,21 +34,6 @@ async def parts(storage: Storage, clock: Clock) -> AsyncIterator[GameService]:
     built = build(storage, clock)
     yield built
     await built.deadlines.close()
-
-
-async def dealt(parts: GameService, variant: str = "standard", **options: object) -> GameRow:
-    """Challenge Bob to a game in the channel and let him accept it."""
-    made = await parts.challenges.challenge(
-        guild_id=GUILD,
-        channel_id=CHANNEL,
-        challenger=ALICE,
-        opponents=[BOB],
-        variant=variant,
-        options=dict(options),
-    )
-    accepted = await parts.challenges.accept(made.row.id, BOB.user_id)
-    assert accepted.game is not None
-    return accepted.row
 
 
 async def stored(storage: Storage, game_id: int) -> GameRow:

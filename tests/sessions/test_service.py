@@ -9,25 +9,10 @@ from krigbot.sessions import DeadlineKind, GameService, Player, Refusal
 from krigbot.storage import GameRow, PartnerRecord, Storage
 from tests.support.deals import deal
 from tests.support.players import Clock
+from tests.support.sessions import GUILD, dealt
 
-GUILD = 10
 ALICE, BOB = Player(1, "Alice"), Player(2, "Bob")
 CAROL, DAVE = Player(3, "Carol"), Player(4, "Dave")
-
-
-async def new_game(service: GameService, channel_id: int) -> GameRow:
-    """Challenge and accept a standard two-player game in a channel."""
-    made = await service.challenges.challenge(
-        guild_id=GUILD,
-        channel_id=channel_id,
-        challenger=ALICE,
-        opponents=[BOB],
-        variant="standard",
-        options={},
-    )
-    started = await service.challenges.accept(made.row.id, BOB.user_id)
-    assert started.game is not None
-    return started.row
 
 
 async def damage(storage: Storage, row: GameRow, **broken: object) -> None:
@@ -48,7 +33,7 @@ async def damage(storage: Storage, row: GameRow, **broken: object) -> None:
 async def test_a_game_whose_save_cannot_be_read_is_ended_and_frees_its_channel(
     storage: Storage,
 ) -> None:
-    row = await new_game(GameService(storage), channel_id=100)
+    row = await dealt(GameService(storage), channel_id=100)
     await damage(storage, row, piles=[[999]])
     fresh = GameService(storage)  # another process: nothing of the game in memory
 
@@ -59,18 +44,18 @@ async def test_a_game_whose_save_cannot_be_read_is_ended_and_frees_its_channel(
     ended = await storage.games.get_game(row.id)
     assert ended is not None
     assert (ended.status, ended.result) == ("abandoned", {"error": "unreadable"})
-    assert (await new_game(fresh, channel_id=100)).status == "running"  # as the refusal promises
+    assert (await dealt(fresh, channel_id=100)).status == "running"  # as the refusal promises
 
 
 async def test_restore_keeps_good_games_and_challenges_and_ends_damaged_ones(
     storage: Storage,
 ) -> None:
     first = GameService(storage)
-    good = await new_game(first, channel_id=100)
+    good = await dealt(first, channel_id=100)
     await first.play.flip(100, BOB.user_id, 5)
-    damaged = await new_game(first, channel_id=200)
+    damaged = await dealt(first, channel_id=200)
     await damage(storage, damaged, piles="not piles")
-    odd = await new_game(first, channel_id=300)
+    odd = await dealt(first, channel_id=300)
     await damage(storage, odd, piles=[[999]])  # the engine fails on this with AttributeError
     challenge = await first.challenges.challenge(
         guild_id=GUILD,
@@ -121,7 +106,7 @@ async def test_expiry_leaves_answered_challenges_alone(storage: Storage) -> None
         guild_id=GUILD, channel_id=100, challenger=ALICE, opponents=[BOB], variant="fem", options={}
     )
     await service.challenges.decline(declined.row.id, BOB.user_id)
-    accepted = await new_game(service, channel_id=200)
+    accepted = await dealt(service, channel_id=200)
 
     assert await service.challenges.expire(declined.row.id) is None
     assert await service.challenges.expire(accepted.id) is None

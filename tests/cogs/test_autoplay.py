@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +36,19 @@ def finished_game(seed: int) -> Game:
     game = Game.new(STANDARD, seed)
     run_to_end(game)
     return game
+
+
+async def autoplaying(
+    standin: DiscordStandIn, world: SampleWorld, **options: Any
+) -> tuple[int, Message]:
+    """Deal Alice and Bob a game, let Alice run /krig auto and wait for its first round.
+
+    Return the game's id and autoplay's message."""
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    answer = await command(standin, world.no_channel, world.alice, "auto", **options)
+    assert answer.message is not None
+    await edit_of(standin, answer.message, lambda text: t("nb", "table.title", round=1) in text)
+    return table.game_id, answer.message
 
 
 def edits_of(standin: DiscordStandIn, message: Message) -> list[RequestRecord]:
@@ -125,12 +139,8 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
 ) -> None:
     seeds.fix(LONG_SEED)
     async with running_bot(standin, db_path, seeds) as bot:
-        table = await start_game(standin, world.no_channel, world.alice, world.bob)
-        answer = await command(standin, world.no_channel, world.alice, "auto")
-        message = answer.message
-        assert message is not None
-        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
-        pause = f"krig:auto:{table.game_id}:pause"
+        game_id, message = await autoplaying(standin, world)
+        pause = f"krig:auto:{game_id}:pause"
 
         refused = await press(standin, message, pause, world.carol)
         paused = await press(standin, message, pause, world.bob)
@@ -140,35 +150,35 @@ async def test_a_player_pauses_resumes_and_stops_autoplay_and_others_are_refused
         assert paused.type == UPDATE_MESSAGE
         assert t("nb", "auto.paused", name="Bob") in text_of(paused)
         assert list(buttons(paused)) == [
-            f"krig:auto:{table.game_id}:resume",
-            f"krig:auto:{table.game_id}:stop",
+            f"krig:auto:{game_id}:resume",
+            f"krig:auto:{game_id}:stop",
         ]
         autoplay = bot.get_cog("Autoplay")
         assert autoplay is not None
         assert not autoplay.playing(world.no_channel.id)  # type: ignore[attr-defined]
-        row = await game_row(bot, table.game_id)
+        row = await game_row(bot, game_id)
         assert row.extra["autoplay"]["state"] == "paused"
         assert t("nb", "table.title", round=row.round) in text_of(
             paused
         )  # every round played is shown
         paused_at = row.round
 
-        resumed = await press(standin, message, f"krig:auto:{table.game_id}:resume", world.alice)
+        resumed = await press(standin, message, f"krig:auto:{game_id}:resume", world.alice)
         assert resumed.type == UPDATE_MESSAGE
         await edit_of(
             standin,
             message,
             lambda text: TITLE.search(text) is not None and round_shown(text) > paused_at,
         )
-        stopped = await press(standin, message, f"krig:auto:{table.game_id}:stop", world.bob)
+        stopped = await press(standin, message, f"krig:auto:{game_id}:stop", world.bob)
 
         assert t("nb", "auto.stopped", name="Bob") in text_of(stopped)
-        row = await game_row(bot, table.game_id)
+        row = await game_row(bot, game_id)
         assert row.status == "running"
         assert not row.extra.get("autoplay")
         assert not autoplay.playing(world.no_channel.id)  # type: ignore[attr-defined]
-        assert list(buttons(stopped)) == [f"krig:flip:{table.game_id}:{row.round}"]
-        by_hand = await press(standin, message, f"krig:flip:{table.game_id}:{row.round}", world.bob)
+        assert list(buttons(stopped)) == [f"krig:flip:{game_id}:{row.round}"]
+        by_hand = await press(standin, message, f"krig:flip:{game_id}:{row.round}", world.bob)
         assert by_hand.type == UPDATE_MESSAGE
         assert t("nb", "table.title", round=row.round + 1) in text_of(by_hand)
 
@@ -178,11 +188,7 @@ async def test_a_flip_by_hand_stops_autoplay(
 ) -> None:
     seeds.fix(LONG_SEED)
     async with running_bot(standin, db_path, seeds) as bot:
-        table = await start_game(standin, world.no_channel, world.alice, world.bob)
-        answer = await command(standin, world.no_channel, world.alice, "auto")
-        message = answer.message
-        assert message is not None
-        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
+        game_id, message = await autoplaying(standin, world)
 
         by_hand = await flip(standin, world.no_channel, world.bob)
         stopped = await edit_of(standin, message, lambda text: t("nb", "auto.hand_flip") in text)
@@ -194,7 +200,7 @@ async def test_a_flip_by_hand_stops_autoplay(
         assert t("nb", "auto.running", speed=t("nb", "speed.normal"), name="Alice") not in shown
         assert TITLE.search(shown)  # the table it showed is still there
         assert buttons(stopped.revision) == {}
-        row = await game_row(bot, table.game_id)
+        row = await game_row(bot, game_id)
         assert row.status == "running"
         assert not row.extra.get("autoplay")
 
@@ -224,12 +230,8 @@ async def test_autoplay_carries_on_after_a_restart(
 ) -> None:
     seeds.fix(LONG_SEED)
     async with running_bot(standin, db_path, seeds):
-        table = await start_game(standin, world.no_channel, world.alice, world.bob)
-        answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
-        message = answer.message
-        assert message is not None
-        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
-    before = await stored_round(db_path, table.game_id)
+        game_id, message = await autoplaying(standin, world, speed="slow")
+    before = await stored_round(db_path, game_id)
     events = len(standin.channel_events)
 
     async with running_bot(standin, db_path, seeds) as restarted:
@@ -243,10 +245,10 @@ async def test_autoplay_carries_on_after_a_restart(
         assert t("nb", "auto.running", speed=t("nb", "speed.slow"), name="Alice") in text_of(
             resumed.revision
         )
-        row = await game_row(restarted, table.game_id)
+        row = await game_row(restarted, game_id)
         assert row.round > before
         assert row.extra["autoplay"]["state"] == "running"
-        stopped = await press(standin, message, f"krig:auto:{table.game_id}:stop", world.alice)
+        stopped = await press(standin, message, f"krig:auto:{game_id}:stop", world.alice)
         assert stopped.type == UPDATE_MESSAGE
 
 
@@ -255,11 +257,7 @@ async def test_autoplay_whose_message_is_gone_after_a_restart_stops_and_says_so(
 ) -> None:
     seeds.fix(LONG_SEED)
     async with running_bot(standin, db_path, seeds):
-        table = await start_game(standin, world.no_channel, world.alice, world.bob)
-        answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
-        message = answer.message
-        assert message is not None
-        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
+        game_id, message = await autoplaying(standin, world, speed="slow")
     # What Discord answers once someone deleted the message while the bot was away.
     standin.fail_next("PATCH", rf"^/channels/\d+/messages/{message.id}$", status=404, code=10008)
     watcher = standin.watch(world.no_channel)
@@ -268,7 +266,7 @@ async def test_autoplay_whose_message_is_gone_after_a_restart_stops_and_says_so(
         told = await watcher.next("create")
 
         assert told.message.content == t("nb", "auto.gone")
-        row = await game_row(restarted, table.game_id)
+        row = await game_row(restarted, game_id)
         assert row.status == "running"
         assert not row.extra.get("autoplay")
 
@@ -279,25 +277,21 @@ async def test_autoplay_stops_when_the_game_is_cancelled_or_played_out(
 ) -> None:
     seeds.fix(LONG_SEED)
     async with running_bot(standin, db_path, seeds) as bot:
-        table = await start_game(standin, world.no_channel, world.alice, world.bob)
-        answer = await command(standin, world.no_channel, world.alice, "auto", speed="slow")
-        message = answer.message
-        assert message is not None
-        await edit_of(standin, message, lambda text: t("nb", "table.title", round=1) in text)
+        game_id, message = await autoplaying(standin, world, speed="slow")
 
         if ending == "cancel":
             await command(standin, world.no_channel, world.moderator, "cancel")
         else:
             asked = await command(standin, world.no_channel, world.bob, "finish")
             assert asked.message is not None
-            await press(standin, asked.message, f"krig:finish:{table.game_id}:yes", world.alice)
+            await press(standin, asked.message, f"krig:finish:{game_id}:yes", world.alice)
         stopped = await edit_of(standin, message, lambda text: t("nb", "auto.ended") in text)
 
         shown = text_of(stopped.revision)
         assert t("nb", "auto.ended") in shown
         assert t("nb", "auto.running", speed=t("nb", "speed.slow"), name="Alice") not in shown
         assert buttons(stopped.revision) == {}
-        row = await game_row(bot, table.game_id)
+        row = await game_row(bot, game_id)
         assert row.status == ("cancelled" if ending == "cancel" else "finished")
         assert not row.extra.get("autoplay")
         autoplay = bot.get_cog("Autoplay")

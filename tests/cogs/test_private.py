@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from krigbot.bot import KrigBot
 from krigbot.engine import Game, Rules, run_to_end
 from krigbot.i18n import t
 from tests.standin import Channel, CommandNotAvailableError, DiscordStandIn, Message
-from tests.standin.contexts import add_group_dm, add_outside_guild, install_for
+from tests.standin.contexts import add_outside_guild, install_for
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import command, edit_of, running_bot
 from tests.support.players import (
@@ -40,25 +39,16 @@ from tests.support.players import (
     start_game,
     text_of,
 )
-from tests.support.private import LONG_SEED, nothing_refused, short_tokens
+from tests.support.private import LONG_SEED, group, nothing_refused, short_tokens
 from tests.support.steal_war import QUICK, STEAL_BY_DEFAULT, let_the_choice_time_out, steal_line
 from tests.support.texts import pattern
 from tests.support.time_limit import TIME_UP, bot_on, quick_ticks
 
-__all__ = ["quick_ticks", "short_tokens"]
+__all__ = ["group", "quick_ticks", "short_tokens"]
 
 STANDARD = Rules.preset("standard")
 SHORT_SEED = 1230
 """Standard: 30 rounds, Alice (seat 0) takes every card."""
-
-
-@pytest.fixture
-def group(standin: DiscordStandIn, world: SampleWorld) -> Iterator[Channel]:
-    """A group DM of Alice (nb), Bob (sv) and Carol (en); Alice and Bob installed the bot."""
-    install_for(standin, world.alice)
-    install_for(standin, world.bob)
-    yield add_group_dm(standin, world.alice, world.bob, world.carol, name="friends")
-    nothing_refused(standin)
 
 
 def finished(seed: int) -> Game:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from krigbot.i18n import fmt_list, t
 from tests.standin import Channel, DiscordStandIn
-from tests.standin.contexts import add_group_dm, add_user_dm, install_for
+from tests.standin.contexts import add_user_dm, install_for
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import command, edit_of, running_bot
 from tests.support.players import (
@@ -27,19 +24,10 @@ from tests.support.players import (
     start_game,
     text_of,
 )
-from tests.support.private import LONG_SEED, nothing_refused, short_tokens
+from tests.support.private import LONG_SEED, group, nothing_refused, short_tokens
 from tests.support.time_limit import TIME_UP, bot_on, quick_ticks
 
-__all__ = ["quick_ticks", "short_tokens"]
-
-
-@pytest.fixture
-def group(standin: DiscordStandIn, world: SampleWorld) -> Iterator[Channel]:
-    """A group DM of Alice (nb), Bob (sv) and Carol (en); Alice and Bob installed the bot."""
-    install_for(standin, world.alice)
-    install_for(standin, world.bob)
-    yield add_group_dm(standin, world.alice, world.bob, world.carol, name="friends")
-    nothing_refused(standin)
+__all__ = ["group", "quick_ticks", "short_tokens"]
 
 
 async def test_a_group_dms_table_keeps_its_language_after_a_restart_whoever_presses(

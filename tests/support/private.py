@@ -1,11 +1,15 @@
-"""Private chats through the stand-in: a long seed, tokens that run out soon, nothing refused."""
+"""Private chats through the stand-in: a group DM, a long seed, short tokens, nothing refused."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
 from krigbot.adapter import surfaces
-from tests.standin import DiscordStandIn
+from tests.standin import Channel, DiscordStandIn
+from tests.standin.contexts import add_group_dm, install_for
+from tests.standin.fixtures import SampleWorld
 
 LONG_SEED = 17
 """Standard: 117 rounds: autoplay meets several token expiries before the end."""
@@ -27,3 +31,12 @@ def short_tokens(standin: DiscordStandIn, monkeypatch: pytest.MonkeyPatch) -> No
     """Make the bot's tokens run out after TOKEN_SECONDS, and Discord's soon after."""
     monkeypatch.setattr(surfaces, "TOKEN_SECONDS", TOKEN_SECONDS)
     standin.token_lifetime = TOKEN_SECONDS + 1.0
+
+
+@pytest.fixture
+def group(standin: DiscordStandIn, world: SampleWorld) -> Iterator[Channel]:
+    """A group DM of Alice (nb), Bob (sv) and Carol (en); Alice and Bob installed the bot."""
+    install_for(standin, world.alice)
+    install_for(standin, world.bob)
+    yield add_group_dm(standin, world.alice, world.bob, world.carol, name="friends")
+    nothing_refused(standin)

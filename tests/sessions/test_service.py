@@ -182,15 +182,7 @@ async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
         )
         await first.challenges.challenge_shown(timed.row, message_id=556)
         await first.challenges.accept(timed.row.id, BOB.user_id)
-        stolen = await first.challenges.challenge(
-            guild_id=GUILD,
-            channel_id=300,
-            challenger=ALICE,
-            opponents=[BOB],
-            variant="stjel",
-            options={},
-        )
-        await first.challenges.accept(stolen.row.id, BOB.user_id)
+        stolen = await dealt(first, "stjel", channel_id=300)
         battle = await first.choices.begin_battle(300, ALICE.user_id)
         first.choices.watch_choices(battle.row, battle.game)
 
@@ -204,7 +196,7 @@ async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
         limit = first.deadlines.pending(timed.row.id, "time_limit")
         assert limit is not None
         assert limit.at == first.time_limits.deadline(await first_row(storage, timed.row.id))
-        choice = first.deadlines.pending(stolen.row.id, "choice")
+        choice = first.deadlines.pending(stolen.id, "choice")
         assert choice is not None
         assert choice.at == first.choices.choice_deadline(battle.row)
 
@@ -214,7 +206,7 @@ async def test_deadlines_follow_the_games_and_a_restart_finds_them_again(
             kept: list[tuple[int, DeadlineKind]] = [
                 (open_.row.id, "challenge"),
                 (timed.row.id, "time_limit"),
-                (stolen.row.id, "choice"),
+                (stolen.id, "choice"),
             ]
             for game_id, kind in kept:
                 assert restarted.deadlines.pending(game_id, kind) == first.deadlines.pending(

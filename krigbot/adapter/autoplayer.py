@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from krigbot.adapter.tables import Tables
     from krigbot.engine import Variant
+    from krigbot.render.emoji import CardFaces
     from krigbot.sessions.handsfree import HandsFree
     from krigbot.sessions.play import Play
     from krigbot.sessions.registry import Registry
@@ -137,9 +138,12 @@ class Autoplayer:
         *,
         end: End,
         interval: float,
+        faces: CardFaces,
         rest_turn: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.parts = parts
+        self.faces = faces
+        """The card emojis the steps' tables show."""
         self.end = end
         self.interval = interval
         """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
@@ -313,7 +317,13 @@ class Autoplayer:
             embed = time_up_embed(row, result.game, lang)
         else:
             embed = round_embed(
-                row, result.game, result.last, lang, played=result.played, wars=result.wars
+                row,
+                result.game,
+                result.last,
+                lang,
+                played=result.played,
+                wars=result.wars,
+                faces=self.faces,
             )
         if result.outcome is None:
             add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)

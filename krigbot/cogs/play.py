@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from krigbot.adapter.buttons import Buttons
     from krigbot.adapter.pictures import Pictures
     from krigbot.adapter.tables import Tables
+    from krigbot.render.emoji import CardFaces
     from krigbot.sessions.choices import Choices
     from krigbot.sessions.play import Play
     from krigbot.sessions.recovery import Recovery
@@ -56,6 +57,7 @@ class PlayParts(Protocol):
     tables: Tables
     web: WebAccess
     buttons: Buttons
+    faces: CardFaces
 
 
 class Battles(Protocol):
@@ -193,7 +195,13 @@ class PlayCog(commands.Cog, name="Play"):
             embed = time_up_embed(row, result.game, lang)
         else:
             embed = round_embed(
-                row, result.game, result.last, lang, played=result.played, wars=result.wars
+                row,
+                result.game,
+                result.last,
+                lang,
+                played=result.played,
+                wars=result.wars,
+                faces=self.parts.faces,
             )
         files: list[discord.File] = []
         more: list[discord.Embed] = []

@@ -94,16 +94,16 @@ async def test_the_2001st_emoji_is_refused_with_30056(
     assert len(standin.app.emojis) == 2000
 
 
-@pytest.mark.parametrize(
-    ("what", "image"),
-    [
-        ("not a data URI", base64.b64encode(png()).decode()),
-        ("not base64", "data:image/png;base64,not*base64"),
-        ("a BMP", uri(b"BM" + bytes(60), "bmp")),
-        ("a PNG that is a JPEG", uri(b"\xff\xd8\xff" + bytes(60))),
-        ("over 256 KiB", uri(b"\x89PNG\r\n\x1a\n" + bytes(256 * 1024))),
-    ],
-)
+BAD_IMAGES = [
+    ("not a data URI", base64.b64encode(png()).decode()),
+    ("not base64", "data:image/png;base64,not*base64"),
+    ("a BMP", uri(b"BM" + bytes(60), "bmp")),
+    ("a PNG that is a JPEG", uri(b"\xff\xd8\xff" + bytes(60))),
+    ("over 256 KiB", uri(b"\x89PNG\r\n\x1a\n" + bytes(256 * 1024))),
+]
+
+
+@pytest.mark.parametrize(("what", "image"), BAD_IMAGES, ids=[what for what, _ in BAD_IMAGES])
 async def test_a_bad_image_is_refused_with_50035(
     bot: KrigBot, standin: DiscordStandIn, what: str, image: str
 ) -> None:

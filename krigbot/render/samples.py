@@ -192,7 +192,7 @@ def emoji_picture() -> bytes:
             sheet.paste(small, at, small)
         y += band_height
     out = io.BytesIO()
-    sheet.save(out, "PNG")
+    sheet.quantize(256, method=Image.Quantize.MEDIANCUT).save(out, "PNG")
     return out.getvalue()
 
 

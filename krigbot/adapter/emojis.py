@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 MAX_EMOJIS: Final = 2000
 """How many emojis Discord lets an application own."""
+NO_ROOM: Final = 30056
+"""Discord's error code for an emoji past the application's 2,000."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +54,16 @@ async def sync_card_emojis(
     held = {e.name: e for e in existing if e.name in wanted}
     stale = [e for e in existing if is_ours(e.name) and version_of(e.name) != version]
     uploaded = removed = 0
+
+    def show() -> None:
+        faces.use(version, {wanted[name]: emoji.id for name, emoji in held.items()})
+
+    show()
     if upload:
         room = MAX_EMOJIS - len(existing)
         # New ones first, so the emojis other processes show stay until their successors are
         # there; the stale ones then make room for any that did not fit.
-        uploaded += await _upload(client, wanted, images, held, room)
+        uploaded += await _upload(client, wanted, images, held, room, show)
         for emoji in stale:
             try:
                 await emoji.delete()
@@ -64,8 +71,7 @@ async def sync_card_emojis(
                 log.warning("could not remove the card emoji %s: %s", emoji.name, exc)
             else:
                 removed += 1
-        uploaded += await _upload(client, wanted, images, held, removed)
-    faces.use(version, {wanted[name]: emoji.id for name, emoji in held.items()})
+        uploaded += await _upload(client, wanted, images, held, removed, show)
     return EmojiSync(uploaded, len(held) - uploaded, removed, len(wanted) - len(held))
 
 
@@ -75,8 +81,10 @@ async def _upload(
     images: Mapping[int | None, bytes],
     held: dict[str, discord.Emoji],
     room: int,
+    show: Callable[[], None],
 ) -> int:
-    """Upload the emojis not held yet, one at a time, at most ``room``; return how many."""
+    """Upload the emojis not held yet, one at a time, at most ``room``, showing each as it
+    comes; return how many."""
     done = 0
     for name, card in wanted.items():
         if done >= room:
@@ -87,6 +95,9 @@ async def _upload(
             held[name] = await client.create_application_emoji(name=name, image=images[card])
         except discord.HTTPException as exc:
             log.warning("could not upload the card emoji %s: %s", name, exc)
+            if exc.code == NO_ROOM:
+                break  # the application is full: the next ones would be refused too
             continue
         done += 1
+        show()
     return done

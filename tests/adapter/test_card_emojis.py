@@ -164,3 +164,25 @@ async def test_with_card_emojis_off_nothing_is_uploaded_and_the_table_reads_labe
 
     assert "<:" not in text_of(answer)
     assert standin.requests_matching("*", r"/emojis") == []
+
+
+async def test_an_application_near_its_2000_emojis_gets_only_what_fits_and_the_rest_is_text(
+    standin: DiscordStandIn, standin_world: SampleWorld, db_path: Path
+) -> None:
+    for n in range(1, 1991):
+        standin.app.emojis[n] = {
+            "id": str(n),
+            "name": f"server_{n}",
+            "roles": [],
+            "require_colons": True,
+            "managed": False,
+            "animated": False,
+            "available": True,
+        }
+    async with running_bot(standin, db_path, card_emojis=True) as bot:
+        await synced(bot)
+        shown = len(bot.faces)
+
+    assert len(standin.app.emojis) == 2000
+    assert uploads(standin) == 10  # never one Discord would refuse
+    assert shown == 10  # the first ten cards; the back is not among them

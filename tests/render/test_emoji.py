@@ -8,11 +8,13 @@ import re
 from PIL import Image
 
 from krigbot.engine import Round, Rules, Variant, new_game
+from krigbot.engine.steal import StealGame
 from krigbot.i18n import card_label
 from krigbot.render.embeds import fits, round_embed
 from krigbot.render.emoji import EMOJI_CARDS, CardFaces, emoji_name, emoji_set, is_ours
 from krigbot.render.play import replay_embed
 from krigbot.render.replays import rebuild
+from krigbot.render.steal import steal_table_embed
 from tests.support.narration import row_for
 
 MENTION = re.compile(r"<:krig_[0-9a-f]{6}_\w+:\d+>")
@@ -109,3 +111,21 @@ def test_a_replayed_round_shows_its_cards_as_emojis() -> None:
 
     assert len(MENTION.findall(shown.description or "")) >= 2
     assert "<:" not in (replay_embed(row, rebuilt, 1, game, "en").description or "")
+
+
+def test_a_steal_war_battle_under_way_shows_its_face_up_cards_as_emojis() -> None:
+    rules = Rules.preset("stjel", players=3)
+    game = StealGame.new(rules, 2365)
+    # Default choices until a war waits for its next face-up cards: the tie's cards lie open.
+    played = game.begin_battle()
+    while not (game.battle_view().war_steps and game.pending()):
+        played = game.apply_defaults() if played is None else game.begin_battle()
+
+    shown = steal_table_embed(row_for(rules), game, "nb", faces=every_face())
+    plain = steal_table_embed(row_for(rules), game, "nb")
+
+    for _seat, card in game.battle_view().battle:
+        assert f"{emoji_name('0a1b2c', card)}:" in (shown.description or "")
+        assert card_label(card, "nb") in (plain.description or "")
+    assert "<:" not in (plain.description or "")
+    assert fits(shown)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import re
 from pathlib import Path
 
@@ -45,10 +46,15 @@ def other_png() -> bytes:
 
 
 async def test_the_first_start_uploads_every_card_and_a_restart_uploads_nothing(
-    standin: DiscordStandIn, standin_world: SampleWorld, db_path: Path
+    standin: DiscordStandIn,
+    standin_world: SampleWorld,
+    db_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="krigbot")
     async with running_bot(standin, db_path, card_emojis=True) as bot:
         await synced(bot)
+    assert "card emojis: 55 uploaded, 0 kept, 0 removed" in caplog.messages
     version, _ = emoji_set()
     names = sorted(held(standin))
     assert names == sorted(emoji_name(version, card) for card in EMOJI_CARDS)
@@ -59,6 +65,7 @@ async def test_the_first_start_uploads_every_card_and_a_restart_uploads_nothing(
     async with running_bot(standin, db_path, card_emojis=True) as bot:
         await synced(bot)
         assert bot.faces.text(parse_card("QD"), "nb").endswith("> D♦")
+    assert "card emojis: 0 uploaded, 55 kept, 0 removed" in caplog.messages
 
     assert uploads(standin) == 55
     assert sorted(held(standin)) == names

@@ -320,6 +320,10 @@ class KrigBot(commands.AutoShardedBot):
             done = await sync_card_emojis(self, self.faces, upload=upload)
         except discord.HTTPException as exc:
             log.warning("could not read the application's emojis; cards show as text: %s", exc)
+        except Exception:
+            # Closing cuts the uploads short (its HTTP session goes): nothing to tell then.
+            if not self.is_closed():
+                log.exception("could not sync the card emojis; cards show as text")
         else:
             log.info(
                 "card emojis: %d uploaded, %d kept, %d removed%s",

@@ -54,7 +54,9 @@ TEAMS = ((0, 2), (1, 3))
 DESCRIPTION_LIMIT = 4000
 """Longest table text kept (Discord allows 4096 characters in a description)."""
 FIELD_LIMIT = 1024
+"""Discord's longest field value."""
 EMBED_LIMIT = 6000
+"""Discord's most characters in a message's embeds together."""
 
 
 _BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))

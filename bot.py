@@ -412,6 +412,7 @@ SETTINGS = (
     ("KRIG_CHOICE_SECONDS", "Steal War: time for a choice (60)"),
     ("KRIG_AUTOPLAY_SECONDS", "autoplay edits at most once per this many seconds (1.2)"),
     ("KRIG_RENDER_PROCESSES", "processes drawing the pictures (1; 0: threads)"),
+    ("KRIG_CARD_EMOJIS", "on (default) or off: the cards as the application's emojis"),
     ("KRIG_SHARD_COUNT", "the bot's number of shards, the same in all its processes"),
     ("KRIG_SHARDS", "the shards this process runs, e.g. 0-3"),
     ("KRIG_REST_SHARE", "this process's part of Discord's 50 requests a second"),

@@ -15,6 +15,7 @@ from discord.utils import MISSING
 
 from krigbot.adapter.buttons import Buttons
 from krigbot.adapter.checks import malformed_command, pressed_id, unhandled_press
+from krigbot.adapter.emojis import sync_card_emojis
 from krigbot.adapter.group import KrigGroup, is_subcommand
 from krigbot.adapter.identify import IdentifyPacer
 from krigbot.adapter.parts import Parts
@@ -37,6 +38,7 @@ from krigbot.i18n.translator import Translator
 from krigbot.load import Load
 from krigbot.monitoring import Metrics
 from krigbot.monitoring.metrics import GatewayState, discord_trace
+from krigbot.render.emoji import CardFaces
 from krigbot.render.worker import warm_up_workers
 from krigbot.sessions import GameService, Seeds, random_seed
 from krigbot.sessions.matches import MatchKeeper
@@ -213,6 +215,10 @@ class KrigBot(commands.AutoShardedBot):
         )
         if settings.render_processes:
             warm_up_workers(settings.render_processes)
+        self.faces = CardFaces()
+        """The card emojis the tables show: none until they are synced, or with them off."""
+        self.faces_synced = asyncio.Event()
+        """Set when the card emojis have been synced (or read), or their sync has failed."""
         self._background: set[asyncio.Task[None]] = set()
 
     async def setup_hook(self) -> None:
@@ -237,6 +243,7 @@ class KrigBot(commands.AutoShardedBot):
             tables=self.tables,
             web=self.web,
             buttons=self.buttons,
+            faces=self.faces,
         )
         steal = StealCog(parts)
         autoplay = AutoplayCog(
@@ -268,6 +275,8 @@ class KrigBot(commands.AutoShardedBot):
             lang = lang_for(row.extra.get("lang"))
             self._spawn(self._tell_unreadable(row.channel_id, lang), f"tell-unreadable-{row.id}")
         self._spawn(self._check_saved_games(), "check-saved-games")
+        if self.settings.card_emojis:
+            self._spawn(self._sync_card_emojis(), "card-emojis")
         if not self.settings.shards.runs_first:
             # One process of the bot syncs (the one with shard 0), not every start of every one.
             log.info("commands not synced: the process running shard 0 syncs them")
@@ -302,6 +311,29 @@ class KrigBot(commands.AutoShardedBot):
         for row in broken:
             if own_token(row.extra):
                 await self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))
+
+    async def _sync_card_emojis(self) -> None:
+        # After ready, in the background: up to 55 uploads, one at a time, delay no answer.
+        await self.wait_until_ready()
+        upload = self.settings.shards.runs_first
+        try:
+            done = await sync_card_emojis(self, self.faces, upload=upload)
+        except discord.HTTPException as exc:
+            log.warning("could not read the application's emojis; cards show as text: %s", exc)
+        except Exception:
+            # Closing cuts the uploads short (its HTTP session goes): nothing to tell then.
+            if not self.is_closed():
+                log.exception("could not sync the card emojis; cards show as text")
+        else:
+            log.info(
+                "card emojis: %d uploaded, %d kept, %d removed%s",
+                done.uploaded,
+                done.kept,
+                done.removed,
+                f", {done.missing} missing (shown as text)" if done.missing else "",
+            )
+        finally:
+            self.faces_synced.set()
 
     async def _tell_unreadable(self, channel_id: int, lang: Any) -> None:
         channel = self.get_partial_messageable(channel_id)

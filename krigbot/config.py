@@ -140,6 +140,9 @@ class Settings:
     """The pause between identifies in one bucket (lower only against a test server)."""
     rest_proxy: str | None = None
     """A shared REST proxy's address, which every request to Discord's API goes through."""
+    card_emojis: bool = True
+    """Upload the cards as the application's emojis and show them in the tables' text
+    (``KRIG_CARD_EMOJIS``: on or off)."""
 
     def __repr__(self) -> str:
         # Never let the token reach a log line or a traceback.
@@ -155,7 +158,8 @@ class Settings:
             f"web_port={self.web_port}, web_host={self.web_host!r}, web_url={self.web_url!r}, "
             f"web_secret={'<hidden>' if self.web_secret else None}, shards={self.shards!r}, "
             f"rest_share={self.rest_share}, identify_seconds={self.identify_seconds}, "
-            f"rest_proxy={self.rest_proxy and _without_password(self.rest_proxy)!r})"
+            f"rest_proxy={self.rest_proxy and _without_password(self.rest_proxy)!r}, "
+            f"card_emojis={self.card_emojis})"
         )
 
     @property
@@ -240,6 +244,7 @@ class Settings:
             rest_share=_share(merged.get("KRIG_REST_SHARE"), shards),
             identify_seconds=_positive(merged, "KRIG_IDENTIFY_SECONDS", IDENTIFY_SECONDS),
             rest_proxy=_address(merged, "KRIG_REST_PROXY"),
+            card_emojis=_switch(merged, "KRIG_CARD_EMOJIS", default=True),
         )
 
 
@@ -296,6 +301,20 @@ def _share(raw: str | None, shards: Shards) -> float:
             f"requests a second, a number above 0 and at most 1 (such as 0.25), not {raw!r}"
         )
     return share
+
+
+_SWITCH: Final = {"on": True, "off": False}
+
+
+def _switch(values: Mapping[str, str | None], key: str, *, default: bool) -> bool:
+    """Read an on/off setting; unset or empty is ``default``."""
+    raw = values.get(key)
+    if raw is None or not raw.strip():
+        return default
+    value = _SWITCH.get(raw.strip().lower())
+    if value is None:
+        raise ConfigError(f"{key} must be on or off, not {raw!r}")
+    return value
 
 
 _ADDRESSES: Final = {

@@ -311,3 +311,15 @@ def test_a_number_written_in_other_than_ascii_digits_is_a_settings_error(
     with pytest.raises(ConfigError, match=said) as raised:
         load(env, no_env_file)
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(("value", "on"), [("", True), ("on", True), (" OFF ", False)])
+def test_card_emojis_are_on_unless_turned_off(no_env_file: Path, value: str, on: bool) -> None:
+    settings = load({"DISCORD_TOKEN": TOKEN, "KRIG_CARD_EMOJIS": value}, no_env_file)
+
+    assert settings.card_emojis is on
+
+
+def test_card_emojis_other_than_on_or_off_are_refused(no_env_file: Path) -> None:
+    with pytest.raises(ConfigError, match="KRIG_CARD_EMOJIS must be on or off, not 'no'"):
+        load({"DISCORD_TOKEN": TOKEN, "KRIG_CARD_EMOJIS": "no"}, no_env_file)

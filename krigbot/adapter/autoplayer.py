@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from krigbot.adapter.tables import Tables
     from krigbot.engine import Variant
+    from krigbot.render.emoji import CardFaces
     from krigbot.sessions.handsfree import HandsFree
     from krigbot.sessions.play import Play
     from krigbot.sessions.registry import Registry
@@ -136,9 +137,12 @@ class Autoplayer:
         *,
         end: End,
         interval: float,
+        faces: CardFaces,
         rest_turn: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self.parts = parts
+        self.faces = faces
+        """The card emojis the steps' tables show."""
         self.end = end
         self.interval = interval
         """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
@@ -308,7 +312,13 @@ class Autoplayer:
         """Edit the autoplay message to show a step; False if the message is gone."""
         row, lang = result.row, run.lang
         embed = flip_embed(
-            row, result.game, result.last, lang, played=result.played, wars=result.wars
+            row,
+            result.game,
+            result.last,
+            lang,
+            played=result.played,
+            wars=result.wars,
+            faces=self.faces,
         )
         if result.outcome is None:
             add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)

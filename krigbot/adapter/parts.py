@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from krigbot.adapter.buttons import Buttons
     from krigbot.adapter.pictures import Pictures
     from krigbot.adapter.tables import Tables
+    from krigbot.render.emoji import CardFaces
     from krigbot.sessions.challenges import Challenges
     from krigbot.sessions.choices import Choices
     from krigbot.sessions.deadlines import Deadlines
@@ -50,3 +51,5 @@ class Parts:
     """The web view's signed links."""
     buttons: Buttons
     """The handlers of the bot's buttons, which each cog registers for its own."""
+    faces: CardFaces
+    """The card emojis the tables' text shows (``adapter/emojis.py`` syncs them)."""

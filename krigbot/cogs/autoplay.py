@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from krigbot.adapter.pictures import Pictures
     from krigbot.adapter.tables import Tables
     from krigbot.engine import Variant
+    from krigbot.render.emoji import CardFaces
     from krigbot.sessions.handsfree import HandsFree
     from krigbot.sessions.play import Play
     from krigbot.sessions.registry import Registry
@@ -87,6 +88,7 @@ class AutoplayParts(Protocol):
     tables: Tables
     web: WebAccess
     buttons: Buttons
+    faces: CardFaces
 
 
 class AutoplayCog(commands.Cog, name="Autoplay"):
@@ -102,7 +104,9 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         self.parts = parts
         parts.buttons.handle(AutoplayButton, self.on_autoplay_button)
         parts.buttons.handle(FinishButton, self.on_finish_button)
-        self.player = Autoplayer(parts, end=self._end, interval=interval, rest_turn=rest_turn)
+        self.player = Autoplayer(
+            parts, end=self._end, interval=interval, faces=parts.faces, rest_turn=rest_turn
+        )
         """Autoplay's runs in this process."""
         self._claims: dict[int, float] = {}
         """Channels whose /krig auto answer is on its way (loop time), so a second one waits."""

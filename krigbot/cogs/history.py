@@ -33,6 +33,7 @@ from krigbot.sessions import Refusal
 
 if TYPE_CHECKING:
     from krigbot.adapter.buttons import Buttons
+    from krigbot.render.emoji import CardFaces
     from krigbot.storage import GameRow, Storage
     from krigbot.web.access import WebAccess
 
@@ -48,6 +49,7 @@ class HistoryParts(Protocol):
     storage: Storage
     web: WebAccess
     buttons: Buttons
+    faces: CardFaces
 
 
 class HistoryButton(
@@ -194,7 +196,7 @@ class HistoryCog(commands.Cog, name="History"):
             url = await self.parts.web.game_url(row.guild_id, row.id)
             if url is not None:
                 view.add_item(web_button(url, lang))
-            embed = replay_embed(row, rebuilt, shown, final, lang)
+            embed = replay_embed(row, rebuilt, shown, final, lang, self.parts.faces)
             return Reply(embed=embed, view=view, ephemeral=not update, update=update)
 
         await respond(interaction, work(), ephemeral=not update, update=update)

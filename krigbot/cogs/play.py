@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from krigbot.adapter.buttons import Buttons
     from krigbot.adapter.pictures import Pictures
     from krigbot.adapter.tables import Tables
+    from krigbot.render.emoji import CardFaces
     from krigbot.sessions.choices import Choices
     from krigbot.sessions.play import Play
     from krigbot.sessions.recovery import Recovery
@@ -56,6 +57,7 @@ class PlayParts(Protocol):
     tables: Tables
     web: WebAccess
     buttons: Buttons
+    faces: CardFaces
 
 
 class Battles(Protocol):
@@ -189,7 +191,13 @@ class PlayCog(commands.Cog, name="Play"):
         else:
             self.parts.tables.rounds.pop(row.id, None)
         embed = flip_embed(
-            row, result.game, result.last, lang, played=result.played, wars=result.wars
+            row,
+            result.game,
+            result.last,
+            lang,
+            played=result.played,
+            wars=result.wars,
+            faces=self.parts.faces,
         )
         files: list[discord.File] = []
         more: list[discord.Embed] = []

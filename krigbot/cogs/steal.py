@@ -47,6 +47,7 @@ from krigbot.sessions import Choice, ChoiceOptions, ChoiceResult, Refusal
 if TYPE_CHECKING:
     from krigbot.adapter.buttons import Buttons
     from krigbot.adapter.tables import Tables
+    from krigbot.render.emoji import CardFaces
     from krigbot.sessions import Deadline
     from krigbot.sessions.choices import Choices
     from krigbot.sessions.deadlines import Deadlines
@@ -136,7 +137,7 @@ def choice_view(row: GameRow, game: Variant, seat: int, lang: Lang) -> discord.u
     return view_of(*items)
 
 
-def timeout_notes(result: ChoiceResult, lang: Lang) -> list[str]:
+def timeout_notes(result: ChoiceResult, lang: Lang, faces: CardFaces) -> list[str]:
     """Return what the table says about the choices a time-out made."""
     names = names_of(result.row)
     looks = [c.seat for c in result.timed_out if isinstance(c, LookChoice)]
@@ -148,17 +149,17 @@ def timeout_notes(result: ChoiceResult, lang: Lang) -> list[str]:
         top = result.game.loot_top(seat)
         if top is not None:
             notes.append(
-                t(lang, "steal.top_timed_out", name=names[seat], card=card_label(top, lang))
+                t(lang, "steal.top_timed_out", name=names[seat], card=faces.text(top, lang))
             )
     return notes
 
 
-def krigbot_notes(result: ChoiceResult, lang: Lang) -> list[str]:
+def krigbot_notes(result: ChoiceResult, lang: Lang, faces: CardFaces) -> list[str]:
     """Return what the table says about the choices Krigbot itself made at once."""
     names = names_of(result.row)
     notes = []
     for move in result.krigbot_moves:
-        card = card_label(move.card, lang)
+        card = faces.text(move.card, lang)
         if move.kind == "top":
             notes.append(t(lang, "krigbot.top", name=names[move.seat], card=card))
         else:
@@ -180,6 +181,7 @@ class StealParts(Protocol):
     tables: Tables
     web: WebAccess
     buttons: Buttons
+    faces: CardFaces
 
 
 class StealCog(commands.Cog, name="StealWar"):
@@ -236,7 +238,7 @@ class StealCog(commands.Cog, name="StealWar"):
     ) -> tuple[discord.Embed, discord.ui.View | None]:
         """Return the table after a move; call it before any await, while the game is as saved."""
         row, game = result.row, result.game
-        notes = [*notes, *krigbot_notes(result, lang)]
+        notes = [*notes, *krigbot_notes(result, lang, self.parts.faces)]
         if game.outcome is not None and result.played is None:
             # Its time was up between battles: the cards were counted (rules §7).
             embed = time_up_embed(row, game, lang)
@@ -245,7 +247,13 @@ class StealCog(commands.Cog, name="StealWar"):
             return embed, table_view(row, game, lang)
         deadline = self.parts.choices.choice_deadline(row) if game.pending() else None
         embed = steal_table_embed(
-            row, game, lang, played=result.played, notes=notes, deadline=deadline
+            row,
+            game,
+            lang,
+            played=result.played,
+            notes=notes,
+            deadline=deadline,
+            faces=self.parts.faces,
         )
         return embed, table_view(row, game, lang)
 
@@ -335,7 +343,7 @@ class StealCog(commands.Cog, name="StealWar"):
             return
         if result.timed_out or result.krigbot_moves:
             lang = lang_for(result.row.extra.get("lang"))
-            await self._show(result, lang, timeout_notes(result, lang))
+            await self._show(result, lang, timeout_notes(result, lang, self.parts.faces))
         else:
             self._after(result)
 
@@ -400,7 +408,7 @@ class StealCog(commands.Cog, name="StealWar"):
                 channel_id, interaction.user.id, game_id
             )
             return Reply(
-                content=look_text(game, seat, names_of(row), lang),
+                content=look_text(game, seat, names_of(row), lang, self.parts.faces),
                 view=choice_view(row, game, seat, lang),
                 ephemeral=True,
             )
@@ -435,9 +443,8 @@ class StealCog(commands.Cog, name="StealWar"):
             row, game = result.row, result.game
             names = names_of(row)
             if on_table:
-                note = t(
-                    public, "steal.top_chosen", name=names[seat], card=card_label(card, public)
-                )
+                shown_card = self.parts.faces.text(card, public)
+                note = t(public, "steal.top_chosen", name=names[seat], card=shown_card)
                 embed, view = self._table(result, public, [note])
 
                 async def shown(message_id: int) -> None:
@@ -445,12 +452,13 @@ class StealCog(commands.Cog, name="StealWar"):
                     self._shows(result)
 
                 return Reply(embed=embed, view=view, update=True, durable=True, sent=shown)
-            lines = [self._done_line(result, choice, card, options.get("targets", ()), mine)]
+            done = self._done_line(result, choice, card, options.get("targets", ()), mine)
+            lines = [done]
             private = choice_view(row, game, seat, mine)
             if result.played is not None and private is None:
                 lines.append(t(mine, "steal.decided"))
             elif game.outcome is None:
-                lines.append(look_text(game, seat, names, mine))
+                lines.append(look_text(game, seat, names, mine, self.parts.faces))
             await self._show(result, public)
             return Reply(content="\n".join(lines), view=private, update=True)
 
@@ -459,12 +467,11 @@ class StealCog(commands.Cog, name="StealWar"):
         else:
             await respond(interaction, work(), update=True)
 
-    @staticmethod
     def _done_line(
-        result: ChoiceResult, choice: Choice, card: int, targets: Sequence[int], lang: Lang
+        self, result: ChoiceResult, choice: Choice, card: int, targets: Sequence[int], lang: Lang
     ) -> str:
         if choice == "play":
-            return t(lang, "steal.played", card=card_label(card, lang))
+            return t(lang, "steal.played", card=self.parts.faces.text(card, lang))
         names = names_of(result.row)
         victims = fmt_list([names[s] for s in targets], lang)
         return t(lang, "steal.stole", count=len(targets), victims=victims)

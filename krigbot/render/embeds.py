@@ -25,7 +25,8 @@ from krigbot.engine import (
     find_variant,
 )
 from krigbot.engine.events import Steal
-from krigbot.i18n import Lang, card_label, fmt_list, fmt_percent, t
+from krigbot.i18n import Lang, fmt_list, fmt_percent, t
+from krigbot.render.emoji import NO_FACES, CardFaces
 from krigbot.render.matches import match_lines, match_rule
 from krigbot.render.reasons import NAMED, named_reason
 
@@ -50,6 +51,12 @@ UNKNOWN = "?"
 """Shown for a face-up card not yet played."""
 TEAMS = ((0, 2), (1, 3))
 """The seats of each team in a team game (rules §9)."""
+DESCRIPTION_LIMIT = 4000
+"""Longest table text kept (Discord allows 4096 characters in a description)."""
+FIELD_LIMIT = 1024
+"""Discord's longest field value."""
+EMBED_LIMIT = 6000
+"""Discord's most characters in a message's embeds together."""
 
 
 _BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
@@ -170,12 +177,23 @@ def challenge_embed(row: GameRow, lang: Lang, *, note: str | None = None) -> dis
 # ----------------------------------------------------------------------------- table
 
 
-def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
+def fits(embed: discord.Embed) -> bool:
+    """Tell whether an embed keeps Discord's limits: description, each field, all together."""
+    return (
+        len(embed.description or "") <= DESCRIPTION_LIMIT
+        and all(len(field.value or "") <= FIELD_LIMIT for field in embed.fields)
+        and len(embed) <= EMBED_LIMIT
+    )
+
+
+def _round_lines(
+    played: Round, names: Sequence[str], lang: Lang, faces: CardFaces = NO_FACES
+) -> list[str]:
     lines = [
-        t(lang, "table.battle", name=f"**{names[seat]}**", card=card_label(card, lang))
+        t(lang, "table.battle", name=f"**{names[seat]}**", card=faces.text(card, lang))
         for seat, card in played.battle
     ]
-    lines.extend(steal_line(steal, names, lang) for steal in played.steals)
+    lines.extend(steal_line(steal, names, lang, faces) for steal in played.steals)
     reason = named_reason(played)
     if reason is not None and not played.war_steps:
         lines.append(f"{NAMED[reason]} " + t(lang, f"table.{reason}"))
@@ -185,7 +203,7 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
             "⚔️ " + t(lang, "table.war", names=fmt_list([names[s] for s in first.fighters], lang))
         )
     for number, step in enumerate(played.war_steps, start=1):
-        lines.extend(war_step_lines(step, number, names, lang))
+        lines.extend(war_step_lines(step, number, names, lang, faces=faces))
         for seat in step.knocked_out:
             lines.append(t(lang, "table.eliminated", name=names[seat]))
     if reason is not None and played.war_steps:
@@ -209,14 +227,14 @@ def _round_lines(played: Round, names: Sequence[str], lang: Lang) -> list[str]:
     return lines
 
 
-def steal_line(steal: Steal, names: Sequence[str], lang: Lang) -> str:
+def steal_line(steal: Steal, names: Sequence[str], lang: Lang, faces: CardFaces = NO_FACES) -> str:
     """Return a steal as the table tells it: who took whose loot pile (or piles) with what."""
     return t(
         lang,
         "table.steal",
         count=len(steal.from_seats),
         name=f"**{names[steal.seat]}**",
-        card=card_label(steal.card, lang),
+        card=faces.text(steal.card, lang),
         victims=fmt_list([names[s] for s in steal.from_seats], lang),
     )
 
@@ -228,6 +246,7 @@ def war_step_lines(
     lang: Lang,
     *,
     turned: Mapping[int, str] | None = None,
+    faces: CardFaces = NO_FACES,
 ) -> list[str]:
     """Return a war step as told: what each fighter placed face down and turned up.
 
@@ -245,7 +264,7 @@ def war_step_lines(
         if turned is not None:
             return turned.get(step.fighters[index], UNKNOWN)
         card = step.face_up[index]
-        return None if card is None else card_label(card, lang)
+        return None if card is None else faces.text(card, lang)
 
     fighters = range(len(step.fighters))
     downs = {len(cards) for cards in step.face_down}
@@ -281,17 +300,24 @@ def war_step_lines(
             line = t(lang, "table.fighter.unneeded", name=name)
         else:
             # last_card with no cards left: the standing face-up card is compared again.
-            standing = card_label(step.compared[i], lang)
+            standing = faces.text(step.compared[i], lang)
             line = t(lang, "table.fighter.standing", name=name, card=standing)
         lines.append(f"• {line}")
     return lines
 
 
-def counts_field(game: Variant, names: Sequence[str], lang: Lang) -> str:
+def counts_field(
+    game: Variant, names: Sequence[str], lang: Lang, faces: CardFaces = NO_FACES
+) -> str:
     """Return every player's card count with a bar (and team totals in team games)."""
     loot = [(game.loot_top(s), game.loot_size(s)) for s in range(len(names))]
     return standing_field(
-        game.counts, names, lang, teams=game.rules.teams, loot=loot if game.has_loot else None
+        game.counts,
+        names,
+        lang,
+        teams=game.rules.teams,
+        loot=loot if game.has_loot else None,
+        faces=faces,
     )
 
 
@@ -302,6 +328,7 @@ def standing_field(
     *,
     teams: bool,
     loot: Sequence[tuple[int | None, int]] | None = None,
+    faces: CardFaces = NO_FACES,
 ) -> str:
     """Return these card counts with bars; ``loot`` is each seat's loot pile (top, size)."""
     total = sum(counts) or 1
@@ -311,7 +338,7 @@ def standing_field(
     ]
     for seat, (top, size) in enumerate(loot or ()):
         if top is not None:
-            lines[seat] += " · " + t(lang, "table.loot", card=card_label(top, lang), n=size)
+            lines[seat] += " · " + t(lang, "table.loot", card=faces.text(top, lang), n=size)
     if teams:
         # Each team's total, then its members' own counts (rules §9: seats 0+2 and 1+3).
         grouped = []
@@ -351,24 +378,28 @@ def round_embed(
     *,
     played: int = 1,
     wars: int = 0,
+    faces: CardFaces = NO_FACES,
 ) -> discord.Embed:
     """Return the table after one or more rounds: the last round in full and the counts.
 
     ``played`` rounds ending with ``last``, ``wars`` of them beginning a war, are summed up first.
+    The cards are shown with ``faces``' emojis, unless the table would then be too long.
     """
     names = names_of(row)
     lines: list[str] = []
     if played > 1:
         lines.append(t(lang, "table.summary", count=played, n=played, wars=wars))
         lines.append("")
-    lines.extend(_round_lines(last, names, lang))
+    lines.extend(_round_lines(last, names, lang, faces))
     embed = discord.Embed(
         title=t(lang, "table.title", round=last.number),
-        description="\n".join(lines)[:4000],
+        description=narration(lines, faces),
         colour=COLOUR_WAR if last.is_war else COLOUR_TABLE,
     )
     embed.add_field(
-        name=t(lang, "table.counts_heading"), value=counts_field(game, names, lang), inline=False
+        name=t(lang, "table.counts_heading"),
+        value=counts_field(game, names, lang, faces),
+        inline=False,
     )
     # A finished game's message tells the match's score after it instead (render.play).
     for line in match_lines(row.extra, names, lang) if game.outcome is None else ():
@@ -380,7 +411,17 @@ def round_embed(
             name=t(lang, "over.title"), value=outcome_text(row, game, lang), inline=False
         )
     embed.set_footer(text=t(lang, "table.round_footer", round=last.number, game=row.id))
+    if len(faces) and not fits(embed):
+        # The emojis' mentions made it too long: the same table with the cards' labels alone.
+        return round_embed(row, game, last, lang, played=played, wars=wars)
     return embed
+
+
+def narration(lines: Sequence[str], faces: CardFaces = NO_FACES) -> str:
+    """Return a table's lines as its description: cut to the limit when the cards are labels;
+    whole with emojis (a cut mention would show as markup), for :func:`fits` to refuse."""
+    text = "\n".join(lines)
+    return text if len(faces) else text[:DESCRIPTION_LIMIT]
 
 
 def outcome_text(

@@ -23,13 +23,16 @@ from krigbot.render.embeds import (
     _round_lines,
     add_score_field,
     counts_field,
+    fits,
     names_of,
+    narration,
     outcome_text,
     round_embed,
     rules_lines,
     standing_field,
     time_left_text,
 )
+from krigbot.render.emoji import NO_FACES, CardFaces
 from krigbot.render.matches import match_lines, match_result
 from krigbot.render.steal import choice_lines
 
@@ -209,13 +212,20 @@ def time_up_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embed:
 
 
 def flip_embed(
-    row: GameRow, game: Variant, last: Round | None, lang: Lang, *, played: int, wars: int
+    row: GameRow,
+    game: Variant,
+    last: Round | None,
+    lang: Lang,
+    *,
+    played: int,
+    wars: int,
+    faces: CardFaces = NO_FACES,
 ) -> discord.Embed:
     """Return what a flip shows: its last round and the counts, or, if the time limit was up
     before any round was played, the counts that ended the game (``time_up_embed``)."""
     if last is None:
         return time_up_embed(row, game, lang)
-    return round_embed(row, game, last, lang, played=played, wars=wars)
+    return round_embed(row, game, last, lang, played=played, wars=wars, faces=faces)
 
 
 # --------------------------------------------------------------------------- finish
@@ -384,18 +394,24 @@ def history_embed(
 
 
 def replay_embed(
-    row: GameRow, rebuilt: GameRounds, number: int, final: Variant, lang: Lang
+    row: GameRow,
+    rebuilt: GameRounds,
+    number: int,
+    final: Variant,
+    lang: Lang,
+    faces: CardFaces = NO_FACES,
 ) -> discord.Embed:
     """Return round ``number`` of an ended game as its table showed it, with the counts after it.
 
-    ``final`` is the game as it ended: its result is shown with the last round.
+    ``final`` is the game as it ended: its result is shown with the last round. The cards are
+    shown with ``faces``' emojis, unless the table would then be too long.
     """
     names = names_of(row)
     played: Round = rebuilt.rounds[number - 1]
     total = len(rebuilt.rounds)
     embed = discord.Embed(
         title=t(lang, "replay.title", game=row.id, round=number, rounds=total),
-        description="\n".join(_round_lines(played, names, lang))[:4000],
+        description=narration(_round_lines(played, names, lang, faces), faces),
         colour=COLOUR_WAR if played.is_war else COLOUR_TABLE,
     )
     # A replayed round has its counts but no game behind it (a Steal War replay shows the
@@ -413,4 +429,7 @@ def replay_embed(
         )
     variant = t(lang, f"variant.{final.rules.preset_name}.name")
     embed.set_footer(text=t(lang, "replay.footer", seed=row.seed, variant=variant))
+    if len(faces) and not fits(embed):
+        # The emojis' mentions made it too long: the same table with the cards' labels alone.
+        return replay_embed(row, rebuilt, number, final, lang)
     return embed

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from PIL import Image
 
@@ -22,6 +23,7 @@ from krigbot.engine import Game, Round, Rules, card_value, is_joker, parse_card
 from krigbot.i18n import Lang, t
 from krigbot.render.cards import card_face, card_width
 from krigbot.render.chart import render_chart
+from krigbot.render.emoji import EMOJI_CARDS, emoji_image
 from krigbot.render.story import Story, story_from
 from krigbot.render.table import render_round
 
@@ -155,9 +157,40 @@ def faces_picture() -> bytes:
     return out.getvalue()
 
 
+EMOJI_SHOWN: Final = (22, 32, 48)
+"""The sizes Discord shows an emoji at: in a line of text, in an embed's larger lines, alone."""
+THEMES: Final = ((49, 51, 56), (255, 255, 255))
+"""Discord's dark grey (#313338) and light (#FFFFFF) backgrounds."""
+
+
+def emoji_picture() -> bytes:
+    """Return a PNG of every card emoji at the sizes Discord shows them, on dark and on light."""
+    per_row, gap = 14, 6
+    rows = -(-len(EMOJI_CARDS) // per_row)
+    bands = [(theme, size) for theme in THEMES for size in EMOJI_SHOWN]
+    height = sum(gap + rows * (size + gap) for _, size in bands)
+    width = gap + per_row * (max(EMOJI_SHOWN) + gap)
+    sheet = Image.new("RGB", (width, height))
+    y = 0
+    for theme, size in bands:
+        band_height = gap + rows * (size + gap)
+        sheet.paste(theme, (0, y, width, y + band_height))
+        for i, card in enumerate(EMOJI_CARDS):
+            # Discord scales the uploaded picture down with a smooth filter, as here.
+            small = emoji_image(card).resize((size, size), Image.Resampling.LANCZOS)
+            row, column = divmod(i, per_row)
+            at = (gap + column * (size + gap), y + gap + row * (size + gap))
+            sheet.paste(small, at, small)
+        y += band_height
+    out = io.BytesIO()
+    sheet.quantize(256, method=Image.Quantize.MEDIANCUT).save(out, "PNG")
+    return out.getvalue()
+
+
 def _write_card_samples(out_dir: Path) -> list[Path]:
     written = [_write_table(sample, out_dir) for sample in CARD_SAMPLES]
     written.append(_write(out_dir, "faces.png", faces_picture()))
+    written.append(_write(out_dir, "emojis.png", emoji_picture()))
     return written
 
 

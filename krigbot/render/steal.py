@@ -15,16 +15,19 @@ import discord
 
 from krigbot.engine import Round, Variant
 from krigbot.engine.events import LookChoice, TopChoice
-from krigbot.i18n import Lang, card_label, fmt_list, t
+from krigbot.i18n import Lang, fmt_list, t
 from krigbot.render.embeds import (
     COLOUR_TABLE,
     COLOUR_WAR,
     counts_field,
+    fits,
     names_of,
+    narration,
     round_embed,
     steal_line,
     war_step_lines,
 )
+from krigbot.render.emoji import NO_FACES, CardFaces
 
 if TYPE_CHECKING:
     from krigbot.storage import GameRow
@@ -49,25 +52,26 @@ def label_name(name: str) -> str:
     return cleaned if len(cleaned) <= LABEL_NAME else cleaned[: LABEL_NAME - 1] + "…"
 
 
-def battle_lines(game: Variant, names: Sequence[str], lang: Lang) -> list[str]:
+def battle_lines(
+    game: Variant, names: Sequence[str], lang: Lang, faces: CardFaces = NO_FACES
+) -> list[str]:
     """Return the battle under way as everyone sees it: face-up cards, steals and war steps."""
     view = game.battle_view()
     lines = [
-        t(lang, "table.battle", name=f"**{names[seat]}**", card=card_label(card, lang))
+        t(lang, "table.battle", name=f"**{names[seat]}**", card=faces.text(card, lang))
         for seat, card in view.battle
     ]
-    lines.extend(steal_line(steal, names, lang) for steal in view.steals)
+    lines.extend(steal_line(steal, names, lang, faces) for steal in view.steals)
     steps = view.war_steps
     if steps:
         fighters = fmt_list([names[s] for s in steps[0].fighters], lang)
         lines.append("⚔️ " + t(lang, "table.war", names=fighters))
-    standing = {seat: card_label(card, lang) for seat, card in view.standing}
+    standing = {seat: faces.text(card, lang) for seat, card in view.standing}
     for number, step in enumerate(steps, start=1):
         # The step under way shows the face-up cards played so far; "?" for the others.
         under_way = number == len(steps) and all(card is None for card in step.face_up)
-        lines.extend(
-            war_step_lines(step, number, names, lang, turned=standing if under_way else None)
-        )
+        turned = standing if under_way else None
+        lines.extend(war_step_lines(step, number, names, lang, turned=turned, faces=faces))
         for seat in step.knocked_out:
             lines.append(t(lang, "table.eliminated", name=names[seat]))
     return lines
@@ -101,11 +105,15 @@ def steal_table_embed(
     played: Round | None = None,
     notes: Sequence[str] = (),
     deadline: datetime | None = None,
+    faces: CardFaces = NO_FACES,
 ) -> discord.Embed:
-    """Return the Steal War table: the last battle or the one under way, counts and choices."""
+    """Return the Steal War table: the last battle or the one under way, counts and choices.
+
+    The cards are shown with ``faces``' emojis, unless the table would then be too long.
+    """
     names = names_of(row)
     if played is not None:
-        embed = round_embed(row, game, played, lang)
+        embed = round_embed(row, game, played, lang, faces=faces)
         story = [*notes, embed.description or ""]
     else:
         # A battle under way is the next round; between battles the table shows the last one.
@@ -114,28 +122,35 @@ def steal_table_embed(
             title=t(lang, "table.title", round=shown),
             colour=COLOUR_WAR if game.in_battle and in_war(game) else COLOUR_TABLE,
         )
-        story = [*notes, *battle_lines(game, names, lang)]
+        story = [*notes, *battle_lines(game, names, lang, faces)]
         embed.add_field(
             name=t(lang, "table.counts_heading"),
-            value=counts_field(game, names, lang),
+            value=counts_field(game, names, lang, faces),
             inline=False,
         )
         embed.set_footer(text=t(lang, "table.round_footer", round=shown, game=row.id))
-    embed.description = "\n".join(line for line in story if line)[:4000] or None
+    embed.description = narration([line for line in story if line], faces) or None
     now = choice_lines(game, names, lang, deadline)
     if now:
         embed.add_field(name=t(lang, "steal.now"), value="\n".join(now), inline=False)
+    if len(faces) and not fits(embed):
+        # The emojis' mentions made it too long: the same table with the cards' labels alone.
+        return steal_table_embed(
+            row, game, lang, played=played, notes=notes, deadline=deadline, faces=NO_FACES
+        )
     return embed
 
 
-def look_text(game: Variant, seat: int, names: Sequence[str], lang: Lang) -> str:
+def look_text(
+    game: Variant, seat: int, names: Sequence[str], lang: Lang, faces: CardFaces = NO_FACES
+) -> str:
     """Return what a player sees privately: their next card and what they may do with it."""
     card = game.look(seat)
     if card is None:
         return t(lang, "err.out_of_game")
     turning = game.in_battle and waiting(game, seat)
     key = "steal.your_war_card" if turning and in_war(game) else "steal.your_card"
-    lines = [t(lang, key, card=card_label(card, lang))]
+    lines = [t(lang, key, card=faces.text(card, lang))]
     choice = next((c for c in game.pending() if c.seat == seat), None)
     if isinstance(choice, LookChoice):
         victims = fmt_list([names[s] for s in choice.can_steal], lang)

@@ -39,6 +39,8 @@ class Application:
     flags: int = 0
     #: Synced commands: None -> global list, guild id -> that guild's list.
     commands: dict[int | None, list[dict[str, Any]]] = field(default_factory=dict)
+    #: The application's own emojis (``/applications/{app}/emojis``), by id, as Discord sends them.
+    emojis: dict[int, dict[str, Any]] = field(default_factory=dict)
     syncs: EventLog[SyncRecord] = field(init=False)
 
     def __post_init__(self) -> None:

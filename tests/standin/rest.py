@@ -90,6 +90,7 @@ class Unknown(enum.Enum):
     MEMBER = (10007, "Unknown Member")
     MESSAGE = (10008, "Unknown Message")
     USER = (10013, "Unknown User")
+    EMOJI = (10014, "Unknown Emoji")
     WEBHOOK = (10015, "Unknown Webhook")
     INTERACTION = (10062, "Unknown interaction")
 

@@ -132,12 +132,16 @@ SECRET = "sekret-token-do-not-print"
 
 
 def bot_env(base: Mapping[str, str], **values: str) -> dict[str, str]:
-    """Return an environment with only what the bot needs (and the run's tag), plus ``values``."""
+    """Return an environment with only what the bot needs (and the run's tag), plus ``values``.
+
+    The card emojis are off, as for the test bots in the tests' own process (``make_settings``):
+    a start uploads nothing, and the tables read as labels."""
     env = {
         key: base[key]
         for key in ("PATH", "HOME", "PYTHONPATH", "KRIG_TEST_DISCORD_URL", RUN_TAG)
         if key in base
     }
+    env["KRIG_CARD_EMOJIS"] = "off"
     env.update(values)
     return env
 

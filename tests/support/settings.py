@@ -19,6 +19,8 @@ bot's own setting to match); elsewhere a restarted bot would wait 5 s for nothin
 
 
 def make_settings(db_path: Path, **changes: object) -> Settings:
-    """Return settings for a test bot."""
+    """Return settings for a test bot: card emojis off unless asked for, so a start uploads
+    nothing and the tables read as labels (the emoji tests turn them on)."""
     changes.setdefault("identify_seconds", IDENTIFY_SECONDS)
+    changes.setdefault("card_emojis", False)
     return Settings(token="fake-token", db_path=db_path, **changes)  # type: ignore[arg-type]

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from tests.standin.routes import bot, channels, commands, guilds, interactions
+from tests.standin.routes import bot, channels, commands, emojis, guilds, interactions
 
 #: Every route table the stand-in serves, in the order they are registered.
 TABLES: tuple[web.RouteTableDef, ...] = (
     bot.routes,
     commands.routes,
+    emojis.routes,
     interactions.routes,
     channels.routes,
     guilds.routes,

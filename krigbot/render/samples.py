@@ -231,6 +231,7 @@ def _chart(story: Story, names: Sequence[str], lang: Lang) -> bytes:
         title=t(lang, "chart.title"),
         x_label=t(lang, "table.summary", count=played, n=played, wars=len(story.wars)),
         y_label=t(lang, "table.counts_heading"),
+        teams=story.teams,
     )
 
 

@@ -78,9 +78,17 @@ async def test_the_chart_at_the_end_names_the_winner_in_its_title(
     assert row.result is not None
 
     story = story_of(row.state)
-    labels = {key: t("nb", f"chart.{key}") for key in ("title", "x_label", "y_label")}
     drawn = [
-        render_chart(story.counts, ["Alice", "Bob"], "nb", wars=story.wars, winners=won, **labels)
+        render_chart(
+            story.counts,
+            ["Alice", "Bob"],
+            "nb",
+            wars=story.wars,
+            winners=won,
+            title=t("nb", "chart.title"),
+            x_label=t("nb", "chart.x_label"),
+            y_label=t("nb", "chart.y_label"),
+        )
         for won in (tuple(row.result["winners"]), None)
     ]
     assert dict(answer.message.files)["story.png"] == drawn[0]

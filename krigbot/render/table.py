@@ -404,7 +404,10 @@ def _draw_name_block(
     # The count on a pill, and beside it the seat's (or team's) share of all cards as a bar.
     count_text = str(count)
     count_width = text_width(count_text, COUNT_SIZE, True) + 32
-    bar_width = max(24.0, (right - left) * 0.36)
+    # The bar gives way first in a narrow column, so two seats' pills never meet.
+    bar_width = min((right - left) * 0.36, right - left - 16 - 8 - count_width)
+    if bar_width < 16:
+        bar_width = -8.0  # no bar, and no gap before it: the pill alone in the middle
     x = centre - (count_width + 8 + bar_width) / 2
     y += 31
     draw.rounded_rectangle(
@@ -414,6 +417,8 @@ def _draw_name_block(
         (x + 9, y - 7, x + 18, y + 7), radius=2, fill=(200, 40, 56), outline=TEXT, width=1
     )
     pen.write((x + 23, y + 1), count_text, size=COUNT_SIZE, bold=True, fill=TEXT, anchor="lm")
+    if bar_width < 0:
+        return
     bar = (x + count_width + 8, y - 3, x + count_width + 8 + bar_width, y + 3)
     draw.rounded_rectangle(bar, radius=3, fill=(0, 0, 0, 80))
     share = min(1.0, count / total_cards) if total_cards > 0 else 0.0

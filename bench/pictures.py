@@ -86,7 +86,7 @@ async def timed_async(
 
 def draw(played: Round) -> Image.Image:
     """Draw a round as the renderer does, without encoding it."""
-    return table._draw(played, NAMES, "nb", 52, False, table._felt())
+    return table._draw(played, NAMES, "nb", 52, False, table._felt())[0]
 
 
 def render(played: Round) -> bytes:

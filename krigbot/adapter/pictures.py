@@ -311,5 +311,6 @@ def draw_story(
         title=title,
         x_label=x_label,
         y_label=y_label,
+        teams=story.teams,
     )
     return png, story.lead_changes

@@ -8,14 +8,15 @@ because its player went out. Wars are counted in small bars under the plot, one 
 of rounds, so a warlike stretch stands out without turning into a solid fringe.
 
 The plot is drawn at twice its size and shrunk once (Pillow draws lines without antialiasing);
-text is drawn afterwards at full size, large enough to read at the half size Discord previews
-it at. A long game is reduced to one point per pixel column before drawing, so 2,000 rounds
-cost no more than 600.
+text is drawn afterwards at full size, large enough to read when a phone shows the chart
+360 pixels wide. In a team game each line, label and the winners' names take their team's
+colour, as on the table. A long game is reduced to one point per pixel column before drawing,
+so 2,000 rounds cost no more than 600.
 
 >>> from PIL import Image
 >>> png = render_chart([(26, 26), (27, 25), (24, 28)], ["Ada", "Bo"], "en", wars=[2])
 >>> Image.open(io.BytesIO(png)).size
-(800, 400)
+(640, 360)
 """
 
 from __future__ import annotations
@@ -30,33 +31,48 @@ from typing import Final
 from PIL import Image, ImageDraw
 
 from krigbot.i18n import Lang, fmt_list, fmt_number, t
-from krigbot.render.cards import GOLD, RGB, SEAT_COLOURS
-from krigbot.render.fonts import clean_text, draw_text, fit_text, isolate, text_mask, text_width
+from krigbot.render.cards import GOLD, RGB, SEAT_COLOURS, TEAM_COLOURS
+from krigbot.render.fonts import (
+    Pen,
+    Written,
+    clean_text,
+    fit_text,
+    isolate,
+    least_size,
+    text_mask,
+    text_width,
+)
 
 __all__ = [
     "CHART_HEIGHT",
     "CHART_WIDTH",
+    "ChartLayout",
+    "chart_layout",
     "count_ticks",
     "nice_step",
     "render_chart",
     "war_bins",
 ]
 
-CHART_WIDTH: Final = 800
-CHART_HEIGHT: Final = 400
+CHART_WIDTH: Final = 640
+CHART_HEIGHT: Final = 360
 SCALE: Final = 2
-LEFT: Final = 60
-RIGHT: Final = 150
-BOTTOM: Final = 58
+LEFT: Final = 72
+RIGHT: Final = 140
+BOTTOM: Final = 66
 TOP_WITH_TITLE: Final = 60
 TOP_PLAIN: Final = 26
 WAR_RUG: Final = 12
 """Height of the strip under the plot where the wars are counted."""
 WAR_BIN: Final = 8
 """Pixels of rounds whose wars share one bar in the strip."""
-TICK_SIZE: Final = 17
-LABEL_SIZE: Final = 18
+LEAST: Final = least_size(CHART_WIDTH)
+"""The smallest text on the chart: it still reads when a phone shows the picture."""
+TICK_SIZE: Final = LEAST
+LABEL_SIZE: Final = LEAST
 TITLE_SIZE: Final = 24
+LABEL_GAP: Final = 4
+"""The least room between two labels of lines."""
 
 BACKGROUND: Final[RGB] = (16, 44, 30)
 PLOT: Final[RGB] = (22, 58, 40)
@@ -187,10 +203,14 @@ def war_bins(wars: Sequence[int], frame: Frame) -> list[tuple[float, int]]:
 
 
 def _draw_plot(
-    history: Sequence[Sequence[int]], wars: Sequence[int], frame: Frame, seats: int
+    history: Sequence[Sequence[int]],
+    wars: Sequence[int],
+    frame: Frame,
+    colours: Sequence[RGB],
 ) -> Image.Image:
     """Draw the plot, its grid, the war bars and the lines at ``SCALE`` times; return it shrunk."""
     s = SCALE
+    seats = len(colours)
     above = RIBBON + 4  # the ribbon sits over the plot, apart from the line at the top count
     width = (frame.right - frame.left) * s
     height = (frame.bottom - frame.top + above + WAR_RUG + 4) * s
@@ -208,7 +228,7 @@ def _draw_plot(
     if seats == 2:
         _shade_lead(plot, points[0], origin_x, py, frame.cards)
     else:
-        _draw_ribbon(draw, _leaders(history), px, frame.rounds)
+        _draw_ribbon(draw, _leaders(history), px, frame.rounds, colours)
     ticks = count_ticks(frame.cards)
     for count in ticks:
         # The even split, half of all the cards, is the line a leader is measured against.
@@ -225,7 +245,7 @@ def _draw_plot(
         _draw_lead(plot, points[0], origin_x, py, frame.cards)
     else:
         for seat, seat_points in enumerate(points):
-            _draw_line(draw, seat_points, origin_x, py, SEAT_COLOURS[seat], width)
+            _draw_line(draw, seat_points, origin_x, py, colours[seat], width)
     return plot.resize((width // s, height // s), Image.Resampling.LANCZOS)
 
 
@@ -234,7 +254,11 @@ Scale = Callable[[float], float]
 
 
 def _draw_ribbon(
-    draw: ImageDraw.ImageDraw, leaders: Sequence[int | None], px: Scale, rounds: int
+    draw: ImageDraw.ImageDraw,
+    leaders: Sequence[int | None],
+    px: Scale,
+    rounds: int,
+    colours: Sequence[RGB],
 ) -> None:
     """Draw the strip over the plot in the colour of whoever leads, for as long as they lead."""
     start = 0
@@ -243,7 +267,7 @@ def _draw_ribbon(
             leader = leaders[start]
             if leader is not None:
                 left, right = px(start), max(px(min(index, rounds)), px(start) + 1)
-                draw.rectangle((left, 0, right, RIBBON * SCALE), fill=SEAT_COLOURS[leader])
+                draw.rectangle((left, 0, right, RIBBON * SCALE), fill=colours[leader])
             start = index
 
 
@@ -334,17 +358,33 @@ def _spread(wanted: Sequence[float], gap: float, low: float, high: float) -> lis
     return rows
 
 
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class ChartLayout:
+    """Every text the chart shows, and the boxes of the labels that name its lines."""
+
+    texts: tuple[Written, ...]
+    labels: tuple[Box, ...]
+
+
 def _draw_end_labels(
-    canvas: Image.Image,
+    pen: Pen,
     history: Sequence[Sequence[int]],
     names: Sequence[str],
     frame: Frame,
     lang: Lang,
-) -> None:
-    """Name each line: at the right end if it gets there, else where its player went out."""
+    colours: Sequence[RGB],
+) -> list[Box]:
+    """Name each line: at the right end if it gets there, else where its player went out.
+
+    Return the boxes of the labels, none of which overlaps another.
+    """
     last = history[-1] if history else [0] * len(names)
     seats = len(names)
     ends = [_last_round_in(history, seat) for seat in range(seats)] if history else []
+    labels: list[Box] = []
     if seats == 2:
         # One line: the first player is up, the second down; both ends of the axis say so.
         rows = [(0, frame.y(frame.cards)), (1, frame.y(0))]
@@ -352,62 +392,73 @@ def _draw_end_labels(
         at_end = [seat for seat in range(seats) if not ends or ends[seat] >= frame.rounds - 1]
         at_end.sort(key=lambda seat: -last[seat])
         wanted = [frame.y(last[seat]) for seat in at_end]
-        spread = _spread(wanted, LABEL_SIZE + 4, frame.top, frame.bottom + 4)
+        spread = _spread(wanted, LABEL_SIZE + LABEL_GAP + 2, frame.top, frame.bottom + 4)
         rows = list(zip(at_end, spread, strict=True))
-        _draw_out_labels(
-            canvas, [seat for seat in range(seats) if seat not in at_end], ends, names, frame, lang
-        )
+        out = [seat for seat in range(seats) if seat not in at_end]
+        labels += _draw_out_labels(pen, out, ends, names, frame, lang, colours)
     for seat, y in rows:
-        label = f"{isolate(fit_text(names[seat], LABEL_SIZE, RIGHT - 52, True))}  {last[seat]}"
-        draw_text(
-            canvas,
+        label = f"{isolate(fit_text(names[seat], LABEL_SIZE, RIGHT - 50, True))}  {last[seat]}"
+        written = pen.write(
             (frame.right + 10, y),
             label,
             size=LABEL_SIZE,
             bold=True,
-            fill=SEAT_COLOURS[seat],
+            fill=colours[seat],
             anchor="lm",
         )
+        labels.append(written.box)
+    return labels
 
 
 def _draw_out_labels(
-    canvas: Image.Image,
+    pen: Pen,
     out: Sequence[int],
     ends: Sequence[int],
     names: Sequence[str],
     frame: Frame,
     lang: Lang,
-) -> None:
-    """Label the players who went out beside the dot where their line stops, never overlapping."""
-    draw = ImageDraw.Draw(canvas)
-    placed: list[tuple[float, float, float, float]] = []
-    size = LABEL_SIZE - 2
+    colours: Sequence[RGB],
+) -> list[Box]:
+    """Label the players who went out beside the dot where their line stops, never overlapping.
+
+    A label that would touch one placed before it moves up, a clear gap above it.
+    """
+    draw = ImageDraw.Draw(pen.canvas)
+    placed: list[Box] = []
+    size = LABEL_SIZE
+    height = size + 8
     for seat in sorted(out, key=lambda seat: ends[seat]):
-        label = t(lang, "chart.out", name=isolate(fit_text(names[seat], size, 150, True)))
-        width = text_width(label, size, True) + 12
-        x, y = frame.x(ends[seat]) + 8, frame.y(0) - 16
+        label = t(lang, "chart.out", name=isolate(fit_text(names[seat], size, 130, True)))
+        width = text_width(label, size, True) + 14
+        x, bottom = frame.x(ends[seat]) + 8, frame.y(0) - 6
         if x + width > frame.right:
             x = frame.x(ends[seat]) - 8 - width
-        box = (x, y - size / 2 - 3, x + width, y + size / 2 + 3)
-        while any(_overlaps(box, other) for other in placed):
-            box = (box[0], box[1] - size - 6, box[2], box[3] - size - 6)
+        box = (x, bottom - height, x + width, bottom)
+        while any(_overlaps(_grown(box, LABEL_GAP), other) for other in placed):
+            box = (box[0], box[1] - height - LABEL_GAP, box[2], box[3] - height - LABEL_GAP)
         placed.append(box)
-        draw.rounded_rectangle(box, radius=6, fill=BACKGROUND, outline=SEAT_COLOURS[seat])
-        middle = (box[0] + 6, (box[1] + box[3]) / 2)
-        draw_text(canvas, middle, label, size=size, bold=True, fill=SEAT_COLOURS[seat], anchor="lm")
+        draw.rounded_rectangle(box, radius=6, fill=BACKGROUND, outline=colours[seat])
+        middle = (box[0] + 7, (box[1] + box[3]) / 2)
+        pen.write(middle, label, size=size, bold=True, fill=colours[seat], anchor="lm")
+    return placed
 
 
-def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+def _grown(box: Box, by: float) -> Box:
+    return (box[0] - by, box[1] - by, box[2] + by, box[3] + by)
+
+
+def _overlaps(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _draw_title(
-    canvas: Image.Image,
+    pen: Pen,
     title: str,
     names: Sequence[str],
     winners: Sequence[int] | None,
     lang: Lang,
     top: int,
+    colours: Sequence[RGB],
 ) -> None:
     """Draw the title; when the game is over it names the winners, in their line's colour."""
     parts: list[tuple[str, RGB]] = [(clean_text(title), TEXT)]
@@ -416,7 +467,9 @@ def _draw_title(
     elif winners:
         # The template around the names, cut where the names go, so they get their own colour.
         before, _, after = t(lang, "chart.title_won", title=title, names="\x00").partition("\x00")
-        colour = SEAT_COLOURS[winners[0]] if len(winners) == 1 else GOLD
+        # A team's players share their team's colour; winners of different colours are gold.
+        shared = {colours[seat] for seat in winners}
+        colour = shared.pop() if len(shared) == 1 else GOLD
         room = CHART_WIDTH - 36 - text_width(before + after, TITLE_SIZE, True)
         won = fit_text(
             fmt_list([names[seat] for seat in winners], lang),
@@ -425,17 +478,30 @@ def _draw_title(
             True,
         )
         parts = [(before, TEXT), (won, colour), (after, TEXT)]
-    x = 18.0
+    x = 16.0
+    pieces: list[Written] = []
     for text, colour in parts:
         if text:
-            shown = fit_text(text, TITLE_SIZE, round(CHART_WIDTH - 18 - x), True)
-            draw_text(
-                canvas, (x, top / 2), shown, size=TITLE_SIZE, bold=True, fill=colour, anchor="lm"
+            shown = fit_text(text, TITLE_SIZE, round(CHART_WIDTH - 16 - x), True)
+            pieces.append(
+                pen.write((x, top / 2), shown, size=TITLE_SIZE, bold=True, fill=colour, anchor="lm")
             )
             x += text_width(shown, TITLE_SIZE, True)
+    if not pieces:
+        return
+    # The pieces are one line of text, whose letters may touch where the colour changes.
+    del pen.written[-len(pieces) :]
+    boxes = [piece.box for piece in pieces]
+    line = (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+    pen.written.append(Written("".join(piece.text for piece in pieces), TITLE_SIZE, line))
 
 
-def _draw_axes(canvas: Image.Image, frame: Frame, lang: Lang, seats: int) -> None:
+def _draw_axes(pen: Pen, frame: Frame, lang: Lang, seats: int) -> None:
     """Label the card counts up the side and the rounds along the bottom."""
     ticks = count_ticks(frame.cards)
     for count in ticks:
@@ -445,8 +511,7 @@ def _draw_axes(canvas: Image.Image, frame: Frame, lang: Lang, seats: int) -> Non
             above = count > ticks[2]
             shown = count if above else frame.cards - count
             colour = SEAT_COLOURS[0 if above else 1]
-        draw_text(
-            canvas,
+        pen.write(
             (frame.left - 8, frame.y(count)),
             fmt_number(shown, lang),
             size=TICK_SIZE,
@@ -454,14 +519,19 @@ def _draw_axes(canvas: Image.Image, frame: Frame, lang: Lang, seats: int) -> Non
             fill=colour,
             anchor="rm",
         )
-    x_step = nice_step(frame.rounds, 6)
-    tick_y = frame.bottom + WAR_RUG + 8
+    x_step = nice_step(frame.rounds, 5)
+    tick_y = frame.bottom + WAR_RUG + 6
     for index in range(0, frame.rounds + 1, x_step):
         x = frame.x(index)
         label = fmt_number(index, lang)
         if frame.right - x < text_width(label, TICK_SIZE) / 2:
             continue  # would run into the labels at the right
-        draw_text(canvas, (x, tick_y), label, size=TICK_SIZE, fill=TEXT_DIM, anchor="mt")
+        pen.write((x, tick_y), label, size=TICK_SIZE, fill=TEXT_DIM, anchor="mt")
+
+
+def _colours(seats: int, teams: bool) -> list[RGB]:
+    """Return each seat's colour: its own, or in a team game its team's, as on the table."""
+    return [TEAM_COLOURS[seat % 2] if teams else SEAT_COLOURS[seat] for seat in range(seats)]
 
 
 def _draw(
@@ -471,9 +541,11 @@ def _draw(
     wars: Sequence[int],
     winners: Sequence[int] | None,
     labels: tuple[str | None, str | None, str | None],
-) -> Image.Image:
+    teams: bool,
+) -> tuple[Image.Image, ChartLayout]:
     title, x_label, y_label = labels
     seats = len(names)
+    colours = _colours(seats, teams)
     names = [clean_text(name) or f"#{seat + 1}" for seat, name in enumerate(names)]
     # The top of the axis is every card in play: the dealt total, or more if counts ever exceed it.
     cards = max((sum(history[0]), *(max(counts) for counts in history))) if history else 1
@@ -487,19 +559,22 @@ def _draw(
         cards=max(1, cards),
     )
     canvas = Image.new("RGB", (CHART_WIDTH, CHART_HEIGHT), BACKGROUND)
-    canvas.paste(_draw_plot(history, wars, frame, seats), (frame.left, frame.top - RIBBON - 4))
+    pen = Pen(canvas)
+    canvas.paste(_draw_plot(history, wars, frame, colours), (frame.left, frame.top - RIBBON - 4))
     if title:
-        _draw_title(canvas, title, names, winners, lang, top)
-    _draw_axes(canvas, frame, lang, seats)
+        _draw_title(pen, title, names, winners, lang, top, colours)
+    _draw_axes(pen, frame, lang, seats)
     if x_label:
-        centre = ((frame.left + frame.right) / 2, CHART_HEIGHT - 8)
-        draw_text(canvas, centre, clean_text(x_label), size=17, fill=TEXT_DIM, anchor="ms")
+        centre = ((frame.left + frame.right) / 2, CHART_HEIGHT - 6)
+        pen.write(centre, clean_text(x_label), size=LEAST, fill=TEXT_DIM, anchor="ms")
     if y_label:
-        vertical = _vertical_text(clean_text(y_label), 17)
+        vertical = _vertical_text(clean_text(y_label), LEAST)
         y = (frame.top + frame.bottom - vertical.height) // 2
-        canvas.paste(TEXT_DIM, (4, y, 4 + vertical.width, y + vertical.height), vertical)
-    _draw_end_labels(canvas, history, names, frame, lang)
-    return canvas
+        box = (4, y, 4 + vertical.width, y + vertical.height)
+        canvas.paste(TEXT_DIM, box, vertical)
+        pen.written.append(Written(clean_text(y_label), LEAST, box))
+    placed = _draw_end_labels(pen, history, names, frame, lang, colours)
+    return canvas, ChartLayout(tuple(pen.written), tuple(placed))
 
 
 def render_chart(
@@ -512,16 +587,33 @@ def render_chart(
     title: str | None = None,
     x_label: str | None = None,
     y_label: str | None = None,
+    teams: bool = False,
 ) -> bytes:
-    """Return a PNG (800 × 400) of every seat's cards after each round.
+    """Return a PNG (640 × 360) of every seat's cards after each round.
 
     ``history[i]`` holds the counts after round ``i`` (``history[0]`` may be the deal);
     ``wars`` lists the indices of rounds with a war; ``winners`` the seats that won a finished
-    game (``()`` for a draw), which the title then names. The labels come translated from the
-    caller.
+    game (``()`` for a draw), which the title then names; ``teams`` colours each seat as its
+    team. The labels come translated from the caller.
     """
-    image = _draw(history, names, lang, wars, winners, (title, x_label, y_label))
+    image, _ = _draw(history, names, lang, wars, winners, (title, x_label, y_label), teams)
     quantised = image.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     out = io.BytesIO()
     quantised.save(out, "PNG", compress_level=6)
     return out.getvalue()
+
+
+def chart_layout(
+    history: Sequence[Sequence[int]],
+    names: Sequence[str],
+    lang: Lang,
+    *,
+    wars: Sequence[int] = (),
+    winners: Sequence[int] | None = None,
+    title: str | None = None,
+    x_label: str | None = None,
+    y_label: str | None = None,
+    teams: bool = False,
+) -> ChartLayout:
+    """Return where :func:`render_chart` puts every text and label for the same arguments."""
+    return _draw(history, names, lang, wars, winners, (title, x_label, y_label), teams)[1]

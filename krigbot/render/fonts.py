@@ -32,14 +32,19 @@ from PIL import Image, ImageDraw, ImageFont
 
 __all__ = [
     "FACES",
+    "LEAST_TEXT",
+    "PHONE_WIDTH",
     "Face",
+    "Pen",
     "Run",
+    "Written",
     "clean_text",
     "draw_text",
     "face_of",
     "fit_text",
     "font",
     "isolate",
+    "least_size",
     "runs_of",
     "text_mask",
     "text_width",
@@ -521,3 +526,53 @@ def draw_text(
     mask, left, top = text_mask(text, size, bold, anchor)
     x, y = round(xy[0]) + left, round(xy[1]) + top
     canvas.paste(fill, (x, y, x + mask.width, y + mask.height), mask)
+
+
+PHONE_WIDTH: Final = 360
+"""How wide a phone shows a picture in a chat, in pixels."""
+LEAST_TEXT: Final = 11
+"""The smallest font size, in pixels, that still reads at ``PHONE_WIDTH``."""
+
+
+def least_size(width: int) -> int:
+    """Return the smallest font size on a picture ``width`` pixels wide that reads on a phone.
+
+    >>> least_size(640), least_size(360)
+    (20, 11)
+    """
+    return -(-LEAST_TEXT * width // PHONE_WIDTH)
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """One text on a picture: what it says, its font size and the box its letters ink."""
+
+    text: str
+    size: int
+    box: tuple[int, int, int, int]
+
+
+class Pen:
+    """Draw text on a picture and keep where each text went, so a layout can be checked."""
+
+    def __init__(self, canvas: Image.Image) -> None:
+        self.canvas = canvas
+        self.written: list[Written] = []
+
+    def write(
+        self,
+        xy: tuple[float, float],
+        text: str,
+        *,
+        size: int,
+        fill: tuple[int, int, int],
+        bold: bool = False,
+        anchor: str = "la",
+    ) -> Written:
+        """Draw text as :func:`draw_text` does; return (and keep) where it went."""
+        mask, left, top = text_mask(text, size, bold, anchor)
+        x, y = round(xy[0]) + left, round(xy[1]) + top
+        self.canvas.paste(fill, (x, y, x + mask.width, y + mask.height), mask)
+        written = Written(text, size, (x, y, x + mask.width, y + mask.height))
+        self.written.append(written)
+        return written

@@ -2,6 +2,9 @@
 
     python -m krigbot.render.samples OUT_DIR
 
+Beside the pictures, ``phone_*.png`` sheets show them as a phone does: 360 pixels wide on
+Discord's dark grey, two to a row.
+
 Each table picture is a round found by playing seeded games until one shows what the sample is
 for (a double war, a Război war with nine cards down, ...), so the samples are real rounds and
 the same on every run.
@@ -252,6 +255,7 @@ def _chart(story: Story, names: Sequence[str], lang: Lang) -> bytes:
         title=t(lang, "chart.title"),
         x_label=t(lang, "table.summary", count=played, n=played, wars=len(story.wars)),
         y_label=t(lang, "table.counts_heading"),
+        teams=story.teams,
     )
 
 
@@ -292,17 +296,57 @@ NAME_SAMPLES = (
 )
 
 
+PHONE_WIDTH = 360
+DISCORD_GREY = (0x31, 0x33, 0x38)
+"""The background of Discord's dark theme, where the pictures are seen."""
+SHEET_GAP = 16
+
+
+def phone_sheet(pictures: Sequence[Path]) -> bytes:
+    """Return a PNG of pictures shrunk to a phone's width on Discord's grey, two to a row."""
+    shrunk: list[Image.Image] = []
+    for path in pictures:
+        with Image.open(path) as picture:
+            height = round(picture.height * PHONE_WIDTH / picture.width)
+            shrunk.append(
+                picture.convert("RGB").resize((PHONE_WIDTH, height), Image.Resampling.LANCZOS)
+            )
+    rows = [shrunk[i : i + 2] for i in range(0, len(shrunk), 2)]
+    heights = [max(image.height for image in row) for row in rows]
+    sheet = Image.new(
+        "RGB",
+        (
+            SHEET_GAP + 2 * (PHONE_WIDTH + SHEET_GAP),
+            SHEET_GAP + sum(h + SHEET_GAP for h in heights),
+        ),
+        DISCORD_GREY,
+    )
+    y = SHEET_GAP
+    for row, height in zip(rows, heights, strict=True):
+        for column, shown in enumerate(row):
+            sheet.paste(shown, (SHEET_GAP + column * (PHONE_WIDTH + SHEET_GAP), y))
+        y += height + SHEET_GAP
+    out = io.BytesIO()
+    sheet.save(out, "PNG")
+    return out.getvalue()
+
+
 def write_samples(out_dir: Path) -> list[Path]:
-    """Write every sample picture into ``out_dir``; return the files written."""
+    """Write every sample picture into ``out_dir``, and the phone sheets; return the files."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for sample in (*TABLE_SAMPLES, *NAME_SAMPLES):
-        written.append(_write_table(sample, out_dir))
-    written.extend(_write_card_samples(out_dir))
+    tables = [_write_table(sample, out_dir) for sample in TABLE_SAMPLES]
+    names = [_write_table(sample, out_dir) for sample in NAME_SAMPLES]
+    cards = _write_card_samples(out_dir)
+    charts = []
     for chart in CHART_SAMPLES:
         story = long_game(chart.rules, rounds=chart.rounds)
-        written.append(_write(out_dir, chart.file, _chart(story, chart.names, chart.lang)))
-    return written
+        charts.append(_write(out_dir, chart.file, _chart(story, chart.names, chart.lang)))
+    sheets = [
+        _write(out_dir, "phone_tables.png", phone_sheet(tables)),
+        _write(out_dir, "phone_names.png", phone_sheet([*names, *cards[:-1]])),
+        _write(out_dir, "phone_charts.png", phone_sheet(charts)),
+    ]
+    return [*tables, *names, *cards, *charts, *sheets]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

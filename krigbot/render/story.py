@@ -22,6 +22,8 @@ class Story:
     wars: list[int]
     winners: tuple[int, ...] | None = None
     """The seats that won, () for a draw; None while the game goes on."""
+    teams: bool = False
+    """Whether the seats played in two teams (rules §9)."""
 
     @property
     def lead_changes(self) -> int:
@@ -58,4 +60,4 @@ def story_from(rules: Rules, rounds: Iterable[Round]) -> Story:
             wars.append(played.number)
         if played.outcome is not None:
             winners = played.outcome.winners
-    return Story(counts, wars, winners)
+    return Story(counts, wars, winners, rules.teams)

@@ -29,7 +29,7 @@ async def test_a_round_message_carries_the_table_as_a_picture(
     assert answer.message is not None
     (name, data), *_ = answer.message.files
     assert name == "round.png"
-    assert png_size(data) == (800, 450)
+    assert png_size(data) == (640, 400)
     assert answer.embeds[0]["image"]["url"] == "attachment://round.png"
     # The compact text line stays, for notifications and screen readers.
     assert pattern("nb", "table.battle").search(answer.embeds[0]["description"])
@@ -58,7 +58,7 @@ async def test_the_last_round_shows_the_game_s_story_as_a_chart(
     assert answer.message is not None
     files = dict(answer.message.files)
     assert set(files) == {"round.png", "story.png"}
-    assert png_size(files["story.png"]) == (800, 400)
+    assert png_size(files["story.png"]) == (640, 360)
     story = answer.embeds[1]
     assert story["title"] == t("nb", "chart.title")
     assert story["image"]["url"] == "attachment://story.png"
@@ -78,9 +78,17 @@ async def test_the_chart_at_the_end_names_the_winner_in_its_title(
     assert row.result is not None
 
     story = story_of(row.state)
-    labels = {key: t("nb", f"chart.{key}") for key in ("title", "x_label", "y_label")}
     drawn = [
-        render_chart(story.counts, ["Alice", "Bob"], "nb", wars=story.wars, winners=won, **labels)
+        render_chart(
+            story.counts,
+            ["Alice", "Bob"],
+            "nb",
+            wars=story.wars,
+            winners=won,
+            title=t("nb", "chart.title"),
+            x_label=t("nb", "chart.x_label"),
+            y_label=t("nb", "chart.y_label"),
+        )
         for won in (tuple(row.result["winners"]), None)
     ]
     assert dict(answer.message.files)["story.png"] == drawn[0]

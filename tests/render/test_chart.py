@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from PIL import Image
 
-from krigbot.render.cards import SEAT_COLOURS
+from krigbot.render.cards import SEAT_COLOURS, TEAM_COLOURS
 from krigbot.render.chart import (
     BOTTOM,
     CHART_HEIGHT,
@@ -57,7 +57,7 @@ def random_walk(rounds: int, seed: int = 1) -> list[tuple[int, int]]:
 
 def test_a_chart_is_a_png_of_the_intended_size() -> None:
     image = chart([(26, 26), (28, 24), (30, 22)], title="#1", x_label="Runde", y_label="Kort")
-    assert image.size == (CHART_WIDTH, CHART_HEIGHT) == (800, 400)
+    assert image.size == (CHART_WIDTH, CHART_HEIGHT) == (640, 360)
 
 
 def test_a_long_game_is_drawn() -> None:
@@ -159,6 +159,22 @@ def test_the_title_names_the_winner_in_their_colour() -> None:
     assert coloured(title_strip(plain), SEAT_COLOURS[1]) == 0
     assert title_strip(won).tobytes() != title_strip(plain).tobytes()
     assert title_strip(drawn).tobytes() != title_strip(plain).tobytes()
+
+
+def test_a_team_that_won_is_named_in_its_team_colour_not_a_losers() -> None:
+    # Lag (rules §9): Bo and Dag, seats 1 and 3, are team 2; Ada and Cy lost.
+    history = [(13, 13, 13, 13), (10, 16, 10, 16), (0, 26, 0, 26)]
+    names = ("Ada", "Bo", "Cy", "Dag")
+    png = render_chart(history, names, "sv", title="Spelets gång", winners=(1, 3), teams=True)
+    title = title_strip(Image.open(io.BytesIO(png)).convert("RGB"))
+    assert coloured(title, TEAM_COLOURS[1]) > 40
+    assert coloured(title, SEAT_COLOURS[0]) == 0  # not Ada's yellow
+    right_labels = (
+        Image.open(io.BytesIO(png))
+        .convert("RGB")
+        .crop((CHART_WIDTH - RIGHT + 4, 0, CHART_WIDTH, CHART_HEIGHT))
+    )
+    assert coloured(right_labels, TEAM_COLOURS[1]) > 40  # "Bo 26", "Dag 26"
 
 
 def test_a_player_who_went_out_is_labelled_where_their_line_ends() -> None:

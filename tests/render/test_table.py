@@ -13,8 +13,10 @@ from krigbot.i18n import t
 from krigbot.render.embeds import round_embed
 from krigbot.render.samples import find_round
 from krigbot.render.table import (
+    FOOTER,
     HEADER,
     HEIGHT,
+    NAME_BLOCK,
     PALETTE_FILE,
     UPSET,
     WIDTH,
@@ -70,7 +72,7 @@ def ring(box: tuple[int, int, int, int], width: int) -> list[tuple[int, int, int
 def test_a_round_is_a_small_png_of_the_intended_size() -> None:
     played = play("standard", "QC 2S", "TD 3H")
     png = render_round(played, NAMES2, "nb", total_cards=4)
-    assert Image.open(io.BytesIO(png)).size == (WIDTH, HEIGHT) == (800, 450)
+    assert Image.open(io.BytesIO(png)).size == (WIDTH, HEIGHT) == (640, 400)
     assert len(png) <= 100 * 1024
 
 
@@ -136,8 +138,8 @@ def test_a_deep_war_still_fits_on_the_table() -> None:
         left, top, right, bottom = places.box(item)
         assert left >= 0
         assert right <= WIDTH
-        assert top > 44
-        assert bottom <= HEIGHT - 52
+        assert top > HEADER + NAME_BLOCK
+        assert bottom <= HEIGHT - FOOTER
     assert picture(played).size == (WIDTH, HEIGHT)
 
 

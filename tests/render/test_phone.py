@@ -1,0 +1,109 @@
+"""Pictures on a phone: every text still reads when the picture is shown 360 pixels wide."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import pytest
+
+from krigbot.engine import Round, Rules
+from krigbot.engine.variant import new_game
+from krigbot.i18n import t
+from krigbot.render.chart import CHART_HEIGHT, CHART_WIDTH, chart_layout
+from krigbot.render.fonts import LEAST_TEXT, PHONE_WIDTH, Written
+from krigbot.render.story import Story, story_from
+from krigbot.render.table import HEIGHT, WIDTH, table_texts
+
+Box = tuple[float, float, float, float]
+LONG = "Åse Marie Kristoffersen-Haugland von Stralsund"
+CJK = "田中太郎 김민준 王小明"
+
+
+def overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def grown(box: Box, by: float) -> Box:
+    return (box[0] - by, box[1] - by, box[2] + by, box[3] + by)
+
+
+def rounds(rules: Rules, count: int, seeds: int = 40) -> Iterator[Round]:
+    """Yield rounds of seeded games: wars of every depth first, then plain ones and the last."""
+    found = 0
+    for seed in range(seeds):
+        game = new_game(rules, seed)
+        while not game.finished and found < count:
+            played = game.play_round()
+            if played.war_steps or played.outcome is not None or played.number % 50 == 1:
+                found += 1
+                yield played
+
+
+def check_readable(texts: tuple[Written, ...], width: int, height: int) -> None:
+    """Assert every text is tall enough on a phone, inside the picture and clear of the others."""
+    for text in texts:
+        assert text.size * PHONE_WIDTH / width >= LEAST_TEXT, text
+        left, top, right, bottom = text.box
+        assert min(left, top) >= 0, text
+        assert right <= width, text
+        assert bottom <= height, text
+    for a, b in itertools.combinations(texts, 2):
+        assert not overlaps(a.box, b.box), (a, b)
+
+
+TABLES = [
+    ("standard", 2, ("Ingrid", "Bjørn")),
+    ("razboi", 2, ("Mette", "Kari 🎮")),
+    ("standard", 2, (LONG, "שרה לוי")),
+    ("standard", 2, (CJK, "さくら")),
+    ("klassisk", 3, ("Ola", "Björn", "Ольга")),
+    ("standard", 4, ("Ada", "Bo", "Cy", "Dag")),
+    ("standard", 4, (LONG, CJK, "👨‍👩‍👧 Ελένη", "สมชาย")),
+    ("lag", 4, ("Ada", "Bo", LONG, CJK)),
+    ("steal", 3, ("Ada", "Bo", "Cy")),
+]
+
+
+@pytest.mark.parametrize(("preset", "players", "names"), TABLES)
+def test_every_text_on_the_table_reads_on_a_phone(
+    preset: str, players: int, names: tuple[str, ...]
+) -> None:
+    rules = Rules.preset(preset, players=players)
+    seen_steps = set()
+    for played in rounds(rules, 60):
+        seen_steps.add(len(played.war_steps))
+        texts = table_texts(played, names, "nb", total_cards=sum(played.counts), teams=rules.teams)
+        check_readable(texts, WIDTH, HEIGHT)
+    assert {0, 1} <= seen_steps
+
+
+def four_player_games(count: int) -> Iterator[tuple[Story, tuple[str, ...]]]:
+    """Yield the stories of seeded four-player games, some of them in teams."""
+    for seed in range(count):
+        rules = Rules.preset("lag") if seed % 4 == 3 else Rules.preset("standard", players=4)
+        game = new_game(rules, seed)
+        played = []
+        while not game.finished:
+            played.append(game.play_round())
+        names = ("Ada", "Bo 🎲", CJK, LONG) if seed % 2 else ("Ada", "Bo", "Cy", "Dag")
+        yield story_from(rules, played), names
+
+
+def test_the_labels_of_a_four_player_chart_never_overlap_and_read_on_a_phone() -> None:
+    for story, names in four_player_games(60):
+        placed = chart_layout(
+            story.counts,
+            names,
+            "en",
+            wars=story.wars,
+            winners=story.winners,
+            title=t("en", "chart.title"),
+            x_label=t("en", "chart.x_label"),
+            y_label=t("en", "chart.y_label"),
+            teams=story.teams,
+        )
+        for a, b in itertools.combinations(placed.labels, 2):
+            # Apart, not merely not crossing: two pixels of background at least between them.
+            assert not overlaps(grown(a, 1), grown(b, 1)), (story.counts[-1], a, b)
+        check_readable(placed.texts, CHART_WIDTH, CHART_HEIGHT)

@@ -17,6 +17,7 @@ from tests.support.players import (
     ChosenSeeds,
     Clock,
     answer_of,
+    buttons,
     challenge,
     challenge_message,
     flip_button,
@@ -28,6 +29,7 @@ from tests.support.players import (
     text_of,
 )
 from tests.support.private import LONG_SEED, nothing_refused, short_tokens
+from tests.support.texts import pattern
 from tests.support.time_limit import TIME_UP, bot_on, quick_ticks
 
 __all__ = ["quick_ticks", "short_tokens"]
@@ -179,3 +181,30 @@ async def test_a_challenge_in_a_dm_to_someone_not_in_it_is_refused_at_once_priva
 
         table = await start_game(standin, dm, world.alice, world.bob)
         assert not table.message.ephemeral
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline"])
+async def test_a_challenge_that_expired_out_of_reach_says_so_through_the_next_press_on_it(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    group: Channel,
+    db_path: Path,
+    quick_ticks: None,
+    answer: str,
+) -> None:
+    clock = Clock()
+    async with bot_on(standin, db_path, clock):
+        message = await challenge_message(standin, group, world.alice, world.bob)
+    game_id = game_id_of(message)
+    clock.advance(minutes=5, seconds=1)
+    async with bot_on(standin, db_path, clock) as bot:
+        await settled()
+        # No interaction of this process reaches the chat: the message still offers its buttons.
+        assert buttons(message) != {}
+
+        pressed = await press(standin, message, f"krig:{answer}:{game_id}", world.bob)
+
+        assert pressed.type == UPDATE_MESSAGE
+        assert pattern("nb", "challenge.expired").search(text_of(pressed))
+        assert buttons(pressed) == {}
+        assert (await game_row(bot, game_id)).status == "expired"

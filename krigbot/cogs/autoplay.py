@@ -234,7 +234,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 # Paused already, where its message could not show it (its token ended): the
                 # press shows it now.
                 embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
-                add_note(embed, autoplay_text("paused", state.speed, state.by, lang), lang)
+                note = autoplay_text("paused", state.speed, state.by, lang, reason=state.why or "")
+                add_note(embed, note, lang)
                 return Reply(embed=embed, view=paused_view(game_id, lang), update=True)
             # The task finishes the step it is in (and shows it) before this answer goes out.
             await self.player.halt(channel_id, game_id)
@@ -276,7 +277,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
         return Reply(embed=embed, view=running_view(game_id, lang), update=True, sent=sent)
 
-    def restore(self) -> int:
+    async def restore(self) -> int:
         """Carry on the autoplay that was running when the bot stopped; return how many."""
         resumed = 0
         for row, _ in self.parts.registry.running():
@@ -287,9 +288,12 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             if state is None or state.state != "running" or game.finished:
                 continue
             message, speed = state.message, state.speed
-            if message is None or speed not in SPEEDS or not own_token(row.extra):
+            if not own_token(row.extra):
                 # Out of the bot's reach no interaction is left after a restart: a press on its
-                # message (Pause, Stop) is a new one, and shows the game as it stands.
+                # message is a new one, and a Resume press plays on.
+                await self.player.pause_out_of_reach(row, state)
+                continue
+            if message is None or speed not in SPEEDS:
                 continue
             lang = lang_for(row.extra.get("lang"))
             run = Run(row.id, message, speed, state.by, lang, row.round)

@@ -20,6 +20,8 @@ from tests.support.players import (
     buttons,
     challenge,
     challenge_message,
+    enabled_buttons,
+    flip,
     flip_button,
     game_id_of,
     game_row,
@@ -208,3 +210,36 @@ async def test_a_challenge_that_expired_out_of_reach_says_so_through_the_next_pr
         assert pattern("nb", "challenge.expired").search(text_of(pressed))
         assert buttons(pressed) == {}
         assert (await game_row(bot, game_id)).status == "expired"
+
+
+async def test_after_a_restart_autoplay_in_a_chat_is_told_paused_not_running_hand_flip_or_not(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
+        table = await start_game(standin, group, world.alice, world.bob)
+        answer = await command(standin, group, world.alice, "auto", speed="slow")
+        autoplay = answer.message
+        assert autoplay is not None
+        await edit_of(standin, autoplay, lambda text: t("nb", "table.title", round=2) in text)
+
+    async with running_bot(standin, db_path, seeds) as bot:
+        # No interaction is left to play it with: the first answer in the chat says it paused.
+        flipped = await flip(standin, group, world.bob)
+        again = await flip(standin, group, world.alice)
+        status = await command(standin, group, world.bob, "status")
+        pause = next(c for c in enabled_buttons(autoplay) if c.endswith(":pause"))
+        pressed = await press(standin, autoplay, pause, world.bob)
+        await settled()
+        row = await game_row(bot, table.game_id)
+
+    running = t("sv", "auto.running", speed=t("sv", "speed.slow"), name="Alice")
+    assert running not in text_of(status)
+    assert t("sv", "auto.paused_restart") in text_of(status)
+    assert t("nb", "auto.restart_untold") in text_of(flipped)
+    assert t("nb", "auto.restart_untold") not in text_of(again)
+    # Its message, reached by the press, says why it paused and offers Resume.
+    assert pressed.type == UPDATE_MESSAGE
+    assert t("nb", "auto.paused_restart") in text_of(pressed)
+    assert f"krig:auto:{row.id}:resume" in enabled_buttons(pressed)
+    assert row.extra["autoplay"]["state"] == "paused"

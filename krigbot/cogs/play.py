@@ -241,7 +241,8 @@ class PlayCog(commands.Cog, name="Play"):
             raise refusal from None
         if game.outcome is None:
             raise refusal
-        embed = late_end_embed(row, game, lang)
+        restarted = self.parts.recovery.ended_before_restart(row)
+        embed = late_end_embed(row, game, lang, restarted=restarted)
         over = await ending(self.parts.registry, row, game, lang, embed, self.parts.web)
         return Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from tests.support.players import (
     enabled_buttons,
     flip,
     flip_button,
+    forged_press,
     game_id_of,
     game_row,
     press,
@@ -243,3 +245,41 @@ async def test_after_a_restart_autoplay_in_a_chat_is_told_paused_not_running_han
     assert t("nb", "auto.paused_restart") in text_of(pressed)
     assert f"krig:auto:{row.id}:resume" in enabled_buttons(pressed)
     assert row.extra["autoplay"]["state"] == "paused"
+
+
+async def test_an_end_no_token_could_show_is_not_said_to_have_come_before_a_restart(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
+        table = await start_game(standin, group, world.alice, world.bob, rounds=20)
+        ended = asyncio.Event()
+
+        async def finished(_row: object, _game: object) -> None:
+            ended.set()
+
+        bot.service.registry.on_finish.append(finished)
+        rec = await standin.slash(
+            "krig auto", user=world.alice, channel=group, options={"speed": "fastest"}
+        )
+        # Discord ends the token of the autoplay's message before its one step, the game's end.
+        standin.fail_next(
+            "*",
+            rf"/webhooks/\d+/{rec.token}\b",
+            status=401,
+            code=50027,
+            message="Invalid Webhook Token",
+            times=1000,
+        )
+        await answer_of(standin, rec)
+        await asyncio.wait_for(ended.wait(), 10)
+        await settled()
+        row = await game_row(bot, table.game_id)
+        assert (row.status, row.extra.get("ending")) == ("finished", "unshown")
+
+        shown = await forged_press(standin, table.message, flip_button(table.message), world.bob)
+
+    assert shown.type == UPDATE_MESSAGE, text_of(shown)
+    assert t("nb", "end.after_restart", game=table.game_id) not in text_of(shown)
+    assert t("nb", "end.unreached", game=table.game_id) in text_of(shown)
+    standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose

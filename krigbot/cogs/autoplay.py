@@ -33,9 +33,9 @@ from krigbot.adapter.buttons import AutoAction, AutoplayButton, FinishButton, Fl
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.replies import Reply, discord_lost, public_lang, respond
-from krigbot.adapter.surfaces import own_token
+from krigbot.adapter.surfaces import own_token, reaches
 from krigbot.adapter.tables import Shown, editor, greyed, respond_in_turn
-from krigbot.cogs.matches import ending
+from krigbot.cogs.matches import ending, unseen_end
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import safe_name
 from krigbot.render.play import (
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from krigbot.engine import Variant
     from krigbot.sessions.handsfree import HandsFree
     from krigbot.sessions.play import Play
+    from krigbot.sessions.recovery import Recovery
     from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
@@ -83,6 +84,7 @@ class AutoplayParts(Protocol):
     registry: Registry
     play: Play
     hands_free: HandsFree
+    recovery: Recovery
     pictures: Pictures
     tables: Tables
     web: WebAccess
@@ -224,7 +226,16 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         name = names_of_user(interaction)
 
         async def work() -> Reply:
-            row, game = await self._player_game(channel_id, interaction.user.id, game_id)
+            try:
+                row, game = await self._player_game(channel_id, interaction.user.id, game_id)
+            except Refusal as refusal:
+                if refusal.key != "err.game_over" or reaches(interaction):
+                    raise
+                # It ended while nothing reached the chat: its message still says it plays.
+                parts = self.parts
+                return await unseen_end(
+                    parts.registry, parts.recovery, game_id, lang, refusal, parts.web
+                )
             state = Autoplay.of(row.extra)
             if state is None or state.message != pressed:
                 raise Refusal("err.stale_button")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from krigbot.bot import KrigBot
 from krigbot.i18n import fmt_list, t
-from tests.standin import Channel, DiscordStandIn
+from tests.standin import Channel, DiscordStandIn, Message
 from tests.standin.contexts import add_group_dm, add_user_dm, install_for
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import command, edit_of, running_bot
@@ -17,6 +18,7 @@ from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Clock,
+    Table,
     answer_of,
     buttons,
     challenge,
@@ -247,39 +249,69 @@ async def test_after_a_restart_autoplay_in_a_chat_is_told_paused_not_running_han
     assert row.extra["autoplay"]["state"] == "paused"
 
 
+async def autoplay_ends_unseen(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, bot: KrigBot
+) -> tuple[Table, Message]:
+    """Autoplay a game to its end in one step that Discord refuses to show (its token ended):
+    return the game's first table and the autoplay's message, which still says it plays."""
+    table = await start_game(standin, group, world.alice, world.bob, rounds=20)
+    ended = asyncio.Event()
+
+    async def finished(_row: object, _game: object) -> None:
+        ended.set()
+
+    bot.service.registry.on_finish.append(finished)
+    rec = await standin.slash(
+        "krig auto", user=world.alice, channel=group, options={"speed": "fastest"}
+    )
+    # Discord ends the token of the autoplay's message before its one step, the game's end.
+    standin.fail_next(
+        "*",
+        rf"/webhooks/\d+/{rec.token}\b",
+        status=401,
+        code=50027,
+        message="Invalid Webhook Token",
+        times=1000,
+    )
+    autoplay = (await answer_of(standin, rec)).message
+    assert autoplay is not None
+    await asyncio.wait_for(ended.wait(), 10)
+    await settled()
+    row = await game_row(bot, table.game_id)
+    assert (row.status, row.extra.get("ending")) == ("finished", "unshown")
+    return table, autoplay
+
+
 async def test_an_end_no_token_could_show_is_not_said_to_have_come_before_a_restart(
     standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
 ) -> None:
     seeds.fix(LONG_SEED)
     async with running_bot(standin, db_path, seeds) as bot:
-        table = await start_game(standin, group, world.alice, world.bob, rounds=20)
-        ended = asyncio.Event()
-
-        async def finished(_row: object, _game: object) -> None:
-            ended.set()
-
-        bot.service.registry.on_finish.append(finished)
-        rec = await standin.slash(
-            "krig auto", user=world.alice, channel=group, options={"speed": "fastest"}
-        )
-        # Discord ends the token of the autoplay's message before its one step, the game's end.
-        standin.fail_next(
-            "*",
-            rf"/webhooks/\d+/{rec.token}\b",
-            status=401,
-            code=50027,
-            message="Invalid Webhook Token",
-            times=1000,
-        )
-        await answer_of(standin, rec)
-        await asyncio.wait_for(ended.wait(), 10)
-        await settled()
-        row = await game_row(bot, table.game_id)
-        assert (row.status, row.extra.get("ending")) == ("finished", "unshown")
+        table, _ = await autoplay_ends_unseen(standin, world, group, bot)
 
         shown = await forged_press(standin, table.message, flip_button(table.message), world.bob)
 
     assert shown.type == UPDATE_MESSAGE, text_of(shown)
     assert t("nb", "end.after_restart", game=table.game_id) not in text_of(shown)
     assert t("nb", "end.unreached", game=table.game_id) in text_of(shown)
+    standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose
+
+
+async def test_a_press_on_autoplays_message_shows_the_end_its_token_could_not(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
+        table, autoplay = await autoplay_ends_unseen(standin, world, group, bot)
+        pause = f"krig:auto:{table.game_id}:pause"
+        assert pause in enabled_buttons(autoplay)  # it still claims to play
+
+        shown = await press(standin, autoplay, pause, world.bob)
+        await settled()
+        row = await game_row(bot, table.game_id)
+
+    assert shown.type == UPDATE_MESSAGE, text_of(shown)
+    assert t("nb", "end.unreached", game=table.game_id) in text_of(shown)
+    assert not any(c.startswith("krig:auto:") for c in buttons(shown))
+    assert row.extra.get("ending") is None  # shown: nothing shows it again
     standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose

@@ -315,3 +315,26 @@ async def test_a_press_on_autoplays_message_shows_the_end_its_token_could_not(
     assert not any(c.startswith("krig:auto:") for c in buttons(shown))
     assert row.extra.get("ending") is None  # shown: nothing shows it again
     standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose
+
+
+async def test_a_hand_flip_in_a_chat_stops_autoplay_on_its_message_and_in_status(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
+        table = await start_game(standin, group, world.alice, world.bob)
+        answer = await command(standin, group, world.alice, "auto", speed="slow")
+        autoplay = answer.message
+        assert autoplay is not None
+        await edit_of(standin, autoplay, lambda text: t("nb", "table.title", round=2) in text)
+
+        await flip(standin, group, world.bob)
+        # Its message is reached through the interaction that showed it.
+        stopped = await edit_of(standin, autoplay, lambda text: t("nb", "auto.hand_flip") in text)
+        await settled()
+        status = await command(standin, group, world.bob, "status")
+        row = await game_row(bot, table.game_id)
+
+    assert not any(c.startswith("krig:auto:") for c in buttons(stopped.revision))
+    assert row.extra.get("autoplay") is None
+    assert t("sv", "auto.heading") not in text_of(status)

@@ -268,7 +268,7 @@ class KrigBot(commands.AutoShardedBot):
         recovered = await self.matches.recover()
         if recovered:
             self._spawn(matches.announce(recovered), "announce-matches")
-        autoplay.restore()
+        await autoplay.restore()
         for row in broken:
             if not own_token(row.extra):
                 continue  # nothing but an interaction reaches its chat: the next press tells

@@ -26,7 +26,7 @@ from krigbot.adapter.buttons import AutoplayButton, FlipButton, view_of
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.adapter.surfaces import token_gone
 from krigbot.adapter.tables import Edit
-from krigbot.i18n import Lang, t
+from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import context
 from krigbot.render.play import add_note, autoplay_text, flip_embed, standing_embed
 from krigbot.sessions import Autoplay, FlipResult, LostWrite, Refusal, stopped_by
@@ -64,6 +64,9 @@ _STOP_NOTES = {
     "err.storage": "auto.failed",
 }
 """Why a step of autoplay was refused -> what its message says."""
+
+_UNTOLD = {"token_lost": "auto.token_lost_untold", "restart": "auto.restart_untold"}
+"""Why the bot paused autoplay where nothing could tell the chat -> what its next answer says."""
 
 End = Callable[
     ["GameRow", "Variant", Lang, discord.Embed],
@@ -417,7 +420,8 @@ class Autoplayer:
             except discord.HTTPException as exc:
                 run.warn("could not tell that autoplay of game %s paused", exc)
             if posted is None:
-                self.parts.tables.owe(channel_id, self._still_paused(channel_id, run.game_id, lang))
+                untold = self._still_paused(channel_id, run.game_id, lang, "token_lost")
+                self.parts.tables.owe(channel_id, untold)
             return
         embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
         add_note(embed, t(lang, "auto.token_paused"), lang)
@@ -433,20 +437,38 @@ class Autoplayer:
         except discord.HTTPException as exc:
             run.warn("could not show that autoplay of game %s paused", exc)
 
+    async def pause_out_of_reach(self, row: GameRow, state: Autoplay) -> None:
+        """Pause the autoplay a restart found running in a chat only interactions reach.
+
+        None of them is left to play it with: it is stored as paused by the bot, so
+        ``/krig status`` and a press on its message say so (not that it plays), a Resume press
+        plays on, and the chat's next answer says it once.
+        """
+        try:
+            await self.parts.hands_free.pause_autoplay(
+                row.channel_id, row.id, state.message, state.by, why="restart"
+            )
+        except (Refusal, StorageError) as exc:
+            log.info("could not record that autoplay of game %s paused: %s", row.id, exc)
+            return
+        lang = lang_for(row.extra.get("lang"))
+        untold = self._still_paused(row.channel_id, row.id, lang, "restart")
+        self.parts.tables.owe(row.channel_id, untold)
+
     def _still_paused(
-        self, channel_id: int, game_id: int, lang: Lang
+        self, channel_id: int, game_id: int, lang: Lang, why: str
     ) -> Callable[[], Awaitable[str | None]]:
         """Return what the chat's next answer says of a pause nothing could tell it, if it still
-        holds then (no Resume, Pause press or end since)."""
+        holds then (no Resume, Pause press or end since); ``why`` the bot paused it."""
 
         async def note() -> str | None:
             found = await self.parts.registry.game_in(channel_id)
             if found is None or found[0].id != game_id:
                 return None
             state = Autoplay.of(found[0].extra)
-            if state is None or state.state != "paused" or state.why != "token_lost":
+            if state is None or state.state != "paused" or state.why != why:
                 return None
-            return t(lang, "auto.token_lost_untold")
+            return t(lang, _UNTOLD[why])
 
         return note
 

@@ -33,9 +33,9 @@ from krigbot.adapter.buttons import AutoAction, AutoplayButton, FinishButton, Fl
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.replies import Reply, discord_lost, public_lang, respond
-from krigbot.adapter.surfaces import own_token
+from krigbot.adapter.surfaces import own_token, reaches
 from krigbot.adapter.tables import Shown, editor, greyed, respond_in_turn
-from krigbot.cogs.matches import ending
+from krigbot.cogs.matches import ending, unseen_end
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import safe_name
 from krigbot.render.play import (
@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from krigbot.render.emoji import CardFaces
     from krigbot.sessions.handsfree import HandsFree
     from krigbot.sessions.play import Play
+    from krigbot.sessions.recovery import Recovery
     from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
@@ -84,6 +85,7 @@ class AutoplayParts(Protocol):
     registry: Registry
     play: Play
     hands_free: HandsFree
+    recovery: Recovery
     pictures: Pictures
     tables: Tables
     web: WebAccess
@@ -228,7 +230,16 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         name = names_of_user(interaction)
 
         async def work() -> Reply:
-            row, game = await self._player_game(channel_id, interaction.user.id, game_id)
+            try:
+                row, game = await self._player_game(channel_id, interaction.user.id, game_id)
+            except Refusal as refusal:
+                if refusal.key != "err.game_over" or reaches(interaction):
+                    raise
+                # It ended while nothing reached the chat: its message still says it plays.
+                parts = self.parts
+                return await unseen_end(
+                    parts.registry, parts.recovery, game_id, lang, refusal, parts.web
+                )
             state = Autoplay.of(row.extra)
             if state is None or state.message != pressed:
                 raise Refusal("err.stale_button")
@@ -238,7 +249,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 # Paused already, where its message could not show it (its token ended): the
                 # press shows it now.
                 embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
-                add_note(embed, autoplay_text("paused", state.speed, state.by, lang), lang)
+                note = autoplay_text("paused", state.speed, state.by, lang, reason=state.why or "")
+                add_note(embed, note, lang)
                 return Reply(embed=embed, view=paused_view(game_id, lang), update=True)
             # The task finishes the step it is in (and shows it) before this answer goes out.
             await self.player.halt(channel_id, game_id)
@@ -280,7 +292,7 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
 
         return Reply(embed=embed, view=running_view(game_id, lang), update=True, sent=sent)
 
-    def restore(self) -> int:
+    async def restore(self) -> int:
         """Carry on the autoplay that was running when the bot stopped; return how many."""
         resumed = 0
         for row, _ in self.parts.registry.running():
@@ -291,9 +303,12 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             if state is None or state.state != "running" or game.finished:
                 continue
             message, speed = state.message, state.speed
-            if message is None or speed not in SPEEDS or not own_token(row.extra):
+            if not own_token(row.extra):
                 # Out of the bot's reach no interaction is left after a restart: a press on its
-                # message (Pause, Stop) is a new one, and shows the game as it stands.
+                # message is a new one, and a Resume press plays on.
+                await self.player.pause_out_of_reach(row, state)
+                continue
+            if message is None or speed not in SPEEDS:
                 continue
             lang = lang_for(row.extra.get("lang"))
             run = Run(row.id, message, speed, state.by, lang, row.round)

@@ -20,7 +20,7 @@ from krigbot.adapter.choices import (
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.players import display_name, player_of, pressed_message
 from krigbot.adapter.replies import Reply, challenger_lang, public_lang, refuse, user_lang
-from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
+from krigbot.adapter.surfaces import own_token, reach_extra, reaches, scope_of
 from krigbot.adapter.tables import respond_in_turn
 from krigbot.cogs.matches import krigbot_line, started_reply
 from krigbot.engine import HOUSE_RULES
@@ -30,6 +30,7 @@ from krigbot.i18n import Lang, fmt_duration, fmt_list, lang_for, t
 from krigbot.logs import context
 from krigbot.render.embeds import challenge_embed, safe_name
 from krigbot.render.play import add_time_left, dealt_embed
+from krigbot.sessions import ChallengeExpired
 from krigbot.sessions.matches import begin_match
 from krigbot.storage import StorageError
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from krigbot.sessions.deadlines import Deadlines
     from krigbot.sessions.registry import Registry
     from krigbot.sessions.timelimit import TimeLimits
+    from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
 
@@ -220,9 +222,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
             return
         if row is None:
             return
-        lang = lang_for(row.extra.get("lang"))
-        within = fmt_duration(self.parts.challenges.challenge_ttl, lang)
-        embed = challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
+        embed = self._expired_embed(row)
         try:
             # Through the challenge's own interaction where nothing else reaches its chat.
             await self.parts.tables.edit(
@@ -242,18 +242,36 @@ class ChallengeCog(commands.Cog, name="Challenge"):
                 extra=context(game_id=game_id),
             )
 
+    def _expired_embed(self, row: GameRow) -> discord.Embed:
+        """Return a challenge that expired, in its game's language."""
+        lang = lang_for(row.extra.get("lang"))
+        within = fmt_duration(self.parts.challenges.challenge_ttl, lang)
+        return challenge_embed(row, lang, note=t(lang, "challenge.expired", time=within))
+
+    def _shown_expired(
+        self, interaction: discord.Interaction[Any], expired: ChallengeExpired
+    ) -> Reply:
+        """Show the expiry of a challenge through a press on it where nothing else reaches its
+        chat (its expiry found no interaction to show it with); elsewhere refuse the press."""
+        if reaches(interaction):
+            raise expired  # the expiry edited its message with the bot's own token
+        return Reply(embed=self._expired_embed(expired.row), view=None, update=True)
+
     async def on_accept(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         """Handle an Accept press."""
         lang = public_lang(interaction)
         pressed = pressed_message(interaction)
 
         async def work() -> Reply:
-            result = await self.parts.challenges.accept(
-                game_id,
-                interaction.user.id,
-                table_message_id=pressed,
-                channel_id=interaction.channel_id,
-            )
+            try:
+                result = await self.parts.challenges.accept(
+                    game_id,
+                    interaction.user.id,
+                    table_message_id=pressed,
+                    channel_id=interaction.channel_id,
+                )
+            except ChallengeExpired as expired:
+                return self._shown_expired(interaction, expired)
             row = result.row
             if result.game is None:
                 return Reply(
@@ -277,9 +295,12 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         lang = public_lang(interaction)
 
         async def work() -> Reply:
-            row = await self.parts.challenges.decline(
-                game_id, interaction.user.id, channel_id=interaction.channel_id
-            )
+            try:
+                row = await self.parts.challenges.decline(
+                    game_id, interaction.user.id, channel_id=interaction.channel_id
+                )
+            except ChallengeExpired as expired:
+                return self._shown_expired(interaction, expired)
             note = t(lang, "challenge.declined", name=safe_name(display_name(interaction.user)))
             return Reply(embed=challenge_embed(row, lang, note=note), view=None, update=True)
 

@@ -29,6 +29,7 @@ from krigbot.adapter.replies import NO_MENTIONS, Reply, challenger_lang
 from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
 from krigbot.adapter.tables import Shown, editor, respond_in_turn
 from krigbot.adapter.weblinks import web_button
+from krigbot.engine import EngineError, load_game
 from krigbot.engine.game import outcome_from_dict
 from krigbot.engine.match import unplayed
 from krigbot.fairness import fairness_command
@@ -36,8 +37,9 @@ from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import about
 from krigbot.render.embeds import challenge_embed, names_of, safe_name
 from krigbot.render.matches import match_result
+from krigbot.render.notices import late_end_embed
 from krigbot.render.play import add_game_over, add_time_left, dealt_embed
-from krigbot.sessions import ENDING, ChallengeResult, Player
+from krigbot.sessions import ENDING, ChallengeResult, Player, Refusal
 from krigbot.sessions.matches import MatchInfo, rematch
 
 if TYPE_CHECKING:
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from krigbot.adapter.tables import Tables
     from krigbot.engine import Variant
     from krigbot.sessions.challenges import Challenges
+    from krigbot.sessions.recovery import Recovery
     from krigbot.sessions.registry import Registry
     from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
@@ -109,6 +112,35 @@ async def ending(
         # Not dealt (the channel was busy, or the write failed): start-up deals it later.
         return Ending(view_of(*links), shown)
     return Ending(view_of(RematchButton(row.id, lang), *links), shown)
+
+
+async def unseen_end(
+    registry: Registry,
+    recovery: Recovery,
+    game_id: int,
+    lang: Lang,
+    refusal: Refusal,
+    web: WebAccess | None = None,
+) -> Reply:
+    """Show through a press the end of a game that no message showed, else refuse as ``refusal``.
+
+    Where only interactions reach a chat, an end that came while none of them was left (the
+    bot restarted, or their tokens had run out) waits for the next press on one of the game's
+    messages; the title says why it comes late.
+    """
+    row = await registry.storage.games.get_game(game_id)
+    if row is None or row.status != "finished" or row.extra.get(ENDING) is None:
+        raise refusal
+    try:
+        game = load_game(row.state or {})
+    except EngineError:
+        raise refusal from None
+    if game.outcome is None:
+        raise refusal
+    restarted = recovery.ended_before_restart(row)
+    embed = late_end_embed(row, game, lang, restarted=restarted)
+    over = await ending(registry, row, game, lang, embed, web)
+    return Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
 
 
 def krigbot_line(result: ChallengeResult, lang: Lang) -> str | None:

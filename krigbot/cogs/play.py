@@ -17,14 +17,14 @@ from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token, reaches, scope_of
 from krigbot.adapter.tables import Shown, editor, respond_in_turn
-from krigbot.cogs.matches import ending
-from krigbot.engine import EngineError, Variant, load_game
+from krigbot.cogs.matches import ending, unseen_end
+from krigbot.engine import Variant
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import about
 from krigbot.render.embeds import status_embed
 from krigbot.render.notices import current_table_embed, late_end_embed
 from krigbot.render.play import add_status_lines, autoplay_text, finish_request_embed, flip_embed
-from krigbot.sessions import ENDING, MAX_FLIPS, Autoplay, FinishRequest, FlipResult, Refusal
+from krigbot.sessions import MAX_FLIPS, Autoplay, FinishRequest, FlipResult, Refusal
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from krigbot.sessions.recovery import Recovery
     from krigbot.sessions.registry import Registry
     from krigbot.sessions.timelimit import TimeLimits
-    from krigbot.storage import GameRow, Storage
+    from krigbot.storage import GameRow
     from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,6 @@ class PlayParts(Protocol):
     play: Play
     choices: Choices
     recovery: Recovery
-    storage: Storage
     pictures: Pictures
     tables: Tables
     web: WebAccess
@@ -233,22 +232,6 @@ class PlayCog(commands.Cog, name="Play"):
 
         return Reply(embed=embed, files=files, view=view, sent=sent, durable=True)
 
-    async def _unseen_end(self, game_id: int, lang: Lang, refusal: Refusal) -> Reply:
-        """Show on its table the end of a game that no message showed (its chat was out of the
-        bot's reach when its time ran out, or the bot restarted); else refuse as ``refusal``."""
-        row = await self.parts.storage.games.get_game(game_id)
-        if row is None or row.status != "finished" or row.extra.get(ENDING) is None:
-            raise refusal
-        try:
-            game = load_game(row.state or {})
-        except EngineError:
-            raise refusal from None
-        if game.outcome is None:
-            raise refusal
-        embed = late_end_embed(row, game, lang)
-        over = await ending(self.parts.registry, row, game, lang, embed, self.parts.web)
-        return Reply(embed=embed, view=over.view, update=True, sent=over.sent, durable=True)
-
     async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
         """Return the table as it stands now, for a table message that shows an older round."""
         found = await self.parts.registry.game_in(channel_id)
@@ -315,7 +298,14 @@ class PlayCog(commands.Cog, name="Play"):
                 )
             except Refusal as refusal:
                 if refusal.key == "err.game_over" and not reaches(interaction):
-                    return await self._unseen_end(game_id, lang, refusal)
+                    return await unseen_end(
+                        self.parts.registry,
+                        self.parts.recovery,
+                        game_id,
+                        lang,
+                        refusal,
+                        self.parts.web,
+                    )
                 if refusal.key == "err.game_over":
                     await too_late(self.parts.time_limits, interaction, refusal, game_id)
                 return await lost_flip(

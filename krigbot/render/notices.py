@@ -34,12 +34,20 @@ def current_table_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embe
     return embed
 
 
-def late_end_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embed:
+def late_end_embed(
+    row: GameRow, game: Variant, lang: Lang, *, restarted: bool = True
+) -> discord.Embed:
     """Return the end of a game that no message showed when it came: it finished just before
-    the bot stopped, or its time ran out while the bot was away or could not reach its chat."""
-    timed_out = game.outcome is not None and game.outcome.reason == "time_limit"
+    the bot stopped (``restarted``) or while nothing reached its chat, or its time ran out while
+    the bot was away or could not reach its chat. The title says which."""
+    if game.outcome is not None and game.outcome.reason == "time_limit":
+        title = t(lang, "time.up_title")
+    elif restarted:
+        title = t(lang, "end.after_restart", game=row.id)
+    else:
+        title = t(lang, "end.unreached", game=row.id)
     embed = discord.Embed(
-        title=t(lang, "time.up_title") if timed_out else t(lang, "end.after_restart", game=row.id),
+        title=title,
         description=outcome_text(row, game, lang),
         colour=discord.Colour.dark_grey(),
     )

@@ -52,13 +52,16 @@ def autoplay_text(state: str, speed: str, name: str, lang: Lang, *, reason: str 
     """Return the autoplay line of a table: running (at what speed) or paused (by whom).
 
     ``reason``: why the bot itself paused it, which it then says instead: ``"token"`` (its
-    message's interaction was expiring) or ``"token_lost"`` (Discord ended it early).
+    message's interaction was expiring), ``"token_lost"`` (Discord ended it early) or
+    ``"restart"`` (the bot restarted where only interactions reach the chat).
     """
     if state == "paused":
         if reason == "token_lost":
             return t(lang, "auto.token_lost")
         if reason == "token":
             return t(lang, "auto.paused_token")
+        if reason == "restart":
+            return t(lang, "auto.paused_restart")
         return t(lang, "auto.paused", name=name)
     return t(lang, "auto.running", speed=t(lang, f"speed.{speed}"), name=name)
 

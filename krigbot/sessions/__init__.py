@@ -28,6 +28,7 @@ from krigbot.sessions.recovery import RESUMED_EXTRA, SHOW_ENDINGS_FOR
 from krigbot.sessions.registry import ENDING, Seeds, random_seed
 from krigbot.sessions.results import (
     AcceptResult,
+    ChallengeExpired,
     ChallengeResult,
     Choice,
     ChoiceOptions,
@@ -52,6 +53,7 @@ __all__ = [
     "AcceptResult",
     "Actor",
     "Autoplay",
+    "ChallengeExpired",
     "ChallengeResult",
     "Choice",
     "ChoiceOptions",

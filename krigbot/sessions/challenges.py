@@ -12,7 +12,13 @@ from krigbot.engine import FixedOptionError, Rules, RulesError, Variant, new_gam
 from krigbot.logs import about
 from krigbot.sessions.deadlines import Deadline, Deadlines
 from krigbot.sessions.registry import Registry
-from krigbot.sessions.results import AcceptResult, ChallengeResult, Player, Refusal
+from krigbot.sessions.results import (
+    AcceptResult,
+    ChallengeExpired,
+    ChallengeResult,
+    Player,
+    Refusal,
+)
 from krigbot.sessions.timelimit import dealt_extra
 from krigbot.storage import ChannelBusyError, GameRow, StorageError
 
@@ -147,11 +153,13 @@ class Challenges:
         row = await self.registry.storage.games.get_game(game_id)
         if row is not None and row.status == "cancelled":
             raise Refusal("err.challenge_withdrawn")
+        if row is not None and row.status == "expired":
+            raise ChallengeExpired(row)
         if row is None or row.status != "challenge":
             raise Refusal("err.challenge_over")
         if self.registry.clock() - row.created_at >= self.challenge_ttl:
             await self.registry.storage.games.end_game(row.id, "expired", self.registry.clock())
-            raise Refusal("err.challenge_over")
+            raise ChallengeExpired(row)
         return row
 
     @contextlib.asynccontextmanager

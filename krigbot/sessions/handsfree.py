@@ -36,8 +36,9 @@ class Autoplay:
     by: str = ""
     """The display name of who started, paused or resumed it last."""
     why: str | None = None
-    """Why the bot paused it by itself (``token``, ``token_lost``): its message's interaction
-    token ran out, or Discord ended it early; None when a player paused it."""
+    """Why the bot paused it by itself (``token``, ``token_lost``, ``restart``): its message's
+    interaction token ran out, Discord ended it early, or the bot restarted where nothing but
+    an interaction reaches the chat; None when a player paused it."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON kept in the game's ``extra["autoplay"]``."""

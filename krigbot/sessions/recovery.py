@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from krigbot.engine import Variant, load_game
 from krigbot.logs import about
@@ -46,6 +46,16 @@ class Recovery:
         self.time_limits = time_limits
         self.challenges = challenges
         self.choices = choices
+        self.since: datetime | None = None
+        """When this process picked up the games (:meth:`restore`)."""
+
+    def ended_before_restart(self, row: GameRow) -> bool:
+        """Tell whether a finished game ended before this process started.
+
+        An end never shown that came later was kept from its chat by something else: nothing
+        reached the chat then (its interactions' tokens had run out), not a restart.
+        """
+        return self.since is None or row.finished_at is None or row.finished_at < self.since
 
     async def restore(self) -> tuple[list[GameRow], list[GameRow]]:
         """Load the games with deadlines and set those; return (open challenges, unreadable ended).
@@ -57,6 +67,7 @@ class Recovery:
         them in the background. Only the games of servers on this process's shards: another
         process times out and autoplays the others.
         """
+        self.since = self.registry.clock()
         challenges: list[GameRow] = []
         broken: list[GameRow] = []
         resumed = await self.registry.storage.games.games_to_resume(

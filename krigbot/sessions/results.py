@@ -52,6 +52,19 @@ class LostWrite(Refusal):
         super().__init__("flip.raced")
 
 
+class ChallengeExpired(Refusal):
+    """A press on a challenge whose time ran out: its message may never have said so.
+
+    Where nothing but an interaction reaches the chat (after a restart, or once the token of
+    the challenge's own command ran out) its expiry could not be shown; the press that finds
+    it can show it. It reaches a player as ``err.challenge_over`` elsewhere.
+    """
+
+    def __init__(self, row: GameRow) -> None:
+        super().__init__("err.challenge_over")
+        self.row = row
+
+
 @dataclass(frozen=True, slots=True)
 class Player:
     """Someone named in a challenge."""

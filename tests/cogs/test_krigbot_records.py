@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from krigbot.bot import KrigBot
 from krigbot.engine import Rules
 from krigbot.i18n import t
 from tests.standin import DiscordStandIn
+from tests.standin.contexts import add_group_dm, add_outside_guild, install_for
 from tests.standin.fixtures import SampleWorld
-from tests.support.handsfree import command
+from tests.support.handsfree import command, running_bot
 from tests.support.players import (
     ChosenSeeds,
     answer_of,
@@ -20,6 +25,7 @@ from tests.support.players import (
     settled,
     text_of,
 )
+from tests.support.private import nothing_refused
 from tests.support.team_war import team_seed
 from tests.support.versus import ONE_ROUND, forfeit_yes, start_against_krigbot, table_of
 
@@ -91,3 +97,41 @@ async def test_a_team_game_with_krigbot_as_partner_is_no_game_against_it_for_the
     assert t("nb", "stats.krigbot_line", count=1, games=1, wins=1, draws=0, losses=0) in text_of(
         bots
     )
+
+
+@pytest.mark.parametrize(
+    ("where", "lang"),
+    # A chat's public answers follow its game's challenger (Alice); a server's, its locale.
+    [("group DM", "nb"), ("DM with Krigbot", "nb"), ("server without the bot", "en")],
+)
+async def test_krigbots_own_stats_show_its_games_in_a_chat_too(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    seeds: ChosenSeeds,
+    where: str,
+    lang: str,
+) -> None:
+    install_for(standin, world.alice)
+    install_for(standin, world.bob)
+    if where == "group DM":
+        channel = add_group_dm(standin, world.alice, world.bob, name="friends")
+    elif where == "DM with Krigbot":
+        channel = standin.dm_channel(world.alice)
+    else:
+        channel = add_outside_guild(standin, "Open", world.carol, world.alice, world.bob)[1]
+    seeds.fix(find_seed(ONE_ROUND, lambda played: played.winner == 0))
+    async with running_bot(standin, db_path, seeds):
+        answer = await answer_of(
+            standin, await challenge(standin, channel, world.alice, standin.bot_user, rounds=1)
+        )
+        table = table_of(answer)
+        await press(standin, table, flip_button(table), world.alice)  # Alice wins
+        await settled()
+
+        bots = await command(standin, channel, world.alice, "stats", user=standin.bot_user)
+
+    record = t(lang, "stats.krigbot_line", count=1, games=1, wins=0, draws=0, losses=1)
+    assert record in text_of(bots)
+    assert t(lang, "stats.krigbot_own") in text_of(bots)
+    nothing_refused(standin)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+import pytest
+
+from krigbot.bot import KrigBot
 from krigbot.i18n import fmt_list, t
-from tests.standin import Channel, DiscordStandIn
+from tests.standin import Channel, DiscordStandIn, Message
 from tests.standin.contexts import add_user_dm, install_for
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import command, edit_of, running_bot
@@ -13,10 +17,15 @@ from tests.support.players import (
     UPDATE_MESSAGE,
     ChosenSeeds,
     Clock,
+    Table,
     answer_of,
+    buttons,
     challenge,
     challenge_message,
+    enabled_buttons,
+    flip,
     flip_button,
+    forged_press,
     game_id_of,
     game_row,
     press,
@@ -25,6 +34,7 @@ from tests.support.players import (
     text_of,
 )
 from tests.support.private import LONG_SEED, group, nothing_refused, short_tokens
+from tests.support.texts import pattern
 from tests.support.time_limit import TIME_UP, bot_on, quick_ticks
 
 __all__ = ["group", "quick_ticks", "short_tokens"]
@@ -167,3 +177,154 @@ async def test_a_challenge_in_a_dm_to_someone_not_in_it_is_refused_at_once_priva
 
         table = await start_game(standin, dm, world.alice, world.bob)
         assert not table.message.ephemeral
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline"])
+async def test_a_challenge_that_expired_out_of_reach_says_so_through_the_next_press_on_it(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    group: Channel,
+    db_path: Path,
+    quick_ticks: None,
+    answer: str,
+) -> None:
+    clock = Clock()
+    async with bot_on(standin, db_path, clock):
+        message = await challenge_message(standin, group, world.alice, world.bob)
+    game_id = game_id_of(message)
+    clock.advance(minutes=5, seconds=1)
+    async with bot_on(standin, db_path, clock) as bot:
+        await settled()
+        # No interaction of this process reaches the chat: the message still offers its buttons.
+        assert buttons(message) != {}
+
+        pressed = await press(standin, message, f"krig:{answer}:{game_id}", world.bob)
+
+        assert pressed.type == UPDATE_MESSAGE
+        assert pattern("nb", "challenge.expired").search(text_of(pressed))
+        assert buttons(pressed) == {}
+        assert (await game_row(bot, game_id)).status == "expired"
+
+
+async def test_after_a_restart_autoplay_in_a_chat_is_told_paused_not_running_hand_flip_or_not(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds):
+        table = await start_game(standin, group, world.alice, world.bob)
+        answer = await command(standin, group, world.alice, "auto", speed="slow")
+        autoplay = answer.message
+        assert autoplay is not None
+        await edit_of(standin, autoplay, lambda text: t("nb", "table.title", round=2) in text)
+
+    async with running_bot(standin, db_path, seeds) as bot:
+        # No interaction is left to play it with: the first answer in the chat says it paused.
+        flipped = await flip(standin, group, world.bob)
+        again = await flip(standin, group, world.alice)
+        status = await command(standin, group, world.bob, "status")
+        pause = next(c for c in enabled_buttons(autoplay) if c.endswith(":pause"))
+        pressed = await press(standin, autoplay, pause, world.bob)
+        await settled()
+        row = await game_row(bot, table.game_id)
+
+    running = t("sv", "auto.running", speed=t("sv", "speed.slow"), name="Alice")
+    assert running not in text_of(status)
+    assert t("sv", "auto.paused_restart") in text_of(status)
+    assert t("nb", "auto.restart_untold") in text_of(flipped)
+    assert t("nb", "auto.restart_untold") not in text_of(again)
+    # Its message, reached by the press, says why it paused and offers Resume.
+    assert pressed.type == UPDATE_MESSAGE
+    assert t("nb", "auto.paused_restart") in text_of(pressed)
+    assert f"krig:auto:{row.id}:resume" in enabled_buttons(pressed)
+    assert row.extra["autoplay"]["state"] == "paused"
+
+
+async def autoplay_ends_unseen(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, bot: KrigBot
+) -> tuple[Table, Message]:
+    """Autoplay a game to its end in one step that Discord refuses to show (its token ended):
+    return the game's first table and the autoplay's message, which still says it plays."""
+    table = await start_game(standin, group, world.alice, world.bob, rounds=20)
+    ended = asyncio.Event()
+
+    async def finished(_row: object, _game: object) -> None:
+        ended.set()
+
+    bot.service.registry.on_finish.append(finished)
+    rec = await standin.slash(
+        "krig auto", user=world.alice, channel=group, options={"speed": "fastest"}
+    )
+    # Discord ends the token of the autoplay's message before its one step, the game's end.
+    standin.fail_next(
+        "*",
+        rf"/webhooks/\d+/{rec.token}\b",
+        status=401,
+        code=50027,
+        message="Invalid Webhook Token",
+        times=1000,
+    )
+    autoplay = (await answer_of(standin, rec)).message
+    assert autoplay is not None
+    await asyncio.wait_for(ended.wait(), 10)
+    await settled()
+    row = await game_row(bot, table.game_id)
+    assert (row.status, row.extra.get("ending")) == ("finished", "unshown")
+    return table, autoplay
+
+
+async def test_an_end_no_token_could_show_is_not_said_to_have_come_before_a_restart(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
+        table, _ = await autoplay_ends_unseen(standin, world, group, bot)
+
+        shown = await forged_press(standin, table.message, flip_button(table.message), world.bob)
+
+    assert shown.type == UPDATE_MESSAGE, text_of(shown)
+    assert t("nb", "end.after_restart", game=table.game_id) not in text_of(shown)
+    assert t("nb", "end.unreached", game=table.game_id) in text_of(shown)
+    standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose
+
+
+async def test_a_press_on_autoplays_message_shows_the_end_its_token_could_not(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
+        table, autoplay = await autoplay_ends_unseen(standin, world, group, bot)
+        pause = f"krig:auto:{table.game_id}:pause"
+        assert pause in enabled_buttons(autoplay)  # it still claims to play
+
+        shown = await press(standin, autoplay, pause, world.bob)
+        await settled()
+        row = await game_row(bot, table.game_id)
+
+    assert shown.type == UPDATE_MESSAGE, text_of(shown)
+    assert t("nb", "end.unreached", game=table.game_id) in text_of(shown)
+    assert not any(c.startswith("krig:auto:") for c in buttons(shown))
+    assert row.extra.get("ending") is None  # shown: nothing shows it again
+    standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose
+
+
+async def test_a_hand_flip_in_a_chat_stops_autoplay_on_its_message_and_in_status(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
+        table = await start_game(standin, group, world.alice, world.bob)
+        answer = await command(standin, group, world.alice, "auto", speed="slow")
+        autoplay = answer.message
+        assert autoplay is not None
+        await edit_of(standin, autoplay, lambda text: t("nb", "table.title", round=2) in text)
+
+        await flip(standin, group, world.bob)
+        # Its message is reached through the interaction that showed it.
+        stopped = await edit_of(standin, autoplay, lambda text: t("nb", "auto.hand_flip") in text)
+        await settled()
+        status = await command(standin, group, world.bob, "status")
+        row = await game_row(bot, table.game_id)
+
+    assert not any(c.startswith("krig:auto:") for c in buttons(stopped.revision))
+    assert row.extra.get("autoplay") is None
+    assert t("sv", "auto.heading") not in text_of(status)

@@ -1,0 +1,147 @@
+"""The pages' web fonts: the pictures' own fonts, cut into slices a browser fetches as it needs.
+
+A visitor without a font for a name's letters (Chinese, Japanese, Korean, emoji, the other
+scripts) would see boxes. So the pages bring the fonts the table pictures draw with
+(``render.fonts.FACES``, FiraGO first, then Noto), from this site and nowhere else. Each
+character goes to the first of them that has it, as in the pictures; each font's characters are
+cut into slices of one block of 256 code points, and the style sheet declares every slice with
+its exact ``unicode-range``: a browser downloads only the slices of the characters a page shows.
+A slice is cut (fontTools) the first time it is asked for, kept in memory, and sent as WOFF2 to
+be cached for good: its address carries the fonts' version.
+
+>>> sheet = style_sheet()
+>>> "unicode-range: U+4E00-4E0D" in sheet, sheet.count("@font-face") == len(slices())
+(True, True)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import io
+from collections import OrderedDict
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Final
+
+from fontTools import subset  # type: ignore[import-untyped]
+from fontTools.ttLib import TTFont  # type: ignore[import-untyped]
+
+from krigbot.render.fonts import FACES, Face, coverage, font_file
+
+FAMILY: Final = "Krig Text"
+"""The family name the style sheet gives every slice (``krig.css`` lists it last but one)."""
+BLOCK: Final = 256
+"""Code points per slice: the size of a Unicode page, as Google Fonts slices CJK too."""
+KEPT_SLICES: Final = 96
+"""Slices kept cut in memory (a CJK slice is 40-70 kB): a busy page's names and then some."""
+_PACKAGES: Final = ("pymupdf-fonts", "manimgx-fonts", "manimgx-fonts-cjk", "fonttools")
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """One WOFF2 file: some characters of one face, regular or bold."""
+
+    name: str
+    face: Face
+    bold: bool
+    codes: tuple[int, ...]
+
+
+@functools.cache
+def version() -> str:
+    """Return a short digest of the fonts' packages: a slice's address changes with them."""
+    versions = ",".join(f"{package}={metadata.version(package)}" for package in _PACKAGES)
+    return hashlib.sha256(versions.encode()).hexdigest()[:10]
+
+
+@functools.cache
+def slices() -> dict[str, Slice]:
+    """Return every slice by its file name, FiraGO's first."""
+    taken: set[int] = set()
+    found: dict[str, Slice] = {}
+    for index, face in enumerate(FACES):
+        blocks: dict[int, list[int]] = {}
+        for first, last in coverage(face):
+            for code in range(first, last + 1):
+                if code not in taken:
+                    taken.add(code)
+                    blocks.setdefault(code // BLOCK, []).append(code)
+        weights = (False, True) if face.bold and face.bold != face.regular else (False,)
+        for block, codes in blocks.items():
+            for bold in weights:
+                name = f"{index}{'b' if bold else ''}-{block:x}-{version()}.woff2"
+                found[name] = Slice(name, face, bold, tuple(codes))
+    return found
+
+
+def _ranges(codes: tuple[int, ...]) -> str:
+    """Return code points as a ``unicode-range`` value.
+
+    >>> _ranges((0x41, 0x42, 0x43, 0x61, 0x4E00))
+    'U+41-43, U+61, U+4E00'
+    """
+    spans: list[list[int]] = []
+    for code in codes:
+        if spans and spans[-1][1] == code - 1:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+    return ", ".join(f"U+{a:X}" if a == b else f"U+{a:X}-{b:X}" for a, b in spans)
+
+
+@functools.cache
+def style_sheet() -> str:
+    """Return the ``@font-face`` rules of every slice."""
+    rules = []
+    for piece in slices().values():
+        weight = "700" if piece.bold else ("400" if piece.face.bold else "100 900")
+        rules.append(
+            f'@font-face {{ font-family: "{FAMILY}"; font-style: normal; '
+            f"font-weight: {weight}; font-display: swap; "
+            f'src: url("/fonts/{piece.name}") format("woff2"); '
+            f"unicode-range: {_ranges(piece.codes)}; }}"
+        )
+    return "\n".join(rules) + "\n"
+
+
+def cut(piece: Slice) -> bytes:
+    """Return a slice as WOFF2: its face's glyphs for its characters, and nothing else."""
+    font = TTFont(io.BytesIO(font_file(piece.face, piece.bold)), fontNumber=piece.face.index)
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.layout_features = ["*"]
+    options.hinting = False
+    options.desubroutinize = True
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=piece.codes)
+    subsetter.subset(font)
+    out = io.BytesIO()
+    font.flavor = "woff2"
+    font.save(out)
+    return out.getvalue()
+
+
+class FontSlices:
+    """Cut slices on request, one at a time, and keep the last ones asked for."""
+
+    def __init__(self, kept: int = KEPT_SLICES) -> None:
+        self.kept = kept
+        self._cut: OrderedDict[str, bytes] = OrderedDict()
+        self._lock = asyncio.Lock()
+
+    async def get(self, name: str) -> bytes | None:
+        """Return a slice's WOFF2 by its file name; None for a name that is no slice."""
+        piece = slices().get(name)
+        if piece is None:
+            return None
+        async with self._lock:  # a slice takes a second or two of one core: never two at once
+            data = self._cut.get(name)
+            if data is None:
+                data = await asyncio.to_thread(cut, piece)
+                self._cut[name] = data
+                while len(self._cut) > self.kept:
+                    self._cut.popitem(last=False)
+            self._cut.move_to_end(name)
+        return data

@@ -432,7 +432,7 @@ class WebView:
             "when": when,
             "data": data,
             "players": [
-                (name, data["colours"][seat], data["deal"][seat])
+                (name, data["colours"][seat], data["final" if row.is_active else "deal"][seat])
                 for seat, name in enumerate(row.names)
             ],
             "board": self.access.leaderboard_path(site),

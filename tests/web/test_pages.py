@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import aiohttp
 
+from krigbot.engine import Game, Rules
 from krigbot.i18n import t
+from krigbot.web.replay import replay_data
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import command
 from tests.support.players import ChosenSeeds, flip, start_game
+from tests.support.rows import stored_row
 from tests.support.web import Web
 from tests.support.web_games import ALICE_WINS, BOB_WINS, links, play, web_on
+
+SHORT_IN_WAR = 41
+"""Standard: Alice wins in round 44, when Bob has no card left for a war."""
 
 
 async def fetch(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
@@ -125,3 +133,28 @@ async def test_the_leaderboard_of_a_chat_or_an_unnamed_server_has_a_neutral_titl
     assert url is not None
     page = await page_text(url)
     assert f"<h1>{t('en', 'web.leaderboard')}</h1>" in page
+
+
+def test_a_war_that_runs_a_player_out_names_them_in_the_replay_and_the_result() -> None:
+    rules = Rules.preset("standard")
+    game = Game.new(rules, SHORT_IN_WAR)
+    while game.outcome is None:
+        game.play_round()
+    assert (game.outcome.reason, game.outcome.winners) == ("war_shortage", (0,))
+    row = replace(
+        stored_row(rules, [1, 2], ["Alice", "Bob"], at=datetime.now(UTC), status="finished"),
+        seed=SHORT_IN_WAR,
+        state=game.to_dict(),
+        round=game.round,
+    )
+    for lang in ("en", "nb", "sv", "da"):
+        data = replay_data(row, lang)
+        # Bob has no card for the war: Alice places nothing, because of him, and wins by it.
+        alone = f"• {t(lang, 'table.fighter.unneeded', name='Alice', out='Bob')}"
+        assert alone in data["rounds"][-1]["text"]
+        assert "Bob" in alone
+        assert data["result"] == [
+            t(lang, "over.winner", name="Alice"),
+            t(lang, "over.reason.war_shortage", name="Bob"),
+        ]
+        assert "Bob" in data["result"][1]

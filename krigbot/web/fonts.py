@@ -10,7 +10,7 @@ A slice is cut (fontTools) the first time it is asked for, kept in memory, and s
 be cached for good: its address carries the fonts' version.
 
 >>> sheet = style_sheet()
->>> "unicode-range: U+4E00-4E0D" in sheet, sheet.count("@font-face") == len(slices())
+>>> "unicode-range: U+4E00-4EFF;" in sheet, sheet.count("@font-face") == len(slices())
 (True, True)
 """
 

@@ -6,11 +6,14 @@ scripts) would see boxes. So the pages bring the fonts the table pictures draw w
 character goes to the first of them that has it, as in the pictures; each font's characters are
 cut into slices of one block of 256 code points, and the style sheet declares every slice with
 its exact ``unicode-range``: a browser downloads only the slices of the characters a page shows.
+The family comes first in the pages' fonts (a web font listed after an installed one is never
+asked for a character, in Chromium on Linux), so it leaves out the Latin letters and the
+punctuation every system has: those stay in the visitor's own font, as the rest of the page.
 A slice is cut (fontTools) the first time it is asked for, kept in memory, and sent as WOFF2 to
 be cached for good: its address carries the fonts' version.
 
 >>> sheet = style_sheet()
->>> "unicode-range: U+4E00-4EFF;" in sheet, sheet.count("@font-face") == len(slices())
+>>> "unicode-range: U+4E00-4EFF;" in sheet, sheet.count("/fonts/21-4e-") == 2
 (True, True)
 """
 
@@ -37,6 +40,9 @@ BLOCK: Final = 256
 KEPT_SLICES: Final = 96
 """Slices kept cut in memory (a CJK slice is 40-70 kB): a busy page's names and then some."""
 _PACKAGES: Final = ("pymupdf-fonts", "manimgx-fonts", "manimgx-fonts-cjk", "fonttools")
+SYSTEM_TEXT: Final = (range(0x0000, 0x0370), range(0x2000, 0x2070))
+"""Latin with its accents and combining marks, and general punctuation and spaces: left to the
+visitor's own fonts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +71,7 @@ def slices() -> dict[str, Slice]:
         blocks: dict[int, list[int]] = {}
         for first, last in coverage(face):
             for code in range(first, last + 1):
-                if code not in taken:
+                if code not in taken and not any(code in span for span in SYSTEM_TEXT):
                     taken.add(code)
                     blocks.setdefault(code // BLOCK, []).append(code)
         weights = (False, True) if face.bold and face.bold != face.regular else (False,)
@@ -96,24 +102,28 @@ def style_sheet() -> str:
     """Return the ``@font-face`` rules of every slice."""
     rules = []
     for piece in slices().values():
-        weight = "700" if piece.bold else ("400" if piece.face.bold else "100 900")
-        rules.append(
-            f'@font-face {{ font-family: "{FAMILY}"; font-style: normal; '
-            f"font-weight: {weight}; font-display: swap; "
-            f'src: url("/fonts/{piece.name}") format("woff2"); '
+        # A browser joins the faces of one family and weight into one font, and falls back to
+        # the next family, not to the family's faces of another weight: so every slice is
+        # declared at both weights, a face without a bold file (a variable one) twice.
+        own_bold = piece.face.bold not in ("", piece.face.regular)
+        weights = ("700" if piece.bold else "400",) if own_bold else ("400", "700")
+        rules.extend(
+            f'@font-face {{ font-family: "{FAMILY}"; font-weight: {weight}; '
+            f'font-display: swap; src: url("/fonts/{piece.name}") format("woff2"); '
             f"unicode-range: {_ranges(piece.codes)}; }}"
+            for weight in weights
         )
     return "\n".join(rules) + "\n"
 
 
 def cut(piece: Slice) -> bytes:
     """Return a slice as WOFF2: its face's glyphs for its characters, and nothing else."""
-    font = TTFont(io.BytesIO(font_file(piece.face, piece.bold)), fontNumber=piece.face.index)
+    data = io.BytesIO(font_file(piece.face, piece.bold))
+    font = TTFont(data, fontNumber=piece.face.index, lazy=True)
     options = subset.Options()
     options.flavor = "woff2"
     options.layout_features = ["*"]
     options.hinting = False
-    options.desubroutinize = True
     subsetter = subset.Subsetter(options)
     subsetter.populate(unicodes=piece.codes)
     subsetter.subset(font)
@@ -123,25 +133,48 @@ def cut(piece: Slice) -> bytes:
     return out.getvalue()
 
 
-class FontSlices:
-    """Cut slices on request, one at a time, and keep the last ones asked for."""
+_CUT: OrderedDict[str, bytes] = OrderedDict()
+"""The slices cut, by name: the same bytes for every web view in the process."""
 
-    def __init__(self, kept: int = KEPT_SLICES) -> None:
+
+class FontSlices:
+    """Cut slices on request, at most two at once (a CJK slice takes a few seconds of one core),
+    and keep the last ones asked for; a slice asked for again while it is cut waits for it."""
+
+    def __init__(self, kept: int = KEPT_SLICES, at_once: int = 2) -> None:
         self.kept = kept
-        self._cut: OrderedDict[str, bytes] = OrderedDict()
-        self._lock = asyncio.Lock()
+        self._cut = _CUT
+        self._cutting: dict[str, asyncio.Future[bytes]] = {}
+        self._at_once = asyncio.Semaphore(at_once)
 
     async def get(self, name: str) -> bytes | None:
         """Return a slice's WOFF2 by its file name; None for a name that is no slice."""
         piece = slices().get(name)
         if piece is None:
             return None
-        async with self._lock:  # a slice takes a second or two of one core: never two at once
-            data = self._cut.get(name)
-            if data is None:
-                data = await asyncio.to_thread(cut, piece)
-                self._cut[name] = data
-                while len(self._cut) > self.kept:
-                    self._cut.popitem(last=False)
+        data = self._cut.get(name)
+        if data is not None:
             self._cut.move_to_end(name)
+            return data
+        under_way = self._cutting.get(name)
+        if under_way is not None:
+            return await asyncio.shield(under_way)
+        under_way = asyncio.get_running_loop().create_future()
+        self._cutting[name] = under_way
+        try:
+            async with self._at_once:
+                data = await asyncio.to_thread(cut, piece)
+        except asyncio.CancelledError:
+            under_way.cancel()
+            raise
+        except Exception as error:
+            under_way.set_exception(error)
+            under_way.exception()  # read here, so a slice nobody else waited for logs nothing
+            raise
+        finally:
+            del self._cutting[name]
+        under_way.set_result(data)
+        self._cut[name] = data
+        while len(self._cut) > self.kept:
+            self._cut.popitem(last=False)
         return data

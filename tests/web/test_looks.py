@@ -57,6 +57,20 @@ def clean(watched: Watched, origin: str) -> None:
     assert watched.errors == []
 
 
+async def drawn_with(page: Page, selector: str) -> dict[str, bool]:
+    """Return the fonts the browser draws an element's text with: family -> from the page."""
+    cdp = await page.context.new_cdp_session(page)
+    await cdp.send("DOM.enable")
+    await cdp.send("CSS.enable")
+    root = await cdp.send("DOM.getDocument")
+    found = await cdp.send(
+        "DOM.querySelector", {"nodeId": root["root"]["nodeId"], "selector": selector}
+    )
+    fonts = await cdp.send("CSS.getPlatformFontsForNode", {"nodeId": found["nodeId"]})
+    await cdp.detach()
+    return {font["familyName"]: font["isCustomFont"] for font in fonts["fonts"]}
+
+
 def in_range(code: int, ranges: str) -> bool:
     """Tell whether a ``unicode-range`` value holds a code point."""
     for part in ranges.split(","):
@@ -95,7 +109,7 @@ async def test_names_wrap_only_between_words_on_a_phone(
 
 
 async def test_names_in_any_script_are_drawn_with_the_sites_own_fonts(
-    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds, tmp_path: Path
 ) -> None:
     han = standin.add_user("han", "王小明", locale="en-US")
     gamer = standin.add_user("gamer", "Kari 🎮", locale="nb")
@@ -109,7 +123,8 @@ async def test_names_in_any_script_are_drawn_with_the_sites_own_fonts(
     async with chromium() as browser:
         watched = await open_page(browser, DESKTOP, locale="en-GB")
         page = watched.page
-        await page.goto(board)
+        # The first visit cuts the slices (a few seconds each); the text shows meanwhile.
+        await page.goto(board, wait_until="domcontentloaded")
         await expect(page.locator(".board .name").first).to_be_visible()
         await page.evaluate("document.fonts.ready.then(() => true)")
         loaded: list[str] = await page.evaluate(LOADED_FONTS)
@@ -119,6 +134,18 @@ async def test_names_in_any_script_are_drawn_with_the_sites_own_fonts(
         assert all(url.startswith(web.base + "/fonts/") for url in fonts)
         # Only the slices of the letters shown: not the hundreds the style sheet offers.
         assert 0 < len(fonts) < 12, fonts
+        # Every letter of the names is drawn with the page's own fonts, not as a missing glyph.
+        for row, faces in ((1, {"Noto Emoji"}), (2, {"Noto Sans CJK JP"})):
+            drawn = await drawn_with(page, f".board tbody tr:nth-child({row}) .name a")
+            assert {family for family, own in drawn.items() if own} == faces, drawn
+        await screenshot(page, tmp_path, "board-names-desktop")
+        await page.get_by_role("link", name="王小明").click()
+        await expect(page.locator("h1")).to_contain_text("王小明")
+        await expect(page.locator("h1")).to_be_visible()  # laid out: its fonts are asked for
+        await page.evaluate("document.fonts.ready.then(() => true)")
+        drawn = await drawn_with(page, "h1")
+        assert {family for family, own in drawn.items() if own} == {"Noto Sans CJK JP"}, drawn
+        await screenshot(page, tmp_path, "player-names-desktop")
         clean(watched, web.base)
 
 

@@ -100,7 +100,7 @@ def _ranges(codes: tuple[int, ...]) -> str:
 @functools.cache
 def style_sheet() -> str:
     """Return the ``@font-face`` rules of every slice."""
-    rules = []
+    rules: list[str] = []
     for piece in slices().values():
         # A browser joins the faces of one family and weight into one font, and falls back to
         # the next family, not to the family's faces of another weight: so every slice is

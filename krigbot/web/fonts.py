@@ -23,6 +23,7 @@ import asyncio
 import functools
 import hashlib
 import io
+import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import metadata
@@ -40,9 +41,15 @@ BLOCK: Final = 256
 KEPT_SLICES: Final = 96
 """Slices kept cut in memory (a CJK slice is 40-70 kB): a busy page's names and then some."""
 _PACKAGES: Final = ("pymupdf-fonts", "manimgx-fonts", "manimgx-fonts-cjk", "fonttools")
-SYSTEM_TEXT: Final = (range(0x0000, 0x0370), range(0x2000, 0x2070))
-"""Latin with its accents and combining marks, and general punctuation and spaces: left to the
-visitor's own fonts."""
+SYSTEM_TEXT: Final = (
+    range(0x0000, 0x0370),
+    range(0x2000, 0x2070),
+    range(0xFE00, 0xFE10),
+    range(0xE0000, 0xE0200),
+)
+"""Left to the visitor's own fonts: Latin with its accents and combining marks, punctuation and
+spaces, and the variation selectors and tags, which draw nothing of their own (a slice of
+nothing else is a font browsers refuse); format characters are left out everywhere."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +60,17 @@ class Slice:
     face: Face
     bold: bool
     codes: tuple[int, ...]
+
+
+def _drawn(code: int) -> bool:
+    """Tell whether a character is the slices': drawn by itself, and not left to the system.
+
+    >>> _drawn(ord("王")), _drawn(ord("å")), _drawn(0xFE0F), _drawn(0x200D)
+    (True, False, False, False)
+    """
+    if any(code in span for span in SYSTEM_TEXT):
+        return False
+    return unicodedata.category(chr(code)) not in ("Cc", "Cf", "Cs", "Co", "Cn")
 
 
 @functools.cache
@@ -71,7 +89,7 @@ def slices() -> dict[str, Slice]:
         blocks: dict[int, list[int]] = {}
         for first, last in coverage(face):
             for code in range(first, last + 1):
-                if code not in taken and not any(code in span for span in SYSTEM_TEXT):
+                if code not in taken and _drawn(code):
                     taken.add(code)
                     blocks.setdefault(code // BLOCK, []).append(code)
         weights = (False, True) if face.bold and face.bold != face.regular else (False,)

@@ -158,3 +158,19 @@ def test_a_war_that_runs_a_player_out_names_them_in_the_replay_and_the_result() 
             t(lang, "over.reason.war_shortage", name="Bob"),
         ]
         assert "Bob" in data["result"][1]
+
+
+async def test_a_renamed_server_keeps_its_new_name_only_while_its_pages_are_on(
+    standin: DiscordStandIn, world: SampleWorld, web: Web
+) -> None:
+    access = web.bot.web
+    await access.set_on(77, True, name="Old <b>Name</b>")
+    url = await access.leaderboard_url(77)
+    assert url is not None
+    assert "Old &lt;b&gt;Name&lt;/b&gt;" in await page_text(url)  # a name is text, never markup
+    await access.rename(77, "New Name")
+    page = await page_text(url)
+    assert "New Name" in page
+    assert "Old" not in page
+    await access.rename(78, "Never On")  # a server without pages: nothing kept
+    assert await web.bot.storage.settings.get_settings(78) == {}

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import discord
 
+from krigbot.adapter.buttons import FlipButton, view_of
 from krigbot.i18n import Lang, t
+
+if TYPE_CHECKING:
+    from krigbot.storage import GameRow
+    from krigbot.web.access import WebAccess
 
 
 def web_button(url: str, lang: Lang, key: str = "web.watch") -> discord.ui.Button[Any]:
@@ -14,3 +19,10 @@ def web_button(url: str, lang: Lang, key: str = "web.watch") -> discord.ui.Butto
     return discord.ui.Button(
         style=discord.ButtonStyle.link, url=url, label=t(lang, key), emoji="🌐"
     )
+
+
+async def table_view(web: WebAccess, row: GameRow, lang: Lang) -> discord.ui.View:
+    """Return a running game's table buttons: Flip, and Watch live where the server has pages."""
+    url = await web.game_url(row.guild_id, row.id)
+    live = () if url is None else (web_button(url, lang, "web.watch_live"),)
+    return view_of(FlipButton(row.id, row.round, lang), *live)

@@ -59,6 +59,12 @@ class BoardsCog(commands.Cog, name="Boards"):
     def __init__(self, parts: BoardsParts) -> None:
         self.parts = parts
 
+    @commands.Cog.listener()
+    async def on_guild_update(self, before: discord.Guild, after: discord.Guild) -> None:
+        """Keep a renamed server's name for the titles of its web pages."""
+        if before.name != after.name:
+            await self.parts.web.rename(after.id, after.name)
+
     @subcommand
     @app_commands.describe(period="Which period")
     @app_commands.choices(period=PERIOD_CHOICES)
@@ -151,18 +157,20 @@ class BoardsCog(commands.Cog, name="Boards"):
                 await self.parts.pictures.set_enabled(guild_id, images == "on")
                 lines.append(t(lang, f"settings.images_{images}"))
             if web is not None:
-                lines.append(await self._web_setting(guild_id, web, lang))
+                name = interaction.guild.name if interaction.guild is not None else None
+                lines.append(await self._web_setting(guild_id, web, lang, name))
             return Reply(content="\n".join(lines), ephemeral=True)
 
         await respond(interaction, work(), ephemeral=True)
 
-    async def _web_setting(self, guild_id: int, choice: str, lang: Lang) -> str:
-        """Apply a moderator's web choice and return what to tell them."""
+    async def _web_setting(self, guild_id: int, choice: str, lang: Lang, name: str | None) -> str:
+        """Apply a moderator's web choice and return what to tell them; ``name`` is the
+        server's, for its pages' titles."""
         access = self.parts.web
         if choice == "rotate":
             await access.rotate(guild_id)
         else:
-            await access.set_on(guild_id, choice == "on")
+            await access.set_on(guild_id, choice == "on", name=name)
         if choice == "off":
             return t(lang, "settings.web_off")
         if not await access.is_on(guild_id):

@@ -9,7 +9,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from krigbot.adapter.buttons import AcceptButton, DeclineButton, FlipButton, view_of
+from krigbot.adapter.buttons import AcceptButton, DeclineButton, view_of
 from krigbot.adapter.choices import (
     BEST_OF_CHOICES,
     HOUSE_RULE_CHOICES,
@@ -22,6 +22,7 @@ from krigbot.adapter.players import display_name, player_of, pressed_message
 from krigbot.adapter.replies import Reply, challenger_lang, public_lang, refuse, user_lang
 from krigbot.adapter.surfaces import own_token, reach_extra, reaches, scope_of
 from krigbot.adapter.tables import respond_in_turn
+from krigbot.adapter.weblinks import table_view
 from krigbot.cogs.matches import krigbot_line, started_reply
 from krigbot.engine import HOUSE_RULES
 from krigbot.engine.match import BEST_OF
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from krigbot.sessions.registry import Registry
     from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
+    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ class ChallengeParts(Protocol):
     pictures: Pictures
     tables: Tables
     buttons: Buttons
+    web: WebAccess
 
 
 class ChallengeCog(commands.Cog, name="Challenge"):
@@ -284,9 +287,8 @@ class ChallengeCog(commands.Cog, name="Challenge"):
             )
             self.parts.tables.rounds[row.id] = 0
             self.parts.pictures.draw_ahead(row, result.game, lang)
-            return Reply(
-                embed=embed, view=view_of(FlipButton(row.id, 0, lang)), update=True, durable=True
-            )
+            view = await table_view(self.parts.web, row, lang)
+            return Reply(embed=embed, view=view, update=True, durable=True)
 
         await respond_in_turn(interaction, self.parts.tables, work(), update=True)
 

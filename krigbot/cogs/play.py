@@ -17,6 +17,7 @@ from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token, reaches, scope_of
 from krigbot.adapter.tables import Shown, editor, respond_in_turn
+from krigbot.adapter.weblinks import table_view
 from krigbot.cogs.matches import ending, unseen_end
 from krigbot.engine import Variant
 from krigbot.i18n import Lang, lang_for, t
@@ -223,7 +224,7 @@ class PlayCog(commands.Cog, name="Play"):
                 sent=over.sent,
                 durable=True,
             )
-        view = view_of(FlipButton(row.id, row.round, lang))
+        view = await table_view(self.parts.web, row, lang)
         if update:  # flip() recorded the pressed message as the table
             return Reply(embed=embed, files=files, view=view, update=True, durable=True)
 
@@ -242,7 +243,7 @@ class PlayCog(commands.Cog, name="Play"):
             raise Refusal("err.game_over")
         embed = current_table_embed(row, game, lang)
         self.parts.tables.rounds[row.id] = row.round
-        view = view_of(FlipButton(row.id, row.round, lang))
+        view = await table_view(self.parts.web, row, lang)
 
         async def sent(message_id: int) -> None:
             await self.parts.registry.show_table(channel_id, row.id, row.round, message_id)

@@ -297,7 +297,8 @@ def war_step_lines(
             line = t(lang, "table.fighter.placed", count=down, name=name, n=down, card=card)
         elif step.knocked_out:
             # Everyone else ran short: the last fighter left takes the table as it lies.
-            line = t(lang, "table.fighter.unneeded", name=name)
+            out = fmt_list([names[s] for s in step.knocked_out], lang)
+            line = t(lang, "table.fighter.unneeded", name=name, out=out)
         else:
             # last_card with no cards left: the standing face-up card is compared again.
             standing = faces.text(step.compared[i], lang)
@@ -493,7 +494,22 @@ def reason_text(outcome: Outcome, row: GameRow, game: Variant, lang: Lang) -> st
         return t(lang, "over.reason.forfeit", name=names[quitter])
     if reason == "eternal" and outcome.cycle:
         return t(lang, "over.reason.eternal_cycle", count=outcome.cycle, n=outcome.cycle)
+    if reason == "war_shortage":
+        out = fmt_list([names[s] for s in short_seats(outcome, game)], lang)
+        return t(lang, "over.reason.war_shortage", name=out)
     return t(lang, f"over.reason.{reason}")
+
+
+def short_seats(outcome: Outcome, game: Variant) -> tuple[int, ...]:
+    """Return who ran out of cards in the war that ended a game: the last put out (with a
+    team-mate, in a team game), or everyone sharing the draw when nobody was left."""
+    if outcome.drawn:
+        return outcome.drawn
+    losers = tuple(s for s in range(len(game.counts)) if s not in outcome.winners)
+    if not game.eliminated:
+        return losers
+    last = game.eliminated[-1]
+    return tuple(s for s in losers if s % 2 == last % 2) if game.rules.teams else (last,)
 
 
 def status_embed(

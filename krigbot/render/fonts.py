@@ -39,10 +39,12 @@ __all__ = [
     "Run",
     "Written",
     "clean_text",
+    "coverage",
     "draw_text",
     "face_of",
     "fit_text",
     "font",
+    "font_file",
     "isolate",
     "least_size",
     "runs_of",
@@ -207,6 +209,20 @@ def _coverage(face: Face) -> tuple[tuple[int, ...], tuple[int, ...]]:
         with open(opened, "rb") as file:
             return _read_cmap(file, face.index)
     return _read_cmap(opened, face.index)
+
+
+def coverage(face: Face) -> tuple[tuple[int, int], ...]:
+    """Return the code point ranges (first, last) a font has a glyph for."""
+    return tuple(zip(*_coverage(face), strict=True))
+
+
+def font_file(face: Face, bold: bool = False) -> bytes:
+    """Return a face's font file (the bold one, for a face with one of its own)."""
+    opened = _open(face, bold)
+    if isinstance(opened, str):
+        with open(opened, "rb") as file:
+            return file.read()
+    return opened.read()
 
 
 def _covers(face: Face, code: int) -> bool:

@@ -31,6 +31,9 @@ SETTING: Final = "web"
 """The guild setting that turns the pages on ("on"; anything else or nothing: off)."""
 KEY_SETTING: Final = "web_key"
 """The guild setting holding the server's own key; a new one retires every earlier link."""
+NAME_SETTING: Final = "web_name"
+"""The guild setting holding the server's name as the bot last saw it, for its pages' titles
+(a chat has none). Stored, since the bot process serving a page need not hold its server."""
 SIGNATURE_BYTES: Final = 16
 """128 bits of each HMAC: far past guessing, and short enough for a tidy address."""
 PERIODS: Final = ("all", "month", "week")
@@ -56,6 +59,8 @@ class Site:
     key: str
     token: str
     """The address segment naming the server: its id and the signature of it."""
+    name: str | None = None
+    """The server's name as the bot last saw it; None where it knows none (a chat)."""
 
 
 class WebAccess:
@@ -93,26 +98,42 @@ class WebAccess:
         settings = await self.storage.settings.get_settings(guild_id)
         key = settings.get(KEY_SETTING)
         on = settings.get(SETTING) == "on" and bool(self._secret)
-        site = self._site(guild_id, key) if on and key is not None else None
+        site = (
+            self._site(guild_id, key, settings.get(NAME_SETTING))
+            if on and key is not None
+            else None
+        )
         if remember or settings:
             self._sites[guild_id] = site
         return site
 
-    def _site(self, guild_id: int, key: str) -> Site:
-        return Site(guild_id, key, f"{guild_id}.{self.sign(guild_id, key, 'site', guild_id)}")
+    def _site(self, guild_id: int, key: str, name: str | None = None) -> Site:
+        token = f"{guild_id}.{self.sign(guild_id, key, 'site', guild_id)}"
+        return Site(guild_id, key, token, name)
 
     async def is_on(self, guild_id: int) -> bool:
         """Tell whether a moderator turned the server's pages on (whatever the bot's set-up)."""
         return await self.storage.settings.get_setting(guild_id, SETTING) == "on"
 
-    async def set_on(self, guild_id: int, on: bool) -> None:
-        """Turn the server's pages on or off; turning them on again brings the same links back."""
+    async def set_on(self, guild_id: int, on: bool, *, name: str | None = None) -> None:
+        """Turn the server's pages on or off; turning them on again brings the same links back.
+
+        ``name`` is the server's name, for its pages' titles.
+        """
+        if name is not None:
+            await self.storage.settings.set_setting(guild_id, NAME_SETTING, name)
         if on and await self.storage.settings.get_setting(guild_id, KEY_SETTING) is None:
             await self.storage.settings.set_setting(
                 guild_id, KEY_SETTING, secrets.token_urlsafe(18)
             )
         await self.storage.settings.set_setting(guild_id, SETTING, "on" if on else "off")
         self._sites.pop(guild_id, None)
+
+    async def rename(self, guild_id: int, name: str) -> None:
+        """Keep a server's new name for its pages, where it has turned them on."""
+        if await self.is_on(guild_id):
+            await self.storage.settings.set_setting(guild_id, NAME_SETTING, name)
+            self._sites.pop(guild_id, None)
 
     async def rotate(self, guild_id: int) -> None:
         """Give the server a new key: every link made before leads nowhere from now on."""

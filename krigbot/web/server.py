@@ -34,6 +34,7 @@ from krigbot.logs import about
 from krigbot.monitoring.server import served_at
 from krigbot.render.cards import card_back, card_face
 from krigbot.web.access import PERIODS, Site, WebAccess
+from krigbot.web.fonts import FontSlices, style_sheet
 from krigbot.web.replay import replay_data
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ WINDOWS: Final[dict[str, timedelta | None]] = {
 
 CONTENT_SECURITY_POLICY: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'none'; font-src 'none'; base-uri 'none'; form-action 'none'; "
+    "connect-src 'none'; font-src 'self'; base-uri 'none'; form-action 'none'; "
     "frame-ancestors 'none'"
 )
 SECURITY_HEADERS: Final = {
@@ -263,7 +264,9 @@ class WebView:
         self.storage = storage
         self.access = access
         self.clock = clock
-        self._replays: OrderedDict[tuple[int, Lang], dict[str, Any]] = OrderedDict()
+        self._replays: OrderedDict[tuple[int, int, str, Lang], dict[str, Any]] = OrderedDict()
+        """(game, rounds played, status, language) -> its replay: a running game's grows."""
+        self._fonts = FontSlices()
         self._players: dict[tuple[int, str], dict[str, int]] = {}
         """(guild, key) -> player signature -> user id: the players a key's links name."""
         self._runner: web.AppRunner | None = None
@@ -285,6 +288,8 @@ class WebView:
         app.router.add_get("/s/{site}/game/{game}", self.game)
         app.router.add_get("/cards/{lang}/{code}.png", self.card)
         app.router.add_get("/static/{name}", self.static)
+        app.router.add_get("/fonts/krig.css", self.font_faces)
+        app.router.add_get("/fonts/{name}", self.font)
         return app
 
     async def start(self, host: str, port: int = 0, *, sock: socket.socket | None = None) -> None:
@@ -334,6 +339,7 @@ class WebView:
         )
         here = {} if period == "all" else {"period": period}
         context = _base_context(request, reader, here) | {
+            "server": site.name,
             "period": period,
             "periods": [
                 (
@@ -401,15 +407,15 @@ class WebView:
         return aiohttp_jinja2.render_template("player.html", request, context)
 
     async def game(self, request: web.Request) -> web.Response:
-        """An ended game with its whole replay."""
+        """A game with its replay: the whole of an ended one, a running one's rounds so far."""
         site = await self._site(request)
         parts = self.access.split(request.match_info["game"])
         if parts is None or not self.access.check(site.guild_id, site.key, "game", *parts):
             raise web.HTTPNotFound
         row = await self.storage.games.get_game(parts[0])
-        if row is None or row.guild_id != site.guild_id or row.is_active:
+        if row is None or row.guild_id != site.guild_id:
             raise web.HTTPNotFound
-        if row.state is None or row.round == 0:
+        if row.state is None or (row.round == 0 and not row.is_active):
             raise web.HTTPNotFound
         reader = self._reader(request)
         lang = reader.lang
@@ -421,11 +427,12 @@ class WebView:
         when = row.finished_at or row.updated_at
         context = _base_context(request, reader) | {
             "row": row,
+            "running": row.is_active,
             "variant": _variant_name(row.variant, lang),
             "when": when,
             "data": data,
             "players": [
-                (name, data["colours"][seat], data["final"][seat])
+                (name, data["colours"][seat], data["final" if row.is_active else "deal"][seat])
                 for seat, name in enumerate(row.names)
             ],
             "board": self.access.leaderboard_path(site),
@@ -433,7 +440,7 @@ class WebView:
         return aiohttp_jinja2.render_template("game.html", request, context)
 
     async def _replay(self, row: GameRow, lang: Lang) -> dict[str, Any]:
-        key = (row.id, lang)
+        key = (row.id, row.round, row.status, lang)
         data = self._replays.get(key)
         if data is None:
             # A long game takes a moment to rebuild; the bot keeps answering Discord meanwhile.
@@ -450,6 +457,27 @@ class WebView:
         if name not in STATIC_FILES:
             raise web.HTTPNotFound
         return web.FileResponse(HERE / "static" / name)
+
+    async def font_faces(self, request: web.Request) -> web.Response:
+        """The web fonts' style sheet: every slice of the pictures' fonts, by its characters."""
+        response = web.Response(
+            text=style_sheet(),
+            content_type="text/css",
+            headers={"Cache-Control": "public, max-age=86400"},
+        )
+        response.enable_compression()
+        return response
+
+    async def font(self, request: web.Request) -> web.Response:
+        """One slice of a font, as WOFF2; its address changes with the fonts, so it keeps."""
+        data = await self._fonts.get(request.match_info["name"])
+        if data is None:
+            raise web.HTTPNotFound
+        return web.Response(
+            body=data,
+            content_type="font/woff2",
+            headers={"Cache-Control": "public, max-age=31536000, immutable"},
+        )
 
     async def card(self, request: web.Request) -> web.Response:
         """A card face as the table pictures draw it, in a language's letters (or the back)."""

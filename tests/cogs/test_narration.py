@@ -56,7 +56,7 @@ async def test_a_short_fighter_under_lose_places_their_cards_down_and_the_other_
     heading = lines.index(step_heading(2))
     assert lines[heading + 1 : heading + 3] == [
         fighter_line("short_out", count=4, name="Alice", n=4),
-        fighter_line("unneeded", name="Bob"),
+        fighter_line("unneeded", name="Bob", out="Alice"),
     ]
     assert t("nb", "table.eliminated", name="Alice") in lines
 

@@ -44,7 +44,7 @@ def test_four_players_under_lose_a_short_fighter_goes_down_and_the_other_places_
     at = lines.index(t("en", "table.war_step_mixed", n=3))
     assert lines[at + 1 : at + 4] == [
         fighter("short_out", count=1, name="Carol", n=1),
-        fighter("unneeded", name="Dave"),
+        fighter("unneeded", name="Dave", out="Carol"),
         t("en", "table.eliminated", name="Carol"),
     ]
     # The steps everyone completed alike keep their one line.
@@ -82,7 +82,7 @@ def test_steal_war_tells_a_short_fighter_and_the_winner_who_placed_nothing() -> 
     at = lines.index(t("da", "table.war_step_mixed", n=1))
     expected = {
         short: fighter("short_out", "da", count=down, name=NAMES[short], n=down),
-        other: fighter("unneeded", "da", name=NAMES[other]),
+        other: fighter("unneeded", "da", name=NAMES[other], out=NAMES[short]),
     }
     assert lines[at + 1 : at + 3] == [expected[seat] for seat in step.fighters]
     assert card_label(step.compared[step.fighters.index(other)], "da") not in "\n".join(lines[at:])

@@ -81,7 +81,8 @@ async def test_the_leaderboard_shows_exactly_the_servers_results(
         watched = await open_page(browser, DESKTOP, locale="en-GB")
         page = watched.page
         assert await status(page, url) == 200
-        await expect(page.locator("h1")).to_have_text(t("en", "web.leaderboard"))
+        heading = f"{t('en', 'web.leaderboard')} {world.no_guild.name}"
+        await expect(page.locator("h1")).to_have_text(heading)
         rows = await board_rows(page)
         assert rows == [
             [
@@ -117,9 +118,9 @@ async def test_the_leaderboard_shows_exactly_the_servers_results(
             record.longest_game,
         ]
         await expect(page.locator(".figure b")).to_have_text([str(f) for f in figures])
-        # Alice met Bob and Carol once each: those games by who won them (her, them, neither).
+        # Alice met Bob and Carol once each: those games as her wins, draws and losses.
         rivals = page.locator(".card", has_text=t("sv", "web.player.rivals"))
-        assert await rows_of(rivals) == [["Bob", "1", "0–1–0"], ["Carol", "1", "1–0–0"]]
+        assert await rows_of(rivals) == [["Bob", "1", "0–0–1"], ["Carol", "1", "1–0–0"]]
         variants = page.locator(".card", has_text=t("sv", "web.player.variants"))
         assert await rows_of(variants) == [[t("sv", "variant.standard.name"), "2", "1–0–1"]]
         clean(watched, web.base)

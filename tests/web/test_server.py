@@ -146,7 +146,7 @@ async def test_the_page_speaks_the_browsers_language_unless_another_is_chosen(
         assert status == 200
         page = body.decode()
         assert f'<html lang="{lang}">' in page
-        assert f"<h1>{t(lang, 'web.leaderboard')}</h1>" in page
+        assert f"<h1>{t(lang, 'web.leaderboard')} <small" in page
         assert t(lang, "lb.empty") in page
 
 

@@ -16,6 +16,9 @@
   const where = document.getElementById("where");
   const scrub = document.getElementById("scrub");
   const chart = document.getElementById("chart");
+  const result = document.getElementById("result");
+  const running = root.dataset.running === "true";
+  const atEnd = running ? "latest" : "ended"; // a game under way: its latest round so far
   const playButton = document.getElementById("play");
   const speedSelect = document.getElementById("speed");
   const buttons = {
@@ -33,6 +36,7 @@
   let timer = null;
   let flips = [];
   let cursor = null;
+  let lines = [];
 
   seats.forEach((seat, index) => {
     seat.querySelectorAll(".dot, .fill").forEach((el) => {
@@ -90,7 +94,10 @@
       seat.querySelector("[data-play]").replaceChildren();
       seat.classList.remove("winner");
     });
-    if (!played) return 0;
+    if (!played) {
+      drawDeal();
+      return 0;
+    }
     const turned = [];
     played.battle.forEach(([seatIndex, code]) => {
       const el = card(code, !animate, false);
@@ -132,6 +139,20 @@
     return end;
   }
 
+  // Before the first round: each player's dealt pile, face down, as thick as their share.
+  function drawDeal() {
+    seats.forEach((seat, index) => {
+      const count = data.deal[index];
+      if (!count) return;
+      const pile = document.createElement("div");
+      pile.className = "pile deck";
+      pile.dataset.role = "deal";
+      const shown = Math.max(1, Math.min(5, Math.round((5 * count) / deckSize) + 1));
+      for (let k = 0; k < shown; k++) pile.appendChild(card(null, false, false));
+      seat.querySelector("[data-play]").appendChild(pile);
+    });
+  }
+
   function markWinner(played) {
     if (played.winner !== null) seats[played.winner].classList.add("winner");
   }
@@ -148,7 +169,7 @@
   function drawCaption(n) {
     caption.replaceChildren();
     const lines = n === 0 ? [] : rounds[n - 1].text.map((text) => [text, lineClass(text)]);
-    if (n === total && data.result.length) lines.push([data.result[0], "take"]);
+    if (n === total && total > 0 && data.result.length) lines.push([data.result[0], "take"]);
     lines.forEach(([text, kind]) => {
       const p = document.createElement("p");
       p.textContent = text;
@@ -180,11 +201,14 @@
       cursor.setAttribute("x1", x);
       cursor.setAttribute("x2", x);
     }
+    // The chart and the result tell how the game ends: only as far as the replay has come.
+    lines.forEach(([line, members]) => line.setAttribute("points", chartPoints(members, position)));
+    if (result) result.hidden = position !== total;
     buttons.first.disabled = buttons.prev.disabled = position === 0;
     buttons.next.disabled = buttons.last.disabled = position === total;
     buttons.war.disabled = nextWar() === null;
     root.dataset.round = String(position);
-    root.dataset.state = position === total ? "ended" : playing ? "playing" : "paused";
+    root.dataset.state = position === total ? atEnd : playing ? "playing" : "paused";
     return end;
   }
 
@@ -199,7 +223,7 @@
     timer = null;
     playButton.textContent = (playing ? "⏸ " : "▶ ") + playButton.dataset[playing ? "pauseLabel" : "playLabel"];
     playButton.setAttribute("aria-pressed", String(playing));
-    root.dataset.state = position === total ? "ended" : playing ? "playing" : "paused";
+    root.dataset.state = position === total ? atEnd : playing ? "playing" : "paused";
     if (playing) tick();
   }
 
@@ -217,10 +241,24 @@
     show(n, n === position + 1);
   }
 
+  const CHART_H = 200;
+  const chartX = (n) => (total ? (1000 * n) / total : 0);
+  const chartY = (count) => CHART_H - 8 - (count / deckSize) * (CHART_H - 16);
+
+  function chartPoints(members, upTo) {
+    const points = [];
+    for (let n = 0; n <= upTo; n++) {
+      const counts = countsAt(n);
+      const held = members.reduce((sum, seat) => sum + counts[seat], 0);
+      points.push(chartX(n).toFixed(1) + "," + chartY(held).toFixed(1));
+    }
+    return points.join(" ");
+  }
+
   function drawChart() {
-    const h = 200;
-    const y = (count) => h - 8 - (count / deckSize) * (h - 16);
-    const x = (n) => (total ? (1000 * n) / total : 0);
+    const h = CHART_H;
+    const y = chartY;
+    const x = chartX;
     const middle = document.createElementNS(SVG, "line");
     middle.setAttribute("x1", 0);
     middle.setAttribute("x2", 1000);
@@ -245,14 +283,8 @@
     middle.setAttribute("y1", y(share));
     middle.setAttribute("y2", y(share));
     data.teams.forEach((members) => {
-      const points = [];
-      for (let n = 0; n <= total; n++) {
-        const counts = countsAt(n);
-        const held = members.reduce((sum, seat) => sum + counts[seat], 0);
-        points.push(x(n).toFixed(1) + "," + y(held).toFixed(1));
-      }
       const line = document.createElementNS(SVG, "polyline");
-      line.setAttribute("points", points.join(" "));
+      lines.push([line, members]);
       line.setAttribute("fill", "none");
       line.setAttribute("stroke", data.colours[members[0]]);
       line.setAttribute("stroke-width", "2");
@@ -292,6 +324,7 @@
       setPlaying(!playing);
     }
   });
-  show(0, false);
+  // A game under way opens on its latest round; an ended one on the deal, its end unspoilt.
+  show(running ? total : 0, false);
   setPlaying(false);
 })();

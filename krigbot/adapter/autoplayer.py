@@ -303,15 +303,7 @@ class Autoplayer:
     async def _show(self, channel_id: int, run: Run, result: FlipResult) -> bool:
         """Edit the autoplay message to show a step; False if the message is gone."""
         row, lang = result.row, run.lang
-        embed = flip_embed(
-            row,
-            result.game,
-            result.last,
-            lang,
-            played=result.played,
-            wars=result.wars,
-            faces=self.faces,
-        )
+        embed = flip_embed(result, lang, faces=self.faces)
         if result.outcome is None:
             add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)
             view = running_view(row.id, lang)

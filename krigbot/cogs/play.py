@@ -195,15 +195,7 @@ class PlayCog(commands.Cog, name="Play"):
             self.parts.tables.rounds[row.id] = row.round
         else:
             self.parts.tables.rounds.pop(row.id, None)
-        embed = flip_embed(
-            row,
-            result.game,
-            result.last,
-            lang,
-            played=result.played,
-            wars=result.wars,
-            faces=self.parts.faces,
-        )
+        embed = flip_embed(result, lang, faces=self.parts.faces)
         files: list[discord.File] = []
         more: list[discord.Embed] = []
         if await self.parts.pictures.enabled(row.guild_id):

@@ -432,9 +432,35 @@ def parts_taken(cls: type) -> type | None:
     return taken if isinstance(taken, type) else None
 
 
+def parts_declared(protocol: type) -> dict[str, type]:
+    """Return each part a Protocol names, with the Protocol of its MRO that names it."""
+    return {
+        name: base
+        for base in reversed(protocol.__mro__)
+        if getattr(base, "_is_protocol", False)
+        for name in vars(base).get("__annotations__", {})
+    }
+
+
+def test_every_part_has_a_protocol_of_its_own() -> None:
+    from krigbot.adapter import parts
+
+    names = {field.name for field in dataclasses.fields(parts.Parts)}
+    protocols = {
+        name: value
+        for name, value in vars(parts).items()
+        if isinstance(value, type) and getattr(value, "_is_protocol", False) and is_ours(value)
+    }
+    expected = {"Has" + name.title().replace("_", ""): name for name in names}
+    assert {name: set(parts_declared(value)) for name, value in protocols.items()} == {
+        protocol: {name} for protocol, name in expected.items()
+    }
+
+
 def test_every_cog_receives_only_the_parts_it_uses() -> None:
-    """A cog names what it takes of the bot's parts in a Protocol of its own, so the type checker
-    refuses it any other part; and it names nothing it does not use."""
+    """A cog names what it takes of the bot's parts in a Protocol composed of the parts' own
+    (``HasRegistry``), so the type checker refuses it any other part; and it names nothing it
+    does not use."""
     from discord.ext import commands
 
     from krigbot.adapter.autoplayer import Autoplayer
@@ -451,10 +477,15 @@ def test_every_cog_receives_only_the_parts_it_uses() -> None:
         if taken is Parts or not getattr(taken, "_is_protocol", False):
             problems.append(f"{name} takes all of Parts, not a Protocol of what it uses")
             continue
-        declared = set(taken.__annotations__)
+        declared = parts_declared(taken)
+        problems += [
+            f"{name} declares {part} in {base.__qualname__}, not by a Protocol of adapter/parts.py"
+            for part, base in declared.items()
+            if base.__module__ != "krigbot.adapter.parts"
+        ]
         source = Path(sys.modules[cls.__module__].__file__ or "").read_text(encoding="utf-8")
         used = {part for part in every if f"parts.{part}" in source}
-        if declared != used:
+        if set(declared) != used:
             problems.append(f"{name} declares {sorted(declared)} but uses {sorted(used)}")
     assert problems == []
     assert len(takers) > 8  # every cog is checked, not none

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import discord
 
 from krigbot.adapter.buttons import AutoplayButton, FlipButton, view_of
+from krigbot.adapter.parts import HasBot, HasHandsFree, HasPlay, HasRegistry, HasTables
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.adapter.surfaces import token_gone
 from krigbot.adapter.tables import Edit
@@ -33,14 +34,8 @@ from krigbot.sessions import Autoplay, FlipResult, LostWrite, Refusal, stopped_b
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from discord.ext import commands
-
-    from krigbot.adapter.tables import Tables
     from krigbot.engine import Variant
     from krigbot.render.emoji import CardFaces
-    from krigbot.sessions.handsfree import HandsFree
-    from krigbot.sessions.play import Play
-    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
@@ -96,14 +91,8 @@ def with_autoplay_line(embed: discord.Embed, text: str, lang: Lang) -> discord.E
     return add_note(table, text, lang)
 
 
-class AutoplayerParts(Protocol):
-    """What the autoplayer loop uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
-
-    bot: commands.AutoShardedBot
-    registry: Registry
-    play: Play
-    hands_free: HandsFree
-    tables: Tables
+class AutoplayerParts(HasBot, HasRegistry, HasPlay, HasHandsFree, HasTables, Protocol):
+    """What the autoplayer loop uses."""
 
 
 @dataclass(eq=False)
@@ -314,15 +303,7 @@ class Autoplayer:
     async def _show(self, channel_id: int, run: Run, result: FlipResult) -> bool:
         """Edit the autoplay message to show a step; False if the message is gone."""
         row, lang = result.row, run.lang
-        embed = flip_embed(
-            row,
-            result.game,
-            result.last,
-            lang,
-            played=result.played,
-            wars=result.wars,
-            faces=self.faces,
-        )
+        embed = flip_embed(result, lang, faces=self.faces)
         if result.outcome is None:
             add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)
             view = running_view(row.id, lang)

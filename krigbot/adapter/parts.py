@@ -1,9 +1,17 @@
-"""What the cogs are built with: the bot, the session layer's parts and the adapter's."""
+"""What the cogs are built with: the bot, the session layer's parts and the adapter's.
+
+Each part has a Protocol of its one attribute (``HasRegistry``), and a cog declares what it uses
+by composing them in one line, so ``mypy --strict`` refuses it any part it did not name::
+
+    class ChallengeParts(HasBot, HasRegistry, HasTimeLimits, ..., Protocol): ...
+
+:class:`Parts` holds every part, so it satisfies each of these Protocols and every cog's.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from discord.ext import commands
@@ -24,13 +32,73 @@ if TYPE_CHECKING:
     from krigbot.web.access import WebAccess
 
 
+class HasBot(Protocol):
+    bot: commands.AutoShardedBot
+
+
+class HasRegistry(Protocol):
+    registry: Registry
+
+
+class HasTimeLimits(Protocol):
+    time_limits: TimeLimits
+
+
+class HasChallenges(Protocol):
+    challenges: Challenges
+
+
+class HasPlay(Protocol):
+    play: Play
+
+
+class HasChoices(Protocol):
+    choices: Choices
+
+
+class HasHandsFree(Protocol):
+    hands_free: HandsFree
+
+
+class HasRecovery(Protocol):
+    recovery: Recovery
+
+
+class HasDeadlines(Protocol):
+    deadlines: Deadlines
+
+
+class HasStorage(Protocol):
+    storage: Storage
+
+
+class HasPictures(Protocol):
+    pictures: Pictures
+
+
+class HasTables(Protocol):
+    tables: Tables
+
+
+class HasWeb(Protocol):
+    web: WebAccess
+
+
+class HasButtons(Protocol):
+    buttons: Buttons
+
+
+class HasFaces(Protocol):
+    faces: CardFaces
+
+
 @dataclass(slots=True)
 class Parts:
     """Everything a cog may use, built once by the bot.
 
-    A cog does not take all of it: its constructor names a Protocol of its own listing the parts
-    it uses (``ChallengeParts`` in ``cogs/challenge.py``), so the type checker refuses it any
-    other, and ``tests/test_layers.py`` checks the list against what the cog reads."""
+    A cog does not take all of it: its constructor names a Protocol of its own composed of the
+    parts it uses (``ChallengeParts`` in ``cogs/challenge.py``), so the type checker refuses it
+    any other, and ``tests/test_layers.py`` checks the list against what the cog reads."""
 
     bot: commands.AutoShardedBot
     registry: Registry

@@ -31,6 +31,18 @@ from krigbot.adapter.autoplayer import (
 )
 from krigbot.adapter.buttons import AutoAction, AutoplayButton, FinishButton, FlipButton, view_of
 from krigbot.adapter.group import subcommand
+from krigbot.adapter.parts import (
+    HasBot,
+    HasButtons,
+    HasFaces,
+    HasHandsFree,
+    HasPictures,
+    HasPlay,
+    HasRecovery,
+    HasRegistry,
+    HasTables,
+    HasWeb,
+)
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.replies import Reply, discord_lost, public_lang, respond
 from krigbot.adapter.surfaces import own_token, reaches
@@ -56,17 +68,8 @@ from krigbot.sessions import (
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.adapter.buttons import Buttons
-    from krigbot.adapter.pictures import Pictures
-    from krigbot.adapter.tables import Tables
     from krigbot.engine import Variant
-    from krigbot.render.emoji import CardFaces
-    from krigbot.sessions.handsfree import HandsFree
-    from krigbot.sessions.play import Play
-    from krigbot.sessions.recovery import Recovery
-    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
-    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -78,19 +81,20 @@ CLAIM_SECONDS = 15.0
 """How long a /krig auto whose answer never reached Discord keeps others from starting one."""
 
 
-class AutoplayParts(Protocol):
-    """What the autoplay cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
-
-    bot: commands.AutoShardedBot
-    registry: Registry
-    play: Play
-    hands_free: HandsFree
-    recovery: Recovery
-    pictures: Pictures
-    tables: Tables
-    web: WebAccess
-    buttons: Buttons
-    faces: CardFaces
+class AutoplayParts(
+    HasBot,
+    HasRegistry,
+    HasPlay,
+    HasHandsFree,
+    HasRecovery,
+    HasPictures,
+    HasTables,
+    HasWeb,
+    HasButtons,
+    HasFaces,
+    Protocol,
+):
+    """What the autoplay cog uses."""
 
 
 class AutoplayCog(commands.Cog, name="Autoplay"):

@@ -13,6 +13,7 @@ from discord.ext import commands
 from krigbot.adapter.buttons import view_of
 from krigbot.adapter.choices import VARIANT_CHOICES
 from krigbot.adapter.group import subcommand
+from krigbot.adapter.parts import HasPictures, HasRegistry, HasStorage, HasWeb
 from krigbot.adapter.players import actor_of, display_name
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.adapter.surfaces import place_of, reaches, scope_of
@@ -23,10 +24,7 @@ from krigbot.render.embeds import krigbot_stats_embed, leaderboard_embed, rules_
 from krigbot.sessions import Refusal, may_moderate
 
 if TYPE_CHECKING:
-    from krigbot.adapter.pictures import Pictures
-    from krigbot.sessions.registry import Registry
-    from krigbot.storage import Storage
-    from krigbot.web.access import WebAccess
+    pass
 
 PERIODS = {"all": None, "month": timedelta(days=30), "week": timedelta(days=7)}
 
@@ -44,13 +42,8 @@ PERIOD_CHOICES = [
 ]
 
 
-class BoardsParts(Protocol):
-    """What the boards cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
-
-    registry: Registry
-    storage: Storage
-    pictures: Pictures
-    web: WebAccess
+class BoardsParts(HasRegistry, HasStorage, HasPictures, HasWeb, Protocol):
+    """What the boards cog uses."""
 
 
 class BoardsCog(commands.Cog, name="Boards"):

@@ -18,6 +18,17 @@ from krigbot.adapter.choices import (
     VARIANT_CHOICES,
 )
 from krigbot.adapter.group import subcommand
+from krigbot.adapter.parts import (
+    HasBot,
+    HasButtons,
+    HasChallenges,
+    HasDeadlines,
+    HasPictures,
+    HasRegistry,
+    HasTables,
+    HasTimeLimits,
+    HasWeb,
+)
 from krigbot.adapter.players import display_name, player_of, pressed_message
 from krigbot.adapter.replies import Reply, challenger_lang, public_lang, refuse, user_lang
 from krigbot.adapter.surfaces import own_token, reach_extra, reaches, scope_of
@@ -36,32 +47,25 @@ from krigbot.sessions.matches import begin_match
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.adapter.buttons import Buttons
-    from krigbot.adapter.pictures import Pictures
-    from krigbot.adapter.tables import Tables
     from krigbot.sessions import Deadline
-    from krigbot.sessions.challenges import Challenges
-    from krigbot.sessions.deadlines import Deadlines
-    from krigbot.sessions.registry import Registry
-    from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
-    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
 
-class ChallengeParts(Protocol):
-    """What the challenge cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
-
-    bot: commands.AutoShardedBot
-    registry: Registry
-    time_limits: TimeLimits
-    challenges: Challenges
-    deadlines: Deadlines
-    pictures: Pictures
-    tables: Tables
-    buttons: Buttons
-    web: WebAccess
+class ChallengeParts(
+    HasBot,
+    HasRegistry,
+    HasTimeLimits,
+    HasChallenges,
+    HasDeadlines,
+    HasPictures,
+    HasTables,
+    HasWeb,
+    HasButtons,
+    Protocol,
+):
+    """What the challenge cog uses."""
 
 
 class ChallengeCog(commands.Cog, name="Challenge"):

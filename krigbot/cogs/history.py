@@ -20,6 +20,7 @@ from discord.ext import commands
 
 from krigbot.adapter.buttons import NUMBER, GameButton, one_of, view_of
 from krigbot.adapter.group import subcommand
+from krigbot.adapter.parts import HasButtons, HasFaces, HasStorage, HasWeb
 from krigbot.adapter.replies import Reply, respond, user_lang
 from krigbot.adapter.surfaces import place_of, scope_of
 from krigbot.adapter.weblinks import web_button
@@ -32,10 +33,7 @@ from krigbot.render.replays import GameRounds, rebuild
 from krigbot.sessions import Refusal
 
 if TYPE_CHECKING:
-    from krigbot.adapter.buttons import Buttons
-    from krigbot.render.emoji import CardFaces
-    from krigbot.storage import GameRow, Storage
-    from krigbot.web.access import WebAccess
+    from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +41,8 @@ PAGE_SIZE = 10
 KEPT_REPLAYS = 8
 
 
-class HistoryParts(Protocol):
-    """What the history cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
-
-    storage: Storage
-    web: WebAccess
-    buttons: Buttons
-    faces: CardFaces
+class HistoryParts(HasStorage, HasWeb, HasButtons, HasFaces, Protocol):
+    """What the history cog uses."""
 
 
 class HistoryButton(

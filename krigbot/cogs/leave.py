@@ -11,6 +11,15 @@ from discord.ext import commands
 
 from krigbot.adapter.buttons import FinishButton, FlipButton, ForfeitButton, view_of
 from krigbot.adapter.group import subcommand
+from krigbot.adapter.parts import (
+    HasBot,
+    HasButtons,
+    HasPlay,
+    HasRegistry,
+    HasTables,
+    HasTimeLimits,
+    HasWeb,
+)
 from krigbot.adapter.players import actor_of, channel_of, display_name
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.adapter.surfaces import own_token
@@ -26,27 +35,15 @@ from krigbot.render.play import finish_request_embed, standing_embed, time_up_em
 from krigbot.sessions import FinishRequest, FlipResult, Refusal
 
 if TYPE_CHECKING:
-    from krigbot.adapter.buttons import Buttons
-    from krigbot.adapter.tables import Tables
-    from krigbot.sessions.play import Play
-    from krigbot.sessions.registry import Registry
-    from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
-    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
 
-class LeaveParts(Protocol):
-    """What the leave cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
-
-    bot: commands.AutoShardedBot
-    registry: Registry
-    time_limits: TimeLimits
-    play: Play
-    tables: Tables
-    web: WebAccess
-    buttons: Buttons
+class LeaveParts(
+    HasBot, HasRegistry, HasTimeLimits, HasPlay, HasTables, HasWeb, HasButtons, Protocol
+):
+    """What the leave cog uses."""
 
 
 class LeaveCog(commands.Cog, name="Leave"):

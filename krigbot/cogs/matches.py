@@ -24,6 +24,14 @@ from krigbot.adapter.buttons import (
     GameButton,
     view_of,
 )
+from krigbot.adapter.parts import (
+    HasBot,
+    HasButtons,
+    HasChallenges,
+    HasRegistry,
+    HasTables,
+    HasTimeLimits,
+)
 from krigbot.adapter.players import channel_of
 from krigbot.adapter.replies import NO_MENTIONS, Reply, challenger_lang
 from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
@@ -43,10 +51,7 @@ from krigbot.sessions import ENDING, ChallengeResult, Player, Refusal
 from krigbot.sessions.matches import MatchInfo, rematch
 
 if TYPE_CHECKING:
-    from krigbot.adapter.buttons import Buttons
-    from krigbot.adapter.tables import Tables
     from krigbot.engine import Variant
-    from krigbot.sessions.challenges import Challenges
     from krigbot.sessions.recovery import Recovery
     from krigbot.sessions.registry import Registry
     from krigbot.sessions.timelimit import TimeLimits
@@ -56,15 +61,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class MatchesParts(Protocol):
-    """What the match cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
-
-    bot: commands.AutoShardedBot
-    registry: Registry
-    time_limits: TimeLimits
-    challenges: Challenges
-    tables: Tables
-    buttons: Buttons
+class MatchesParts(
+    HasBot, HasRegistry, HasTimeLimits, HasChallenges, HasTables, HasButtons, Protocol
+):
+    """What the match cog uses."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,19 @@ from discord.ext import commands
 
 from krigbot.adapter.buttons import FinishButton, FlipButton, view_of
 from krigbot.adapter.group import anywhere, subcommand
+from krigbot.adapter.parts import (
+    HasBot,
+    HasButtons,
+    HasChoices,
+    HasFaces,
+    HasPictures,
+    HasPlay,
+    HasRecovery,
+    HasRegistry,
+    HasTables,
+    HasTimeLimits,
+    HasWeb,
+)
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
@@ -29,35 +42,27 @@ from krigbot.sessions import MAX_FLIPS, Autoplay, FinishRequest, FlipResult, Ref
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
-    from krigbot.adapter.buttons import Buttons
-    from krigbot.adapter.pictures import Pictures
-    from krigbot.adapter.tables import Tables
-    from krigbot.render.emoji import CardFaces
-    from krigbot.sessions.choices import Choices
-    from krigbot.sessions.play import Play
-    from krigbot.sessions.recovery import Recovery
-    from krigbot.sessions.registry import Registry
     from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
-    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
 
-class PlayParts(Protocol):
-    """What the play cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
-
-    bot: commands.AutoShardedBot
-    registry: Registry
-    time_limits: TimeLimits
-    play: Play
-    choices: Choices
-    recovery: Recovery
-    pictures: Pictures
-    tables: Tables
-    web: WebAccess
-    buttons: Buttons
-    faces: CardFaces
+class PlayParts(
+    HasBot,
+    HasRegistry,
+    HasTimeLimits,
+    HasPlay,
+    HasChoices,
+    HasRecovery,
+    HasPictures,
+    HasTables,
+    HasWeb,
+    HasButtons,
+    HasFaces,
+    Protocol,
+):
+    """What the play cog uses."""
 
 
 class Battles(Protocol):
@@ -190,15 +195,7 @@ class PlayCog(commands.Cog, name="Play"):
             self.parts.tables.rounds[row.id] = row.round
         else:
             self.parts.tables.rounds.pop(row.id, None)
-        embed = flip_embed(
-            row,
-            result.game,
-            result.last,
-            lang,
-            played=result.played,
-            wars=result.wars,
-            faces=self.parts.faces,
-        )
+        embed = flip_embed(result, lang, faces=self.parts.faces)
         files: list[discord.File] = []
         more: list[discord.Embed] = []
         if await self.parts.pictures.enabled(row.guild_id):

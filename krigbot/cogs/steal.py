@@ -28,6 +28,17 @@ from krigbot.adapter.buttons import (
     TopButton,
     view_of,
 )
+from krigbot.adapter.parts import (
+    HasBot,
+    HasButtons,
+    HasChoices,
+    HasDeadlines,
+    HasFaces,
+    HasPlay,
+    HasRegistry,
+    HasTables,
+    HasWeb,
+)
 from krigbot.adapter.players import channel_of
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
@@ -45,16 +56,9 @@ from krigbot.render.steal import label_name, look_text, steal_table_embed, super
 from krigbot.sessions import Choice, ChoiceOptions, ChoiceResult, Refusal
 
 if TYPE_CHECKING:
-    from krigbot.adapter.buttons import Buttons
-    from krigbot.adapter.tables import Tables
     from krigbot.render.emoji import CardFaces
     from krigbot.sessions import Deadline
-    from krigbot.sessions.choices import Choices
-    from krigbot.sessions.deadlines import Deadlines
-    from krigbot.sessions.play import Play
-    from krigbot.sessions.registry import Registry
     from krigbot.storage import GameRow
-    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -170,18 +174,19 @@ def krigbot_notes(result: ChoiceResult, lang: Lang, faces: CardFaces) -> list[st
     return notes
 
 
-class StealParts(Protocol):
-    """What the Steal War cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
-
-    bot: commands.AutoShardedBot
-    registry: Registry
-    play: Play
-    choices: Choices
-    deadlines: Deadlines
-    tables: Tables
-    web: WebAccess
-    buttons: Buttons
-    faces: CardFaces
+class StealParts(
+    HasBot,
+    HasRegistry,
+    HasPlay,
+    HasChoices,
+    HasDeadlines,
+    HasTables,
+    HasWeb,
+    HasButtons,
+    HasFaces,
+    Protocol,
+):
+    """What the Steal War cog uses."""
 
 
 class StealCog(commands.Cog, name="StealWar"):

@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING, Protocol
 import discord
 from discord.ext import commands
 
+from krigbot.adapter.parts import (
+    HasBot,
+    HasDeadlines,
+    HasRegistry,
+    HasTables,
+    HasTimeLimits,
+    HasWeb,
+)
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Shown, editor
@@ -25,25 +33,13 @@ from krigbot.logs import about
 from krigbot.render.play import time_up_embed
 
 if TYPE_CHECKING:
-    from krigbot.adapter.tables import Tables
     from krigbot.sessions import Deadline, FlipResult
-    from krigbot.sessions.deadlines import Deadlines
-    from krigbot.sessions.registry import Registry
-    from krigbot.sessions.timelimit import TimeLimits
-    from krigbot.web.access import WebAccess
 
 log = logging.getLogger(__name__)
 
 
-class TimeLimitParts(Protocol):
-    """What the time-limit cog uses of the bot's :class:`~krigbot.adapter.parts.Parts`."""
-
-    bot: commands.AutoShardedBot
-    registry: Registry
-    time_limits: TimeLimits
-    deadlines: Deadlines
-    tables: Tables
-    web: WebAccess
+class TimeLimitParts(HasBot, HasRegistry, HasTimeLimits, HasDeadlines, HasTables, HasWeb, Protocol):
+    """What the time-limit cog uses."""
 
 
 class TimeLimitCog(commands.Cog, name="TimeLimit"):

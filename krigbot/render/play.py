@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import discord
 
@@ -214,21 +214,29 @@ def time_up_embed(row: GameRow, game: Variant, lang: Lang) -> discord.Embed:
     return embed
 
 
-def flip_embed(
-    row: GameRow,
-    game: Variant,
-    last: Round | None,
-    lang: Lang,
-    *,
-    played: int,
-    wars: int,
-    faces: CardFaces = NO_FACES,
-) -> discord.Embed:
+class Flip(Protocol):
+    """What a flip played, as its table shows it (the session layer's ``FlipResult``)."""
+
+    @property
+    def row(self) -> GameRow: ...
+    @property
+    def game(self) -> Variant: ...
+    @property
+    def last(self) -> Round | None: ...
+    @property
+    def played(self) -> int: ...
+    @property
+    def wars(self) -> int: ...
+
+
+def flip_embed(flip: Flip, lang: Lang, *, faces: CardFaces = NO_FACES) -> discord.Embed:
     """Return what a flip shows: its last round and the counts, or, if the time limit was up
     before any round was played, the counts that ended the game (``time_up_embed``)."""
-    if last is None:
-        return time_up_embed(row, game, lang)
-    return round_embed(row, game, last, lang, played=played, wars=wars, faces=faces)
+    if flip.last is None:
+        return time_up_embed(flip.row, flip.game, lang)
+    return round_embed(
+        flip.row, flip.game, flip.last, lang, played=flip.played, wars=flip.wars, faces=faces
+    )
 
 
 # --------------------------------------------------------------------------- finish

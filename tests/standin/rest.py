@@ -149,6 +149,14 @@ def application_of(request: web.Request) -> Application:
     return request[APPLICATION_KEY]
 
 
+def application_in_path(request: web.Request) -> Application:
+    """The calling bot, which the path's ``{app_id}`` names (else 10002 Unknown Application)."""
+    app = application_of(request)
+    if request.match_info["app_id"] != str(app.id):
+        raise Unknown.APPLICATION.error()
+    return app
+
+
 @dataclass
 class UploadedFile:
     """One ``files[n]`` part of a multipart request."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -89,18 +90,7 @@ async def record_game(
     game = await running_game(
         storage, guild_id=guild_id, channel_id=channel_id, players=players, now=now
     )
-    seated = [
-        PlayerResult(
-            user_id=r.user_id,
-            seat=seat,
-            outcome=r.outcome,
-            rounds=r.rounds,
-            wars_won=r.wars_won,
-            biggest_pot=r.biggest_pot,
-            team=r.team,
-        )
-        for seat, r in enumerate(results)
-    ]
+    seated = [dataclasses.replace(r, seat=seat) for seat, r in enumerate(results)]
     rounds = max(r.rounds for r in results)
     finished = await storage.games.finish_game(
         game.id,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from krigbot.engine import Rules
 from krigbot.i18n import t
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from krigbot.bot import KrigBot
     from tests.standin import Channel, DiscordStandIn, User
     from tests.standin.fixtures import SampleWorld
-    from tests.support.players import Shown
+    from tests.support.players import ChosenSeeds, Shown
 
 STANDARD = Rules.preset("standard")
 BOB_WINS = 1146
@@ -61,3 +61,23 @@ def links(shown: Shown) -> dict[str, str]:
         for item in walk_components(list(shown.components))
         if item.get("type") == 2 and item.get("style") == LINK
     }
+
+
+class OnTheWeb(NamedTuple):
+    """A game Bob won where the web view is on: the server's board, the game, its replay's link."""
+
+    board: str
+    game: Played
+    replay: str
+
+
+async def bob_wins_on_the_web(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> OnTheWeb:
+    """Turn the web view on for the Norwegian server and play ``BOB_WINS`` there to its end; the
+    game-over message carries the link to the replay, as the channel saw it."""
+    seeds.fix(BOB_WINS)
+    board = await web_on(standin, world, bot)
+    game = await play(standin, world.no_channel, world.alice, world.bob)
+    (replay,) = links(game.over).values()
+    return OnTheWeb(board, game, replay)

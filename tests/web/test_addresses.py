@@ -22,7 +22,7 @@ from tests.standin.fixtures import SampleWorld
 from tests.support.players import ChosenSeeds
 from tests.support.settings import BACKENDS
 from tests.support.web import Web
-from tests.support.web_games import BOB_WINS, play, web_on
+from tests.support.web_games import bob_wins_on_the_web
 
 ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
 FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
@@ -118,9 +118,7 @@ async def test_every_hostile_address_is_the_same_404_without_a_traceback(
     seeds: ChosenSeeds,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    seeds.fix(BOB_WINS)
-    await web_on(standin, world, web.bot)
-    played = await play(standin, world.no_channel, world.alice, world.bob)
+    played = (await bob_wins_on_the_web(standin, world, web.bot, seeds)).game
     access = web.bot.web
     site = await access.site(world.no_guild.id)
     assert site is not None
@@ -151,9 +149,7 @@ async def test_every_hostile_address_is_the_same_404_without_a_traceback(
 async def test_the_language_links_stay_on_this_site_whatever_the_path(
     standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    seeds.fix(BOB_WINS)
-    board = await web_on(standin, world, web.bot)
-    played = await play(standin, world.no_channel, world.alice, world.bob)
+    board, played, _ = await bob_wins_on_the_web(standin, world, web.bot, seeds)
     site = board.removeprefix(web.base).removesuffix("/")
     access = web.bot.web
     opened = await access.site(world.no_guild.id)

@@ -16,7 +16,15 @@ from tests.support.browser import DESKTOP, PHONE, Watched, chromium, open_page, 
 from tests.support.handsfree import command
 from tests.support.players import ChosenSeeds, Clock, flip, start_game
 from tests.support.web import Web
-from tests.support.web_games import ALICE_WINS, BOB_WINS, STANDARD, links, play, web_on
+from tests.support.web_games import (
+    ALICE_WINS,
+    BOB_WINS,
+    STANDARD,
+    bob_wins_on_the_web,
+    links,
+    play,
+    web_on,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -132,11 +140,7 @@ async def test_the_leaderboard_shows_exactly_the_servers_results(
 async def test_a_replay_played_to_the_end_shows_the_games_rounds_and_counts(
     standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    seeds.fix(BOB_WINS)
-    await web_on(standin, world, web.bot)
-    game = await play(standin, world.no_channel, world.alice, world.bob)
-    # What the channel saw: the game-over message carries the link to the replay.
-    (url,) = links(game.over).values()
+    url = (await bob_wins_on_the_web(standin, world, web.bot, seeds)).replay
     expected = Game.new(STANDARD, BOB_WINS)
     rounds = [expected.play_round() for _ in range(30)]
     assert expected.outcome is not None

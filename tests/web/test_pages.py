@@ -19,7 +19,7 @@ from tests.support.handsfree import command
 from tests.support.players import ChosenSeeds, flip, start_game
 from tests.support.rows import stored_row
 from tests.support.web import Web
-from tests.support.web_games import ALICE_WINS, BOB_WINS, links, play, web_on
+from tests.support.web_games import ALICE_WINS, BOB_WINS, bob_wins_on_the_web, links, play, web_on
 
 SHORT_IN_WAR = 41
 """Standard: Alice wins in round 44, when Bob has no card left for a war."""
@@ -74,10 +74,7 @@ async def test_a_running_games_table_links_its_page_which_shows_the_rounds_so_fa
 async def test_a_replay_shows_the_deal_and_keeps_the_result_until_it_is_played(
     standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    seeds.fix(BOB_WINS)
-    await web_on(standin, world, web.bot)
-    game = await play(standin, world.no_channel, world.alice, world.bob)
-    (url,) = links(game.over).values()
+    url = (await bob_wins_on_the_web(standin, world, web.bot, seeds)).replay
     page = await page_text(url)
     assert seat_counts(page) == [26, 26]  # the deal, not the end's 0 and 52
     result = re.search(r'<section class="card result"[^>]*>', page)

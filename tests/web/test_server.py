@@ -21,7 +21,7 @@ from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.players import ChosenSeeds
 from tests.support.web import SECRET, Web
-from tests.support.web_games import BOB_WINS, links, play, web_on
+from tests.support.web_games import bob_wins_on_the_web, web_on
 
 EXPECTED_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
@@ -70,10 +70,7 @@ async def test_a_server_without_the_web_view_has_no_links(storage: Storage) -> N
 async def test_every_answer_carries_the_security_headers(
     standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    seeds.fix(BOB_WINS)
-    board = await web_on(standin, world, web.bot)
-    game = await play(standin, world.no_channel, world.alice, world.bob)
-    (url,) = links(game.over).values()
+    board, _, url = await bob_wins_on_the_web(standin, world, web.bot, seeds)
     for address in (
         board,
         url,
@@ -102,10 +99,7 @@ async def test_every_answer_carries_the_security_headers(
 async def test_unknown_and_malformed_addresses_are_not_found(
     standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    seeds.fix(BOB_WINS)
-    board = await web_on(standin, world, web.bot)
-    game = await play(standin, world.no_channel, world.alice, world.bob)
-    (url,) = links(game.over).values()
+    board, game, url = await bob_wins_on_the_web(standin, world, web.bot, seeds)
     site = board.removeprefix(web.base).removesuffix("/")
     for path in (
         "/",
@@ -184,10 +178,7 @@ async def test_a_page_that_fails_answers_500_with_the_headers_and_logs_no_addres
 async def test_dates_follow_the_browsers_locale_as_the_bot_follows_discords(
     standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    seeds.fix(BOB_WINS)
-    await web_on(standin, world, web.bot)
-    game = await play(standin, world.no_channel, world.alice, world.bob)
-    (url,) = links(game.over).values()
+    _, game, url = await bob_wins_on_the_web(standin, world, web.bot, seeds)
     row = await web.bot.storage.games.get_game(game.game_id)
     assert row is not None
     assert row.finished_at is not None

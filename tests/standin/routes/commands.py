@@ -17,8 +17,7 @@ from tests.standin.commands import CHAT_INPUT, validate_sync
 from tests.standin.rest import (
     API_PREFIX,
     DiscordError,
-    Unknown,
-    application_of,
+    application_in_path,
     invalid_form,
     json_response,
     path_id,
@@ -34,9 +33,7 @@ _GUILD = f"{API_PREFIX}/applications/{{app_id}}/guilds/{{guild_id}}/commands"
 
 def _scope(request: web.Request) -> tuple[Application, int | None]:
     """The calling bot and the guild the path names (None for global commands)."""
-    app = application_of(request)
-    if request.match_info["app_id"] != str(app.id):
-        raise Unknown.APPLICATION.error()
+    app = application_in_path(request)
     if "guild_id" not in request.match_info:
         return app, None
     guild_id = path_id(request, "guild_id")

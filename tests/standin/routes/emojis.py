@@ -21,7 +21,7 @@ from tests.standin.rest import (
     API_PREFIX,
     DiscordError,
     Unknown,
-    application_of,
+    application_in_path,
     find,
     invalid_form,
     json_response,
@@ -48,13 +48,6 @@ _MAGIC = {
     "gif": (b"GIF87a", b"GIF89a"),
     "webp": (b"RIFF",),
 }
-
-
-def _app(request: web.Request) -> Application:
-    app = application_of(request)
-    if request.match_info["app_id"] != str(app.id):
-        raise Unknown.APPLICATION.error()
-    return app
 
 
 def _check_name(app: Application, name: Any, errors: FormErrors, *, keep: int | None) -> None:
@@ -95,12 +88,12 @@ def _check_image(image: Any, errors: FormErrors) -> bool:
 
 @routes.get(_LIST)
 async def list_emojis(request: web.Request) -> web.Response:
-    return json_response({"items": list(_app(request).emojis.values())})
+    return json_response({"items": list(application_in_path(request).emojis.values())})
 
 
 @routes.post(_LIST)
 async def create_emoji(request: web.Request) -> web.Response:
-    app = _app(request)
+    app = application_in_path(request)
     payload, _ = await read_payload(request)
     errors = FormErrors()
     _check_name(app, payload.get("name"), errors, keep=None)
@@ -125,13 +118,13 @@ async def create_emoji(request: web.Request) -> web.Response:
 
 @routes.get(_ONE)
 async def get_emoji(request: web.Request) -> web.Response:
-    app = _app(request)
+    app = application_in_path(request)
     return json_response(_find(app, request))
 
 
 @routes.patch(_ONE)
 async def edit_emoji(request: web.Request) -> web.Response:
-    app = _app(request)
+    app = application_in_path(request)
     emoji = _find(app, request)
     payload, _ = await read_payload(request)
     if "name" in payload:
@@ -145,7 +138,7 @@ async def edit_emoji(request: web.Request) -> web.Response:
 
 @routes.delete(_ONE)
 async def delete_emoji(request: web.Request) -> web.Response:
-    app = _app(request)
+    app = application_in_path(request)
     del app.emojis[int(_find(app, request)["id"])]
     return no_content()
 

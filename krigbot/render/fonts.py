@@ -543,7 +543,7 @@ def cap_height(size: int) -> int:
     (13, 19)
     """
     return min(
-        -font(size, bold=bold).getbbox(letter, anchor="ls")[1]
+        round(-font(size, bold=bold).getbbox(letter, anchor="ls")[1])
         for bold in (False, True)
         for letter in "H0"
     )

@@ -66,7 +66,7 @@ HEIGHT: Final = 320
 HEADER: Final = 40
 FOOTER: Final = 40
 MARGIN: Final = 10
-NAME_BLOCK: Final = 62
+NAME_BLOCK: Final = 66
 """A seat's name on one line, its card count and share of the cards on the next."""
 MAX_CARD: Final = 256
 STEP_X: Final = 0.27
@@ -234,7 +234,11 @@ def layout_round(played: Round, players: int, *, teams: bool = False) -> Layout:
     def contents(height: int) -> list[int]:
         """Return the width each seat's cards take, for cards this tall."""
         width = card_width(height)
-        own = {seat: _steps(items, width, widest_pile)[-1] + width for seat, items in sequences.items() if items}
+        own = {
+            seat: _steps(items, width, widest_pile)[-1] + width
+            for seat, items in sequences.items()
+            if items
+        }
         widest = max((own[seat] for seat in fighters), default=0)
         return [
             max(own[seat], widest if seat in fighters else 0)
@@ -397,7 +401,7 @@ def _draw_name_block(
     shown = fit_text(name, NAME_SIZE, round(right - left - 12 - crown), True)
     name_width = text_width(shown, NAME_SIZE, True)
     x = centre - (crown + name_width) / 2
-    y = HEADER + 17
+    y = HEADER + 16
     if winner:
         draw.polygon(crown_points(x, y - 10, 22), fill=GOLD, outline=(150, 100, 10))
         x += crown
@@ -413,7 +417,7 @@ def _draw_name_block(
     if bar_width < 16:
         bar_width = -8.0  # no bar, and no gap before it: the pill alone in the middle
     x = centre - (count_width + 8 + bar_width) / 2
-    y += 30
+    y += 29
     draw.rounded_rectangle(
         (x, y - 13, x + count_width, y + 13), radius=13, fill=(0, 0, 0, 90), outline=colour, width=2
     )

@@ -57,7 +57,7 @@ def random_walk(rounds: int, seed: int = 1) -> list[tuple[int, int]]:
 
 def test_a_chart_is_a_png_of_the_intended_size() -> None:
     image = chart([(26, 26), (28, 24), (30, 22)], title="#1", x_label="Runde", y_label="Kort")
-    assert image.size == (CHART_WIDTH, CHART_HEIGHT) == (640, 360)
+    assert image.size == (CHART_WIDTH, CHART_HEIGHT) == (480, 300)
 
 
 def test_a_long_game_is_drawn() -> None:

@@ -47,7 +47,7 @@ def rounds(rules: Rules, count: int, seeds: int = 40) -> Iterator[Round]:
 def cap_height(size: int) -> int:
     """Return how tall the ink of a capital or digit is at a font size, regular or bold."""
     return min(
-        -font(size, bold=bold).getbbox(letter, anchor="ls")[1]
+        round(-font(size, bold=bold).getbbox(letter, anchor="ls")[1])
         for bold in (False, True)
         for letter in "H0"
     )
@@ -101,7 +101,7 @@ def four_player_games(count: int) -> Iterator[tuple[Story, tuple[str, ...]]]:
     for seed in range(count):
         rules = Rules.preset("lag") if seed % 4 == 3 else Rules.preset("standard", players=4)
         game = new_game(rules, seed)
-        played = []
+        played: list[Round] = []
         while not game.finished:
             played.append(game.play_round())
         names = ("Ada", "Bo 🎲", CJK, LONG) if seed % 2 else ("Ada", "Bo", "Cy", "Dag")
@@ -132,7 +132,7 @@ def test_every_text_of_a_two_player_chart_reads_on_a_phone(names: tuple[str, str
     for seed in range(6):
         rules = Rules.preset("standard")
         game = new_game(rules, seed)
-        played = []
+        played: list[Round] = []
         while not game.finished and len(played) < 1500:
             played.append(game.play_round())
         story = story_from(rules, played)

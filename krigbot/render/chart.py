@@ -525,12 +525,21 @@ def _draw_axes(pen: Pen, frame: Frame, lang: Lang, seats: int) -> None:
         )
     x_step = nice_step(frame.rounds, 5)
     tick_y = frame.bottom + WAR_RUG + 6
+    last_right = -math.inf
     for index in range(0, frame.rounds + 1, x_step):
         x = frame.x(index)
         label = fmt_number(index, lang)
-        if frame.right - x < text_width(label, TICK_SIZE) / 2:
-            continue  # would run into the labels at the right
-        pen.write((x, tick_y), label, size=TICK_SIZE, fill=TEXT_DIM, anchor="mt")
+        width = text_width(label, TICK_SIZE)
+        # A number that would run into the labels at the right ends where the plot ends.
+        left, anchor = (x - width / 2, "mt") if x + width / 2 <= frame.right else (0.0, "rt")
+        if anchor == "rt":
+            x = frame.right
+            left = x - width
+        if left < last_right + 8:
+            continue
+        last_right = pen.write(
+            (x, tick_y), label, size=TICK_SIZE, fill=TEXT_DIM, anchor=anchor
+        ).box[2]
 
 
 def _colours(seats: int, teams: bool) -> list[RGB]:

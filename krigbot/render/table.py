@@ -567,7 +567,7 @@ def _draw(
             _draw_badge(pen, draw, layout.badge_box(item), item.down)
     _draw_header(pen, draw, played, lang)
     # The footer names the winner in as many letters as its room allows.
-    _draw_footer(pen, played, [fit_text(n, TAKES_SIZE, 300, True) for n in names], lang, teams)
+    _draw_footer(pen, played, [fit_text(n, TAKES_SIZE, 220, True) for n in names], lang, teams)
     return canvas, tuple(pen.written)
 
 

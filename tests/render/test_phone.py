@@ -93,7 +93,7 @@ def test_every_text_on_the_table_reads_on_a_phone(
         seen_steps.add(len(played.war_steps))
         texts = table_texts(played, names, "nb", total_cards=sum(played.counts), teams=rules.teams)
         check_readable(texts, WIDTH, HEIGHT)
-    assert {0, 1} <= seen_steps
+    assert {0, 1, 2} <= seen_steps  # double wars among them
 
 
 def four_player_games(count: int) -> Iterator[tuple[Story, tuple[str, ...]]]:

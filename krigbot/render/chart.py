@@ -16,7 +16,7 @@ so 2,000 rounds cost no more than 600.
 >>> from PIL import Image
 >>> png = render_chart([(26, 26), (27, 25), (24, 28)], ["Ada", "Bo"], "en", wars=[2])
 >>> Image.open(io.BytesIO(png)).size
-(640, 360)
+(480, 300)
 """
 
 from __future__ import annotations
@@ -54,13 +54,13 @@ __all__ = [
     "war_bins",
 ]
 
-CHART_WIDTH: Final = 640
-CHART_HEIGHT: Final = 360
+CHART_WIDTH: Final = 480
+CHART_HEIGHT: Final = 300
 SCALE: Final = 2
-LEFT: Final = 72
-RIGHT: Final = 140
-BOTTOM: Final = 66
-TOP_WITH_TITLE: Final = 60
+LEFT: Final = 68
+RIGHT: Final = 120
+BOTTOM: Final = 54
+TOP_WITH_TITLE: Final = 52
 TOP_PLAIN: Final = 26
 WAR_RUG: Final = 12
 """Height of the strip under the plot where the wars are counted."""
@@ -70,7 +70,7 @@ LEAST: Final = least_size(CHART_WIDTH)
 """The smallest text on the chart: it still reads when a phone shows the picture."""
 TICK_SIZE: Final = LEAST
 LABEL_SIZE: Final = LEAST
-TITLE_SIZE: Final = 24
+TITLE_SIZE: Final = LEAST + 2
 LABEL_GAP: Final = 4
 """The least room between two labels of lines."""
 
@@ -397,7 +397,9 @@ def _draw_end_labels(
         out = [seat for seat in range(seats) if seat not in at_end]
         labels += _draw_out_labels(pen, out, ends, names, frame, lang, colours)
     for seat, y in rows:
-        label = f"{isolate(fit_text(names[seat], LABEL_SIZE, RIGHT - 50, True))}  {last[seat]}"
+        count = f"  {last[seat]}"
+        room = round(RIGHT - 14 - text_width(count, LABEL_SIZE, True))
+        label = f"{isolate(fit_text(names[seat], LABEL_SIZE, room, True))}{count}"
         written = pen.write(
             (frame.right + 10, y),
             label,
@@ -428,7 +430,7 @@ def _draw_out_labels(
     size = LABEL_SIZE
     height = size + 8
     for seat in sorted(out, key=lambda seat: ends[seat]):
-        label = t(lang, "chart.out", name=isolate(fit_text(names[seat], size, 130, True)))
+        label = t(lang, "chart.out", name=isolate(fit_text(names[seat], size, 100, True)))
         width = text_width(label, size, True) + 14
         x, bottom = frame.x(ends[seat]) + 8, frame.y(0) - 6
         if x + width > frame.right:
@@ -479,12 +481,14 @@ def _draw_title(
         )
         parts = [(before, TEXT), (won, colour), (after, TEXT)]
     x = 16.0
+    # Above the middle of its band: the label of the line at the top count lies just under it.
+    middle = (top - 8) / 2
     pieces: list[Written] = []
     for text, colour in parts:
         if text:
             shown = fit_text(text, TITLE_SIZE, round(CHART_WIDTH - 16 - x), True)
             pieces.append(
-                pen.write((x, top / 2), shown, size=TITLE_SIZE, bold=True, fill=colour, anchor="lm")
+                pen.write((x, middle), shown, size=TITLE_SIZE, bold=True, fill=colour, anchor="lm")
             )
             x += text_width(shown, TITLE_SIZE, True)
     if not pieces:
@@ -521,12 +525,21 @@ def _draw_axes(pen: Pen, frame: Frame, lang: Lang, seats: int) -> None:
         )
     x_step = nice_step(frame.rounds, 5)
     tick_y = frame.bottom + WAR_RUG + 6
+    last_right = -math.inf
     for index in range(0, frame.rounds + 1, x_step):
         x = frame.x(index)
         label = fmt_number(index, lang)
-        if frame.right - x < text_width(label, TICK_SIZE) / 2:
-            continue  # would run into the labels at the right
-        pen.write((x, tick_y), label, size=TICK_SIZE, fill=TEXT_DIM, anchor="mt")
+        width = text_width(label, TICK_SIZE)
+        # A number that would run into the labels at the right ends where the plot ends.
+        left, anchor = (x - width / 2, "mt") if x + width / 2 <= frame.right else (0.0, "rt")
+        if anchor == "rt":
+            x = frame.right
+            left = x - width
+        if left < last_right + 8:
+            continue
+        last_right = pen.write(
+            (x, tick_y), label, size=TICK_SIZE, fill=TEXT_DIM, anchor=anchor
+        ).box[2]
 
 
 def _colours(seats: int, teams: bool) -> list[RGB]:
@@ -589,7 +602,7 @@ def render_chart(
     y_label: str | None = None,
     teams: bool = False,
 ) -> bytes:
-    """Return a PNG (640 × 360) of every seat's cards after each round.
+    """Return a PNG (480 × 300) of every seat's cards after each round.
 
     ``history[i]`` holds the counts after round ``i`` (``history[0]`` may be the deal);
     ``wars`` lists the indices of rounds with a war; ``winners`` the seats that won a finished

@@ -38,6 +38,7 @@ __all__ = [
     "Pen",
     "Run",
     "Written",
+    "cap_height",
     "clean_text",
     "coverage",
     "draw_text",
@@ -547,16 +548,35 @@ def draw_text(
 PHONE_WIDTH: Final = 360
 """How wide a phone shows a picture in a chat, in pixels."""
 LEAST_TEXT: Final = 11
-"""The smallest font size, in pixels, that still reads at ``PHONE_WIDTH``."""
+"""How tall, in pixels, the capitals and digits of a text must stand at ``PHONE_WIDTH`` to read."""
+
+
+@lru_cache(maxsize=64)
+def cap_height(size: int) -> int:
+    """Return how tall the ink of FiraGO's capitals and digits is at a size, regular or bold.
+
+    >>> cap_height(20), cap_height(28)
+    (13, 19)
+    """
+    return min(
+        round(-font(size, bold=bold).getbbox(letter, anchor="ls")[1])
+        for bold in (False, True)
+        for letter in "H0"
+    )
 
 
 def least_size(width: int) -> int:
     """Return the smallest font size on a picture ``width`` pixels wide that reads on a phone.
 
-    >>> least_size(640), least_size(360)
-    (20, 11)
+    Its capitals and digits, shown ``PHONE_WIDTH`` pixels wide, stand ``LEAST_TEXT`` tall.
+
+    >>> least_size(480), least_size(640), least_size(360)
+    (22, 30, 16)
     """
-    return -(-LEAST_TEXT * width // PHONE_WIDTH)
+    size = 1
+    while cap_height(size) * PHONE_WIDTH < LEAST_TEXT * width:
+        size += 1
+    return size
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,12 +61,12 @@ __all__ = [
     "table_texts",
 ]
 
-WIDTH: Final = 640
-HEIGHT: Final = 400
-HEADER: Final = 46
-FOOTER: Final = 52
-MARGIN: Final = 12
-NAME_BLOCK: Final = 70
+WIDTH: Final = 480
+HEIGHT: Final = 320
+HEADER: Final = 40
+FOOTER: Final = 40
+MARGIN: Final = 10
+NAME_BLOCK: Final = 66
 """A seat's name on one line, its card count and share of the cards on the next."""
 MAX_CARD: Final = 256
 STEP_X: Final = 0.27
@@ -76,11 +76,11 @@ PILE_STEP_X: Final = 0.38
 STEP_Y: Final = 0.09
 BADGE_RADIUS: Final = 0.15
 """A pile's badge radius as a share of the card's width."""
-MIN_GAP: Final = 14
+MIN_GAP: Final = 8
 """The least felt between two seats' cards."""
-NAME_ROOM: Final = 120
+NAME_ROOM: Final = 92
 """The narrowest column of a seat in play: room for a name of some length and its count."""
-ASIDE_ROOM: Final = 96
+ASIDE_ROOM: Final = 72
 """The narrowest column of a seat that sits out a war: its greyed card, a shorter name."""
 OUT_SCALE: Final = 0.8
 """An out seat's greyed card beside a player's: smaller, so the players get the room."""
@@ -88,14 +88,14 @@ FAN_CARDS: Final = 5
 FAN_ANGLE: Final = 7.0
 LEAST: Final = least_size(WIDTH)
 """The smallest text on the table: it still reads when a phone shows the picture."""
-TITLE_SIZE: Final = 22
-PILL_SIZE: Final = 21
-NAME_SIZE: Final = 22
+TITLE_SIZE: Final = LEAST + 2
+PILL_SIZE: Final = LEAST
+NAME_SIZE: Final = LEAST
 COUNT_SIZE: Final = LEAST
 TOTAL_SIZE: Final = LEAST
-TAKES_SIZE: Final = 24
-BADGE_LEAST: Final = 17
-"""The smallest badge radius: room for two digits at the least text size."""
+TAKES_SIZE: Final = LEAST
+BADGE_LEAST: Final = (13, 17)
+"""The smallest badge radius for a pile of one digit and of two: room for them at the least size."""
 FELT_COLOURS: Final = 88
 
 TEXT: Final[RGB] = (244, 244, 236)
@@ -107,10 +107,10 @@ OVER: Final[RGB] = (176, 128, 16)
 GREY_FLOOR: Final = 46
 GREY_SHARE: Final = 0.42
 """A greyed card's brightness is ``GREY_FLOOR + GREY_SHARE * luminance``: paper turns mid-grey."""
-POT_CARD: Final = 44
+POT_CARD: Final = 32
 POT_EDGE: Final = 2
-POT_LAYERS: Final = 16
-POT_BOTTOM: Final = 4
+POT_LAYERS: Final = 14
+POT_BOTTOM: Final = 2
 UPSET: Final[RGB] = (40, 86, 160)
 """The pill of a reason the table names (``render.reasons``), such as a 2 that took an ace."""
 
@@ -151,7 +151,7 @@ class Layout:
 
     def badge_box(self, item: Placed) -> tuple[int, int, int, int]:
         """Return the box of a face-down pile's badge: on the strip of the pile left in view."""
-        radius = _badge_radius(card_width(self.card_height))
+        radius = _badge_radius(card_width(self.card_height), item.down)
         cx, cy = item.x + self.pile_step // 2, item.y + self.card_height // 2
         return (cx - radius, cy - radius, cx + radius, cy + radius)
 
@@ -173,22 +173,25 @@ def _sequence(played: Round, seat: int) -> list[tuple[int | None, int]]:
     return items
 
 
-def _badge_radius(width: int) -> int:
-    return max(BADGE_LEAST, round(width * BADGE_RADIUS))
+def _badge_radius(width: int, down: int) -> int:
+    return max(BADGE_LEAST[down > 9], round(width * BADGE_RADIUS))
 
 
-def _pile_step(width: int) -> int:
-    """Return how far the card on a face-down pile lies right of it: the badge fits between."""
-    return max(round(width * PILE_STEP_X), 2 * _badge_radius(width) + 6)
+def _pile_step(width: int, down: int) -> int:
+    """Return how far the card on a face-down pile lies right of it: the badge fits between.
+
+    ``down`` is the largest pile of the round, whose badge is the widest.
+    """
+    return max(round(width * PILE_STEP_X), 2 * _badge_radius(width, down) + 6)
 
 
 def _out_height(height: int) -> int:
     return round(height * OUT_SCALE) // 8 * 8
 
 
-def _steps(items: Sequence[tuple[int | None, int]], width: int) -> list[int]:
+def _steps(items: Sequence[tuple[int | None, int]], width: int, down: int) -> list[int]:
     """Return how far each card of a cascade lies right of the first."""
-    step_x, pile_step = round(width * STEP_X), _pile_step(width)
+    step_x, pile_step = round(width * STEP_X), _pile_step(width, down)
     offsets = [0]
     for card, _ in items[:-1]:
         offsets.append(offsets[-1] + (step_x if card is not None else pile_step))
@@ -224,13 +227,18 @@ def layout_round(played: Round, players: int, *, teams: bool = False) -> Layout:
     sequences = {seat: _sequence(played, seat) for seat in order}
     fighters = set(played.war_steps[0].fighters) if played.war_steps else set()
     depth = max((len(items) - 1 for items in sequences.values()), default=0)
+    widest_pile = max((n for items in sequences.values() for _, n in items), default=0)
     area_top = HEADER + NAME_BLOCK
     area_height = HEIGHT - FOOTER - area_top - 6
 
     def contents(height: int) -> list[int]:
         """Return the width each seat's cards take, for cards this tall."""
         width = card_width(height)
-        own = {seat: _steps(items, width)[-1] + width for seat, items in sequences.items() if items}
+        own = {
+            seat: _steps(items, width, widest_pile)[-1] + width
+            for seat, items in sequences.items()
+            if items
+        }
         widest = max((own[seat] for seat in fighters), default=0)
         return [
             max(own[seat], widest if seat in fighters else 0)
@@ -269,11 +277,11 @@ def layout_round(played: Round, players: int, *, teams: bool = False) -> Layout:
             oy = area_top + (area_height - out_height) // 2
             out[seat] = (ox, oy, ox + out_width, oy + out_height)
             continue
-        offsets = _steps(items, width)
+        offsets = _steps(items, width, widest_pile)
         x0 = (left + right - (offsets[-1] + width)) // 2
         for i, ((card, down), dx) in enumerate(zip(items, offsets, strict=True)):
             placed.append(Placed(seat, x0 + dx, top + i * step_y, card, down))
-    return Layout(height, columns, tuple(placed), _pile_step(width), out)
+    return Layout(height, columns, tuple(placed), _pile_step(width, widest_pile), out)
 
 
 # --------------------------------------------------------------------------- cached parts
@@ -346,7 +354,7 @@ def _glow(height: int) -> tuple[Image.Image, int]:
 
 def _pot_layers(taken: int) -> int:
     """Return how many card edges the pot's stack shows: it grows at every size, ever slower."""
-    return min(POT_LAYERS, round(3 * math.log2(max(1, taken))) + 1)
+    return min(POT_LAYERS, round(2.5 * math.log2(max(1, taken))) + 1)
 
 
 @lru_cache(maxsize=POT_LAYERS)
@@ -393,7 +401,7 @@ def _draw_name_block(
     shown = fit_text(name, NAME_SIZE, round(right - left - 12 - crown), True)
     name_width = text_width(shown, NAME_SIZE, True)
     x = centre - (crown + name_width) / 2
-    y = HEADER + 19
+    y = HEADER + 16
     if winner:
         draw.polygon(crown_points(x, y - 10, 22), fill=GOLD, outline=(150, 100, 10))
         x += crown
@@ -409,9 +417,9 @@ def _draw_name_block(
     if bar_width < 16:
         bar_width = -8.0  # no bar, and no gap before it: the pill alone in the middle
     x = centre - (count_width + 8 + bar_width) / 2
-    y += 31
+    y += 29
     draw.rounded_rectangle(
-        (x, y - 14, x + count_width, y + 14), radius=14, fill=(0, 0, 0, 90), outline=colour, width=2
+        (x, y - 13, x + count_width, y + 13), radius=13, fill=(0, 0, 0, 90), outline=colour, width=2
     )
     draw.rounded_rectangle(
         (x + 9, y - 7, x + 18, y + 7), radius=2, fill=(200, 40, 56), outline=TEXT, width=1
@@ -444,7 +452,7 @@ def _draw_header(pen: Pen, draw: ImageDraw.ImageDraw, played: Round, lang: Lang)
         # Who fights shows on the table: their cards are in colour, the others' grey.
         right = _draw_pill(pen, draw, right, t(lang, "picture.war"), RED) - 8
     title = fit_text(
-        t(lang, "table.title", round=played.number), TITLE_SIZE, round(right - 4 - MARGIN), True
+        t(lang, "picture.round", round=played.number), TITLE_SIZE, round(right - 4 - MARGIN), True
     )
     pen.write((MARGIN, HEADER // 2), title, size=TITLE_SIZE, bold=True, fill=TEXT, anchor="lm")
 
@@ -452,8 +460,8 @@ def _draw_header(pen: Pen, draw: ImageDraw.ImageDraw, played: Round, lang: Lang)
 def _draw_pill(pen: Pen, draw: ImageDraw.ImageDraw, right: float, label: str, colour: RGB) -> float:
     """Draw a label on a pill in the header ending at ``right``; return the pill's left edge."""
     label = fit_text(label, PILL_SIZE, round(WIDTH * 0.45), True)
-    left = right - text_width(label, PILL_SIZE, True) - 28
-    draw.rounded_rectangle((left, 7, right, HEADER - 7), radius=16, fill=colour)
+    left = right - text_width(label, PILL_SIZE, True) - 24
+    draw.rounded_rectangle((left, 5, right, HEADER - 5), radius=15, fill=colour)
     middle = ((left + right) / 2, HEADER // 2)
     pen.write(middle, label, size=PILL_SIZE, bold=True, fill=TEXT, anchor="mm")
     return left
@@ -559,7 +567,7 @@ def _draw(
             _draw_badge(pen, draw, layout.badge_box(item), item.down)
     _draw_header(pen, draw, played, lang)
     # The footer names the winner in as many letters as its room allows.
-    _draw_footer(pen, played, [fit_text(n, TAKES_SIZE, 300, True) for n in names], lang, teams)
+    _draw_footer(pen, played, [fit_text(n, TAKES_SIZE, 220, True) for n in names], lang, teams)
     return canvas, tuple(pen.written)
 
 
@@ -735,7 +743,7 @@ def render_round(
     total_cards: int,
     teams: bool = False,
 ) -> bytes:
-    """Return a PNG (640 × 400) of the table after a round; ``names`` raw, in seat order."""
+    """Return a PNG (480 × 320) of the table after a round; ``names`` raw, in seat order."""
     return _encode(_draw(played, names, lang, total_cards, teams, _felt())[0])
 
 

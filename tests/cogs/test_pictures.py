@@ -29,7 +29,7 @@ async def test_a_round_message_carries_the_table_as_a_picture(
     assert answer.message is not None
     (name, data), *_ = answer.message.files
     assert name == "round.png"
-    assert png_size(data) == (640, 400)
+    assert png_size(data) == (480, 320)
     assert answer.embeds[0]["image"]["url"] == "attachment://round.png"
     # The compact text line stays, for notifications and screen readers.
     assert pattern("nb", "table.battle").search(answer.embeds[0]["description"])
@@ -58,7 +58,7 @@ async def test_the_last_round_shows_the_game_s_story_as_a_chart(
     assert answer.message is not None
     files = dict(answer.message.files)
     assert set(files) == {"round.png", "story.png"}
-    assert png_size(files["story.png"]) == (640, 360)
+    assert png_size(files["story.png"]) == (480, 300)
     story = answer.embeds[1]
     assert story["title"] == t("nb", "chart.title")
     assert story["image"]["url"] == "attachment://story.png"

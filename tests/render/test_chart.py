@@ -16,12 +16,13 @@ from krigbot.render.chart import (
     LEFT,
     RIBBON,
     RIGHT,
-    TICK_SIZE,
     TOP_PLAIN,
     TOP_WITH_TITLE,
     WAR_BIN,
+    chart_layout,
     render_chart,
 )
+from krigbot.render.fonts import LEAST_TEXT, PHONE_WIDTH
 from tests.support.pixels import pixels
 
 NAMES = ("Ingrid", "Bjørn", "Cy")
@@ -57,7 +58,7 @@ def random_walk(rounds: int, seed: int = 1) -> list[tuple[int, int]]:
 
 def test_a_chart_is_a_png_of_the_intended_size() -> None:
     image = chart([(26, 26), (28, 24), (30, 22)], title="#1", x_label="Runde", y_label="Kort")
-    assert image.size == (CHART_WIDTH, CHART_HEIGHT) == (640, 360)
+    assert image.size == (CHART_WIDTH, CHART_HEIGHT) == (480, 300)
 
 
 def test_a_long_game_is_drawn() -> None:
@@ -192,14 +193,20 @@ def test_a_player_who_went_out_is_labelled_where_their_line_ends() -> None:
     assert coloured(right_labels, SEAT_COLOURS[0]) > 40
 
 
-def test_tick_labels_are_tall_enough_to_read_at_half_size() -> None:
+def test_tick_labels_are_tall_enough_to_read_on_a_phone() -> None:
     image = chart(random_walk(300))
     middle = round((TOP_PLAIN + PLOT_BOTTOM) / 2)
     label = image.crop((20, middle - 15, LEFT - 4, middle + 15)).convert("L")
     bbox = label.point(lambda v: 255 if v > 120 else 0).getbbox()
     assert bbox is not None
-    assert bbox[3] - bbox[1] >= 12  # at Discord's 400-pixel preview, digits 6 pixels tall
-    assert TICK_SIZE >= 16
+    # The digits' ink, shown 360 pixels wide.
+    assert (bbox[3] - bbox[1]) * PHONE_WIDTH / CHART_WIDTH >= LEAST_TEXT
+
+
+def test_the_rounds_axis_is_numbered_to_the_end_of_a_long_game() -> None:
+    history = random_walk(1084)
+    texts = {written.text for written in chart_layout(history, NAMES[:2], "en").texts}
+    assert {"0", "500", "1,000"} <= texts
 
 
 def test_an_empty_or_one_round_history_still_draws() -> None:

@@ -72,7 +72,7 @@ def ring(box: tuple[int, int, int, int], width: int) -> list[tuple[int, int, int
 def test_a_round_is_a_small_png_of_the_intended_size() -> None:
     played = play("standard", "QC 2S", "TD 3H")
     png = render_round(played, NAMES2, "nb", total_cards=4)
-    assert Image.open(io.BytesIO(png)).size == (WIDTH, HEIGHT) == (640, 400)
+    assert Image.open(io.BytesIO(png)).size == (WIDTH, HEIGHT) == (480, 320)
     assert len(png) <= 100 * 1024
 
 

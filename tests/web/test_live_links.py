@@ -88,5 +88,6 @@ async def test_a_matchs_next_game_is_linked_beside_the_replay_of_the_one_that_en
     assert shown[REPLAY] == replay
     assert set(shown) == {REPLAY, WATCH}
     assert shown[WATCH] != replay  # the next game's page, which plays on
+    assert over.message is not None
     nxt = await press(standin, over.message, flip_button(over), world.bob)
     assert links(nxt) == {WATCH: shown[WATCH]}

@@ -331,6 +331,8 @@ class Autoplayer:
             if token_gone(exc):
                 # Discord ended the message's token early: nothing shows the steps any more.
                 run.warn("autoplay of game %s lost its message's token", exc)
+                if result.outcome is not None:
+                    await self.parts.registry.ending_unreached(row.id)
                 await self._token_ran_out(channel_id, run, gone=True)
                 return False
             # Discord failed even after discord.py's retries. The rounds are saved: the next
@@ -350,7 +352,9 @@ class Autoplayer:
             except discord.HTTPException as again:
                 run.warn("could not show the end of game %s either", again)
                 return False
-            if shown is not None and posted is not None:
+            if posted is None:
+                await self.parts.registry.ending_unreached(row.id)
+            elif shown is not None:
                 await shown(posted.message_id)
             return False
         if shown is not None:

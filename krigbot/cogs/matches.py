@@ -140,6 +140,8 @@ async def unseen_end(
         raise refusal from None
     if game.outcome is None:
         raise refusal
+    # In the game's own language, which a restart may have made the chat forget.
+    lang = lang_for(row.extra.get("lang")) if "lang" in row.extra else lang
     restarted = recovery.ended_before_restart(row)
     embed = late_end_embed(row, game, lang, restarted=restarted)
     over = await ending(registry, row, game, lang, embed, web)

@@ -325,6 +325,9 @@ class StealCog(commands.Cog, name="StealWar"):
             self._superseded(result.row.channel_id, table, embed, lang)
         if shown and sent and table:
             await sent(table)
+        elif result.outcome is not None and not own_token(result.row.extra):
+            # Nothing reached the chat to show it: the next press there does, and says why.
+            await self.parts.registry.ending_unreached(result.row.id)
         if result.outcome is not None:
             self._forget(result.row.id)
 

@@ -16,6 +16,7 @@ from tests.support.players import (
     start_game,
     text_of,
 )
+from tests.support.versus import start_against_krigbot
 from tests.support.web import Web
 from tests.support.web_games import BOB_WINS, links, web_on
 
@@ -91,3 +92,13 @@ async def test_a_matchs_next_game_is_linked_beside_the_replay_of_the_one_that_en
     assert over.message is not None
     nxt = await press(standin, over.message, flip_button(over), world.bob)
     assert links(nxt) == {WATCH: shown[WATCH]}
+
+
+async def test_a_game_krigbot_accepts_links_its_page_from_the_deal(
+    standin: DiscordStandIn, world: SampleWorld, web: Web
+) -> None:
+    await web_on(standin, world, web.bot)
+    answer = await start_against_krigbot(standin, world, world.alice)
+    assert t("nb", "krigbot.accepts", name="Krigbot") in text_of(answer)
+    (page,) = links(answer).values()
+    assert links(answer) == {WATCH: page}

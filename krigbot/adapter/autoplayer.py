@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 
-from krigbot.adapter.buttons import AutoplayButton, FlipButton, view_of
-from krigbot.adapter.parts import HasBot, HasHandsFree, HasPlay, HasRegistry, HasTables
+from krigbot.adapter.buttons import AutoplayButton, view_of
+from krigbot.adapter.parts import HasBot, HasHandsFree, HasPlay, HasRegistry, HasTables, HasWeb
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.adapter.surfaces import token_gone
 from krigbot.adapter.tables import Edit
+from krigbot.adapter.weblinks import table_view, watch_live
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import context
 from krigbot.render.play import add_note, autoplay_text, flip_embed, standing_embed
@@ -70,14 +71,18 @@ End = Callable[
 """Add a finished game's end to its embed; return its buttons and what to do once shown."""
 
 
-def running_view(game_id: int, lang: Lang) -> discord.ui.View:
-    """Return the buttons of a table that autoplay is playing."""
-    return view_of(AutoplayButton(game_id, "pause", lang), AutoplayButton(game_id, "stop", lang))
+def running_view(game_id: int, lang: Lang, *links: discord.ui.Item[Any]) -> discord.ui.View:
+    """Return the buttons of a table that autoplay is playing (``links``: Watch live, if any)."""
+    return view_of(
+        AutoplayButton(game_id, "pause", lang), AutoplayButton(game_id, "stop", lang), *links
+    )
 
 
-def paused_view(game_id: int, lang: Lang) -> discord.ui.View:
-    """Return the buttons of a table whose autoplay is paused."""
-    return view_of(AutoplayButton(game_id, "resume", lang), AutoplayButton(game_id, "stop", lang))
+def paused_view(game_id: int, lang: Lang, *links: discord.ui.Item[Any]) -> discord.ui.View:
+    """Return the buttons of a table whose autoplay is paused (``links``: Watch live, if any)."""
+    return view_of(
+        AutoplayButton(game_id, "resume", lang), AutoplayButton(game_id, "stop", lang), *links
+    )
 
 
 def with_autoplay_line(embed: discord.Embed, text: str, lang: Lang) -> discord.Embed:
@@ -91,7 +96,7 @@ def with_autoplay_line(embed: discord.Embed, text: str, lang: Lang) -> discord.E
     return add_note(table, text, lang)
 
 
-class AutoplayerParts(HasBot, HasRegistry, HasPlay, HasHandsFree, HasTables, Protocol):
+class AutoplayerParts(HasBot, HasRegistry, HasPlay, HasHandsFree, HasTables, HasWeb, Protocol):
     """What the autoplayer loop uses."""
 
 
@@ -287,14 +292,14 @@ class Autoplayer:
             embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
             note = autoplay_text("paused", paused.speed, paused.by, lang, reason=paused.why or "")
             add_note(embed, note, lang)
-            view = paused_view(row.id, lang)
+            view = paused_view(row.id, lang, *await watch_live(self.parts.web, row, lang))
         else:
             name = stopped_by(row.extra, run.message_id)
             if name is None:
                 return  # not a Stop press: whoever stopped it said why
             embed = standing_embed(row, game, lang, t(lang, "table.current"))
             add_note(embed, t(lang, "auto.stopped", name=name), lang)
-            view = view_of(FlipButton(row.id, row.round, lang))
+            view = await table_view(self.parts.web, row, lang)
         try:
             await self.edit(channel_id, run.message_id, run.own, run.via, embed=embed, view=view)
         except discord.HTTPException as exc:
@@ -306,7 +311,7 @@ class Autoplayer:
         embed = flip_embed(result, lang, faces=self.faces)
         if result.outcome is None:
             add_note(embed, autoplay_text("running", run.speed, run.by, lang), lang)
-            view = running_view(row.id, lang)
+            view = running_view(row.id, lang, *await watch_live(self.parts.web, row, lang))
             shown = None
             self.embeds[run.message_id] = embed
         else:
@@ -326,6 +331,8 @@ class Autoplayer:
             if token_gone(exc):
                 # Discord ended the message's token early: nothing shows the steps any more.
                 run.warn("autoplay of game %s lost its message's token", exc)
+                if result.outcome is not None:
+                    await self.parts.registry.ending_unreached(row.id)
                 await self._token_ran_out(channel_id, run, gone=True)
                 return False
             # Discord failed even after discord.py's retries. The rounds are saved: the next
@@ -345,7 +352,9 @@ class Autoplayer:
             except discord.HTTPException as again:
                 run.warn("could not show the end of game %s either", again)
                 return False
-            if shown is not None and posted is not None:
+            if posted is None:
+                await self.parts.registry.ending_unreached(row.id)
+            elif shown is not None:
                 await shown(posted.message_id)
             return False
         if shown is not None:
@@ -413,7 +422,7 @@ class Autoplayer:
                 run.message_id,
                 run.own,
                 embed=embed,
-                view=paused_view(run.game_id, lang),
+                view=paused_view(run.game_id, lang, *await watch_live(self.parts.web, row, lang)),
             )
         except discord.HTTPException as exc:
             run.warn("could not show that autoplay of game %s paused", exc)

@@ -21,8 +21,17 @@ def web_button(url: str, lang: Lang, key: str = "web.watch") -> discord.ui.Butto
     )
 
 
+async def watch_live(
+    web: WebAccess, row: GameRow, lang: Lang
+) -> tuple[discord.ui.Button[Any], ...]:
+    """Return a running game's Watch live button where the server has pages, else nothing.
+
+    Every message that shows a running game's table carries it after its own buttons; a
+    finished game's carries the replay's link instead (``web.watch``)."""
+    url = await web.game_url(row.guild_id, row.id)
+    return () if url is None else (web_button(url, lang, "web.watch_live"),)
+
+
 async def table_view(web: WebAccess, row: GameRow, lang: Lang) -> discord.ui.View:
     """Return a running game's table buttons: Flip, and Watch live where the server has pages."""
-    url = await web.game_url(row.guild_id, row.id)
-    live = () if url is None else (web_button(url, lang, "web.watch_live"),)
-    return view_of(FlipButton(row.id, row.round, lang), *live)
+    return view_of(FlipButton(row.id, row.round, lang), *await watch_live(web, row, lang))

@@ -29,7 +29,7 @@ from krigbot.adapter.autoplayer import (
     running_view,
     with_autoplay_line,
 )
-from krigbot.adapter.buttons import AutoAction, AutoplayButton, FinishButton, FlipButton, view_of
+from krigbot.adapter.buttons import AutoAction, AutoplayButton, FinishButton, view_of
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.parts import (
     HasBot,
@@ -47,6 +47,7 @@ from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.replies import Reply, discord_lost, public_lang, respond
 from krigbot.adapter.surfaces import own_token, reaches
 from krigbot.adapter.tables import Shown, editor, greyed, respond_in_turn
+from krigbot.adapter.weblinks import table_view, watch_live
 from krigbot.cogs.matches import ending, unseen_end
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import safe_name
@@ -172,7 +173,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 finally:
                     self._claims.pop(channel_id, None)
 
-            return Reply(embed=embed, view=running_view(row.id, lang), sent=sent)
+            live = await watch_live(self.parts.web, row, lang)
+            return Reply(embed=embed, view=running_view(row.id, lang, *live), sent=sent)
 
         await respond_in_turn(interaction, self.parts.tables, work())
 
@@ -255,7 +257,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
                 note = autoplay_text("paused", state.speed, state.by, lang, reason=state.why or "")
                 add_note(embed, note, lang)
-                return Reply(embed=embed, view=paused_view(game_id, lang), update=True)
+                live = await watch_live(self.parts.web, row, lang)
+                return Reply(embed=embed, view=paused_view(game_id, lang, *live), update=True)
             # The task finishes the step it is in (and shows it) before this answer goes out.
             await self.player.halt(channel_id, game_id)
             if action == "pause":
@@ -266,10 +269,11 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
             if action == "pause":
                 embed = standing_embed(row, game, lang, t(lang, "auto.paused_table"))
                 add_note(embed, autoplay_text("paused", state.speed, name, lang), lang)
-                return Reply(embed=embed, view=paused_view(game_id, lang), update=True)
+                live = await watch_live(self.parts.web, row, lang)
+                return Reply(embed=embed, view=paused_view(game_id, lang, *live), update=True)
             embed = standing_embed(row, game, lang, t(lang, "table.current"))
             add_note(embed, t(lang, "auto.stopped", name=name), lang)
-            view = view_of(FlipButton(game_id, row.round, lang))
+            view = await table_view(self.parts.web, row, lang)
             return Reply(embed=embed, view=view, update=True, durable=True)
 
         await respond_in_turn(interaction, self.parts.tables, work(), update=True)
@@ -294,7 +298,8 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
                 channel_id, Run(game_id, message_id, speed, name, lang, row.round, own)
             )
 
-        return Reply(embed=embed, view=running_view(game_id, lang), update=True, sent=sent)
+        view = running_view(game_id, lang, *await watch_live(self.parts.web, row, lang))
+        return Reply(embed=embed, view=view, update=True, sent=sent)
 
     async def restore(self) -> int:
         """Carry on the autoplay that was running when the bot stopped; return how many."""

@@ -187,8 +187,9 @@ class ChallengeCog(commands.Cog, name="Challenge"):
             self.parts.tables.surfaces.new_game(interaction, lang)
             if result.game is not None:
                 self.parts.tables.rounds[row.id] = row.round
-                started = started_reply(
-                    self.parts.registry, self.parts.time_limits, row, result.game, lang
+                parts = self.parts
+                started = await started_reply(
+                    parts.registry, parts.time_limits, parts.web, row, result.game, lang
                 )
                 started.content = "\n".join(line for line in lines if line)
                 return started

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import discord
 from discord.ext import commands
 
-from krigbot.adapter.buttons import FinishButton, FlipButton, ForfeitButton, view_of
+from krigbot.adapter.buttons import FinishButton, ForfeitButton, view_of
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.parts import (
     HasBot,
@@ -24,6 +24,7 @@ from krigbot.adapter.players import actor_of, channel_of, display_name
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Shown, editor, respond_in_turn
+from krigbot.adapter.weblinks import table_view
 from krigbot.cogs.matches import Ending, ending
 from krigbot.cogs.play import too_late
 from krigbot.engine import EngineError, Variant, load_game
@@ -118,7 +119,7 @@ class LeaveCog(commands.Cog, name="Leave"):
 
             # The game goes on (three or four players): the message is its table now, at the
             # bottom, with the Flip button; the one above goes grey.
-            view = over.view if over is not None else view_of(FlipButton(row.id, row.round, public))
+            view = over.view if over is not None else await table_view(self.parts.web, row, public)
 
             async def sent(_: int) -> None:
                 message = await interaction.followup.send(

@@ -31,12 +31,13 @@ from krigbot.adapter.parts import (
     HasRegistry,
     HasTables,
     HasTimeLimits,
+    HasWeb,
 )
 from krigbot.adapter.players import channel_of
 from krigbot.adapter.replies import NO_MENTIONS, Reply, challenger_lang
 from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
 from krigbot.adapter.tables import Shown, editor, respond_in_turn
-from krigbot.adapter.weblinks import web_button
+from krigbot.adapter.weblinks import table_view, watch_live, web_button
 from krigbot.engine import EngineError, load_game
 from krigbot.engine.game import outcome_from_dict
 from krigbot.engine.match import unplayed
@@ -62,7 +63,7 @@ log = logging.getLogger(__name__)
 
 
 class MatchesParts(
-    HasBot, HasRegistry, HasTimeLimits, HasChallenges, HasTables, HasButtons, Protocol
+    HasBot, HasRegistry, HasTimeLimits, HasChallenges, HasTables, HasWeb, HasButtons, Protocol
 ):
     """What the match cog uses."""
 
@@ -108,7 +109,9 @@ async def ending(
                 await shown(message_id)
                 await registry.show_table(dealt.channel_id, dealt.id, 0, message_id)
 
-            return Ending(view_of(FlipButton(dealt.id, 0, lang), *links), shown_with_next, dealt)
+            live = () if web is None else await watch_live(web, dealt, lang)
+            view = view_of(FlipButton(dealt.id, 0, lang), *links, *live)
+            return Ending(view, shown_with_next, dealt)
         # Not dealt (the channel was busy, or the write failed): start-up deals it later.
         return Ending(view_of(*links), shown)
     return Ending(view_of(RematchButton(row.id, lang), *links), shown)
@@ -137,6 +140,8 @@ async def unseen_end(
         raise refusal from None
     if game.outcome is None:
         raise refusal
+    # In the game's own language, which a restart may have made the chat forget.
+    lang = lang_for(row.extra.get("lang")) if "lang" in row.extra else lang
     restarted = recovery.ended_before_restart(row)
     embed = late_end_embed(row, game, lang, restarted=restarted)
     over = await ending(registry, row, game, lang, embed, web)
@@ -150,8 +155,13 @@ def krigbot_line(result: ChallengeResult, lang: Lang) -> str | None:
     return t(lang, "krigbot.accepts", name=safe_name(result.row.names[result.krigbot]))
 
 
-def started_reply(
-    registry: Registry, time_limits: TimeLimits, row: GameRow, game: Variant, lang: Lang
+async def started_reply(
+    registry: Registry,
+    time_limits: TimeLimits,
+    web: WebAccess,
+    row: GameRow,
+    game: Variant,
+    lang: Lang,
 ) -> Reply:
     """Return the table of a game Krigbot accepted and dealt at once, as a new message."""
     embed = add_time_left(dealt_embed(row, game, lang), time_limits.time_left(row), lang)
@@ -159,7 +169,7 @@ def started_reply(
     async def sent(message_id: int) -> None:
         await registry.show_table(row.channel_id, row.id, row.round, message_id)
 
-    return Reply(embed=embed, view=view_of(FlipButton(row.id, row.round, lang)), sent=sent)
+    return Reply(embed=embed, view=await table_view(web, row, lang), sent=sent)
 
 
 class RematchButton(GameButton, kind="rematch", game=NUMBER):
@@ -201,8 +211,9 @@ class MatchCog(commands.Cog, name="Matches"):
             self.parts.tables.surfaces.new_game(interaction, lang)
             accepted = krigbot_line(result, lang)
             if result.game is not None:
-                started = started_reply(
-                    self.parts.registry, self.parts.time_limits, challenge, result.game, lang
+                parts = self.parts
+                started = await started_reply(
+                    parts.registry, parts.time_limits, parts.web, challenge, result.game, lang
                 )
                 started.content = accepted
                 return started
@@ -254,7 +265,7 @@ class MatchCog(commands.Cog, name="Matches"):
                 found = await self.parts.registry.game_in(dealt.channel_id)
                 if found is None or found[1] is None or found[0].id != dealt.id:
                     continue
-                view = view_of(FlipButton(dealt.id, 0, lang))
+                view = await table_view(self.parts.web, found[0], lang)
                 message = await channel.send(
                     t(lang, "match.dealt_after_restart", game=finished.id),
                     embed=dealt_embed(dealt, found[1], lang),

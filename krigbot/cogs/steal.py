@@ -44,6 +44,7 @@ from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import respond_in_turn
+from krigbot.adapter.weblinks import watch_live
 from krigbot.cogs.matches import ending
 from krigbot.engine import Variant
 from krigbot.engine.cards import card_value
@@ -262,6 +263,12 @@ class StealCog(commands.Cog, name="StealWar"):
         )
         return embed, table_view(row, game, lang)
 
+    async def _live(self, row: GameRow, view: discord.ui.View | None, lang: Lang) -> None:
+        """Add Watch live to a running game's table buttons, where the server has pages."""
+        if view is not None:
+            for link in await watch_live(self.parts.web, row, lang):
+                view.add_item(link)
+
     async def _edit_table(
         self,
         row: GameRow,
@@ -310,12 +317,17 @@ class StealCog(commands.Cog, name="StealWar"):
                 self.parts.registry, result.row, result.game, lang, embed, self.parts.web
             )
             view, sent = over.view, over.sent
+        else:
+            await self._live(result.row, view, lang)
         table = result.row.table_message_id
         shown = await self._edit_table(result.row, embed, view, version)
         if shown and table is not None and result.outcome is None:
             self._superseded(result.row.channel_id, table, embed, lang)
         if shown and sent and table:
             await sent(table)
+        elif result.outcome is not None and not own_token(result.row.extra):
+            # Nothing reached the chat to show it: the next press there does, and says why.
+            await self.parts.registry.ending_unreached(result.row.id)
         if result.outcome is not None:
             self._forget(result.row.id)
 
@@ -386,6 +398,8 @@ class StealCog(commands.Cog, name="StealWar"):
                     self.parts.registry, result.row, result.game, lang, embed, self.parts.web
                 )
                 view, after = over.view, over.sent
+            else:
+                await self._live(result.row, view, lang)
 
             async def sent(message_id: int) -> None:
                 if result.outcome is None:
@@ -451,6 +465,7 @@ class StealCog(commands.Cog, name="StealWar"):
                 shown_card = self.parts.faces.text(card, public)
                 note = t(public, "steal.top_chosen", name=names[seat], card=shown_card)
                 embed, view = self._table(result, public, [note])
+                await self._live(row, view, public)
 
                 async def shown(message_id: int) -> None:
                     self._superseded(channel_id, message_id, embed, public)

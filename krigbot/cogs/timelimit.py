@@ -97,7 +97,9 @@ class TimeLimitCog(commands.Cog, name="TimeLimit"):
             log.warning("could not announce the end of game %s: %s", row.id, exc, extra=about(row))
             return
         if posted is None:
-            return  # nothing reaches the chat now: the next press there shows the result
+            # Nothing reaches the chat now: the next press there shows the result, and why late.
+            await self.parts.registry.ending_unreached(row.id)
+            return
         message_id = posted.message_id
         table = tables.live(row.channel_id)
         if table is not None:

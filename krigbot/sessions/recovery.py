@@ -11,7 +11,7 @@ from krigbot.logs import about
 from krigbot.sessions.challenges import Challenges
 from krigbot.sessions.choices import RESUMED_VARIANTS, Choices
 from krigbot.sessions.handsfree import AUTOPLAY
-from krigbot.sessions.registry import ENDING, Registry
+from krigbot.sessions.registry import ENDING, UNREACHED, Registry
 from krigbot.sessions.timelimit import DEALT_AT, TimeLimits
 from krigbot.storage import GameRow
 
@@ -50,11 +50,14 @@ class Recovery:
         """When this process picked up the games (:meth:`restore`)."""
 
     def ended_before_restart(self, row: GameRow) -> bool:
-        """Tell whether a finished game ended before this process started.
+        """Tell whether a finished game's end went unshown because the bot stopped.
 
-        An end never shown that came later was kept from its chat by something else: nothing
-        reached the chat then (its interactions' tokens had run out), not a restart.
+        An end that nothing could reach the chat to show (its interactions' tokens had run out)
+        is recorded as :data:`UNREACHED`, and one never shown that came after this process
+        started was kept from its chat the same way: neither is a restart's doing.
         """
+        if row.extra.get(ENDING) == UNREACHED:
+            return False
         return self.since is None or row.finished_at is None or row.finished_at < self.since
 
     async def restore(self) -> tuple[list[GameRow], list[GameRow]]:

@@ -28,7 +28,12 @@ from krigbot.storage import GameRow, RoundConflictError, Storage, StorageError
 log = logging.getLogger(__name__)
 
 ENDING = "ending"
-"""Key in a finished game's extra while the message that shows its end is not yet out."""
+"""Key in a finished game's extra while the message that shows its end is not yet out: its
+value says why, ``"unshown"`` (not yet, or the bot stopped first) or :data:`UNREACHED`."""
+
+UNREACHED = "unreached"
+"""The end went unshown because nothing reached the game's chat (the tokens of its interactions
+had run out), not because the bot stopped: a restart since does not change that."""
 
 T = TypeVar("T")
 
@@ -412,6 +417,18 @@ class Registry:
                 else:
                     running.row = dataclasses.replace(running.row, extra=merged)
             return merged
+
+    async def ending_unreached(self, game_id: int) -> None:
+        """Record that nothing reached a finished game's chat to show its end (:data:`ENDING`)."""
+        try:
+            row = await self.storage.games.get_game(game_id)
+            if row is not None and row.extra.get(ENDING) is not None:
+                await self.storage.games.update_extra(
+                    game_id, {ENDING: UNREACHED}, now=self.clock()
+                )
+        except StorageError as exc:
+            # The next press shows the end all the same; only its title may blame a restart.
+            log.warning("could not record why the end of game %s was not shown: %s", game_id, exc)
 
     async def ending_shown(self, game_id: int) -> None:
         """Record that the message showing a game's end is out (see :data:`ENDING`)."""

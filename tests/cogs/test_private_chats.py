@@ -287,6 +287,30 @@ async def test_an_end_no_token_could_show_is_not_said_to_have_come_before_a_rest
     standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose
 
 
+async def test_an_end_no_token_could_show_is_still_not_said_to_have_come_before_a_restart_after_one(
+    standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(LONG_SEED)
+    async with running_bot(standin, db_path, seeds) as bot:
+        table, _ = await autoplay_ends_unseen(standin, world, group, bot)
+        autoplay = bot.get_cog("Autoplay")
+        assert autoplay is not None
+        task = autoplay.task(group.id)  # type: ignore[attr-defined]
+        if task is not None:  # its last step: Discord refuses its edit, and it stops
+            await asyncio.wait_for(asyncio.wait({task}), 10)
+    async with running_bot(standin, db_path, seeds) as bot:
+        await settled()
+        shown = await forged_press(standin, table.message, flip_button(table.message), world.bob)
+        await settled()
+        row = await game_row(bot, table.game_id)
+
+    assert shown.type == UPDATE_MESSAGE, text_of(shown)
+    assert t("nb", "end.after_restart", game=table.game_id) not in text_of(shown)
+    assert t("nb", "end.unreached", game=table.game_id) in text_of(shown)
+    assert row.extra.get("ending") is None  # shown: nothing shows it again
+    standin.world.refused.clear()  # Discord's refusals of the dead token, made on purpose
+
+
 async def test_a_press_on_autoplays_message_shows_the_end_its_token_could_not(
     standin: DiscordStandIn, world: SampleWorld, group: Channel, db_path: Path, seeds: ChosenSeeds
 ) -> None:

@@ -20,12 +20,13 @@ import contextlib
 import dataclasses
 import logging
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import discord
+from discord.http import handle_message_parameters
+from discord.webhook.async_ import async_context
 
 from krigbot.adapter import surfaces
 from krigbot.adapter.players import channel_of
@@ -86,19 +87,45 @@ class Shown:
     """Where only its interaction reaches it: the ``time.monotonic()`` its edits stop working."""
 
 
-class _Held:
-    """An interaction kept for its token's lifetime at most."""
+@dataclass(frozen=True, slots=True)
+class _Token:
+    """What editing a message through its interaction needs: the interaction's webhook."""
 
-    __slots__ = ("__weakref__", "interaction")
+    application_id: int
+    token: str
+    until: float
+    """The ``time.monotonic()`` past which the token is not used (see ``TOKEN_SECONDS``)."""
 
-    def __init__(self, interaction: discord.Interaction[Any] | None) -> None:
-        self.interaction = interaction
+    async def edit(
+        self, client: discord.Client, message_id: int, original: bool, **changes: Any
+    ) -> None:
+        """Edit a message of the interaction: its response (``original``) or a follow-up.
 
-    @staticmethod
-    def release(ref: weakref.ref[_Held]) -> None:
-        held = ref()
-        if held is not None:
-            held.interaction = None
+        As ``Interaction.edit_original_response`` and ``Interaction.followup.edit_message``
+        do, from the token alone: a live table keeps these few bytes, not the interaction.
+        """
+        if not original:
+            webhook = discord.Webhook.partial(self.application_id, self.token, client=client)
+            await webhook.edit_message(message_id, **changes)
+            return
+        state = client._connection  # discord.py's own call, without an Interaction
+        http = state.http
+        with handle_message_parameters(
+            **changes, previous_allowed_mentions=state.allowed_mentions
+        ) as params:
+            await async_context.get().edit_original_interaction_response(
+                self.application_id,
+                self.token,
+                session=http._HTTPClient__session,  # type: ignore[attr-defined]
+                proxy=http.proxy,
+                proxy_auth=http.proxy_auth,
+                payload=params.payload,
+                multipart=params.multipart,
+                files=params.files,
+            )
+        view = changes.get("view")
+        if view and not view.is_finished() and view.is_dispatchable():
+            state.store_view(view, message_id)
 
 
 def editor(
@@ -116,26 +143,24 @@ def editor(
     against the channel's rate limit; later edits use the bot's own token where it reaches (see
     ``surfaces``), and elsewhere nothing can edit the message any more.
     """
-    made = time.monotonic()
-    held = _Held(interaction)
     own = interaction is None or reaches(interaction)
-    if interaction is not None:
-        # The interaction (its payload, its member, its message: about 5 KiB) is let go when
-        # its token expires, so a live table of an idle game does not keep it for hours; the
-        # timer holds the holder weakly, so a message dropped sooner frees it at once.
-        asyncio.get_running_loop().call_later(
-            surfaces.TOKEN_SECONDS, _Held.release, weakref.ref(held)
+    # Only the token is kept, not the interaction (its payload, its member, its message: about
+    # 5 KiB), so a live table of an idle game costs little.
+    token = (
+        None
+        if interaction is None
+        else _Token(
+            interaction.application_id,
+            interaction.token,
+            time.monotonic() + surfaces.TOKEN_SECONDS,
         )
+    )
 
     async def edit(**changes: Any) -> None:
         changes.setdefault("allowed_mentions", NO_MENTIONS)
-        through = held.interaction
-        if through is not None and time.monotonic() - made < surfaces.TOKEN_SECONDS:
+        if token is not None and time.monotonic() < token.until:
             try:
-                if original:
-                    await through.edit_original_response(**changes)
-                else:
-                    await through.followup.edit_message(message_id, **changes)
+                await token.edit(client, message_id, original, **changes)
                 return
             except discord.HTTPException as exc:
                 if not own:

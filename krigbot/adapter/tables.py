@@ -16,6 +16,7 @@ comes, puts its public message at the bottom.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import logging
@@ -185,8 +186,10 @@ class Tables:
         self._turns: dict[int, asyncio.Lock] = {}
         self._live: dict[int, Shown] = {}
         self._asides: dict[int, list[Shown]] = {}
+        self._greying: collections.deque[tuple[Shown, dict[str, Any]]] = collections.deque()
+        """Messages to grey, each with its changes, oldest first."""
+        self._greyers = 0
         self._retiring: set[asyncio.Task[None]] = set()
-        self._editing = asyncio.Semaphore(RETIRING_AT_ONCE)
         self._answering = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -323,23 +326,41 @@ class Tables:
             self._retire(shown)
 
     def _retire(self, shown: Shown) -> None:
-        task = asyncio.create_task(self._grey(shown), name=f"krig-retire-{shown.message_id}")
-        self._retiring.add(task)
-        task.add_done_callback(self._retiring.discard)
-
-    async def _grey(self, shown: Shown) -> None:
         changes: dict[str, Any] = {"view": greyed(shown.view)}
         if shown.retired is not None:
             changes.update(shown.retired())
-        # Answers first: a burst of flips must not wait behind the greying it causes (each new
-        # table greys one), which catches up as soon as no answer is under way.
-        await self._idle.wait()
-        async with self._editing:
-            try:
-                await shown.edit(**changes)
-            except discord.HTTPException as exc:
-                # Its buttons are checked when pressed: a press on it changes nothing.
-                log.warning("could not grey the buttons of message %s: %s", shown.message_id, exc)
+        self._greying.append((shown, changes))
+        if self._greyers < RETIRING_AT_ONCE:
+            self._greyers += 1
+            task = asyncio.create_task(self._grey(), name="krig-retire-greying")
+            self._retiring.add(task)
+            task.add_done_callback(self._retiring.discard)
+
+    async def _grey(self) -> None:
+        """Grey the waiting messages, one at a time, while no answer is under way.
+
+        A queue and a few tasks working it, not a task a message: a burst of flips leaves a
+        greying behind each, and a task each would be work and memory for every one of them.
+        """
+        try:
+            while self._greying:
+                # Answers first: a burst of flips must not wait behind the greying it causes
+                # (each new table greys one), which catches up once no answer is under way.
+                await self._idle.wait()
+                if not self._greying:
+                    break
+                shown, changes = self._greying.popleft()
+                try:
+                    await shown.edit(**changes)
+                except discord.HTTPException as exc:
+                    # Its buttons are checked when pressed: a press on it changes nothing.
+                    log.warning(
+                        "could not grey the buttons of message %s: %s", shown.message_id, exc
+                    )
+                except Exception:
+                    log.exception("could not grey the buttons of message %s", shown.message_id)
+        finally:
+            self._greyers -= 1
 
     @contextlib.contextmanager
     def answering(self) -> Iterator[None]:
@@ -359,15 +380,15 @@ class Tables:
             await asyncio.wait(set(self._retiring), timeout=5)
 
 
-async def _acquire(lock: asyncio.Lock, within: float) -> bool:
-    """Take the lock if it can be had within ``within`` seconds."""
-    if within <= 0:
-        if lock.locked():
-            return False
-        await lock.acquire()  # free: taken without waiting
-        return True
+async def _acquire(lock: asyncio.Lock, deadline: float) -> bool:
+    """Take the lock if it can be had by ``deadline`` (the event loop's time).
+
+    A free lock is taken at once, even past the deadline; a timeout, not a task: this runs
+    for every answer.
+    """
     try:
-        await asyncio.wait_for(lock.acquire(), within)
+        async with asyncio.timeout_at(deadline):
+            await lock.acquire()
     except TimeoutError:
         return False
     return True
@@ -404,7 +425,7 @@ async def _respond_in_turn(
     state = _Answer(interaction, update)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait
-    if not await _acquire(turn, deadline - loop.time()):
+    if not await _acquire(turn, deadline):
         # Out of turn: a public "thinking" message now would sit above messages still to come.
         try:
             await state.defer("update" if update else "aside")
@@ -421,26 +442,46 @@ async def _respond_in_turn(
             except BaseException:
                 work.close()
                 raise
-        task = asyncio.ensure_future(work)
-        if not state.style:
-            done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
-            if task not in done:
-                try:
-                    await state.defer("update" if update else "public")
-                except BaseException:
-                    task.cancel()
-                    raise
+        # The work runs here; if it outlasts the deadline a timer defers beside it (a timer,
+        # not a task for the work: this runs for every answer).
+        deferring: list[asyncio.Task[None]] = []
+        timer = (
+            None
+            if state.style
+            else loop.call_at(
+                deadline,
+                lambda: deferring.append(
+                    asyncio.ensure_future(state.defer("update" if update else "public"))
+                ),
+            )
+        )
         try:
-            reply = await task
+            reply = await work
         except Exception as exc:
+            await _deferred(timer, deferring)
             await state.failed(exc)
             if isinstance(exc, Refusal):
                 return
             raise
+        except BaseException:
+            if timer is not None:
+                timer.cancel()
+            for deferral in deferring:
+                deferral.cancel()
+            raise
+        await _deferred(timer, deferring)
         await tables.say_owed(channel_id, reply)
         await state.deliver(reply, tables)
     finally:
         turn.release()
+
+
+async def _deferred(timer: asyncio.TimerHandle | None, deferring: list[asyncio.Task[None]]) -> None:
+    """Stop the deferral's timer; if it fired, wait for the deferral to reach Discord."""
+    if timer is not None:
+        timer.cancel()
+    for deferral in deferring:
+        await deferral
 
 
 class _Answer:

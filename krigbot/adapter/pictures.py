@@ -117,6 +117,14 @@ class Pictures:
         self._ahead: OrderedDict[int, DrawnAhead] = OrderedDict()
         """Each game's next picture by game id, the least recently drawn first."""
         self._drawing_ahead = 0
+        self._owed: set[int] = set()
+        """Games whose last round went out without its picture: their next round waits for its.
+
+        So that when the workers cannot draw every round (many games flipping at once), each
+        game still shows at least every other round's picture, and flips slow down to what the
+        workers draw instead of outrunning them; a game whose next round is not flipped keeps
+        its id here until it is.
+        """
         self.ahead_used = 0
         """Rounds shown with the picture drawn ahead for them."""
 
@@ -147,9 +155,15 @@ class Pictures:
             return asyncio.ensure_future(asyncio.to_thread(call))
         return asyncio.wrap_future(pool(self._processes).submit(call))
 
-    async def _render(self, draw: Callable[..., T], *args: object, **kwargs: object) -> T | None:
-        """Draw in a worker; return None (text only) when drawing is backlogged or slow."""
-        if self._in_flight >= BACKLOG_PER_WORKER * max(1, self._processes):
+    async def _render(
+        self, draw: Callable[..., T], *args: object, owed: bool = False, **kwargs: object
+    ) -> T | None:
+        """Draw in a worker; return None (text only) when drawing is backlogged or slow.
+
+        ``owed``: the picture is drawn and waited for (at most ``RENDER_TIMEOUT``) however
+        backlogged the workers are.
+        """
+        if not owed and self._in_flight >= BACKLOG_PER_WORKER * max(1, self._processes):
             self.skipped += 1
             return None
         return await self._wait(self._submit(functools.partial(draw, *args, **kwargs)))
@@ -199,10 +213,13 @@ class Pictures:
         if ahead is not None and ahead.moves_made == game.moves_made and ahead.args == args:
             png = await self._drawn_ahead(ahead)
         if png is None:
-            png = await self._render(args.drawing())
+            png = await self._render(args.drawing(), owed=row.id in self._owed)
         self._draw_ahead(row, game, lang)
         if png is None:
+            if not game.finished:
+                self._owed.add(row.id)
             return None
+        self._owed.discard(row.id)
         embed.set_image(url=f"attachment://{ROUND_FILE}")
         return discord.File(io.BytesIO(png), filename=ROUND_FILE)
 

@@ -259,3 +259,20 @@ async def test_nothing_is_drawn_ahead_for_a_game_with_choices(storage: Storage) 
     shown.draw_ahead(row, new_game(rules, 1), "nb")
 
     assert shown.ahead_for(row.id) is None
+
+
+async def test_a_game_whose_round_went_out_as_text_shows_the_next_round_s_picture(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Workers that are always backlogged: a round's picture is drawn only if it is owed.
+    monkeypatch.setattr(pictures, "BACKLOG_PER_WORKER", 0)
+    shown = pictures.Pictures(storage, processes=0)  # in threads: nothing is drawn ahead
+    await shown.start()
+    row, game = a_game(1)
+
+    carried = [
+        await shown.round_picture(row, game, game.play_round(), "nb", discord.Embed()) is not None
+        for _ in range(4)
+    ]
+
+    assert carried == [False, True, False, True]  # at least every other round's picture

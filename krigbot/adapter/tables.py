@@ -75,12 +75,57 @@ def has_buttons(view: discord.ui.View | None) -> bool:
     return False
 
 
+@dataclass(frozen=True, slots=True)
+class Buttons:
+    """A message's buttons as plain values: what greying them needs, without their view.
+
+    A live table is kept for as long as its game runs, idle or not; a view (its items, their
+    components, a future) costs about four times these few tuples. Greyed, the buttons keep
+    their custom ids, so a forged press still reaches their kind's handler (registered as
+    dynamic items), which refuses it.
+    """
+
+    buttons: tuple[tuple[discord.ButtonStyle, str | None, str | None, str | None, Any], ...]
+    """Each button's style, label, custom id, link and emoji, in the view's order."""
+    rows: tuple[int | None, ...]
+
+    @classmethod
+    def of(cls, view: discord.ui.View) -> Buttons | discord.ui.View:
+        """Return a view's buttons as values; the view itself if it holds anything else."""
+        buttons = []
+        rows = []
+        for item in view.children:
+            target = item.item if isinstance(item, discord.ui.DynamicItem) else item
+            if type(target) is not discord.ui.Button or target.sku_id is not None:
+                return view
+            buttons.append((target.style, target.label, target.custom_id, target.url, target.emoji))
+            rows.append(item.row)
+        return cls(tuple(buttons), tuple(rows))
+
+    def greyed(self) -> discord.ui.View:
+        """Return a view of the same buttons, disabled (finished: discord.py keeps none of it)."""
+        view = discord.ui.View(timeout=None)
+        for (style, label, custom_id, url, emoji), row in zip(self.buttons, self.rows, strict=True):
+            button: discord.ui.Button[discord.ui.View] = discord.ui.Button(
+                style=style,
+                label=label,
+                custom_id=custom_id,
+                url=url,
+                emoji=emoji,
+                row=row,
+                disabled=True,
+            )
+            view.add_item(button)
+        view.stop()
+        return view
+
+
 @dataclass(eq=False, slots=True)
 class Shown:
     """A public message whose buttons work, and how to edit it once they no longer do."""
 
     message_id: int
-    view: discord.ui.View
+    view: discord.ui.View | Buttons
     edit: Edit
     retired: Callable[[], dict[str, Any]] | None = None
     """What else the message must say once it is superseded (a Steal War table's countdown)."""
@@ -213,6 +258,8 @@ class Tables:
     def show(self, channel_id: int, shown: Shown) -> None:
         """Make a message the channel's live one; the one it replaces goes grey."""
         previous = self._live.get(channel_id)
+        if isinstance(shown.view, discord.ui.View):
+            shown.view = Buttons.of(shown.view)
         self._live[channel_id] = shown
         if previous is not None and previous.message_id != shown.message_id:
             self._retire(previous)
@@ -224,7 +271,7 @@ class Tables:
             return
         if has_buttons(view):
             assert view is not None
-            current.view = view
+            current.view = Buttons.of(view)
         else:
             del self._live[channel_id]
 
@@ -306,13 +353,19 @@ class Tables:
         return [
             shown
             for shown in self._asides.get(game_id, [])
-            if any(isinstance(item, kind) for item in shown.view.children)
+            if isinstance(shown.view, discord.ui.View)
+            and any(isinstance(item, kind) for item in shown.view.children)
         ]
 
     def drop_asides(self, game_id: int, kind: type[discord.ui.Item[Any]]) -> list[Shown]:
         """Stop keeping a game's messages that have buttons of a kind; return them."""
         kept = self._asides.get(game_id, [])
-        dropped = [shown for shown in kept if any(isinstance(i, kind) for i in shown.view.children)]
+        dropped = [
+            shown
+            for shown in kept
+            if isinstance(shown.view, discord.ui.View)
+            and any(isinstance(i, kind) for i in shown.view.children)
+        ]
         self._asides[game_id] = [shown for shown in kept if shown not in dropped]
         return dropped
 
@@ -326,7 +379,10 @@ class Tables:
             self._retire(shown)
 
     def _retire(self, shown: Shown) -> None:
-        changes: dict[str, Any] = {"view": greyed(shown.view)}
+        view = shown.view
+        changes: dict[str, Any] = {
+            "view": view.greyed() if isinstance(view, Buttons) else greyed(view)
+        }
         if shown.retired is not None:
             changes.update(shown.retired())
         self._greying.append((shown, changes))

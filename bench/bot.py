@@ -210,6 +210,8 @@ class Bench:
         """The PostgreSQL database the bot uses (None: SQLite in the work folder)."""
         self.database_pid: int | None = None
         """The PostgreSQL server's postmaster, whose CPU is counted with the bot's."""
+        self.render_processes: int | None = None
+        """The bot's picture workers (None: its default)."""
         self.users: list[User] = []
         self.deferrals = 0
         self.pictures = 0
@@ -231,6 +233,8 @@ class Bench:
         )
         if self.database_url is not None:
             env["KRIG_DATABASE_URL"] = self.database_url
+        if self.render_processes is not None:
+            env["KRIG_RENDER_PROCESSES"] = str(self.render_processes)
         if self.metrics_port is not None:
             env["KRIG_METRICS_PORT"] = str(self.metrics_port)
         if self.web_port is not None:
@@ -338,6 +342,7 @@ async def run(args: argparse.Namespace) -> None:
                 metrics=args.metrics == "on",
                 web=args.web == "on",
             )
+            bench.render_processes = args.render_processes
             if cluster is not None:
                 bench.database_url = cluster.create_database()
                 bench.database_pid = cluster.process.pid
@@ -592,6 +597,12 @@ def main() -> None:
         choices=("sqlite", "postgres"),
         default="sqlite",
         help="the bot's database (postgres: a PostgreSQL 15 started for the run, fsync on)",
+    )
+    parser.add_argument(
+        "--render-processes",
+        type=int,
+        metavar="N",
+        help="the bot's picture workers (KRIG_RENDER_PROCESSES; default: the bot's own)",
     )
     parser.add_argument(
         "--profile", metavar="FILE", help="record the bot with py-spy during the load"

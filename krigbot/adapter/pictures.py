@@ -210,16 +210,23 @@ class Pictures:
         args = RoundArgs.of(row, game, played, lang)
         ahead = self._ahead.pop(row.id, None)
         png: bytes | None = None
+        slow = False
         if ahead is not None and ahead.moves_made == game.moves_made and ahead.args == args:
             png = await self._drawn_ahead(ahead)
-        if png is None:
+            # Still drawing: it was slow (the round goes as text, and the drawing is dropped if
+            # a worker has not started it), not failed (drawn again).
+            slow = png is None and not ahead.png.done()
+            if slow:
+                ahead.png.cancel()
+        if png is None and not slow:
             png = await self._render(args.drawing(), owed=row.id in self._owed)
+        if png is None and not game.finished:
+            self._owed.add(row.id)
+        else:
+            self._owed.discard(row.id)
         self._draw_ahead(row, game, lang)
         if png is None:
-            if not game.finished:
-                self._owed.add(row.id)
             return None
-        self._owed.discard(row.id)
         embed.set_image(url=f"attachment://{ROUND_FILE}")
         return discord.File(io.BytesIO(png), filename=ROUND_FILE)
 
@@ -250,7 +257,9 @@ class Pictures:
         """Start drawing the next round's picture, if a worker is idle and the round is fixed.
 
         Never in front of a reply: only while no picture is waited for and a worker is free,
-        and never in a thread (that would take the event loop's interpreter lock).
+        and never in a thread (that would take the event loop's interpreter lock). A game
+        owed its next picture is the exception: that picture will be waited for anyway, and
+        drawn while the players look at the round it follows, it is ready sooner.
         """
         now = self.clock()
         while self._ahead:
@@ -260,7 +269,8 @@ class Pictures:
             self._ahead.popitem(last=False)
         if game.has_choices or game.finished:
             return
-        if self._in_flight or self._drawing_ahead >= self._processes or self._in_threads():
+        busy = self._in_flight or self._drawing_ahead >= self._processes
+        if (busy and row.id not in self._owed) or self._in_threads():
             return
         peek = game.copy()
         played = peek.play_round()

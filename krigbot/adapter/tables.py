@@ -379,12 +379,8 @@ class Tables:
             self._retire(shown)
 
     def _retire(self, shown: Shown) -> None:
-        view = shown.view
-        changes: dict[str, Any] = {
-            "view": view.greyed() if isinstance(view, Buttons) else greyed(view)
-        }
-        if shown.retired is not None:
-            changes.update(shown.retired())
+        # What it must say is fixed now; its greyed buttons are built when it is greyed.
+        changes = {} if shown.retired is None else shown.retired()
         self._greying.append((shown, changes))
         if self._greyers < RETIRING_AT_ONCE:
             self._greyers += 1
@@ -406,8 +402,10 @@ class Tables:
                 if not self._greying:
                     break
                 shown, changes = self._greying.popleft()
+                view = shown.view
+                grey = view.greyed() if isinstance(view, Buttons) else greyed(view)
                 try:
-                    await shown.edit(**changes)
+                    await shown.edit(**{"view": grey, **changes})
                 except discord.HTTPException as exc:
                     # Its buttons are checked when pressed: a press on it changes nothing.
                     log.warning(

@@ -79,11 +79,9 @@ async def run(args: argparse.Namespace) -> None:
 async def measure(bench: Bench, args: argparse.Namespace) -> None:
     assert bench.proc is not None
     tables = [bench.pair(i) for i in range(args.games)]
-    for channel, alice, _ in tables[:20]:  # warm-up
-        await bench.flip(channel, alice)
     answered = 0
     latencies: list[float] = []
-    deadline = time.perf_counter() + args.seconds
+    deadline = time.perf_counter() + args.warm_up  # every channel flips, as in bench.bot
 
     async def player(channel: Channel, alice: User) -> None:
         nonlocal answered
@@ -94,6 +92,11 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
             answered += 1
             latencies.append(latency)
 
+    if args.warm_up:
+        await asyncio.gather(*(player(channel, alice) for channel, alice, _ in tables))
+    answered = 0
+    latencies.clear()
+    deadline = time.perf_counter() + args.seconds
     phase = await measured(
         bench.proc.pid, asyncio.gather(*(player(channel, alice) for channel, alice, _ in tables))
     )
@@ -119,6 +122,13 @@ def main() -> None:
     parser.add_argument("--serve", action="store_true", help="run the bare bot (internal)")
     parser.add_argument("--games", type=int, default=200, help="channels flipping at once")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the load phase")
+    parser.add_argument(
+        "--warm-up",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="seconds every channel flips before the load phase's clocks start",
+    )
     args = parser.parse_args()
     if args.serve:
         serve()

@@ -117,6 +117,14 @@ class Pictures:
         self._ahead: OrderedDict[int, DrawnAhead] = OrderedDict()
         """Each game's next picture by game id, the least recently drawn first."""
         self._drawing_ahead = 0
+        self._owed: set[int] = set()
+        """Games whose last round went out without its picture: their next round waits for its.
+
+        So that when the workers cannot draw every round (many games flipping at once), each
+        game still shows at least every other round's picture, and flips slow down to what the
+        workers draw instead of outrunning them; a game whose next round is not flipped keeps
+        its id here until it is.
+        """
         self.ahead_used = 0
         """Rounds shown with the picture drawn ahead for them."""
 
@@ -147,9 +155,15 @@ class Pictures:
             return asyncio.ensure_future(asyncio.to_thread(call))
         return asyncio.wrap_future(pool(self._processes).submit(call))
 
-    async def _render(self, draw: Callable[..., T], *args: object, **kwargs: object) -> T | None:
-        """Draw in a worker; return None (text only) when drawing is backlogged or slow."""
-        if self._in_flight >= BACKLOG_PER_WORKER * max(1, self._processes):
+    async def _render(
+        self, draw: Callable[..., T], *args: object, owed: bool = False, **kwargs: object
+    ) -> T | None:
+        """Draw in a worker; return None (text only) when drawing is backlogged or slow.
+
+        ``owed``: the picture is drawn and waited for (at most ``RENDER_TIMEOUT``) however
+        backlogged the workers are.
+        """
+        if not owed and self._in_flight >= BACKLOG_PER_WORKER * max(1, self._processes):
             self.skipped += 1
             return None
         return await self._wait(self._submit(functools.partial(draw, *args, **kwargs)))
@@ -196,10 +210,20 @@ class Pictures:
         args = RoundArgs.of(row, game, played, lang)
         ahead = self._ahead.pop(row.id, None)
         png: bytes | None = None
+        slow = False
         if ahead is not None and ahead.moves_made == game.moves_made and ahead.args == args:
             png = await self._drawn_ahead(ahead)
-        if png is None:
-            png = await self._render(args.drawing())
+            # Still drawing: it was slow (the round goes as text, and the drawing is dropped if
+            # a worker has not started it), not failed (drawn again).
+            slow = png is None and not ahead.png.done()
+            if slow:
+                ahead.png.cancel()
+        if png is None and not slow:
+            png = await self._render(args.drawing(), owed=row.id in self._owed)
+        if png is None and not game.finished:
+            self._owed.add(row.id)
+        else:
+            self._owed.discard(row.id)
         self._draw_ahead(row, game, lang)
         if png is None:
             return None
@@ -233,7 +257,9 @@ class Pictures:
         """Start drawing the next round's picture, if a worker is idle and the round is fixed.
 
         Never in front of a reply: only while no picture is waited for and a worker is free,
-        and never in a thread (that would take the event loop's interpreter lock).
+        and never in a thread (that would take the event loop's interpreter lock). A game
+        owed its next picture is the exception: that picture will be waited for anyway, and
+        drawn while the players look at the round it follows, it is ready sooner.
         """
         now = self.clock()
         while self._ahead:
@@ -243,7 +269,8 @@ class Pictures:
             self._ahead.popitem(last=False)
         if game.has_choices or game.finished:
             return
-        if self._in_flight or self._drawing_ahead >= self._processes or self._in_threads():
+        busy = self._in_flight or self._drawing_ahead >= self._processes
+        if (busy and row.id not in self._owed) or self._in_threads():
             return
         peek = game.copy()
         played = peek.play_round()

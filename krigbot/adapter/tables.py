@@ -16,16 +16,18 @@ comes, puts its public message at the bottom.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import logging
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import discord
+from discord.http import handle_message_parameters
+from discord.webhook.async_ import async_context
 
 from krigbot.adapter import surfaces
 from krigbot.adapter.players import channel_of
@@ -73,12 +75,57 @@ def has_buttons(view: discord.ui.View | None) -> bool:
     return False
 
 
+@dataclass(frozen=True, slots=True)
+class Buttons:
+    """A message's buttons as plain values: what greying them needs, without their view.
+
+    A live table is kept for as long as its game runs, idle or not; a view (its items, their
+    components, a future) costs about four times these few tuples. Greyed, the buttons keep
+    their custom ids, so a forged press still reaches their kind's handler (registered as
+    dynamic items), which refuses it.
+    """
+
+    buttons: tuple[tuple[discord.ButtonStyle, str | None, str | None, str | None, Any], ...]
+    """Each button's style, label, custom id, link and emoji, in the view's order."""
+    rows: tuple[int | None, ...]
+
+    @classmethod
+    def of(cls, view: discord.ui.View) -> Buttons | discord.ui.View:
+        """Return a view's buttons as values; the view itself if it holds anything else."""
+        buttons = []
+        rows = []
+        for item in view.children:
+            target = item.item if isinstance(item, discord.ui.DynamicItem) else item
+            if type(target) is not discord.ui.Button or target.sku_id is not None:
+                return view
+            buttons.append((target.style, target.label, target.custom_id, target.url, target.emoji))
+            rows.append(item.row)
+        return cls(tuple(buttons), tuple(rows))
+
+    def greyed(self) -> discord.ui.View:
+        """Return a view of the same buttons, disabled (finished: discord.py keeps none of it)."""
+        view = discord.ui.View(timeout=None)
+        for (style, label, custom_id, url, emoji), row in zip(self.buttons, self.rows, strict=True):
+            button: discord.ui.Button[discord.ui.View] = discord.ui.Button(
+                style=style,
+                label=label,
+                custom_id=custom_id,
+                url=url,
+                emoji=emoji,
+                row=row,
+                disabled=True,
+            )
+            view.add_item(button)
+        view.stop()
+        return view
+
+
 @dataclass(eq=False, slots=True)
 class Shown:
     """A public message whose buttons work, and how to edit it once they no longer do."""
 
     message_id: int
-    view: discord.ui.View
+    view: discord.ui.View | Buttons
     edit: Edit
     retired: Callable[[], dict[str, Any]] | None = None
     """What else the message must say once it is superseded (a Steal War table's countdown)."""
@@ -86,19 +133,45 @@ class Shown:
     """Where only its interaction reaches it: the ``time.monotonic()`` its edits stop working."""
 
 
-class _Held:
-    """An interaction kept for its token's lifetime at most."""
+@dataclass(frozen=True, slots=True)
+class _Token:
+    """What editing a message through its interaction needs: the interaction's webhook."""
 
-    __slots__ = ("__weakref__", "interaction")
+    application_id: int
+    token: str
+    until: float
+    """The ``time.monotonic()`` past which the token is not used (see ``TOKEN_SECONDS``)."""
 
-    def __init__(self, interaction: discord.Interaction[Any] | None) -> None:
-        self.interaction = interaction
+    async def edit(
+        self, client: discord.Client, message_id: int, original: bool, **changes: Any
+    ) -> None:
+        """Edit a message of the interaction: its response (``original``) or a follow-up.
 
-    @staticmethod
-    def release(ref: weakref.ref[_Held]) -> None:
-        held = ref()
-        if held is not None:
-            held.interaction = None
+        As ``Interaction.edit_original_response`` and ``Interaction.followup.edit_message``
+        do, from the token alone: a live table keeps these few bytes, not the interaction.
+        """
+        if not original:
+            webhook = discord.Webhook.partial(self.application_id, self.token, client=client)
+            await webhook.edit_message(message_id, **changes)
+            return
+        state = client._connection  # discord.py's own call, without an Interaction
+        http = state.http
+        with handle_message_parameters(
+            **changes, previous_allowed_mentions=state.allowed_mentions
+        ) as params:
+            await async_context.get().edit_original_interaction_response(
+                self.application_id,
+                self.token,
+                session=http._HTTPClient__session,  # type: ignore[attr-defined]
+                proxy=http.proxy,
+                proxy_auth=http.proxy_auth,
+                payload=params.payload,
+                multipart=params.multipart,
+                files=params.files,
+            )
+        view = changes.get("view")
+        if view and not view.is_finished() and view.is_dispatchable():
+            state.store_view(view, message_id)
 
 
 def editor(
@@ -116,26 +189,24 @@ def editor(
     against the channel's rate limit; later edits use the bot's own token where it reaches (see
     ``surfaces``), and elsewhere nothing can edit the message any more.
     """
-    made = time.monotonic()
-    held = _Held(interaction)
     own = interaction is None or reaches(interaction)
-    if interaction is not None:
-        # The interaction (its payload, its member, its message: about 5 KiB) is let go when
-        # its token expires, so a live table of an idle game does not keep it for hours; the
-        # timer holds the holder weakly, so a message dropped sooner frees it at once.
-        asyncio.get_running_loop().call_later(
-            surfaces.TOKEN_SECONDS, _Held.release, weakref.ref(held)
+    # Only the token is kept, not the interaction (its payload, its member, its message: about
+    # 5 KiB), so a live table of an idle game costs little.
+    token = (
+        None
+        if interaction is None
+        else _Token(
+            interaction.application_id,
+            interaction.token,
+            time.monotonic() + surfaces.TOKEN_SECONDS,
         )
+    )
 
     async def edit(**changes: Any) -> None:
         changes.setdefault("allowed_mentions", NO_MENTIONS)
-        through = held.interaction
-        if through is not None and time.monotonic() - made < surfaces.TOKEN_SECONDS:
+        if token is not None and time.monotonic() < token.until:
             try:
-                if original:
-                    await through.edit_original_response(**changes)
-                else:
-                    await through.followup.edit_message(message_id, **changes)
+                await token.edit(client, message_id, original, **changes)
                 return
             except discord.HTTPException as exc:
                 if not own:
@@ -160,8 +231,10 @@ class Tables:
         self._turns: dict[int, asyncio.Lock] = {}
         self._live: dict[int, Shown] = {}
         self._asides: dict[int, list[Shown]] = {}
+        self._greying: collections.deque[tuple[Shown, dict[str, Any]]] = collections.deque()
+        """Messages to grey, each with its changes, oldest first."""
+        self._greyers = 0
         self._retiring: set[asyncio.Task[None]] = set()
-        self._editing = asyncio.Semaphore(RETIRING_AT_ONCE)
         self._answering = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -185,6 +258,8 @@ class Tables:
     def show(self, channel_id: int, shown: Shown) -> None:
         """Make a message the channel's live one; the one it replaces goes grey."""
         previous = self._live.get(channel_id)
+        if isinstance(shown.view, discord.ui.View):
+            shown.view = Buttons.of(shown.view)
         self._live[channel_id] = shown
         if previous is not None and previous.message_id != shown.message_id:
             self._retire(previous)
@@ -196,7 +271,7 @@ class Tables:
             return
         if has_buttons(view):
             assert view is not None
-            current.view = view
+            current.view = Buttons.of(view)
         else:
             del self._live[channel_id]
 
@@ -278,13 +353,19 @@ class Tables:
         return [
             shown
             for shown in self._asides.get(game_id, [])
-            if any(isinstance(item, kind) for item in shown.view.children)
+            if isinstance(shown.view, discord.ui.View)
+            and any(isinstance(item, kind) for item in shown.view.children)
         ]
 
     def drop_asides(self, game_id: int, kind: type[discord.ui.Item[Any]]) -> list[Shown]:
         """Stop keeping a game's messages that have buttons of a kind; return them."""
         kept = self._asides.get(game_id, [])
-        dropped = [shown for shown in kept if any(isinstance(i, kind) for i in shown.view.children)]
+        dropped = [
+            shown
+            for shown in kept
+            if isinstance(shown.view, discord.ui.View)
+            and any(isinstance(i, kind) for i in shown.view.children)
+        ]
         self._asides[game_id] = [shown for shown in kept if shown not in dropped]
         return dropped
 
@@ -298,23 +379,42 @@ class Tables:
             self._retire(shown)
 
     def _retire(self, shown: Shown) -> None:
-        task = asyncio.create_task(self._grey(shown), name=f"krig-retire-{shown.message_id}")
-        self._retiring.add(task)
-        task.add_done_callback(self._retiring.discard)
+        # What it must say is fixed now; its greyed buttons are built when it is greyed.
+        changes = {} if shown.retired is None else shown.retired()
+        self._greying.append((shown, changes))
+        if self._greyers < RETIRING_AT_ONCE:
+            self._greyers += 1
+            task = asyncio.create_task(self._grey(), name="krig-retire-greying")
+            self._retiring.add(task)
+            task.add_done_callback(self._retiring.discard)
 
-    async def _grey(self, shown: Shown) -> None:
-        changes: dict[str, Any] = {"view": greyed(shown.view)}
-        if shown.retired is not None:
-            changes.update(shown.retired())
-        # Answers first: a burst of flips must not wait behind the greying it causes (each new
-        # table greys one), which catches up as soon as no answer is under way.
-        await self._idle.wait()
-        async with self._editing:
-            try:
-                await shown.edit(**changes)
-            except discord.HTTPException as exc:
-                # Its buttons are checked when pressed: a press on it changes nothing.
-                log.warning("could not grey the buttons of message %s: %s", shown.message_id, exc)
+    async def _grey(self) -> None:
+        """Grey the waiting messages, one at a time, while no answer is under way.
+
+        A queue and a few tasks working it, not a task a message: a burst of flips leaves a
+        greying behind each, and a task each would be work and memory for every one of them.
+        """
+        try:
+            while self._greying:
+                # Answers first: a burst of flips must not wait behind the greying it causes
+                # (each new table greys one), which catches up once no answer is under way.
+                await self._idle.wait()
+                if not self._greying:
+                    break
+                shown, changes = self._greying.popleft()
+                view = shown.view
+                grey = view.greyed() if isinstance(view, Buttons) else greyed(view)
+                try:
+                    await shown.edit(**{"view": grey, **changes})
+                except discord.HTTPException as exc:
+                    # Its buttons are checked when pressed: a press on it changes nothing.
+                    log.warning(
+                        "could not grey the buttons of message %s: %s", shown.message_id, exc
+                    )
+                except Exception:
+                    log.exception("could not grey the buttons of message %s", shown.message_id)
+        finally:
+            self._greyers -= 1
 
     @contextlib.contextmanager
     def answering(self) -> Iterator[None]:
@@ -334,15 +434,15 @@ class Tables:
             await asyncio.wait(set(self._retiring), timeout=5)
 
 
-async def _acquire(lock: asyncio.Lock, within: float) -> bool:
-    """Take the lock if it can be had within ``within`` seconds."""
-    if within <= 0:
-        if lock.locked():
-            return False
-        await lock.acquire()  # free: taken without waiting
-        return True
+async def _acquire(lock: asyncio.Lock, deadline: float) -> bool:
+    """Take the lock if it can be had by ``deadline`` (the event loop's time).
+
+    A free lock is taken at once, even past the deadline; a timeout, not a task: this runs
+    for every answer.
+    """
     try:
-        await asyncio.wait_for(lock.acquire(), within)
+        async with asyncio.timeout_at(deadline):
+            await lock.acquire()
     except TimeoutError:
         return False
     return True
@@ -379,7 +479,7 @@ async def _respond_in_turn(
     state = _Answer(interaction, update)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait
-    if not await _acquire(turn, deadline - loop.time()):
+    if not await _acquire(turn, deadline):
         # Out of turn: a public "thinking" message now would sit above messages still to come.
         try:
             await state.defer("update" if update else "aside")
@@ -396,26 +496,46 @@ async def _respond_in_turn(
             except BaseException:
                 work.close()
                 raise
-        task = asyncio.ensure_future(work)
-        if not state.style:
-            done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
-            if task not in done:
-                try:
-                    await state.defer("update" if update else "public")
-                except BaseException:
-                    task.cancel()
-                    raise
+        # The work runs here; if it outlasts the deadline a timer defers beside it (a timer,
+        # not a task for the work: this runs for every answer).
+        deferring: list[asyncio.Task[None]] = []
+        timer = (
+            None
+            if state.style
+            else loop.call_at(
+                deadline,
+                lambda: deferring.append(
+                    asyncio.ensure_future(state.defer("update" if update else "public"))
+                ),
+            )
+        )
         try:
-            reply = await task
+            reply = await work
         except Exception as exc:
+            await _deferred(timer, deferring)
             await state.failed(exc)
             if isinstance(exc, Refusal):
                 return
             raise
+        except BaseException:
+            if timer is not None:
+                timer.cancel()
+            for deferral in deferring:
+                deferral.cancel()
+            raise
+        await _deferred(timer, deferring)
         await tables.say_owed(channel_id, reply)
         await state.deliver(reply, tables)
     finally:
         turn.release()
+
+
+async def _deferred(timer: asyncio.TimerHandle | None, deferring: list[asyncio.Task[None]]) -> None:
+    """Stop the deferral's timer; if it fired, wait for the deferral to reach Discord."""
+    if timer is not None:
+        timer.cancel()
+    for deferral in deferring:
+        await deferral
 
 
 class _Answer:

@@ -242,6 +242,10 @@ def discord_trace(metrics: Metrics) -> aiohttp.TraceConfig:
     is kept: it holds the interaction's token.
     """
 
+    # Each request counts; the labelled children are looked up once, not per request.
+    interaction_requests = metrics.rest_requests.labels("interaction")
+    global_requests = metrics.rest_requests.labels("global")
+
     async def on_request_start(
         session: aiohttp.ClientSession,
         context: SimpleNamespace,
@@ -250,9 +254,9 @@ def discord_trace(metrics: Metrics) -> aiohttp.TraceConfig:
         if not is_rest(params.url.path):
             return
         if is_exempt(params.url.path):
-            metrics.rest_requests.labels("interaction").inc()
+            interaction_requests.inc()
         else:
-            metrics.rest_requests.labels("global").inc()
+            global_requests.inc()
             metrics.rest.count()
 
     async def on_request_end(

@@ -259,3 +259,47 @@ async def test_nothing_is_drawn_ahead_for_a_game_with_choices(storage: Storage) 
     shown.draw_ahead(row, new_game(rules, 1), "nb")
 
     assert shown.ahead_for(row.id) is None
+
+
+async def test_a_game_whose_round_went_out_as_text_shows_the_next_round_s_picture(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Workers that are always backlogged: a round's picture is drawn only if it is owed.
+    monkeypatch.setattr(pictures, "BACKLOG_PER_WORKER", 0)
+    shown = pictures.Pictures(storage, processes=0)  # in threads: nothing is drawn ahead
+    await shown.start()
+    row, game = a_game(1)
+
+    carried = [
+        await shown.round_picture(row, game, game.play_round(), "nb", discord.Embed()) is not None
+        for _ in range(4)
+    ]
+
+    assert carried == [False, True, False, True]  # at least every other round's picture
+
+
+async def test_a_game_owed_its_picture_has_it_drawn_ahead_while_another_reply_waits(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pictures, "BACKLOG_PER_WORKER", 0)
+    shown = pictures.Pictures(storage, processes=1)
+    await shown.start()
+    await shown.warmed_up()
+    assert await shown.enabled(1)
+    waiting_row, waiting = a_game(1)
+    owed_row, owed = a_game(2)
+    assert (
+        await shown.round_picture(waiting_row, waiting, waiting.play_round(), "nb", discord.Embed())
+        is None
+    )
+    live = asyncio.ensure_future(
+        shown.round_picture(waiting_row, waiting, waiting.play_round(), "nb", discord.Embed())
+    )
+    await asyncio.sleep(0)  # that reply is now waiting for the worker (its picture was owed)
+
+    # A round that goes out as text while it waits: the game's next picture is drawn at once.
+    assert (
+        await shown.round_picture(owed_row, owed, owed.play_round(), "nb", discord.Embed()) is None
+    )
+    assert shown.ahead_for(owed_row.id) is not None
+    assert await live is not None

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 
+from krigbot.render.emoji import EMOJI_CARDS, is_ours
 from tests.standin import BotCrashed, Channel, DiscordStandIn, User
 from tests.support.postgres import cluster_running
 
@@ -262,6 +263,19 @@ class Bench:
         finally:
             self.standin.unwatch_task(watcher)
             watcher.cancel()
+        await self.card_emojis_synced()
+
+    async def card_emojis_synced(self, within: float = 60.0) -> None:
+        """Wait until the bot has uploaded its card emojis (once, in the background after ready).
+
+        Drawing and uploading them takes a second and some megabytes; measured during the
+        figures, that one-time cost would be counted as the games' and the flips'.
+        """
+        app, deadline = self.standin.app, time.monotonic() + within
+        while sum(is_ours(e["name"]) for e in app.emojis.values()) < len(EMOJI_CARDS):
+            if time.monotonic() > deadline:
+                raise SystemExit("the bot did not upload its card emojis")
+            await asyncio.sleep(0.05)  # a bench, not a test: the bot's own process is watched
 
     async def scrape(self) -> None:
         """Read the bot's metrics once a second, as a (demanding) Prometheus would."""

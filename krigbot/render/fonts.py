@@ -538,11 +538,16 @@ def draw_text(
     fill: tuple[int, int, int],
     bold: bool = False,
     anchor: str = "la",
-) -> None:
-    """Draw text on an RGB image from a cached mask (text layout is the slow part of a picture)."""
+) -> tuple[int, int, int, int]:
+    """Draw text on an RGB image from a cached mask (text layout is the slow part of a picture).
+
+    Return the box the mask was pasted in.
+    """
     mask, left, top = text_mask(text, size, bold, anchor)
     x, y = round(xy[0]) + left, round(xy[1]) + top
-    canvas.paste(fill, (x, y, x + mask.width, y + mask.height), mask)
+    box = (x, y, x + mask.width, y + mask.height)
+    canvas.paste(fill, box, mask)
+    return box
 
 
 PHONE_WIDTH: Final = 360
@@ -606,9 +611,7 @@ class Pen:
         anchor: str = "la",
     ) -> Written:
         """Draw text as :func:`draw_text` does; return (and keep) where it went."""
-        mask, left, top = text_mask(text, size, bold, anchor)
-        x, y = round(xy[0]) + left, round(xy[1]) + top
-        self.canvas.paste(fill, (x, y, x + mask.width, y + mask.height), mask)
-        written = Written(text, size, (x, y, x + mask.width, y + mask.height))
+        box = draw_text(self.canvas, xy, text, size=size, fill=fill, bold=bold, anchor=anchor)
+        written = Written(text, size, box)
         self.written.append(written)
         return written

@@ -251,9 +251,16 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
             )
     web = None
     if settings.web_port is not None:
+        from krigbot.render.worker import pool
         from krigbot.web.server import WebView
 
-        web = WebView(storage, bots[0].web, clock=lambda: bots[-1].service.registry.clock())
+        web = WebView(
+            storage,
+            bots[0].web,
+            clock=lambda: bots[-1].service.registry.clock(),
+            # The fonts' slices are cut where the pictures are drawn, off the bot's interpreter.
+            font_cutter=pool(settings.render_processes) if settings.render_processes else None,
+        )
         try:
             await web.start(settings.web_host, settings.web_port)
         except OSError as exc:

@@ -25,6 +25,7 @@ import hashlib
 import io
 import unicodedata
 from collections import OrderedDict
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Final
@@ -157,10 +158,18 @@ _CUT: OrderedDict[str, bytes] = OrderedDict()
 
 class FontSlices:
     """Cut slices on request, at most two at once (a CJK slice takes a few seconds of one core),
-    and keep the last ones asked for; a slice asked for again while it is cut waits for it."""
+    and keep the last ones asked for; a slice asked for again while it is cut waits for it.
 
-    def __init__(self, kept: int = KEPT_SLICES, at_once: int = 2) -> None:
+    ``cutter`` is where they are cut: the bot's drawing workers, so that fontTools (pure Python)
+    never holds the bot's own interpreter while it answers; without one, a thread of this
+    process (a web view on its own, the tests).
+    """
+
+    def __init__(
+        self, kept: int = KEPT_SLICES, at_once: int = 2, *, cutter: Executor | None = None
+    ) -> None:
         self.kept = kept
+        self._cutter = cutter
         self._cut = _CUT
         self._cutting: dict[str, asyncio.Future[bytes]] = {}
         self._at_once = asyncio.Semaphore(at_once)
@@ -181,7 +190,11 @@ class FontSlices:
         self._cutting[name] = under_way
         try:
             async with self._at_once:
-                data = await asyncio.to_thread(cut, piece)
+                data = await (
+                    asyncio.to_thread(cut, piece)
+                    if self._cutter is None
+                    else asyncio.wrap_future(self._cutter.submit(cut, piece))
+                )
         except asyncio.CancelledError:
             under_way.cancel()
             raise

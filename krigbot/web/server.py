@@ -38,6 +38,8 @@ from krigbot.web.fonts import FontSlices, style_sheet
 from krigbot.web.replay import replay_data
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from krigbot.storage import GameRow, Storage
 
 log = logging.getLogger(__name__)
@@ -259,14 +261,20 @@ class WebView:
     """The pages of every server that turned them on, served from the bot's own process."""
 
     def __init__(
-        self, storage: Storage, access: WebAccess, *, clock: Callable[[], datetime]
+        self,
+        storage: Storage,
+        access: WebAccess,
+        *,
+        clock: Callable[[], datetime],
+        font_cutter: Executor | None = None,
     ) -> None:
         self.storage = storage
         self.access = access
         self.clock = clock
         self._replays: OrderedDict[tuple[int, int, str, Lang], dict[str, Any]] = OrderedDict()
         """(game, rounds played, status, language) -> its replay: a running game's grows."""
-        self._fonts = FontSlices()
+        self._fonts = FontSlices(cutter=font_cutter)
+        """The web fonts' slices, cut in ``font_cutter`` (the drawing workers) where given."""
         self._players: dict[tuple[int, str], dict[str, int]] = {}
         """(guild, key) -> player signature -> user id: the players a key's links name."""
         self._runner: web.AppRunner | None = None

@@ -28,17 +28,7 @@ from krigbot.adapter.buttons import (
     TopButton,
     view_of,
 )
-from krigbot.adapter.parts import (
-    HasBot,
-    HasButtons,
-    HasChoices,
-    HasDeadlines,
-    HasFaces,
-    HasPlay,
-    HasRegistry,
-    HasTables,
-    HasWeb,
-)
+from krigbot.adapter.parts import HasChoices, HasDeadlines, RoundParts
 from krigbot.adapter.players import channel_of
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
@@ -175,18 +165,7 @@ def krigbot_notes(result: ChoiceResult, lang: Lang, faces: CardFaces) -> list[st
     return notes
 
 
-class StealParts(
-    HasBot,
-    HasRegistry,
-    HasPlay,
-    HasChoices,
-    HasDeadlines,
-    HasTables,
-    HasWeb,
-    HasButtons,
-    HasFaces,
-    Protocol,
-):
+class StealParts(RoundParts, HasChoices, HasDeadlines, Protocol):
     """What the Steal War cog uses."""
 
 

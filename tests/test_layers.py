@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -452,9 +453,18 @@ def test_every_part_has_a_protocol_of_its_own() -> None:
         if isinstance(value, type) and getattr(value, "_is_protocol", False) and is_ours(value)
     }
     expected = {"Has" + name.title().replace("_", ""): name for name in names}
-    assert {name: set(parts_declared(value)) for name, value in protocols.items()} == {
+    own = {name: set(vars(value).get("__annotations__", {})) for name, value in protocols.items()}
+    assert {name: declared for name, declared in own.items() if declared} == {
         protocol: {name} for protocol, name in expected.items()
     }
+    # The others only group parts that always go together (``TableParts``), from the same module.
+    grouped = [value for name, value in protocols.items() if not own[name]]
+    assert [
+        base.__qualname__
+        for value in grouped
+        for base in value.__bases__
+        if base is not Protocol and base.__module__ != parts.__name__
+    ] == []
 
 
 def test_every_cog_receives_only_the_parts_it_uses() -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import discord
 
 from krigbot.adapter.buttons import AutoplayButton, view_of
-from krigbot.adapter.parts import HasBot, HasHandsFree, HasPlay, HasRegistry, HasTables, HasWeb
+from krigbot.adapter.parts import HasHandsFree, HasPlay, TableParts
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.adapter.surfaces import token_gone
 from krigbot.adapter.tables import Edit
@@ -96,7 +96,7 @@ def with_autoplay_line(embed: discord.Embed, text: str, lang: Lang) -> discord.E
     return add_note(table, text, lang)
 
 
-class AutoplayerParts(HasBot, HasRegistry, HasPlay, HasHandsFree, HasTables, HasWeb, Protocol):
+class AutoplayerParts(TableParts, HasPlay, HasHandsFree, Protocol):
     """What the autoplayer loop uses."""
 
 

@@ -3,7 +3,10 @@
 Each part has a Protocol of its one attribute (``HasRegistry``), and a cog declares what it uses
 by composing them in one line, so ``mypy --strict`` refuses it any part it did not name::
 
-    class ChallengeParts(HasBot, HasRegistry, HasTimeLimits, ..., Protocol): ...
+    class ChallengeParts(TableParts, HasTimeLimits, HasChallenges, ..., Protocol): ...
+
+The parts that always go together have a Protocol composed of theirs: :class:`TableParts` for
+every user of a channel's table, :class:`RoundParts` for the cogs that play rounds.
 
 :class:`Parts` holds every part, so it satisfies each of these Protocols and every cog's.
 """
@@ -90,6 +93,16 @@ class HasButtons(Protocol):
 
 class HasFaces(Protocol):
     faces: CardFaces
+
+
+class TableParts(HasBot, HasRegistry, HasTables, HasWeb, Protocol):
+    """What every user of a channel's table takes: the bot, the running games, the channels'
+    tables and the web view's links under them."""
+
+
+class RoundParts(TableParts, HasPlay, HasButtons, HasFaces, Protocol):
+    """What every cog that plays rounds takes: the table's parts, the play, the buttons under a
+    round and the card emojis of its text."""
 
 
 @dataclass(slots=True)

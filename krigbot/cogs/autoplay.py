@@ -31,18 +31,7 @@ from krigbot.adapter.autoplayer import (
 )
 from krigbot.adapter.buttons import AutoAction, AutoplayButton, FinishButton, view_of
 from krigbot.adapter.group import subcommand
-from krigbot.adapter.parts import (
-    HasBot,
-    HasButtons,
-    HasFaces,
-    HasHandsFree,
-    HasPictures,
-    HasPlay,
-    HasRecovery,
-    HasRegistry,
-    HasTables,
-    HasWeb,
-)
+from krigbot.adapter.parts import HasHandsFree, HasPictures, HasRecovery, RoundParts
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.replies import Reply, discord_lost, public_lang, respond
 from krigbot.adapter.surfaces import own_token, reaches
@@ -82,19 +71,7 @@ CLAIM_SECONDS = 15.0
 """How long a /krig auto whose answer never reached Discord keeps others from starting one."""
 
 
-class AutoplayParts(
-    HasBot,
-    HasRegistry,
-    HasPlay,
-    HasHandsFree,
-    HasRecovery,
-    HasPictures,
-    HasTables,
-    HasWeb,
-    HasButtons,
-    HasFaces,
-    Protocol,
-):
+class AutoplayParts(RoundParts, HasHandsFree, HasRecovery, HasPictures, Protocol):
     """What the autoplay cog uses."""
 
 

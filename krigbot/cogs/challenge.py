@@ -19,15 +19,12 @@ from krigbot.adapter.choices import (
 )
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.parts import (
-    HasBot,
     HasButtons,
     HasChallenges,
     HasDeadlines,
     HasPictures,
-    HasRegistry,
-    HasTables,
     HasTimeLimits,
-    HasWeb,
+    TableParts,
 )
 from krigbot.adapter.players import display_name, player_of, pressed_message
 from krigbot.adapter.replies import Reply, challenger_lang, public_lang, refuse, user_lang
@@ -54,16 +51,7 @@ log = logging.getLogger(__name__)
 
 
 class ChallengeParts(
-    HasBot,
-    HasRegistry,
-    HasTimeLimits,
-    HasChallenges,
-    HasDeadlines,
-    HasPictures,
-    HasTables,
-    HasWeb,
-    HasButtons,
-    Protocol,
+    TableParts, HasTimeLimits, HasChallenges, HasDeadlines, HasPictures, HasButtons, Protocol
 ):
     """What the challenge cog uses."""
 

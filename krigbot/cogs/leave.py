@@ -11,15 +11,7 @@ from discord.ext import commands
 
 from krigbot.adapter.buttons import FinishButton, ForfeitButton, view_of
 from krigbot.adapter.group import subcommand
-from krigbot.adapter.parts import (
-    HasBot,
-    HasButtons,
-    HasPlay,
-    HasRegistry,
-    HasTables,
-    HasTimeLimits,
-    HasWeb,
-)
+from krigbot.adapter.parts import HasButtons, HasPlay, HasTimeLimits, TableParts
 from krigbot.adapter.players import actor_of, channel_of, display_name
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond, user_lang
 from krigbot.adapter.surfaces import own_token
@@ -41,9 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class LeaveParts(
-    HasBot, HasRegistry, HasTimeLimits, HasPlay, HasTables, HasWeb, HasButtons, Protocol
-):
+class LeaveParts(TableParts, HasTimeLimits, HasPlay, HasButtons, Protocol):
     """What the leave cog uses."""
 
 

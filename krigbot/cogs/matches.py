@@ -24,15 +24,7 @@ from krigbot.adapter.buttons import (
     GameButton,
     view_of,
 )
-from krigbot.adapter.parts import (
-    HasBot,
-    HasButtons,
-    HasChallenges,
-    HasRegistry,
-    HasTables,
-    HasTimeLimits,
-    HasWeb,
-)
+from krigbot.adapter.parts import HasButtons, HasChallenges, HasTimeLimits, TableParts
 from krigbot.adapter.players import channel_of
 from krigbot.adapter.replies import NO_MENTIONS, Reply, challenger_lang
 from krigbot.adapter.surfaces import own_token, reach_extra, scope_of
@@ -62,9 +54,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class MatchesParts(
-    HasBot, HasRegistry, HasTimeLimits, HasChallenges, HasTables, HasWeb, HasButtons, Protocol
-):
+class MatchesParts(TableParts, HasTimeLimits, HasChallenges, HasButtons, Protocol):
     """What the match cog uses."""
 
 

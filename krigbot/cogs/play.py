@@ -12,19 +12,7 @@ from discord.ext import commands
 
 from krigbot.adapter.buttons import FinishButton, FlipButton, view_of
 from krigbot.adapter.group import anywhere, subcommand
-from krigbot.adapter.parts import (
-    HasBot,
-    HasButtons,
-    HasChoices,
-    HasFaces,
-    HasPictures,
-    HasPlay,
-    HasRecovery,
-    HasRegistry,
-    HasTables,
-    HasTimeLimits,
-    HasWeb,
-)
+from krigbot.adapter.parts import HasChoices, HasPictures, HasRecovery, HasTimeLimits, RoundParts
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
@@ -48,20 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class PlayParts(
-    HasBot,
-    HasRegistry,
-    HasTimeLimits,
-    HasPlay,
-    HasChoices,
-    HasRecovery,
-    HasPictures,
-    HasTables,
-    HasWeb,
-    HasButtons,
-    HasFaces,
-    Protocol,
-):
+class PlayParts(RoundParts, HasTimeLimits, HasChoices, HasRecovery, HasPictures, Protocol):
     """What the play cog uses."""
 
 

@@ -28,17 +28,7 @@ from krigbot.adapter.buttons import (
     TopButton,
     view_of,
 )
-from krigbot.adapter.parts import (
-    HasBot,
-    HasButtons,
-    HasChoices,
-    HasDeadlines,
-    HasFaces,
-    HasPlay,
-    HasRegistry,
-    HasTables,
-    HasWeb,
-)
+from krigbot.adapter.parts import HasChoices, HasDeadlines, RoundParts
 from krigbot.adapter.players import channel_of
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
@@ -175,18 +165,7 @@ def krigbot_notes(result: ChoiceResult, lang: Lang, faces: CardFaces) -> list[st
     return notes
 
 
-class StealParts(
-    HasBot,
-    HasRegistry,
-    HasPlay,
-    HasChoices,
-    HasDeadlines,
-    HasTables,
-    HasWeb,
-    HasButtons,
-    HasFaces,
-    Protocol,
-):
+class StealParts(RoundParts, HasChoices, HasDeadlines, Protocol):
     """What the Steal War cog uses."""
 
 
@@ -269,6 +248,21 @@ class StealCog(commands.Cog, name="StealWar"):
             for link in await watch_live(self.parts.web, row, lang):
                 view.add_item(link)
 
+    async def _buttons(
+        self, result: ChoiceResult, embed: discord.Embed, view: discord.ui.View | None, lang: Lang
+    ) -> tuple[discord.ui.View | None, Callable[[int], Awaitable[None]] | None]:
+        """Return the buttons of the table after a move, and what to do once it shows an end.
+
+        A finished game's end is recorded and gets its own buttons; a running game's table gets
+        Watch live."""
+        if result.outcome is not None:
+            over = await ending(
+                self.parts.registry, result.row, result.game, lang, embed, self.parts.web
+            )
+            return over.view, over.sent
+        await self._live(result.row, view, lang)
+        return view, None
+
     async def _edit_table(
         self,
         row: GameRow,
@@ -311,14 +305,7 @@ class StealCog(commands.Cog, name="StealWar"):
         embed, view = self._table(result, lang, notes)
         version = result.game.moves_made
         self._after(result)
-        sent: Callable[[int], Awaitable[None]] | None = None
-        if result.outcome is not None:
-            over = await ending(
-                self.parts.registry, result.row, result.game, lang, embed, self.parts.web
-            )
-            view, sent = over.view, over.sent
-        else:
-            await self._live(result.row, view, lang)
+        view, sent = await self._buttons(result, embed, view, lang)
         table = result.row.table_message_id
         shown = await self._edit_table(result.row, embed, view, version)
         if shown and table is not None and result.outcome is None:
@@ -392,14 +379,7 @@ class StealCog(commands.Cog, name="StealWar"):
                     raise
                 return await lost_flip(self.parts.play, refusal, game_id, pressed)
             embed, view = self._table(result, lang)
-            after: Callable[[int], Awaitable[None]] | None = None
-            if result.outcome is not None:
-                over = await ending(
-                    self.parts.registry, result.row, result.game, lang, embed, self.parts.web
-                )
-                view, after = over.view, over.sent
-            else:
-                await self._live(result.row, view, lang)
+            view, after = await self._buttons(result, embed, view, lang)
 
             async def sent(message_id: int) -> None:
                 if result.outcome is None:

@@ -16,14 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 import discord
 from discord.ext import commands
 
-from krigbot.adapter.parts import (
-    HasBot,
-    HasDeadlines,
-    HasRegistry,
-    HasTables,
-    HasTimeLimits,
-    HasWeb,
-)
+from krigbot.adapter.parts import HasDeadlines, HasTimeLimits, TableParts
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Shown, editor
@@ -38,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class TimeLimitParts(HasBot, HasRegistry, HasTimeLimits, HasDeadlines, HasTables, HasWeb, Protocol):
+class TimeLimitParts(TableParts, HasTimeLimits, HasDeadlines, Protocol):
     """What the time-limit cog uses."""
 
 

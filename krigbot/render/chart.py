@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Final, TypedDict, Unpack
 
 from PIL import Image, ImageDraw
 
@@ -47,6 +47,7 @@ __all__ = [
     "CHART_HEIGHT",
     "CHART_WIDTH",
     "ChartLayout",
+    "ChartOptions",
     "chart_layout",
     "count_ticks",
     "nice_step",
@@ -547,16 +548,26 @@ def _colours(seats: int, teams: bool) -> list[RGB]:
     return [TEAM_COLOURS[seat % 2] if teams else SEAT_COLOURS[seat] for seat in range(seats)]
 
 
+class ChartOptions(TypedDict, total=False):
+    """What a chart shows besides the counts: the labels come translated from the caller."""
+
+    wars: Sequence[int]
+    """The indices of the rounds with a war."""
+    winners: Sequence[int] | None
+    """The seats that won a finished game (``()`` for a draw), which the title then names."""
+    title: str | None
+    x_label: str | None
+    y_label: str | None
+    teams: bool
+    """Colour each seat as its team."""
+
+
 def _draw(
-    history: Sequence[Sequence[int]],
-    names: Sequence[str],
-    lang: Lang,
-    wars: Sequence[int],
-    winners: Sequence[int] | None,
-    labels: tuple[str | None, str | None, str | None],
-    teams: bool,
+    history: Sequence[Sequence[int]], names: Sequence[str], lang: Lang, options: ChartOptions
 ) -> tuple[Image.Image, ChartLayout]:
-    title, x_label, y_label = labels
+    wars, winners = options.get("wars", ()), options.get("winners")
+    title, x_label, y_label = options.get("title"), options.get("x_label"), options.get("y_label")
+    teams = options.get("teams", False)
     seats = len(names)
     colours = _colours(seats, teams)
     names = [clean_text(name) or f"#{seat + 1}" for seat, name in enumerate(names)]
@@ -594,22 +605,14 @@ def render_chart(
     history: Sequence[Sequence[int]],
     names: Sequence[str],
     lang: Lang,
-    *,
-    wars: Sequence[int] = (),
-    winners: Sequence[int] | None = None,
-    title: str | None = None,
-    x_label: str | None = None,
-    y_label: str | None = None,
-    teams: bool = False,
+    **options: Unpack[ChartOptions],
 ) -> bytes:
     """Return a PNG (480 × 300) of every seat's cards after each round.
 
-    ``history[i]`` holds the counts after round ``i`` (``history[0]`` may be the deal);
-    ``wars`` lists the indices of rounds with a war; ``winners`` the seats that won a finished
-    game (``()`` for a draw), which the title then names; ``teams`` colours each seat as its
-    team. The labels come translated from the caller.
+    ``history[i]`` holds the counts after round ``i`` (``history[0]`` may be the deal); the
+    options (:class:`ChartOptions`) add the wars, the title, the axes' labels and the teams.
     """
-    image, _ = _draw(history, names, lang, wars, winners, (title, x_label, y_label), teams)
+    image, _ = _draw(history, names, lang, options)
     quantised = image.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     out = io.BytesIO()
     quantised.save(out, "PNG", compress_level=6)
@@ -620,13 +623,7 @@ def chart_layout(
     history: Sequence[Sequence[int]],
     names: Sequence[str],
     lang: Lang,
-    *,
-    wars: Sequence[int] = (),
-    winners: Sequence[int] | None = None,
-    title: str | None = None,
-    x_label: str | None = None,
-    y_label: str | None = None,
-    teams: bool = False,
+    **options: Unpack[ChartOptions],
 ) -> ChartLayout:
     """Return where :func:`render_chart` puts every text and label for the same arguments."""
-    return _draw(history, names, lang, wars, winners, (title, x_label, y_label), teams)[1]
+    return _draw(history, names, lang, options)[1]

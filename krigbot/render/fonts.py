@@ -41,7 +41,6 @@ __all__ = [
     "cap_height",
     "clean_text",
     "coverage",
-    "draw_text",
     "face_of",
     "fit_text",
     "font",
@@ -529,27 +528,6 @@ def _mixed_mask(
     return mask, round(left - x_anchor), round(top - y_anchor)
 
 
-def draw_text(
-    canvas: Image.Image,
-    xy: tuple[float, float],
-    text: str,
-    *,
-    size: int,
-    fill: tuple[int, int, int],
-    bold: bool = False,
-    anchor: str = "la",
-) -> tuple[int, int, int, int]:
-    """Draw text on an RGB image from a cached mask (text layout is the slow part of a picture).
-
-    Return the box the mask was pasted in.
-    """
-    mask, left, top = text_mask(text, size, bold, anchor)
-    x, y = round(xy[0]) + left, round(xy[1]) + top
-    box = (x, y, x + mask.width, y + mask.height)
-    canvas.paste(fill, box, mask)
-    return box
-
-
 PHONE_WIDTH: Final = 360
 """How wide a phone shows a picture in a chat, in pixels."""
 LEAST_TEXT: Final = 11
@@ -610,8 +588,13 @@ class Pen:
         bold: bool = False,
         anchor: str = "la",
     ) -> Written:
-        """Draw text as :func:`draw_text` does; return (and keep) where it went."""
-        box = draw_text(self.canvas, xy, text, size=size, fill=fill, bold=bold, anchor=anchor)
+        """Draw text from a cached mask; return (and keep) where it went.
+
+        The masks are cached because laying text out is the slow part of a picture."""
+        mask, left, top = text_mask(text, size, bold, anchor)
+        x, y = round(xy[0]) + left, round(xy[1]) + top
+        box = (x, y, x + mask.width, y + mask.height)
+        self.canvas.paste(fill, box, mask)
         written = Written(text, size, box)
         self.written.append(written)
         return written

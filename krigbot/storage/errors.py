@@ -86,6 +86,52 @@ class RoundConflictError(StorageError):
         self.status = status
 
 
+_SQLITE_ERRORS: tuple[tuple[tuple[int, ...], str, type[StorageError], str], ...] = (
+    (
+        (sqlite3.SQLITE_NOTADB,),
+        "file is not a database",
+        NotADatabaseError,
+        "{path} is not a SQLite database (or it is encrypted); refusing to use it. "
+        "Point Krigbot at another file or move this one away.",
+    ),
+    (
+        (sqlite3.SQLITE_CORRUPT,),
+        "malformed",
+        DatabaseCorruptError,
+        "The database {path} is corrupt ({message}); restore it from a backup.",
+    ),
+    (
+        (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED),
+        "is locked",
+        DatabaseLockedError,
+        "The database {path} is locked by another connection ({message}); "
+        "is a second copy of the bot or a long-running tool using it?",
+    ),
+    (
+        (sqlite3.SQLITE_READONLY,),
+        "readonly database",
+        DatabaseReadOnlyError,
+        "The database {path} is read-only ({message}); check the permissions "
+        "of the file and of its folder (SQLite also writes -wal and -shm files there).",
+    ),
+    (
+        (sqlite3.SQLITE_FULL,),
+        "disk is full",
+        DiskFullError,
+        "The disk holding the database {path} is full ({message}).",
+    ),
+    (
+        (sqlite3.SQLITE_CANTOPEN,),
+        "unable to open database",
+        CannotOpenDatabaseError,
+        "Cannot open the database {path} ({message}); check that the path is a file "
+        "and that its folder exists and is writable.",
+    ),
+)
+"""SQLite's primary result codes (or, where a code path sets none, words of the message) that
+say more than "database error", and what they mean here; the first that matches counts."""
+
+
 def translate_error(exc: sqlite3.Error, path: str) -> StorageError:
     """Turn a sqlite3 error into the StorageError subclass that explains it."""
     # Python 3.11 exposes the (extended) result code; the low byte is the primary code.
@@ -94,32 +140,9 @@ def translate_error(exc: sqlite3.Error, path: str) -> StorageError:
     primary = code & 0xFF if isinstance(code, int) else None
     message = str(exc)
     lowered = message.lower()
-    if primary == sqlite3.SQLITE_NOTADB or "file is not a database" in lowered:
-        return NotADatabaseError(
-            f"{path} is not a SQLite database (or it is encrypted); refusing to use it. "
-            "Point Krigbot at another file or move this one away."
-        )
-    if primary == sqlite3.SQLITE_CORRUPT or "malformed" in lowered:
-        return DatabaseCorruptError(
-            f"The database {path} is corrupt ({message}); restore it from a backup."
-        )
-    if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "is locked" in lowered:
-        return DatabaseLockedError(
-            f"The database {path} is locked by another connection ({message}); "
-            "is a second copy of the bot or a long-running tool using it?"
-        )
-    if primary == sqlite3.SQLITE_READONLY or "readonly database" in lowered:
-        return DatabaseReadOnlyError(
-            f"The database {path} is read-only ({message}); check the permissions "
-            "of the file and of its folder (SQLite also writes -wal and -shm files there)."
-        )
-    if primary == sqlite3.SQLITE_FULL or "disk is full" in lowered:
-        return DiskFullError(f"The disk holding the database {path} is full ({message}).")
-    if primary == sqlite3.SQLITE_CANTOPEN or "unable to open database" in lowered:
-        return CannotOpenDatabaseError(
-            f"Cannot open the database {path} ({message}); check that the path is a file "
-            "and that its folder exists and is writable."
-        )
+    for codes, words, kind, text in _SQLITE_ERRORS:
+        if primary in codes or words in lowered:
+            return kind(text.format(path=path, message=message))
     return StorageError(f"Database error on {path}: {message}")
 
 

@@ -44,6 +44,10 @@ VERSION_TABLE: Final = "krig_schema_version"
 IDENTIFY_LOCKS: Final = 0x6B726967  # "krig": the advisory locks (this, bucket) of identify turns
 TURN_SECONDS: Final = 5.0
 """Longest one look at a bucket's turn may take before the database counts as out of reach."""
+TURN_IDLE_SECONDS = 2.0
+"""Longest a look at a bucket's turn may sit between its statements holding the bucket's lock:
+PostgreSQL then ends that session, so a process stopped there (SIGSTOP, a stalled machine)
+holds the bucket up this long, not until it runs again. Well below ``TURN_SECONDS``."""
 _ERRORS: Final = (
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
@@ -268,8 +272,13 @@ class PostgresDatabase(Database):
             assert isinstance(connection, PostgresConnection)
             # Not transaction(): a turn is no write of the bot's, for on_write to count.
             async with connection.conn.transaction():
-                # Held until the commit: the one look at the bucket and its one write.
-                await connection.run("SELECT pg_advisory_xact_lock(?, ?)", (IDENTIFY_LOCKS, bucket))
+                # Held until the commit: the one look at the bucket and its one write. Not
+                # held by a process that stops in between (the session's end frees it).
+                await connection.fetch(
+                    "SELECT set_config('idle_in_transaction_session_timeout', ?, true), "
+                    "pg_advisory_xact_lock(?, ?)",
+                    (f"{round(TURN_IDLE_SECONDS * 1000)}ms", IDENTIFY_LOCKS, bucket),
+                )
                 rows = await connection.fetch(
                     "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp() - last_at) AS FLOAT8) "
                     "FROM identify_turns WHERE bucket = ?",

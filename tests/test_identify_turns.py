@@ -95,14 +95,38 @@ async def test_a_database_out_of_reach_paces_through_the_lock_files_until_it_ans
     assert lock_files(tmp_path) == [tmp_path / ".krig-identify-0.lock"]
 
 
-@pytest.mark.standin(shard_count=8, max_concurrency=1, identify_interval=IDENTIFY_SECONDS)
-async def test_processes_on_two_machines_started_together_identify_one_at_a_time(
-    standin: DiscordStandIn, tmp_path: Path, postgres: Cluster, pg_dsn: str
+@pytest.mark.parametrize(
+    "machines",
+    [
+        # A smaller bot (one bucket): two processes pacing only themselves (a turn every 0.75 s)
+        # would both identify within one 0.5 s pause unless they started over 2.75 s apart.
+        pytest.param(
+            ("0-3", "4-7"),
+            id="max_concurrency-1",
+            marks=pytest.mark.standin(
+                shard_count=8, max_concurrency=1, identify_interval=IDENTIFY_SECONDS
+            ),
+        ),
+        # A large bot (16 buckets): every bucket has a shard on each machine, and all sixteen
+        # buckets are asked for at once on both.
+        pytest.param(
+            ("0-15", "16-31"),
+            id="max_concurrency-16",
+            marks=pytest.mark.standin(
+                shard_count=32, max_concurrency=16, identify_interval=IDENTIFY_SECONDS
+            ),
+        ),
+    ],
+)
+async def test_processes_on_two_machines_started_together_identify_each_bucket_in_turn(
+    standin: DiscordStandIn,
+    tmp_path: Path,
+    postgres: Cluster,
+    pg_dsn: str,
+    machines: tuple[str, str],
 ) -> None:
-    # Four shards each: two processes pacing only themselves (a turn every 0.75 s) would both
-    # identify within one 0.5 s pause unless they started over 2.75 s apart.
     processes = []
-    for name, shards in (("machine-a", "0-3"), ("machine-b", "4-7")):
+    for name, shards in zip(("machine-a", "machine-b"), machines, strict=True):
         folder = machine(tmp_path, name)
         (folder / "data").mkdir()
         database = ClusterDatabase("postgres", folder / "data" / "krig.db", postgres, pg_dsn)
@@ -116,7 +140,7 @@ async def test_processes_on_two_machines_started_together_identify_one_at_a_time
     refused = [e.shard for e in standin.gateway_events.items if e.kind == "identify_refused"]
     assert refused == [], "an identify came before its bucket's turn"
     readies = [e.shard[0] for e in standin.gateway_events.items if e.kind == "ready"]
-    assert sorted(readies) == list(range(8))
+    assert sorted(readies) == list(range(standin.shard_count))
     for process in processes:
         assert "Traceback" not in process.log(), process.log()
         assert "cannot take" not in process.log(), process.log()

@@ -44,12 +44,22 @@ VERSION_TABLE: Final = "krig_schema_version"
 IDENTIFY_LOCKS: Final = 0x6B726967  # "krig": the advisory locks (this, bucket) of identify turns
 TURN_SECONDS: Final = 5.0
 """Longest one look at a bucket's turn may take before the database counts as out of reach."""
+TURN_IDLE_SECONDS = 2.0
+"""Longest a look at a bucket's turn may sit between its statements holding the bucket's lock:
+PostgreSQL then ends that session, so a process stopped there (SIGSTOP, a stalled machine)
+holds the bucket up this long, not until it runs again. Well below ``TURN_SECONDS``."""
 _ERRORS: Final = (
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
     asyncpg.InternalClientError,
     OSError,
 )
+
+
+class LookEndedError(StorageError):
+    """A look at an identify turn failed once it had its connection: the process stalled in the
+    middle of it past ``TURN_IDLE_SECONDS`` (PostgreSQL ended its session), or the server went
+    away."""
 
 
 @cache
@@ -248,6 +258,7 @@ class PostgresDatabase(Database):
         machines' own clocks play no part. Nothing is held while waiting (no connection, no
         lock), so a stop ends the wait at once and a process that dies waiting holds no one up.
         """
+        looked_again = False
         while True:
             try:
                 async with asyncio.timeout(TURN_SECONDS):
@@ -256,6 +267,13 @@ class PostgresDatabase(Database):
                 raise StorageError(
                     f"the database {self._path} gave no identify turn in {TURN_SECONDS:g} s"
                 ) from exc
+            except LookEndedError:
+                # This process stalled in the middle of its look (the others went on), or the
+                # server went away: looked at again once, on another connection.
+                if looked_again:
+                    raise
+                looked_again = True
+                continue
             if wait <= 0:
                 return True
             # Pacing, not waiting for something: the turn is another process's until then, and
@@ -266,31 +284,46 @@ class PostgresDatabase(Database):
         """Take the bucket's turn if it has come (0.0), or return the seconds until it comes."""
         async with self.session() as connection:
             assert isinstance(connection, PostgresConnection)
-            # Not transaction(): a turn is no write of the bot's, for on_write to count.
-            async with connection.conn.transaction():
-                # Held until the commit: the one look at the bucket and its one write.
-                await connection.run("SELECT pg_advisory_xact_lock(?, ?)", (IDENTIFY_LOCKS, bucket))
-                rows = await connection.fetch(
-                    "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp() - last_at) AS FLOAT8) "
-                    "FROM identify_turns WHERE bucket = ?",
-                    (bucket,),
-                )
-                since = float(rows[0][0]) if rows else pause
-                if since < 0:
-                    # A last turn ahead of the clock (the database's clock set back): counted
-                    # from now, so the bucket waits one pause, not until then.
-                    await connection.run(
-                        "UPDATE identify_turns SET last_at = clock_timestamp() WHERE bucket = ?",
-                        (bucket,),
-                    )
-                    return pause
-                if since < pause:
-                    return pause - since
+            try:
+                return await self._look_at_turn(connection, bucket, pause)
+            except _ERRORS as exc:
+                raise LookEndedError(
+                    f"a look at an identify turn in {self._path} was cut short: {exc}"
+                ) from exc
+
+    @staticmethod
+    async def _look_at_turn(connection: PostgresConnection, bucket: int, pause: float) -> float:
+        """Look at the bucket's turn in one transaction: see ``_identify_turn``."""
+        # Not transaction(): a turn is no write of the bot's, for on_write to count.
+        async with connection.conn.transaction():
+            # Held until the commit: the one look at the bucket and its one write. Not
+            # held by a process that stops in between (the session's end frees it).
+            await connection.fetch(
+                "SELECT set_config('idle_in_transaction_session_timeout', ?, true), "
+                "pg_advisory_xact_lock(?, ?)",
+                (f"{round(TURN_IDLE_SECONDS * 1000)}ms", IDENTIFY_LOCKS, bucket),
+            )
+            rows = await connection.fetch(
+                "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp() - last_at) AS FLOAT8) "
+                "FROM identify_turns WHERE bucket = ?",
+                (bucket,),
+            )
+            since = float(rows[0][0]) if rows else pause
+            if since < 0:
+                # A last turn ahead of the clock (the database's clock set back): counted
+                # from now, so the bucket waits one pause, not until then.
                 await connection.run(
-                    "INSERT INTO identify_turns (bucket, last_at) VALUES (?, clock_timestamp()) "
-                    "ON CONFLICT (bucket) DO UPDATE SET last_at = EXCLUDED.last_at",
+                    "UPDATE identify_turns SET last_at = clock_timestamp() WHERE bucket = ?",
                     (bucket,),
                 )
+                return pause
+            if since < pause:
+                return pause - since
+            await connection.run(
+                "INSERT INTO identify_turns (bucket, last_at) VALUES (?, clock_timestamp()) "
+                "ON CONFLICT (bucket) DO UPDATE SET last_at = EXCLUDED.last_at",
+                (bucket,),
+            )
         return 0.0
 
     async def close(self) -> None:

@@ -7,15 +7,20 @@ database's own record of every turn taken (a trigger, added here) shows how far 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type hints
 import pytest
 
 from krigbot.storage import Storage
-from krigbot.storage.postgres import IDENTIFY_LOCKS
+from krigbot.storage import postgres as postgres_backend
+from krigbot.storage.base import Connection, Row
+from krigbot.storage.postgres import IDENTIFY_LOCKS, POOL_SIZE, PostgresConnection
 from tests.support.migrations import a_played_database, migrate_to
 from tests.support.postgres import Cluster
 
@@ -74,6 +79,22 @@ async def test_two_machines_identifying_in_one_bucket_take_turns_a_pause_apart(
     times = turns_taken(postgres, pg_dsn, 0)
     assert len(times) == 4
     assert min(b - a for a, b in itertools.pairwise(times)) >= PAUSE
+
+
+async def test_a_start_with_more_shards_waiting_than_connections_gives_every_bucket_its_turns(
+    machines: tuple[Storage, Storage], postgres: Cluster, pg_dsn: str
+) -> None:
+    # A large bot's start (max_concurrency 16): on each machine two shards of every bucket ask
+    # at once, eight times as many as the machine's pool has connections.
+    buckets = 16
+    asking = [m.take_identify_turn(b, PAUSE) for m in machines * 2 for b in range(buckets)]
+    assert len(asking) == 2 * buckets * 2 == 16 * POOL_SIZE
+    taken = await asyncio.wait_for(asyncio.gather(*asking), timeout=LONG / 3)
+    assert taken == [True] * len(asking)
+    for bucket in range(buckets):
+        times = turns_taken(postgres, pg_dsn, bucket)
+        assert len(times) == 4
+        assert min(b - a for a, b in itertools.pairwise(times)) >= PAUSE
 
 
 async def test_another_bucket_s_turn_never_waits_for_this_one_s(
@@ -135,6 +156,71 @@ async def test_a_wait_for_a_bucket_s_lock_stops_at_once_and_leaves_the_lock_free
     assert advisory_locks(postgres, pg_dsn) == ""
     assert await asyncio.wait_for(second.take_identify_turn(0, LONG), timeout=LONG / 3)
     assert await asyncio.wait_for(first.take_identify_turn(1, LONG), timeout=LONG / 3)
+
+
+class Stopped(PostgresConnection):
+    """A connection whose process stops (SIGSTOP, a stalled machine) once it holds a bucket's
+    lock, before it reads the bucket's last turn, and runs nothing until ``resumed``."""
+
+    __slots__ = ("reached", "resumed")
+
+    def __init__(self, conn: asyncpg.Connection, reached: asyncio.Event) -> None:
+        super().__init__(conn)
+        self.reached = reached
+        self.resumed = asyncio.Event()
+
+    async def fetch(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
+        if "FROM identify_turns" in sql:
+            self.reached.set()
+            while not self.resumed.is_set():
+                # A stopped process's own timers do not fire either: its wait is not cut short.
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self.resumed.wait()
+        return await super().fetch(sql, params)
+
+
+async def test_a_process_stopped_in_the_middle_of_its_turn_holds_the_bucket_up_a_moment_only(
+    machines: tuple[Storage, Storage],
+    postgres: Cluster,
+    pg_dsn: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = machines
+    monkeypatch.setattr(postgres_backend, "TURN_IDLE_SECONDS", 0.3)
+    pool_session = first.database.session
+    reached = asyncio.Event()
+    stopped: list[Stopped] = []
+
+    @asynccontextmanager
+    async def stopping() -> AsyncIterator[Connection]:
+        async with pool_session() as connection:
+            assert isinstance(connection, PostgresConnection)
+            if stopped:  # the process runs again
+                yield connection
+                return
+            stopped.append(Stopped(connection.conn, reached))
+            yield stopped[0]
+
+    monkeypatch.setattr(first.database, "session", stopping)
+    looking = asyncio.create_task(first.take_identify_turn(0, PAUSE))
+    try:
+        await asyncio.wait_for(reached.wait(), timeout=LONG / 3)
+        assert advisory_locks(postgres, pg_dsn) == "0:true"  # the stopped one holds bucket 0
+        # The other machine takes bucket 0's turn through the database all the same, once
+        # PostgreSQL has ended the stopped one's look; it does not give the database up.
+        assert await asyncio.wait_for(second.take_identify_turn(0, PAUSE), timeout=LONG / 3)
+
+        # Running again, the stopped one finds its look ended and looks again: its turn comes
+        # a pause after the other machine's.
+        stopped[0].resumed.set()
+        assert await asyncio.wait_for(looking, timeout=LONG / 3)
+        others, its = turns_taken(postgres, pg_dsn, 0)
+        assert its - others >= PAUSE
+    finally:
+        for connection in stopped:
+            connection.resumed.set()
+        looking.cancel()
+        await asyncio.wait({looking})
 
 
 async def test_a_last_turn_ahead_of_the_database_s_clock_waits_one_pause_not_until_then(

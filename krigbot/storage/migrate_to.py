@@ -41,6 +41,7 @@ TABLES: Final = (
     "guild_settings",
     "matches",
     "match_results",
+    "tournaments",
 )
 """Every table of games and settings, parents before the tables that refer to them.
 

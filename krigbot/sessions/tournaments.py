@@ -40,7 +40,7 @@ from krigbot.sessions.deadlines import Deadline, Deadlines
 from krigbot.sessions.matches import LAST_GAME
 from krigbot.sessions.play import Play
 from krigbot.sessions.registry import Registry
-from krigbot.sessions.results import Player, Refusal
+from krigbot.sessions.results import FlipResult, Player, Refusal
 from krigbot.storage import ChannelBusyError, GameRow, StorageError
 from krigbot.storage.tournaments import (
     MatchDeal,
@@ -243,6 +243,9 @@ class Tournaments:
         self._locks: dict[int, asyncio.Lock] = {}
         self.on_change: list[Callable[[Tournament, Change], Awaitable[None]]] = []
         """Called after each change is written: the edge shows it (in a task of its own if long)."""
+        self.on_ended: list[Callable[[FlipResult], Awaitable[None]]] = []
+        """Called with each game the tournament ended itself (counted out at the round's
+        deadline, or given up by a player who left), for the edge to show its end."""
         registry.on_finish.append(self._finished)
 
     def lock(self, tournament_id: int) -> asyncio.Lock:
@@ -297,7 +300,7 @@ class Tournaments:
                 raise Refusal("tournament.err.teams", variant=variant)
             rules = Rules.preset(variant, players=2)
         except RulesError:
-            raise Refusal("tournament.err.variant", variant=variant) from None
+            raise Refusal("tournament.err.variant", given=variant) from None
         if len(await self.storage.tournaments.open_in_guild(guild_id)) >= MOST_OPEN_PER_SERVER:
             raise Refusal("tournament.err.cap", most=MOST_OPEN_PER_SERVER)
         now = self.registry.clock()
@@ -565,11 +568,19 @@ class Tournaments:
                 self.registry.forget(row.channel_id)
                 return False
             try:
-                await self.registry.commit(held, game)
+                ended = await self.registry.commit(held, game)
             except BaseException:
                 self.registry.forget(row.channel_id)
                 raise
+        await self._tell_ended(FlipResult(ended, game))
         return True
+
+    async def _tell_ended(self, result: FlipResult) -> None:
+        for hook in self.on_ended:
+            try:
+                await hook(result)
+            except Exception:
+                log.exception("after tournament game %s ended", result.row.id)
 
     async def _forfeit_current(self, tournament: Tournament, user_id: int) -> None:
         """Give up a leaving player's match of the current round."""
@@ -584,8 +595,9 @@ class Tournaments:
                     await self.registry.change_extra(
                         row.channel_id, row.id, lambda _: {LAST_GAME: True}
                     )
-                    await self.play.forfeit(row.channel_id, user_id, row.id)
-                    continue  # the finish hook records the match
+                    given_up = await self.play.forfeit(row.channel_id, user_id, row.id)
+                    await self._tell_ended(given_up)
+                    continue  # the finish hook recorded the match
                 except Refusal:
                     pass  # it ended meanwhile: recorded as it ended, or below
             decided = (True, next((p for p in pairing.players if p != user_id), None))

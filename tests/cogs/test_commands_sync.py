@@ -48,7 +48,8 @@ def test_the_bot_registers_krig_with_its_subcommands_and_flip(
     }
     groups = {name for name, sub in subcommands.items() if sub["type"] == SUB_COMMAND_GROUP}
     assert groups == {"tournament"}
-    assert all(sub["type"] == SUB_COMMAND for name, sub in subcommands.items() if name not in groups)
+    commands = [sub for name, sub in subcommands.items() if name not in groups]
+    assert all(sub["type"] == SUB_COMMAND for sub in commands)
     assert set(options_of(subcommands["tournament"])) == {
         "create",
         "join",

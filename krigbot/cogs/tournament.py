@@ -124,6 +124,7 @@ class TournamentCog(commands.Cog, name="Tournaments"):
     def __init__(self, parts: TournamentParts) -> None:
         self.parts = parts
         self._tasks: set[asyncio.Task[None]] = set()
+        self._turns: dict[int, asyncio.Lock] = {}
         parts.buttons.handle(JoinButton, self.on_join)
         parts.buttons.handle(LeaveButton, self.on_leave)
         parts.tournaments.on_change.append(self._changed)
@@ -333,7 +334,20 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         self._spawn(self._show(tournament, change), f"{tournament.id}-{change}")
 
     async def _show(self, tournament: Tournament, change: Change) -> None:
-        """Edit the sign-up and the bracket, open the round's threads, crown the champion."""
+        """Edit the sign-up and the bracket, open the round's threads, crown the champion.
+
+        One change of a tournament at a time, each showing it as stored when its turn comes,
+        so edits racing each other never leave an older list on top.
+        """
+        turn = self._turns.setdefault(tournament.id, asyncio.Lock())
+        async with turn:
+            try:
+                await self._show_in_turn(tournament, change)
+            except Exception:
+                # The change is stored: the next change, or a restart, shows it again.
+                log.exception("could not show tournament %s (%s)", tournament.id, change)
+
+    async def _show_in_turn(self, tournament: Tournament, change: Change) -> None:
         lang = lang_for(tournament.lang)
         channel = self.parts.bot.get_partial_messageable(tournament.channel_id)
         fresh = await self.parts.tournaments.get(tournament.id) or tournament

@@ -433,12 +433,30 @@ class Tournaments:
             return None
         assert tournament.bracket is not None
         game_round = len(tournament.bracket.rounds)
+        wanted = (tournament_id, game_round, number)
         async with self.registry.lock(thread):
             found = await self.registry.game_in(thread)
             if found is not None and found[1] is not None:
-                if match_of(found[0].extra) == (tournament_id, game_round, number):
+                if match_of(found[0].extra) == wanted:
                     return found[0], found[1]
                 return None  # another game holds the thread: the deadline decides the match
+            # Read again under the thread's lock: a game of this match that finished since the
+            # caller read the tournament was recorded by then (the finish hook runs under it).
+            fresh = await self.get(tournament_id)
+            if (
+                fresh is None
+                or fresh.status != "running"
+                or fresh.bracket is None
+                or len(fresh.bracket.rounds) != game_round
+                or fresh.bracket.current[number].done
+            ):
+                return None
+            last = await self.storage.games.last_finished(tournament.guild_id, thread)
+            if last is not None and match_of(last.extra) == wanted and last.result is not None:
+                # Played, but not recorded (the hook failed): record it rather than deal again.
+                decided = judge(last, outcome_from_dict(last.result), fresh.left)
+                await self._record(tournament_id, game_round, number, decided)
+                return None
             rules = Rules.preset(tournament.variant, players=2)
             seed = self.registry.seeds()
             game = new_game(rules, seed=seed)

@@ -12,7 +12,7 @@ from krigbot.sessions import deadlines
 from tests.standin import ChannelEvent, DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.standin.messages import Message
-from tests.standin.world import Channel, User
+from tests.standin.world import User
 from tests.support.handsfree import command, running_bot
 from tests.support.players import (
     ChosenSeeds,
@@ -320,7 +320,3 @@ async def test_a_tournament_goes_on_after_restarts_in_sign_up_and_mid_round(
         assert stored is not None
         assert stored.status == "finished"
         assert len(standin.threads(world.no_channel)) == 2
-
-
-def thread_of(channel: Channel) -> bool:
-    return channel.is_thread

@@ -39,6 +39,7 @@ from krigbot.adapter.weblinks import table_view
 from krigbot.engine.tournament import FORMATS
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import safe_name
+from krigbot.render.notices import forfeit_embed
 from krigbot.render.play import dealt_embed, time_up_embed
 from krigbot.render.tournament import (
     Shown,
@@ -451,16 +452,22 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         await self.parts.registry.show_table(row.channel_id, row.id, 0, message.id)
 
     async def _ended(self, result: FlipResult) -> None:
-        """Show in its thread the end of a game the tournament ended (its round's deadline)."""
+        """Show in its thread the end of a game the tournament ended: counted out at the round's
+        deadline, or given up by a player who left."""
         row, game = result.row, result.game
         lang = lang_for(row.extra.get("lang"))
         tables = self.parts.tables
         async with tables.turn(row.channel_id):
             channel = self.parts.bot.get_partial_messageable(row.channel_id)
+            outcome = game.outcome
+            if outcome is not None and outcome.reason == "forfeit":
+                # A player left the tournament: the one who did not win gave up.
+                seat = next(s for s in range(len(row.players)) if s not in outcome.winners)
+                embed = forfeit_embed(row, game, seat, lang, over=True)
+            else:
+                embed = time_up_embed(row, game, lang)
             try:
-                await channel.send(
-                    embed=time_up_embed(row, game, lang), allowed_mentions=NO_MENTIONS
-                )
+                await channel.send(embed=embed, allowed_mentions=NO_MENTIONS)
             except discord.HTTPException as exc:
                 log.warning("could not show the end of tournament game %s: %s", row.id, exc)
                 return

@@ -320,3 +320,115 @@ async def test_a_tournament_goes_on_after_restarts_in_sign_up_and_mid_round(
         assert stored is not None
         assert stored.status == "finished"
         assert len(standin.threads(world.no_channel)) == 2
+
+
+async def joined_players(
+    standin: DiscordStandIn, world: SampleWorld, signup: Message, tournament_id: int, count: int
+) -> list[User]:
+    """Sign ``count`` members of the Norwegian server up, adding members beyond the sample's."""
+    people = [world.alice, world.bob, world.carol]
+    for n in range(len(people), count):
+        user = standin.add_user(f"player{n}", f"Player {n}", locale="nb")
+        standin.add_member(world.no_guild, user)
+        people.append(user)
+    for user in people[:count]:
+        await press(standin, signup, f"krig:tjoin:{tournament_id}", user)
+    return people[:count]
+
+
+async def play_every_match(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    people: list[User],
+    tournament_id: int,
+) -> None:
+    """Flip every game of every thread until the tournament is over, as its players would."""
+    by_id = {user.id: user for user in people}
+    for _ in range(200):
+        await settled()
+        stored = await bot.storage.tournaments.get(tournament_id)
+        assert stored is not None
+        if stored.status != "running":
+            return
+        playing = False
+        for thread in standin.threads(world.no_channel):
+            row = await bot.storage.games.active_game(thread.id)
+            if row is not None:
+                await flip(standin, thread, by_id[row.players[0]], count=50)
+                playing = True
+        assert playing, "a round is waiting for a game that nobody can play"
+    raise AssertionError("the tournament never ended")
+
+
+@pytest.mark.parametrize(
+    ("format", "count", "best_of", "rounds"),
+    [
+        ("knockout", 5, 1, 3),
+        ("knockout", 2, 3, 1),
+        ("swiss", 3, 1, 2),
+        ("round_robin", 4, 1, 3),
+    ],
+)
+async def test_each_format_is_played_to_a_champion_in_threads(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    seeds: ChosenSeeds,
+    format: str,
+    count: int,
+    best_of: int,
+    rounds: int,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 40)
+    signup, tournament_id = await create(standin, world, format=format, best_of=best_of)
+    people = await joined_players(standin, world, signup, tournament_id, count)
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+
+    await play_every_match(standin, world, bot, people, tournament_id)
+
+    stored = await bot.storage.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.status == "finished"
+    assert stored.champion_id in {user.id for user in people}
+    bracket = stored.state["bracket"]
+    assert len(bracket["rounds"]) == rounds
+    matches = sum(1 for each in bracket["rounds"] for pairing in each if pairing["b"] is not None)
+    assert len(standin.threads(world.no_channel)) == matches
+    games = await bot.storage.games.game_count("finished")
+    assert games == matches * (2 if best_of == 3 else 1)  # seat 0 wins every game
+    names = [
+        m for m in standin.messages(world.no_channel) if f"<@{stored.champion_id}>" in text_of(m)
+    ]
+    assert len(names) == 1  # the announcement
+
+
+async def test_a_player_who_leaves_mid_match_gives_it_up(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    table = await watcher.next(predicate=is_table, timeout=10)
+    thread = table.message.channel
+    await flip(standin, thread, world.alice, count=3)
+
+    left = await command(standin, world.no_channel, world.alice, "tournament leave")
+    crowned = await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is world.no_channel and "🏆" in text_of(e.revision),
+        timeout=10,
+    )
+    await settled()
+
+    assert left.ephemeral
+    assert text_of(left) == t("nb", "tournament.left", name="Cup")
+    assert f"<@{world.bob.id}>" in text_of(crowned.revision)
+    game = await bot.storage.games.last_finished(world.no_guild.id, thread.id)
+    assert game is not None
+    assert game.result is not None
+    assert game.result["reason"] == "forfeit"
+    gave_up = t("nb", "forfeit.done", name="Alice")
+    assert [m for m in standin.messages(thread) if gave_up in text_of(m)]  # shown in the thread

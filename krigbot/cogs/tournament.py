@@ -19,7 +19,6 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
-from krigbot.adapter.buttons import NUMBER, GameButton, view_of
 from krigbot.adapter.choices import VARIANT_CHOICES
 from krigbot.adapter.group import OF_KRIG
 from krigbot.adapter.parts import (
@@ -35,6 +34,7 @@ from krigbot.adapter.players import actor_of, channel_of, player_of
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond
 from krigbot.adapter.tables import Shown as Live
 from krigbot.adapter.tables import editor
+from krigbot.adapter.tournaments import JoinButton, LeaveButton, shown_of, signup_view
 from krigbot.adapter.weblinks import table_view
 from krigbot.engine.tournament import FORMATS
 from krigbot.i18n import Lang, lang_for, t
@@ -42,7 +42,6 @@ from krigbot.render.embeds import safe_name
 from krigbot.render.notices import forfeit_embed
 from krigbot.render.play import dealt_embed, time_up_embed
 from krigbot.render.tournament import (
-    Shown,
     board_embed,
     champion_text,
     signup_embed,
@@ -67,50 +66,6 @@ class TournamentParts(
     HasBot, HasTournaments, HasRegistry, HasDeadlines, HasTables, HasWeb, HasButtons, Protocol
 ):
     """What the tournament cog uses."""
-
-
-class JoinButton(GameButton, kind="tjoin", tournament=NUMBER):
-    """Sign up for a tournament."""
-
-    def __init__(self, tournament_id: int, lang: Lang = "nb") -> None:
-        super().__init__(
-            tournament_id, label=t(lang, "tournament.join"), style=discord.ButtonStyle.success
-        )
-
-
-class LeaveButton(GameButton, kind="tleave", tournament=NUMBER):
-    """Take one's name off a tournament's list."""
-
-    def __init__(self, tournament_id: int, lang: Lang = "nb") -> None:
-        super().__init__(
-            tournament_id, label=t(lang, "tournament.leave"), style=discord.ButtonStyle.secondary
-        )
-
-
-def shown_of(tournament: Tournament) -> Shown:
-    """Return what the messages show of a tournament."""
-    return Shown(
-        name=tournament.name,
-        format=tournament.format,
-        variant=tournament.variant,
-        best_of=tournament.best_of,
-        size=tournament.size,
-        seed=tournament.seed,
-        status=tournament.status,
-        players=[(entrant.user_id, entrant.name) for entrant in tournament.players],
-        closes_at=tournament.closes_at,
-        round_ends_at=tournament.round_ends_at,
-        bracket=tournament.bracket,
-        champion=tournament.champion,
-        reason=tournament.reason,
-    )
-
-
-def signup_view(tournament: Tournament, lang: Lang) -> discord.ui.View | None:
-    """Return the sign-up's buttons while it is open."""
-    if tournament.status != "signup":
-        return None
-    return view_of(JoinButton(tournament.id, lang), LeaveButton(tournament.id, lang))
 
 
 class TournamentGroup(app_commands.Group, name="tournament"):

@@ -273,7 +273,7 @@ class KrigBot(commands.AutoShardedBot):
         if recovered:
             self._spawn(matches.announce(recovered), "announce-matches")
         await autoplay.restore()
-        self._spawn(tournaments.restore(), "restore-tournaments")
+        self._spawn(tournaments.restore(), "tournament-restore")
         for row in broken:
             if not own_token(row.extra):
                 continue  # nothing but an interaction reaches its chat: the next press tells

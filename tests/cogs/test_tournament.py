@@ -365,7 +365,9 @@ async def play_every_match(
     ("format", "count", "best_of", "rounds"),
     [
         ("knockout", 5, 1, 3),
+        ("knockout", 8, 1, 3),
         ("knockout", 2, 3, 1),
+        ("swiss", 8, 1, 3),
         ("swiss", 3, 1, 2),
         ("round_robin", 4, 1, 3),
     ],
@@ -432,3 +434,47 @@ async def test_a_player_who_leaves_mid_match_gives_it_up(
     assert game.result["reason"] == "forfeit"
     gave_up = t("nb", "forfeit.done", name="Alice")
     assert [m for m in standin.messages(thread) if gave_up in text_of(m)]  # shown in the thread
+
+
+async def test_the_sign_up_closes_at_its_time_and_the_first_round_opens(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, signup_minutes=5)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    watcher = standin.watch()
+
+    clock.advance(minutes=5, seconds=1)
+    table = await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    assert table.message.channel.parent is world.no_channel
+    assert t("nb", "tournament.signup.closed") in text_of(signup)
+    assert not buttons(signup)
+
+
+async def test_a_tournament_on_postgresql_survives_a_restart_between_rounds(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds, pg_dsn: str
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 4)
+    async with running_bot(standin, db_path, seeds, database=pg_dsn) as first:
+        signup, tournament_id = await create(standin, world)
+        people = await joined_players(standin, world, signup, tournament_id, 3)
+        watcher = standin.watch()
+        await command(standin, world.no_channel, world.moderator, "tournament start")
+        opening = await watcher.next(predicate=is_table, timeout=10)
+        # The bot stops as the first match ends, before the final's thread is opened.
+        first.service.tournaments.on_change.clear()
+        await play_table(standin, opening, world)
+        await settled()
+    async with running_bot(standin, db_path, seeds, database=pg_dsn) as restarted:
+        await play_every_match(standin, world, restarted, people, tournament_id)
+        stored = await restarted.storage.tournaments.get(tournament_id)
+        assert stored is not None
+        assert stored.status == "finished"
+        assert len(standin.threads(world.no_channel)) == 2

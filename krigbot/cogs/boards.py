@@ -105,6 +105,7 @@ class BoardsCog(commands.Cog, name="Boards"):
             record = await self.parts.storage.stats.player_stats(guild_id, target.id)
             matches = await self.parts.storage.matches.match_records(guild_id, [target.id])
             everywhere = await self.parts.storage.stats.record_everywhere(target.id)
+            tournaments = await self.parts.storage.tournaments.record(guild_id, target.id)
             embed = stats_embed(
                 display_name(target),
                 target.id,
@@ -113,6 +114,7 @@ class BoardsCog(commands.Cog, name="Boards"):
                 matches=matches.get(target.id),
                 everywhere=everywhere,
                 place=place_of(interaction),
+                tournaments=tournaments,
             )
             return Reply(embed=embed)
 

@@ -695,6 +695,12 @@ class Tournaments:
                 before = Tournament.of(row)
                 after = change(before)
                 status, happened = self._status(before, after, told)
+                # The players it starts with are recorded with the write that starts it.
+                entrants = (
+                    after.bracket.players
+                    if before.bracket is None and after.bracket is not None
+                    else ()
+                )
                 try:
                     saved = await self.storage.tournaments.save(
                         row,
@@ -702,6 +708,7 @@ class Tournaments:
                         state=after.state(),
                         now=self.registry.clock(),
                         champion_id=after.champion,
+                        entrants=entrants,
                     )
                 except TournamentConflictError:
                     if attempt:

@@ -42,6 +42,7 @@ TABLES: Final = (
     "matches",
     "match_results",
     "tournaments",
+    "tournament_players",
 )
 """Every table of games and settings, parents before the tables that refer to them.
 

@@ -73,6 +73,20 @@ INSERT INTO games (
 
 _SET_EXTRA: Final = "UPDATE games SET extra = ? WHERE id = ?"
 
+_INSERT_ENTRANT: Final = """
+INSERT INTO tournament_players (tournament_id, guild_id, user_id) VALUES (?, ?, ?)
+ON CONFLICT DO NOTHING
+"""
+
+_PLAYED: Final = """
+SELECT COUNT(*) FROM tournament_players AS p JOIN tournaments AS t ON t.id = p.tournament_id
+WHERE p.guild_id = ? AND p.user_id = ? AND t.status = 'finished'
+"""
+
+_WON: Final = """
+SELECT COUNT(*) FROM tournaments WHERE guild_id = ? AND champion_id = ? AND status = 'finished'
+"""
+
 
 class TournamentConflictError(StorageError):
     """Another writer changed the tournament since it was read (or it is gone)."""
@@ -105,6 +119,14 @@ class TournamentRow:
     def is_open(self) -> bool:
         """Tell whether it is still signing up or playing."""
         return self.status in OPEN_STATUSES
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentRecord:
+    """A player's finished tournaments in a server: played in, and won."""
+
+    played: int = 0
+    won: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,20 +210,35 @@ class TournamentStore(Store):
         state: JSONDict,
         now: datetime,
         champion_id: int | None = None,
+        entrants: Sequence[int] = (),
     ) -> TournamentRow:
         """Write a tournament's new state over the version ``row`` read; return it as stored.
 
-        Raises TournamentConflictError if another writer wrote since.
+        ``entrants``: the players it starts with, recorded in the same transaction. Raises
+        TournamentConflictError if another writer wrote since.
         """
         stamp = encode_time(now)
         finished = stamp if status in ("finished", "cancelled") else None
-        found = await self._database.fetchone(
-            _SAVE,
-            (status, encode_json(state), champion_id, stamp, finished, row.id, row.version),
+        async with self._database.transaction() as db:
+            found = await db.fetch(
+                _SAVE,
+                (status, encode_json(state), champion_id, stamp, finished, row.id, row.version),
+            )
+            if not found:
+                raise TournamentConflictError(f"tournament {row.id} was changed by another writer")
+            if entrants:
+                await db.run_many(
+                    _INSERT_ENTRANT, [(row.id, row.guild_id, user) for user in entrants]
+                )
+        return _tournament(found[0])
+
+    async def record(self, guild_id: int, user_id: int) -> TournamentRecord:
+        """Return how many of a server's finished tournaments a player played in, and won."""
+        played = await self._database.fetchone(_PLAYED, (guild_id, user_id))
+        won = await self._database.fetchone(_WON, (guild_id, user_id))
+        return TournamentRecord(
+            played=0 if played is None else int(played[0]), won=0 if won is None else int(won[0])
         )
-        if found is None:
-            raise TournamentConflictError(f"tournament {row.id} was changed by another writer")
-        return _tournament(found)
 
     async def deal(self, deal: MatchDeal, *, now: datetime) -> GameRow:
         """Store a match's game running in its thread; a best-of match is its first game.

@@ -478,3 +478,23 @@ async def test_a_tournament_on_postgresql_survives_a_restart_between_rounds(
         assert stored is not None
         assert stored.status == "finished"
         assert len(standin.threads(world.no_channel)) == 2
+
+
+async def test_stats_add_the_tournaments_a_player_played_and_won(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    people = await joined_players(standin, world, signup, tournament_id, 2)
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await play_every_match(standin, world, bot, people, tournament_id)
+    stored = await bot.storage.tournaments.get(tournament_id)
+    assert stored is not None
+    champion = next(user for user in people if user.id == stored.champion_id)
+    other = next(user for user in people if user is not champion)
+
+    won = await command(standin, world.no_channel, world.alice, "stats", user=champion)
+    lost = await command(standin, world.no_channel, world.alice, "stats", user=other)
+
+    assert t("nb", "stats.tournaments_value", won=1, played=1) in text_of(won)
+    assert t("nb", "stats.tournaments_value", won=0, played=1) in text_of(lost)

@@ -9,6 +9,7 @@ from krigbot.storage.tournaments import (
     MatchDeal,
     TournamentBusyError,
     TournamentConflictError,
+    TournamentRecord,
     TournamentStatus,
 )
 from tests.support.stored_games import at
@@ -104,3 +105,23 @@ async def test_a_single_game_match_has_no_match_entry(storage: Storage) -> None:
     row = await storage.tournaments.deal(deal(1), now=at(0))
 
     assert "match" not in row.extra
+
+
+async def test_a_players_record_counts_the_finished_tournaments_they_started_in(
+    storage: Storage,
+) -> None:
+    for channel, status in ((1, "finished"), (2, "finished"), (3, "running")):
+        row = await storage.tournaments.create(
+            guild_id=GUILD, channel_id=channel, state={}, now=at(0)
+        )
+        row = await storage.tournaments.save(
+            row, status="running", state={}, now=at(1), entrants=[5, 6]
+        )
+        finished: TournamentStatus = "finished" if status == "finished" else "running"
+        await storage.tournaments.save(
+            row, status=finished, state={}, now=at(2), champion_id=5 if channel == 1 else 6
+        )
+
+    assert await storage.tournaments.record(GUILD, 5) == TournamentRecord(played=2, won=1)
+    assert await storage.tournaments.record(GUILD, 6) == TournamentRecord(played=2, won=1)
+    assert await storage.tournaments.record(GUILD + 1, 5) == TournamentRecord()

@@ -17,3 +17,12 @@ CREATE UNIQUE INDEX tournaments_one_open_per_channel
     ON tournaments (channel_id) WHERE status IN ('signup', 'running');
 
 CREATE INDEX tournaments_guild ON tournaments (guild_id, status);
+
+CREATE TABLE tournament_players (
+    tournament_id BIGINT NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
+    guild_id      BIGINT NOT NULL,
+    user_id       BIGINT NOT NULL,
+    PRIMARY KEY (tournament_id, user_id)
+);
+
+CREATE INDEX tournament_players_guild_user ON tournament_players (guild_id, user_id);

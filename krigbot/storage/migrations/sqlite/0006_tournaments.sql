@@ -23,3 +23,13 @@ CREATE UNIQUE INDEX tournaments_one_open_per_channel
 
 -- A server's open tournaments (its cap, /krig tournament status) and the finished ones' stats.
 CREATE INDEX tournaments_guild ON tournaments (guild_id, status);
+
+-- Who played in each tournament, written when it starts: /krig stats counts the finished ones.
+CREATE TABLE tournament_players (
+    tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
+    guild_id      INTEGER NOT NULL,
+    user_id       INTEGER NOT NULL,
+    PRIMARY KEY (tournament_id, user_id)
+) WITHOUT ROWID;
+
+CREATE INDEX tournament_players_guild_user ON tournament_players (guild_id, user_id);

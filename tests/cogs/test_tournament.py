@@ -368,8 +368,12 @@ async def play_every_match(
         ("knockout", 8, 1, 3),
         ("knockout", 2, 3, 1),
         ("swiss", 8, 1, 3),
+        ("knockout", 16, 1, 4),
+        pytest.param("knockout", 64, 1, 6, marks=pytest.mark.slow),
+        pytest.param("swiss", 64, 1, 6, marks=pytest.mark.slow),
         ("swiss", 3, 1, 2),
         ("round_robin", 4, 1, 3),
+        ("round_robin", 10, 1, 9),
     ],
 )
 async def test_each_format_is_played_to_a_champion_in_threads(
@@ -382,7 +386,7 @@ async def test_each_format_is_played_to_a_champion_in_threads(
     best_of: int,
     rounds: int,
 ) -> None:
-    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 40)
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 200)
     signup, tournament_id = await create(standin, world, format=format, best_of=best_of)
     people = await joined_players(standin, world, signup, tournament_id, count)
     await command(standin, world.no_channel, world.moderator, "tournament start")

@@ -252,7 +252,7 @@ class KrigBot(commands.AutoShardedBot):
             parts, interval=self.settings.autoplay_seconds, rest_turn=self.rest_turn
         )
         matches = MatchCog(parts)
-        tournaments = TournamentCog(parts)
+        tournaments = TournamentCog(parts, rest_turn=self.rest_turn)
         # Added in this order: the commands' listing follows it.
         for cog in (
             ChallengeCog(parts),

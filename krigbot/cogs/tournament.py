@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
@@ -77,8 +77,13 @@ class TournamentCog(commands.Cog, name="Tournaments"):
 
     tournament = TournamentGroup(extras=OF_KRIG)
 
-    def __init__(self, parts: TournamentParts) -> None:
+    def __init__(
+        self, parts: TournamentParts, *, rest_turn: Callable[[], float] = lambda: 0.0
+    ) -> None:
         self.parts = parts
+        self.rest_turn = rest_turn
+        """A turn for one request under this process's share of Discord's global limit: 0.0,
+        or the seconds to wait for one (the bot's ``rest_turn``)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._turns: dict[int, asyncio.Lock] = {}
         parts.buttons.handle(JoinButton, self.on_join)
@@ -354,8 +359,8 @@ class TournamentCog(commands.Cog, name="Tournaments"):
     async def open_matches(self, tournament: Tournament) -> None:
         """Open a thread for each match of the round still to play, and deal its game there.
 
-        One after the other, so a round of 32 matches stays within Discord's limits (discord.py
-        waits out each bucket it meets).
+        One request after the other, each taking its turn under the process's share of Discord's
+        global limit (as autoplay's edits do), and discord.py waits out each route's bucket.
         """
         if tournament.bracket is None:
             return
@@ -372,20 +377,29 @@ class TournamentCog(commands.Cog, name="Tournaments"):
                         log.warning("tournament %s: its channel is gone", tournament.id)
                         return
                     names = [safe_name(tournament.name_of(p)) for p in pairing.players]
+                    await self._paced()
                     thread = await parent.create_thread(
                         name=thread_name(round_number, names[0], names[1], lang),
                         type=discord.ChannelType.public_thread,
                     )
                     for player in pairing.players:
+                        await self._paced()
                         await thread.add_user(discord.Object(player))
                     thread_id = thread.id
                 dealt = await self.parts.tournaments.open_match(tournament.id, number, thread_id)
                 if dealt is not None and dealt[0].table_message_id is None:
+                    await self._paced()
                     await self._show_table(tournament, dealt[0], dealt[1], lang)
             except discord.HTTPException as exc:
                 log.warning(
                     "tournament %s: could not open match %s: %s", tournament.id, number, exc
                 )
+
+    async def _paced(self) -> None:
+        """Wait for a turn under the process's share of Discord's global limit."""
+        # Pacing, not waiting for something to happen: nothing could cut it short.
+        while (pause := self.rest_turn()) > 0:  # noqa: ASYNC110
+            await asyncio.sleep(pause)
 
     async def _show_table(
         self, tournament: Tournament, row: GameRow, game: Any, lang: Lang

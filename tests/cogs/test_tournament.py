@@ -373,7 +373,7 @@ async def play_every_match(
         pytest.param("swiss", 64, 1, 6, marks=pytest.mark.slow),
         ("swiss", 3, 1, 2),
         ("round_robin", 4, 1, 3),
-        ("round_robin", 10, 1, 9),
+        pytest.param("round_robin", 10, 1, 9, marks=pytest.mark.slow),
     ],
 )
 async def test_each_format_is_played_to_a_champion_in_threads(

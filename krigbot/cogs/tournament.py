@@ -19,6 +19,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as ls
 from discord.ext import commands
 
+from krigbot.adapter.buttons import view_of
 from krigbot.adapter.choices import VARIANT_CHOICES
 from krigbot.adapter.group import OF_KRIG
 from krigbot.adapter.parts import (
@@ -35,7 +36,7 @@ from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, res
 from krigbot.adapter.tables import Shown as Live
 from krigbot.adapter.tables import editor
 from krigbot.adapter.tournaments import JoinButton, LeaveButton, shown_of, signup_view
-from krigbot.adapter.weblinks import table_view
+from krigbot.adapter.weblinks import table_view, web_button
 from krigbot.engine.tournament import FORMATS
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import safe_name
@@ -329,13 +330,20 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             await self.open_matches(fresh)
 
     async def _show_board(self, tournament: Tournament, lang: Lang) -> None:
-        """Edit the bracket's message, or post it the first time."""
+        """Edit the bracket's message, or post it the first time (linking its page, if any)."""
         embed = board_embed(shown_of(tournament), lang)
+        url = await self.parts.web.tournament_url(tournament.guild_id, tournament.id)
+        view = None if url is None else view_of(web_button(url, lang, "web.open_tournament"))
         channel = self.parts.bot.get_partial_messageable(tournament.channel_id)
         if tournament.board_message_id is not None:
-            await channel.get_partial_message(tournament.board_message_id).edit(embed=embed)
+            await channel.get_partial_message(tournament.board_message_id).edit(
+                embed=embed, view=view
+            )
             return
-        message = await channel.send(embed=embed, allowed_mentions=NO_MENTIONS)
+        if view is None:
+            message = await channel.send(embed=embed, allowed_mentions=NO_MENTIONS)
+        else:
+            message = await channel.send(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
         await self.parts.tournaments.set_messages(tournament.id, board=message.id)
 
     async def _crown(self, tournament: Tournament, champion: int, lang: Lang) -> None:

@@ -122,11 +122,11 @@ def board_embed(shown: Shown, lang: Lang) -> discord.Embed:
                 "tournament.standing",
                 place=place,
                 name=names.get(row.player, "?"),
-                points=_points(row.points),
+                points=points_text(row.points),
                 wins=row.wins,
                 draws=row.draws,
                 losses=row.losses,
-                buchholz=_points(row.buchholz),
+                buchholz=points_text(row.buchholz),
             )
             for place, row in enumerate(standings(bracket), 1)
         ]
@@ -157,10 +157,16 @@ def board_embed(shown: Shown, lang: Lang) -> discord.Embed:
     return embed
 
 
-def _points(halves: int) -> str:
-    """Return points kept in halves as players read them: 3, 2½."""
+def points_text(halves: int) -> str:
+    """Return points kept in halves as players read them.
+
+    >>> points_text(6), points_text(5), points_text(1)
+    ('3', '2½', '½')
+    """
     whole, half = divmod(halves, 2)
-    return f"{whole}½" if half else str(whole)
+    if not half:
+        return str(whole)
+    return f"{whole}½" if whole else "½"
 
 
 def thread_name(round_number: int, a: str, b: str, lang: Lang) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from krigbot.engine.tournament import Pairing, advancing, standings
 from krigbot.i18n import Lang, t
+from krigbot.render.tournament import points_text
 from krigbot.sessions.tournaments import Tournament
 from krigbot.storage.tournaments import TournamentRow
 
@@ -38,11 +39,6 @@ def _line(tournament: Tournament, pairing: Pairing, lang: Lang) -> MatchLine:
     return MatchLine(a, b, t(lang, "web.tournament.won"), tournament.name_of(pairing.winner))
 
 
-def _points(halves: int) -> str:
-    whole, half = divmod(halves, 2)
-    return f"{whole}½" if half else str(whole)
-
-
 def tournament_page(row: TournamentRow, lang: Lang) -> dict[str, Any]:
     """Return the template's values for a tournament's page."""
     tournament = Tournament.of(row)
@@ -54,11 +50,11 @@ def tournament_page(row: TournamentRow, lang: Lang) -> dict[str, Any]:
             (
                 place,
                 tournament.name_of(s.player),
-                _points(s.points),
+                points_text(s.points),
                 s.wins,
                 s.draws,
                 s.losses,
-                _points(s.buchholz),
+                points_text(s.buchholz),
             )
             for place, s in enumerate(standings(bracket), 1)
         ]

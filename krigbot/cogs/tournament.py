@@ -10,6 +10,7 @@ the bot may: checked when the tournament is created).
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,6 +27,7 @@ from krigbot.adapter.parts import (
     HasBot,
     HasButtons,
     HasDeadlines,
+    HasPictures,
     HasRegistry,
     HasTables,
     HasTournaments,
@@ -60,11 +62,21 @@ FORMAT_CHOICES = [
     app_commands.Choice(name=ls(name, key=f"tournament.format.{name}"), value=name)
     for name in FORMATS
 ]
+BRACKET_FILE = "bracket.png"
+LINK_KEY = "web.open_tournament"
 BEST_OF_CHOICES = [app_commands.Choice(name=str(n), value=n) for n in (1, 3, 5)]
 
 
 class TournamentParts(
-    HasBot, HasTournaments, HasRegistry, HasDeadlines, HasTables, HasWeb, HasButtons, Protocol
+    HasBot,
+    HasTournaments,
+    HasRegistry,
+    HasDeadlines,
+    HasTables,
+    HasWeb,
+    HasButtons,
+    HasPictures,
+    Protocol,
 ):
     """What the tournament cog uses."""
 
@@ -330,20 +342,30 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             await self.open_matches(fresh)
 
     async def _show_board(self, tournament: Tournament, lang: Lang) -> None:
-        """Edit the bracket's message, or post it the first time (linking its page, if any)."""
-        embed = board_embed(shown_of(tournament), lang)
+        """Edit the bracket's message, or post it the first time: its text, its picture (where
+        the server shows pictures) and the link to its page (where it has the web view)."""
+        shown = shown_of(tournament)
+        embed = board_embed(shown, lang)
+        pictures = self.parts.pictures
+        png = (
+            await pictures.bracket_picture(shown, lang)
+            if await pictures.enabled(tournament.guild_id)
+            else None
+        )
+        files = [] if png is None else [discord.File(io.BytesIO(png), filename=BRACKET_FILE)]
+        if files:
+            embed.set_image(url=f"attachment://{BRACKET_FILE}")
         url = await self.parts.web.tournament_url(tournament.guild_id, tournament.id)
-        view = None if url is None else view_of(web_button(url, lang, "web.open_tournament"))
+        view = discord.ui.View() if url is None else view_of(web_button(url, lang, LINK_KEY))
         channel = self.parts.bot.get_partial_messageable(tournament.channel_id)
         if tournament.board_message_id is not None:
             await channel.get_partial_message(tournament.board_message_id).edit(
-                embed=embed, view=view
+                embed=embed, view=view, attachments=files
             )
             return
-        if view is None:
-            message = await channel.send(embed=embed, allowed_mentions=NO_MENTIONS)
-        else:
-            message = await channel.send(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+        message = await channel.send(
+            embed=embed, view=view, files=files, allowed_mentions=NO_MENTIONS
+        )
         await self.parts.tournaments.set_messages(tournament.id, board=message.id)
 
     async def _crown(self, tournament: Tournament, champion: int, lang: Lang) -> None:

@@ -142,6 +142,8 @@ async def test_a_knockout_from_sign_up_to_champion(
     assert t("nb", "tournament.champion", name=champion_name) in board
     assert t("nb", "tournament.seed", seed=TOURNAMENT_SEED) in board
     assert len(boards[0].history) >= 2
+    assert [name for name, _ in boards[0].files] == ["bracket.png"]  # its picture, redrawn
+    assert boards[0].embeds[0]["image"]["url"] == "attachment://bracket.png"
 
 
 async def test_refusals_are_told_only_to_the_user_in_their_language(
@@ -502,3 +504,23 @@ async def test_stats_add_the_tournaments_a_player_played_and_won(
 
     assert t("nb", "stats.tournaments_value", won=1, played=1) in text_of(won)
     assert t("nb", "stats.tournaments_value", won=0, played=1) in text_of(lost)
+
+
+async def test_a_server_without_pictures_gets_the_bracket_as_text(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    await command(standin, world.no_channel, world.moderator, "settings", images="off")
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 2)
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await settled()
+
+    (board,) = [
+        m
+        for m in standin.messages(world.no_channel, include_ephemeral=False)
+        if t("nb", "tournament.round", round=1, total=1) in text_of(m)
+    ]
+    assert board.files == []
+    assert "image" not in board.embeds[0]

@@ -154,11 +154,12 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         if chosen is None:
             await refuse(interaction, "tournament.err.format")
             return
-        assert interaction.guild_id is not None
+        guild_id = interaction.guild_id or 0
 
         async def work() -> Reply:
+            await self.parts.tournaments.may_create(guild_id, actor_of(interaction))
             made = await self.parts.tournaments.create(
-                guild_id=interaction.guild_id or 0,
+                guild_id=guild_id,
                 channel_id=channel_of(interaction),
                 organiser=player_of(interaction.user),
                 name=name,
@@ -188,8 +189,6 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         channel = interaction.channel
         if interaction.guild_id is None or not isinstance(channel, discord.TextChannel):
             return "tournament.err.server", {}
-        if not actor_of(interaction).moderator:
-            return "tournament.err.moderator", {}
         mine = interaction.app_permissions
         if not (mine.create_public_threads and mine.send_messages_in_threads):
             return "tournament.err.threads", {}

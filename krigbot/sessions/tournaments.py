@@ -59,6 +59,10 @@ SIGNUP_MINUTES = 30
 MATCH_MINUTES = 15
 RETRY = timedelta(seconds=5)
 """How soon a round's deadline looks again at a match it could not end yet (a battle)."""
+CREATORS_SETTING = "tournament_creators"
+"""The server setting of who may create a tournament: ``moderators`` (the default) or
+``everyone``."""
+CREATORS = ("moderators", "everyone")
 KEY = "tournament"
 """The key in a match game's extra naming its tournament, round and match."""
 
@@ -270,6 +274,13 @@ class Tournaments:
         return [
             Tournament.of(row) for row in await self.storage.tournaments.open_in_guild(guild_id)
         ]
+
+    async def may_create(self, guild_id: int, actor: Actor) -> None:
+        """Refuse to create a tournament unless a moderator asks, or the server lets everyone."""
+        if actor.moderator:
+            return
+        if await self.storage.settings.get_setting(guild_id, CREATORS_SETTING) != "everyone":
+            raise Refusal("tournament.err.moderator")
 
     async def create(
         self,

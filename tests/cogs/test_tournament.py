@@ -524,3 +524,29 @@ async def test_a_server_without_pictures_gets_the_bracket_as_text(
     ]
     assert board.files == []
     assert "image" not in board.embeds[0]
+
+
+async def test_a_server_may_let_everyone_create_tournaments(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    refused = await command(standin, world.no_channel, world.alice, "tournament create", name="x")
+    assert text_of(refused) == t("nb", "tournament.err.moderator")
+    denied = await command(
+        standin, world.no_channel, world.alice, "settings", tournaments="everyone"
+    )
+    assert denied.ephemeral
+
+    allowed = await command(
+        standin, world.no_channel, world.moderator, "settings", tournaments="everyone"
+    )
+    made = await command(
+        standin, world.no_channel, world.alice, "tournament create", name="Alice's cup"
+    )
+
+    assert allowed.ephemeral
+    assert text_of(allowed) == t("nb", "settings.tournaments_everyone")
+    assert not made.ephemeral
+    assert t("nb", "tournament.signup.title", name="Alice's cup") in text_of(made)
+    stored = await bot.storage.tournaments.open_in(world.no_channel.id)
+    assert stored is not None
+    assert stored.state["organiser"] == world.alice.id

@@ -63,8 +63,10 @@ def test_every_text_reads_on_a_phone_inside_the_picture_and_apart(
     for text in drawn.written:
         assert cap_height(text.size) * PHONE_WIDTH >= LEAST_TEXT * WIDTH, text
         left, top, right, bottom = text.box
-        assert 0 <= left and right <= drawn.image.width, text
-        assert 0 <= top and bottom <= drawn.image.height, text
+        assert left >= 0, text
+        assert right <= drawn.image.width, text
+        assert top >= 0, text
+        assert bottom <= drawn.image.height, text
     boxes = [text.box for text in drawn.written]
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:

@@ -10,7 +10,10 @@ from krigbot.i18n import Lang, catalog
 # A command of a group inside /krig has both names (cmd.tournament.create.name).
 NAME_KEYS = r"(cmd|opt)\.\w+(\.\w+)?\.name"
 DESCRIPTION_KEYS = r"(cmd|opt)\.\w+(\.\w+)?\.desc"
-CHOICE_KEYS = r"variant\.\w+\.name|pickup\.\w+|shortage\.\w+|period\.\w+|tournament\.format\.\w+"
+CHOICE_KEYS = (
+    r"variant\.\w+\.name|pickup\.\w+|shortage\.\w+|period\.\w+"
+    r"|tournament\.format\.\w+|tournament\.creators\.\w+"
+)
 
 
 def is_discord_name(name: str) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from krigbot.bot import KrigBot
+from krigbot.engine.tournament import Format, most_players, total_rounds
 from krigbot.i18n import t
 from krigbot.sessions import deadlines
 from tests.standin import ChannelEvent, DiscordStandIn
@@ -363,19 +364,25 @@ async def play_every_match(
     raise AssertionError("the tournament never ended")
 
 
+def case(format: Format, count: int, *, best_of: int = 1) -> object:
+    """Return a tournament to play through Discord; slow (seconds) beyond a dozen matches."""
+    rounds = total_rounds(format, count)
+    matches = rounds * (count // 2) if format != "knockout" else count - 1
+    marks = [pytest.mark.slow] if matches > 12 else []
+    return pytest.param(format, count, best_of, rounds, marks=marks)
+
+
 @pytest.mark.parametrize(
     ("format", "count", "best_of", "rounds"),
     [
-        ("knockout", 5, 1, 3),
-        ("knockout", 8, 1, 3),
-        ("knockout", 2, 3, 1),
-        ("swiss", 8, 1, 3),
-        ("knockout", 16, 1, 4),
-        pytest.param("knockout", 64, 1, 6, marks=pytest.mark.slow),
-        pytest.param("swiss", 64, 1, 6, marks=pytest.mark.slow),
-        ("swiss", 3, 1, 2),
-        ("round_robin", 4, 1, 3),
-        pytest.param("round_robin", 10, 1, 9, marks=pytest.mark.slow),
+        *(
+            case(format, count)
+            for format in ("knockout", "swiss", "round_robin")
+            for count in (2, 3, 5, 8, 16, 64)
+            if count <= most_players(format)
+        ),
+        case("knockout", 2, best_of=3),
+        case("swiss", 5, best_of=3),
     ],
 )
 async def test_each_format_is_played_to_a_champion_in_threads(

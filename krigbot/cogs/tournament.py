@@ -405,7 +405,8 @@ class TournamentCog(commands.Cog, name="Tournaments"):
                     if not isinstance(parent, discord.TextChannel):
                         log.warning("tournament %s: its channel is gone", tournament.id)
                         return
-                    names = [safe_name(tournament.name_of(p)) for p in pairing.players]
+                    # A thread's name shows no markdown: the names as they are, spaces tidied.
+                    names = [" ".join(tournament.name_of(p).split()) for p in pairing.players]
                     await self._paced()
                     thread = await parent.create_thread(
                         name=thread_name(round_number, names[0], names[1], lang),

@@ -32,6 +32,7 @@ from krigbot.cogs.matches import MatchCog
 from krigbot.cogs.play import PlayCog
 from krigbot.cogs.steal import StealCog
 from krigbot.cogs.timelimit import TimeLimitCog
+from krigbot.cogs.tournament import TournamentCog
 from krigbot.config import GLOBAL_REST_LIMIT, MEMORY, Settings
 from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
@@ -122,7 +123,7 @@ class KrigTree(app_commands.CommandTree[Any]):
     ) -> None:
         """Add a command to the tree, or to /krig if it is one of its subcommands."""
         if is_subcommand(command):
-            assert isinstance(command, app_commands.Command)
+            assert isinstance(command, app_commands.Command | app_commands.Group)
             self.krig.add_command(command, override=override)
             return
         super().add_command(command, guild=guild, guilds=guilds, override=override)
@@ -238,6 +239,7 @@ class KrigBot(commands.AutoShardedBot):
             hands_free=service.hands_free,
             recovery=service.recovery,
             deadlines=service.deadlines,
+            tournaments=service.tournaments,
             storage=self.storage,
             pictures=self.pictures,
             tables=self.tables,
@@ -250,6 +252,7 @@ class KrigBot(commands.AutoShardedBot):
             parts, interval=self.settings.autoplay_seconds, rest_turn=self.rest_turn
         )
         matches = MatchCog(parts)
+        tournaments = TournamentCog(parts, rest_turn=self.rest_turn)
         # Added in this order: the commands' listing follows it.
         for cog in (
             ChallengeCog(parts),
@@ -261,6 +264,7 @@ class KrigBot(commands.AutoShardedBot):
             HistoryCog(parts),
             matches,
             TimeLimitCog(parts),
+            tournaments,
         ):
             await self.add_cog(cog)
         self.add_dynamic_items(*self.buttons.kinds())
@@ -269,6 +273,7 @@ class KrigBot(commands.AutoShardedBot):
         if recovered:
             self._spawn(matches.announce(recovered), "announce-matches")
         await autoplay.restore()
+        self._spawn(tournaments.restore(), "tournament-restore")
         for row in broken:
             if not own_token(row.extra):
                 continue  # nothing but an interaction reaches its chat: the next press tells

@@ -3,6 +3,7 @@
     python -m krigbot.sim play --deal deal.json --variant klassisk --set pickup=table --trace
     python -m krigbot.sim play --seed 42 --variant standard --players 3
     python -m krigbot.sim stats --variant klassisk --games 10000 --seed 1 --jobs 2
+    python -m krigbot.sim pairings --format knockout --players 5 --seed 7
 
 Output is one JSON object on stdout. Bad input prints one line on stderr and exits with 2.
 """
@@ -32,6 +33,7 @@ from .engine import (
     new_game,
     parse_cards,
 )
+from .engine.tournament import FORMATS, TournamentError, next_round, start
 
 
 class UsageError(Exception):
@@ -284,14 +286,39 @@ def make_parser() -> argparse.ArgumentParser:
         "--jobs", type=int, default=1, help=f"processes to use (this machine: {os.cpu_count()})"
     )
     common(stats_parser)
+
+    pairings_parser = commands.add_parser(
+        "pairings", help="a tournament's seeding and first round, from its seed"
+    )
+    pairings_parser.add_argument("--format", choices=FORMATS, default="knockout")
+    pairings_parser.add_argument(
+        "--players", type=int, required=True, help="how many signed up (numbered 1, 2, ...)"
+    )
+    pairings_parser.add_argument("--seed", type=int, required=True, help="the bracket's seed")
     return parser
+
+
+def pairings(args: argparse.Namespace) -> dict[str, Any]:
+    """Return a tournament's seeding and first round; players are their sign-up places."""
+    try:
+        bracket = next_round(start(args.format, range(1, args.players + 1), args.seed))
+    except TournamentError as exc:
+        raise UsageError(str(exc)) from None
+    return {
+        "format": bracket.format,
+        "seed": bracket.seed,
+        "rounds": bracket.total_rounds,
+        "seeding": list(bracket.players),
+        "round_1": [[pairing.a, pairing.b] for pairing in bracket.current],
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     try:
         args = make_parser().parse_args(argv)
-        result = play(args) if args.command == "play" else stats(args)
+        run = {"play": play, "stats": stats, "pairings": pairings}[args.command]
+        result = run(args)
     except (UsageError, EngineError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

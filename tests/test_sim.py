@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from krigbot.engine import Game, Rules, new_game, run_to_end
+from krigbot.engine.tournament import next_round, start
 from krigbot.sim import play_command
 from tests.support.doctests import assert_every_example_runs
 from tests.support.house_rules import HOUSE_RULES, with_house_rule
@@ -350,3 +351,33 @@ def test_a_time_limit_is_refused_because_sim_has_no_clock(
 
 def test_the_docstring_examples_of_sim_run_and_hold() -> None:
     assert_every_example_runs("krigbot.sim")
+
+
+def test_pairings_gives_a_tournaments_seeding_and_first_round_from_its_seed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, data, _ = run(
+        capsys, "pairings", "--format", "knockout", "--players", "5", "--seed", "7"
+    )
+
+    bracket = next_round(start("knockout", range(1, 6), 7))
+    assert status == 0
+    assert data == {
+        "format": "knockout",
+        "seed": 7,
+        "rounds": 3,
+        "seeding": list(bracket.players),
+        "round_1": [[pairing.a, pairing.b] for pairing in bracket.current],
+    }
+    assert sum(b is None for _, b in data["round_1"]) == 3  # byes fill eight places
+
+
+def test_pairings_refuses_a_size_its_format_does_not_take(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, _, error = run(
+        capsys, "pairings", "--format", "round_robin", "--players", "11", "--seed", "1"
+    )
+
+    assert status == 2
+    assert "round_robin takes 2 to 10 players" in error

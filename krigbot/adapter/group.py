@@ -20,6 +20,7 @@ SUBCOMMANDS = (
     "stats",
     "settings",
     "rules",
+    "tournament",
 )
 """Every subcommand of /krig, in the order Discord lists them."""
 T = TypeVar("T")
@@ -44,8 +45,15 @@ def subcommand(
 
 
 def is_subcommand(command: object) -> bool:
-    """Tell whether a command was declared with :func:`subcommand`."""
-    return isinstance(command, app_commands.Command) and command.extras.get(_OF_KRIG) == "krig"
+    """Tell whether a command (or a group of them) was declared to go under /krig."""
+    return (
+        isinstance(command, app_commands.Command | app_commands.Group)
+        and command.extras.get(_OF_KRIG) == "krig"
+    )
+
+
+OF_KRIG = {_OF_KRIG: "krig"}
+"""The ``extras`` of a group of subcommands that goes under /krig (``/krig tournament …``)."""
 
 
 @anywhere

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from krigbot.sessions.recovery import Recovery
     from krigbot.sessions.registry import Registry
     from krigbot.sessions.timelimit import TimeLimits
+    from krigbot.sessions.tournaments import Tournaments
     from krigbot.storage import Storage
     from krigbot.web.access import WebAccess
 
@@ -69,6 +70,10 @@ class HasRecovery(Protocol):
 
 class HasDeadlines(Protocol):
     deadlines: Deadlines
+
+
+class HasTournaments(Protocol):
+    tournaments: Tournaments
 
 
 class HasStorage(Protocol):
@@ -123,6 +128,7 @@ class Parts:
     hands_free: HandsFree
     recovery: Recovery
     deadlines: Deadlines
+    tournaments: Tournaments
     storage: Storage
     pictures: Pictures
     """The pictures, drawn in worker processes."""

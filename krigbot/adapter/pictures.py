@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import discord
 
 from krigbot.i18n import Lang, t
+from krigbot.render.bracket import draw_bracket
 from krigbot.render.chart import render_chart
 from krigbot.render.story import story_of
 from krigbot.render.table import render_round
+from krigbot.render.tournament import Shown
 from krigbot.render.worker import pool, warm_up_workers
 
 if TYPE_CHECKING:
@@ -295,6 +297,10 @@ class Pictures:
         """Return the picture drawn ahead for a game's next round, if one is kept."""
         ahead = self._ahead.get(game_id)
         return None if ahead is None else asyncio.shield(ahead.png)
+
+    async def bracket_picture(self, shown: Shown, lang: Lang) -> bytes | None:
+        """Return the PNG of a tournament's bracket or standings (None: text only this time)."""
+        return await self._render(draw_bracket, shown, lang)
 
     async def story_picture(
         self, row: GameRow, game: Variant, lang: Lang

@@ -22,6 +22,7 @@ from krigbot.engine.rules import PRESETS
 from krigbot.i18n import Lang, t
 from krigbot.render.embeds import krigbot_stats_embed, leaderboard_embed, rules_embed, stats_embed
 from krigbot.sessions import Refusal, may_moderate
+from krigbot.sessions.tournaments import CREATORS, CREATORS_SETTING
 
 if TYPE_CHECKING:
     pass
@@ -36,6 +37,10 @@ WEB_SETTINGS = ("on", "off", "rotate")
 WEB_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"webview.{value}"), value=value)
     for value in WEB_SETTINGS
+]
+CREATORS_CHOICES = [
+    app_commands.Choice(name=ls(value, key=f"tournament.creators.{value}"), value=value)
+    for value in CREATORS
 ]
 PERIOD_CHOICES = [
     app_commands.Choice(name=ls(value, key=f"period.{value}"), value=value) for value in PERIODS
@@ -105,6 +110,7 @@ class BoardsCog(commands.Cog, name="Boards"):
             record = await self.parts.storage.stats.player_stats(guild_id, target.id)
             matches = await self.parts.storage.matches.match_records(guild_id, [target.id])
             everywhere = await self.parts.storage.stats.record_everywhere(target.id)
+            tournaments = await self.parts.storage.tournaments.record(guild_id, target.id)
             embed = stats_embed(
                 display_name(target),
                 target.id,
@@ -113,6 +119,7 @@ class BoardsCog(commands.Cog, name="Boards"):
                 matches=matches.get(target.id),
                 everywhere=everywhere,
                 place=place_of(interaction),
+                tournaments=tournaments,
             )
             return Reply(embed=embed)
 
@@ -122,13 +129,15 @@ class BoardsCog(commands.Cog, name="Boards"):
     @app_commands.describe(
         images="Show the table and the game's story as pictures",
         web="Show the server's leaderboard, players and game replays on the web",
+        tournaments="Who may create a tournament",
     )
-    @app_commands.choices(images=IMAGES_CHOICES, web=WEB_CHOICES)
+    @app_commands.choices(images=IMAGES_CHOICES, web=WEB_CHOICES, tournaments=CREATORS_CHOICES)
     async def settings(
         self,
         interaction: discord.Interaction[Any],
         images: str | None = None,
         web: str | None = None,
+        tournaments: str | None = None,
     ) -> None:
         """Server settings for Krig (moderators)"""
         if not reaches(interaction) or interaction.guild_id is None:
@@ -136,10 +145,14 @@ class BoardsCog(commands.Cog, name="Boards"):
         guild_id = interaction.guild_id
         lang = user_lang(interaction)
         may_moderate(actor_of(interaction))
-        if images is None and web is None:
+        if images is None and web is None and tournaments is None:
             await refuse(interaction, "settings.choose")
             return
-        for given, allowed in ((images, ("on", "off")), (web, WEB_SETTINGS)):
+        for given, allowed in (
+            (images, ("on", "off")),
+            (web, WEB_SETTINGS),
+            (tournaments, CREATORS),
+        ):
             if given is not None and given not in allowed:
                 await refuse(interaction, "err.bad_option", reason=given)
                 return
@@ -152,6 +165,10 @@ class BoardsCog(commands.Cog, name="Boards"):
             if web is not None:
                 name = interaction.guild.name if interaction.guild is not None else None
                 lines.append(await self._web_setting(guild_id, web, lang, name))
+            if tournaments is not None:
+                settings = self.parts.storage.settings
+                await settings.set_setting(guild_id, CREATORS_SETTING, tournaments)
+                lines.append(t(lang, f"settings.tournaments_{tournaments}"))
             return Reply(content="\n".join(lines), ephemeral=True)
 
         await respond(interaction, work(), ephemeral=True)

@@ -37,6 +37,10 @@ def key_of(string: app_commands.locale_str, context: app_commands.TranslationCon
     if part is not None and isinstance(data, app_commands.Parameter):
         return f"opt.{data.display_name}.{part}"
     if part is not None and isinstance(data, app_commands.Command | app_commands.Group):
+        # A command of a group inside /krig (/krig tournament create) is keyed by both names.
+        parent = data.parent
+        if parent is not None and parent.parent is not None:
+            return f"cmd.{parent.name}.{data.name}.{part}"
         return f"cmd.{data.name}.{part}"
     return string.message
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         PartnerRecord,
         PlayerStats,
         Tally,
+        TournamentRecord,
     )
 
 COLOUR_TABLE = discord.Colour.blurple()
@@ -611,8 +612,10 @@ def stats_embed(
     matches: MatchRecord | None = None,
     everywhere: Everywhere | None = None,
     place: Place = "server",
+    tournaments: TournamentRecord | None = None,
 ) -> discord.Embed:
-    """Return one player's record on a server or in a chat (with their matches, if any).
+    """Return one player's record on a server or in a chat (with their matches, if any,
+    and the server's finished tournaments they played in and won).
 
     ``everywhere``: their record over every server and chat, in servers and in chats apart.
     """
@@ -643,6 +646,13 @@ def stats_embed(
         embed.add_field(
             name=t(lang, "stats.matches"),
             value=t(lang, "stats.matches_value", wins=matches.wins, matches=matches.matches),
+        )
+    if tournaments is not None and tournaments.played:
+        embed.add_field(
+            name=t(lang, "stats.tournaments"),
+            value=t(
+                lang, "stats.tournaments_value", won=tournaments.won, played=tournaments.played
+            ),
         )
     embed.add_field(
         name=t(lang, "stats.biggest_pot"),

@@ -23,12 +23,15 @@ from typing import Final
 from PIL import Image
 
 from krigbot.engine import Game, Round, Rules, card_value, is_joker, parse_card
+from krigbot.engine.tournament import Bracket, next_round, record, start
 from krigbot.i18n import Lang, t
+from krigbot.render.bracket import draw_bracket
 from krigbot.render.cards import card_face, card_width
 from krigbot.render.chart import render_chart
 from krigbot.render.emoji import EMOJI_CARDS, emoji_image
 from krigbot.render.story import Story, story_from
 from krigbot.render.table import render_round
+from krigbot.render.tournament import Shown
 
 SEEDS = range(3000)
 STANDARD = Rules.preset("standard")
@@ -341,12 +344,64 @@ def write_samples(out_dir: Path) -> list[Path]:
     for chart in CHART_SAMPLES:
         story = long_game(chart.rules, rounds=chart.rounds)
         charts.append(_write(out_dir, chart.file, _chart(story, chart.names, chart.lang)))
+    brackets = [
+        _write(out_dir, file, draw_bracket(shown, lang)) for file, shown, lang in _tournaments()
+    ]
     sheets = [
         _write(out_dir, "phone_tables.png", phone_sheet(tables)),
         _write(out_dir, "phone_names.png", phone_sheet([*names, *cards[:-1]])),
         _write(out_dir, "phone_charts.png", phone_sheet(charts)),
+        _write(out_dir, "phone_tournaments.png", phone_sheet(brackets)),
     ]
-    return [*tables, *names, *cards, *charts, *sheets]
+    return [*tables, *names, *cards, *charts, *brackets, *sheets]
+
+
+TOURNAMENT_NAMES = (
+    "Alice",
+    "Bob",
+    "田中太郎",
+    "Øyvind",
+    "שרה 🎮",
+    "Zoë",
+    "Åse Marie Haugland",
+    "Kai",
+)
+
+
+def _tournaments() -> list[tuple[str, Shown, Lang]]:
+    """Return a knockout of 8 in its final and Swiss standings of 7 after three rounds."""
+    knockout = next_round(start("knockout", range(8), 11))
+    for number, pairing in enumerate(knockout.current):
+        knockout = record(knockout, number, pairing.a)
+    knockout = next_round(knockout)
+    for number, pairing in enumerate(knockout.current):
+        knockout = record(knockout, number, pairing.b)
+    knockout = next_round(knockout)
+    swiss = start("swiss", range(7), 5)
+    for _ in range(3):
+        swiss = next_round(swiss)
+        for number, pairing in enumerate(swiss.current):
+            if not pairing.done:
+                winner = None if (pairing.a + number) % 5 == 0 else max(pairing.players)
+                swiss = record(swiss, number, winner)
+    return [
+        ("tournament_knockout.png", _tournament("Vårcupen", knockout), "nb"),
+        ("tournament_swiss.png", _tournament("Höstturneringen", swiss), "sv"),
+    ]
+
+
+def _tournament(name: str, bracket: Bracket) -> Shown:
+    return Shown(
+        name=name,
+        format=bracket.format,
+        variant="standard",
+        best_of=1,
+        size=8,
+        seed=bracket.seed,
+        status="finished" if bracket.finished else "running",
+        players=[(n, TOURNAMENT_NAMES[n]) for n in bracket.players],
+        bracket=bracket,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

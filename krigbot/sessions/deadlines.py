@@ -31,8 +31,9 @@ RETRY = timedelta(seconds=5)
 
 T = TypeVar("T")
 
-DeadlineKind = Literal["challenge", "choice", "time_limit"]
-"""A challenge's expiry, the time-out of open Steal War choices, a game's time limit."""
+DeadlineKind = Literal["challenge", "choice", "time_limit", "tournament_signup", "tournament_round"]
+"""A challenge's expiry, the time-out of open Steal War choices, a game's time limit; a
+tournament's sign-up closing and its round's end (keyed by the tournament's id, not a game's)."""
 
 
 @dataclass(frozen=True, slots=True)

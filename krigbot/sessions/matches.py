@@ -34,6 +34,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+LAST_GAME = "last_game"
+"""Set in a match game's extra to make it the match's last, whatever the score: a tournament's
+round ended, or a player left it. The match is then won by whoever has won a majority, if
+anyone (its tournament judges it by the score)."""
+CARRIED = ("lang", "reach", "tournament")
+"""The keys of a game's extra that the match's next game keeps."""
+
 
 async def begin_match(registry: Registry, row: GameRow, best_of: int) -> GameRow:
     """Make a new challenge the first game of a best-of match (its id is the match's)."""
@@ -114,8 +121,9 @@ class MatchKeeper:
         )
         now = self.registry.clock()
         winners = match.decided(score)
-        if not match.goes_on(outcome):
-            # Won, or stopped: a game nobody played ends the match with no winner.
+        if not match.goes_on(outcome) or row.extra.get(LAST_GAME):
+            # Won, or stopped: a game nobody played (or the last one allowed) ends the match,
+            # with a winner only if someone has won a majority.
             await self.storage.matches.finish_match(
                 step, [row.players[seat] for seat in winners], game_id=row.id, now=now
             )
@@ -123,7 +131,7 @@ class MatchKeeper:
         rules = Rules.from_dict(row.rules)
         seed = self.registry.seeds()
         game = new_game(rules, seed=seed)
-        extra = {key: value for key, value in row.extra.items() if key in ("lang", "reach")}
+        extra = {key: value for key, value in row.extra.items() if key in CARRIED}
         extra["match"] = MatchInfo(match.id, match.best_of, match.game + 1, score).to_extra()
         extra.update(dealt_extra(rules, now) or {})  # each game has its own time limit
         following = NextGame(

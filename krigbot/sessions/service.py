@@ -20,6 +20,7 @@ from krigbot.sessions.recovery import Recovery
 from krigbot.sessions.registry import Registry, Seeds, random_seed
 from krigbot.sessions.results import utcnow
 from krigbot.sessions.timelimit import TimeLimits
+from krigbot.sessions.tournaments import Tournaments
 from krigbot.storage import Storage
 
 
@@ -66,3 +67,5 @@ class GameService:
         """Autoplay's state and requests to finish at once."""
         self.recovery = Recovery(self.registry, self.time_limits, self.challenges, self.choices)
         """Start-up: the games with deadlines read again, ends never shown."""
+        self.tournaments = Tournaments(self.registry, self.deadlines, self.play)
+        """Tournaments: sign-up, rounds of matches in threads, results, the champion."""

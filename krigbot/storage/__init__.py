@@ -8,7 +8,8 @@ migrates it. The queries are asked of its parts, each holding the one shared
 - ``storage.stats`` (:class:`StatsStore`): leaderboard, player stats, recent games;
 - ``storage.settings`` (:class:`SettingsStore`): per-guild settings;
 - ``storage.matches`` (:class:`MatchStore`): best-of matches and their records;
-- ``storage.records`` (:class:`RecordStore`): a player's page (names, variants, rivals, pots).
+- ``storage.records`` (:class:`RecordStore`): a player's page (names, variants, rivals, pots);
+- ``storage.tournaments`` (:class:`TournamentStore`): tournaments and their matches' games.
 
 ``Storage`` itself opens, probes, checkpoints and closes the database.
 """
@@ -51,6 +52,7 @@ from krigbot.storage.models import (
 from krigbot.storage.records import PotRecord, RecordStore, VariantRecord
 from krigbot.storage.settings import SettingsStore
 from krigbot.storage.stats import Everywhere, StatsStore, Tally
+from krigbot.storage.tournaments import TournamentRecord, TournamentStore
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -91,5 +93,7 @@ __all__ = [
     "StorageClosedError",
     "StorageError",
     "Tally",
+    "TournamentRecord",
+    "TournamentStore",
     "VariantRecord",
 ]

@@ -10,6 +10,7 @@ from krigbot.storage.matches import MatchStore
 from krigbot.storage.records import RecordStore
 from krigbot.storage.settings import SettingsStore
 from krigbot.storage.stats import StatsStore
+from krigbot.storage.tournaments import TournamentStore
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -43,6 +44,7 @@ class Storage:
         self.settings = SettingsStore(database)
         self.matches = MatchStore(database)
         self.records = RecordStore(database)
+        self.tournaments = TournamentStore(database)
 
     @classmethod
     async def open(

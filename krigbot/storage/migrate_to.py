@@ -41,6 +41,8 @@ TABLES: Final = (
     "guild_settings",
     "matches",
     "match_results",
+    "tournaments",
+    "tournament_players",
 )
 """Every table of games and settings, parents before the tables that refer to them.
 

@@ -214,7 +214,7 @@ class PostgresDatabase(Database):
     async def importing(
         self,
     ) -> AsyncIterator[Callable[[str, Sequence[str], list[Row]], Awaitable[None]]]:
-        """Copy rows into tables as one transaction; the ids of new games go on after the last.
+        """Copy rows into tables as one transaction; new ids go on after the last.
 
         The block gets a function ``load(table, columns, rows)``, which sends rows with COPY.
         """
@@ -228,10 +228,12 @@ class PostgresDatabase(Database):
                 )
 
             yield load
-            await conn.execute(
-                "SELECT setval(pg_get_serial_sequence('games', 'id'), "
-                "GREATEST((SELECT MAX(id) FROM games), 1), (SELECT MAX(id) FROM games) IS NOT NULL)"
-            )
+            for table in ("games", "tournaments"):
+                await conn.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                    f"GREATEST((SELECT MAX(id) FROM {table}), 1), "
+                    f"(SELECT MAX(id) FROM {table}) IS NOT NULL)"
+                )
 
     async def checkpoint(self) -> tuple[int, int] | None:
         """Return None: PostgreSQL checkpoints by itself."""

@@ -48,7 +48,7 @@ _SEGMENT: Final = re.compile(
 """An id in ASCII digits (``str.isdigit`` takes ``٣``, ``３`` and ``¹`` too) and a signature in
 the URL-safe base64 ``sign`` writes: anything else is no address, before it costs a look-up."""
 
-Kind = Literal["site", "game", "player"]
+Kind = Literal["site", "game", "player", "tournament"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +178,11 @@ class WebAccess:
             f"/s/{site.token}/game/{game_id}.{self.sign(site.guild_id, site.key, 'game', game_id)}"
         )
 
+    def tournament_path(self, site: Site, tournament_id: int) -> str:
+        """Return the address of a tournament's page (its bracket or standings)."""
+        signature = self.sign(site.guild_id, site.key, "tournament", tournament_id)
+        return f"/s/{site.token}/tournament/{tournament_id}.{signature}"
+
     def player_path(self, site: Site, user_id: int) -> str:
         """Return the address of a player's page; it names the player by a signature only."""
         return f"/s/{site.token}/player/{self.sign(site.guild_id, site.key, 'player', user_id)}"
@@ -192,6 +197,10 @@ class WebAccess:
     async def game_url(self, guild_id: int, game_id: int) -> str | None:
         """Return the full link to a game's page, or None where the server has no pages."""
         return await self._url(guild_id, lambda site: self.game_path(site, game_id))
+
+    async def tournament_url(self, guild_id: int, tournament_id: int) -> str | None:
+        """Return the full link to a tournament's page, or None where the server has no pages."""
+        return await self._url(guild_id, lambda site: self.tournament_path(site, tournament_id))
 
     async def leaderboard_url(self, guild_id: int, period: str = "all") -> str | None:
         """Return the full link to the server's leaderboard, or None where it has no pages."""

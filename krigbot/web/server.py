@@ -36,6 +36,7 @@ from krigbot.render.cards import card_back, card_face
 from krigbot.web.access import PERIODS, Site, WebAccess
 from krigbot.web.fonts import FontSlices, style_sheet
 from krigbot.web.replay import replay_data
+from krigbot.web.tournament import tournament_page
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -294,6 +295,7 @@ class WebView:
         app.router.add_get("/s/{site}/", self.leaderboard)
         app.router.add_get("/s/{site}/player/{player}", self.player)
         app.router.add_get("/s/{site}/game/{game}", self.game)
+        app.router.add_get("/s/{site}/tournament/{tournament}", self.tournament)
         app.router.add_get("/cards/{lang}/{code}.png", self.card)
         app.router.add_get("/static/{name}", self.static)
         app.router.add_get("/fonts/krig.css", self.font_faces)
@@ -446,6 +448,20 @@ class WebView:
             "board": self.access.leaderboard_path(site),
         }
         return aiohttp_jinja2.render_template("game.html", request, context)
+
+    async def tournament(self, request: web.Request) -> web.Response:
+        """A tournament: its rounds, its standings (Swiss, round robin), its champion."""
+        site = await self._site(request)
+        parts = self.access.split(request.match_info["tournament"])
+        if parts is None or not self.access.check(site.guild_id, site.key, "tournament", *parts):
+            raise web.HTTPNotFound
+        row = await self.storage.tournaments.get(parts[0])
+        if row is None or row.guild_id != site.guild_id:
+            raise web.HTTPNotFound
+        reader = self._reader(request)
+        context = _base_context(request, reader) | tournament_page(row, reader.lang)
+        context["board"] = self.access.leaderboard_path(site)
+        return aiohttp_jinja2.render_template("tournament.html", request, context)
 
     async def _replay(self, row: GameRow, lang: Lang) -> dict[str, Any]:
         key = (row.id, row.round, row.status, lang)

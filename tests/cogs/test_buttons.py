@@ -23,6 +23,7 @@ from krigbot.adapter.buttons import (
     StealButton,
     TopButton,
 )
+from krigbot.adapter.tournaments import JoinButton, LeaveButton
 from krigbot.bot import KrigBot
 from krigbot.cogs.history import HistoryButton, ReplayButton
 from krigbot.cogs.matches import RematchButton
@@ -45,6 +46,8 @@ TEMPLATES: dict[type[GameButton], str] = {
     ReplayButton: r"krig:replay:(?P<game>\d+):(?P<round>\d+):(?P<move>first|prev|next|war|last)",
     AutoplayButton: r"krig:auto:(?P<game>\d+):(?P<action>pause|resume|stop)",
     FinishButton: r"krig:finish:(?P<game>\d+):(?P<choice>yes|no)",
+    JoinButton: r"krig:tjoin:(?P<tournament>\d+)",
+    LeaveButton: r"krig:tleave:(?P<tournament>\d+)",
 }
 """The templates of the buttons as they were before they shared one base, written out."""
 
@@ -68,6 +71,8 @@ SAMPLES: list[tuple[GameButton, str]] = [
     (AutoplayButton(7, "resume"), "krig:auto:7:resume"),
     (FinishButton(7, True), "krig:finish:7:yes"),
     (FinishButton(7, False), "krig:finish:7:no"),
+    (JoinButton(3, "sv"), "krig:tjoin:3"),
+    (LeaveButton(3), "krig:tleave:3"),
 ]
 
 

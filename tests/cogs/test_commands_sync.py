@@ -18,7 +18,7 @@ from tests.standin.fixtures import SampleWorld
 from tests.support.players import answer_of, start_game
 
 LOCALES = {"no", "sv-SE", "da"}
-USER, STRING, INTEGER, SUB_COMMAND = 6, 3, 4, 1
+USER, STRING, INTEGER, SUB_COMMAND, SUB_COMMAND_GROUP = 6, 3, 4, 1, 2
 
 
 def options_of(command: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -46,7 +46,18 @@ def test_the_bot_registers_krig_with_its_subcommands_and_flip(
         "stats",
         "rules",
     }
-    assert all(sub["type"] == SUB_COMMAND for sub in subcommands.values())
+    groups = {name for name, sub in subcommands.items() if sub["type"] == SUB_COMMAND_GROUP}
+    assert groups == {"tournament"}
+    commands = [sub for name, sub in subcommands.items() if name not in groups]
+    assert all(sub["type"] == SUB_COMMAND for sub in commands)
+    assert set(options_of(subcommands["tournament"])) == {
+        "create",
+        "join",
+        "leave",
+        "start",
+        "cancel",
+        "status",
+    }
 
 
 def test_every_command_is_described_in_norwegian_swedish_and_danish(
@@ -188,8 +199,11 @@ def test_each_cog_adds_its_own_subcommands_to_the_one_krig_group(bot: KrigBot) -
     for cog_name, names in declared.items():
         for name in names:
             command = group.get_command(name)
-            assert isinstance(command, app_commands.Command)
-            assert command.binding is bot.get_cog(cog_name), name
+            # A group of subcommands (/krig tournament …) is bound through its commands.
+            each = command.commands if isinstance(command, app_commands.Group) else [command]
+            for one in each:
+                assert isinstance(one, app_commands.Command)
+                assert one.binding is bot.get_cog(cog_name), name
     assert declared["Autoplay"] == ["auto", "finish"]
     assert declared["History"] == ["history", "replay"]
 

@@ -89,6 +89,7 @@ class Unknown(enum.Enum):
     GUILD = (10004, "Unknown Guild")
     MEMBER = (10007, "Unknown Member")
     MESSAGE = (10008, "Unknown Message")
+    ROLE = (10011, "Unknown Role")
     USER = (10013, "Unknown User")
     EMOJI = (10014, "Unknown Emoji")
     WEBHOOK = (10015, "Unknown Webhook")

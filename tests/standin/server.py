@@ -432,6 +432,26 @@ class DiscordStandIn(InteractionClient):
         )
         return role
 
+    def move_role(self, role: Role, position: int) -> None:
+        """Move a role in its server's order and tell the bot (GUILD_ROLE_UPDATE)."""
+        role.position = position
+        self.gateway.dispatch(
+            "GUILD_ROLE_UPDATE",
+            {"guild_id": str(role.guild.id), "role": role.to_json()},
+            guild_id=role.guild.id,
+        )
+
+    def threads(self, parent: Channel) -> list[Channel]:
+        """Return the threads started under ``parent``, oldest first."""
+        assert parent.guild is not None
+        return [thread for thread in parent.guild.threads if thread.parent is parent]
+
+    def archive(self, thread: Channel, *, locked: bool = False) -> None:
+        """Archive a thread (as Discord does after its inactivity) and tell the bot."""
+        assert thread.guild is not None
+        thread.archived, thread.locked = True, locked
+        self.gateway.dispatch("THREAD_UPDATE", thread.to_json(), guild_id=thread.guild.id)
+
     def add_member(
         self, guild: Guild, user: User, *, roles: Sequence[Role] = (), nick: str | None = None
     ) -> Member:

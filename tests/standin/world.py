@@ -277,12 +277,20 @@ class Overwrite:
         }
 
 
+PUBLIC_THREAD = 11
+PRIVATE_THREAD = 12
+THREAD_TYPES = (PUBLIC_THREAD, PRIVATE_THREAD)
+
+
 @dataclass(eq=False)
 class Channel:
-    """A guild text channel (type 0), a DM (type 1) or a group DM (type 3; ``guild`` is None).
+    """A guild text channel (type 0), a DM (type 1) or a group DM (type 3; ``guild`` is None),
+    or a thread (type 11 public, 12 private) under a text channel (``parent``).
 
     The bot's own DM with a user has ``recipient``; a DM or group DM between users (which the
-    bot is no member of) has ``recipients`` instead (see ``tests/standin/contexts.py``).
+    bot is no member of) has ``recipients`` instead (see ``tests/standin/contexts.py``). A
+    thread's permissions are its parent's, as on Discord; its ``thread_members`` are who joined
+    or was added.
     """
 
     id: int
@@ -296,6 +304,15 @@ class Channel:
     overwrites: dict[int, Overwrite] = field(default_factory=dict)
     #: Every message ever stored in this channel, deleted ones included (see ``Message.deleted``).
     messages: list[Message] = field(default_factory=list)
+    parent: Channel | None = None
+    owner_id: int | None = None
+    thread_members: set[int] = field(default_factory=set)
+    archived: bool = False
+    locked: bool = False
+
+    @property
+    def is_thread(self) -> bool:
+        return self.type in THREAD_TYPES
 
     @property
     def mention(self) -> str:
@@ -309,6 +326,8 @@ class Channel:
         """Discord's algorithm: base permissions, then @everyone, role and member overwrites."""
         if self.guild is None:
             return ALL_PERMISSIONS
+        if self.parent is not None:
+            return self.parent.permissions_for(member)
         base = self.guild.base_permissions(member)
         if base & ADMINISTRATOR:
             return ALL_PERMISSIONS
@@ -351,6 +370,8 @@ class Channel:
                     else {}
                 ),
             }
+        if self.parent is not None:
+            return self._thread_json(self.guild, self.parent, last)
         return {
             "id": str(self.id),
             "type": self.type,
@@ -366,6 +387,31 @@ class Channel:
             "flags": 0,
         }
 
+    def _thread_json(self, guild: Guild, parent: Channel, last: int | None) -> dict[str, Any]:
+        """The thread channel object as Discord sends it."""
+        shown = [m for m in self.messages if not m.deleted and not m.ephemeral]
+        return {
+            "id": str(self.id),
+            "type": self.type,
+            "guild_id": str(guild.id),
+            "parent_id": str(parent.id),
+            "owner_id": str(self.owner_id),
+            "name": self.name,
+            "last_message_id": None if last is None else str(last),
+            "rate_limit_per_user": 0,
+            "message_count": len(shown),
+            "member_count": min(len(self.thread_members), 50),
+            "total_message_sent": len(shown),
+            "thread_metadata": {
+                "archived": self.archived,
+                "auto_archive_duration": 1440,
+                "archive_timestamp": iso(datetime.datetime.now(datetime.UTC)),
+                "locked": self.locked,
+                "create_timestamp": iso(datetime.datetime.now(datetime.UTC)),
+            },
+            "flags": 0,
+        }
+
 
 @dataclass(eq=False)
 class Guild:
@@ -377,6 +423,8 @@ class Guild:
     owner: User
     roles: list[Role] = field(default_factory=list)
     channels: list[Channel] = field(default_factory=list)
+    #: Its threads, archived ones included (GUILD_CREATE sends the active ones).
+    threads: list[Channel] = field(default_factory=list)
     members: dict[int, Member] = field(default_factory=dict)
     created_at: datetime.datetime = field(
         default_factory=lambda: datetime.datetime.now(datetime.UTC)
@@ -467,7 +515,7 @@ class Guild:
             "emojis": [],
             "stickers": [],
             "channels": [c.to_json() for c in self.channels],
-            "threads": [],
+            "threads": [t.to_json() for t in self.threads if not t.archived],
             "members": [m.to_json() for m in chosen],
             "presences": [],
             "voice_states": [],

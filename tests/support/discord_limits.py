@@ -7,9 +7,13 @@ import unicodedata
 
 from krigbot.i18n import Lang, catalog
 
-NAME_KEYS = r"(cmd|opt)\.\w+\.name"
-DESCRIPTION_KEYS = r"(cmd|opt)\.\w+\.desc"
-CHOICE_KEYS = r"variant\.\w+\.name|pickup\.\w+|shortage\.\w+|period\.\w+"
+# A command of a group inside /krig has both names (cmd.tournament.create.name).
+NAME_KEYS = r"(cmd|opt)\.\w+(\.\w+)?\.name"
+DESCRIPTION_KEYS = r"(cmd|opt)\.\w+(\.\w+)?\.desc"
+CHOICE_KEYS = (
+    r"variant\.\w+\.name|pickup\.\w+|shortage\.\w+|period\.\w+"
+    r"|tournament\.format\.\w+|tournament\.creators\.\w+"
+)
 
 
 def is_discord_name(name: str) -> bool:

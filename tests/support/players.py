@@ -55,7 +55,8 @@ class Clock:
 
 # The tasks discord.py runs each slash command and button press in (app_commands/tree.py,
 # ui/view.py, ui/modal.py of discord.py 2.7), the bot's own start-up messages (bot.py), and
-# the greying of buttons that can do nothing any more (adapter/tables.py).
+# the greying of buttons that can do nothing any more (adapter/tables.py), and what a
+# tournament's change shows (cogs/tournament.py: its messages, threads and tables).
 _HANDLER_TASKS = (
     "CommandTree-invoker",
     "discord-ui-view-dispatch-",
@@ -65,6 +66,7 @@ _HANDLER_TASKS = (
     "krig-tell-unreadable-",
     "krig-tell-endings",
     "krig-retire-",
+    "krig-tournament-",
 )
 SETTLE_WITHIN = 30.0
 """Seconds the bot may take to finish them before a test fails (pictures on a loaded machine)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from tests.standin.routes import bot, channels, commands, emojis, guilds, interactions
+from tests.standin.routes import bot, channels, commands, emojis, guilds, interactions, threads
 
 #: Every route table the stand-in serves, in the order they are registered.
 TABLES: tuple[web.RouteTableDef, ...] = (
@@ -19,4 +19,5 @@ TABLES: tuple[web.RouteTableDef, ...] = (
     interactions.routes,
     channels.routes,
     guilds.routes,
+    threads.routes,
 )

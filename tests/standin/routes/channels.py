@@ -29,6 +29,7 @@ routes = web.RouteTableDef()
 
 _MANAGE_MESSAGES = 1 << 13
 _SEND_MESSAGES = 1 << 11
+_SEND_MESSAGES_IN_THREADS = 1 << 38
 _VIEW_CHANNEL = 1 << 10
 _ATTACH_FILES = 1 << 15
 
@@ -60,6 +61,11 @@ def _bot_perms(app: Application, channel: Channel) -> int:
     return channel.permissions_for(channel.guild.members[app.id])
 
 
+#: For the other channel routes (threads): the channel a path names, and the bot's permissions.
+channel_of = _channel
+bot_permissions = _bot_perms
+
+
 @routes.get(_CHANNEL)
 async def get_channel(request: web.Request) -> web.Response:
     return json_response(_channel(request).to_json())
@@ -87,8 +93,13 @@ async def post_message(request: web.Request) -> web.Response:
     perms = _bot_perms(app, channel)
     if not perms & _VIEW_CHANNEL:
         raise DiscordError(403, 50001, "Missing Access")
-    if not perms & _SEND_MESSAGES:
+    # In a thread writing takes Send Messages in Threads instead; an archived thread is opened
+    # again by a message, unless it is locked.
+    if not perms & (_SEND_MESSAGES_IN_THREADS if channel.is_thread else _SEND_MESSAGES):
         raise DiscordError(403, 50013, "Missing Permissions")
+    if channel.archived and channel.locked:
+        raise DiscordError(400, 50083, "Thread is archived")
+    channel.archived = False
     payload, files = await read_payload(request)
     if files and not perms & _ATTACH_FILES:
         raise DiscordError(403, 50013, "Missing Permissions")

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from tests.standin.rest import API_PREFIX, Unknown, find, json_response, path_id, standin_of
+from tests.standin.rest import (
+    API_PREFIX,
+    DiscordError,
+    Unknown,
+    application_of,
+    find,
+    json_response,
+    no_content,
+    path_id,
+    standin_of,
+)
 from tests.standin.world import Guild
+
+_MANAGE_ROLES = 1 << 28
 
 routes = web.RouteTableDef()
 
@@ -50,3 +62,19 @@ async def get_guild_roles(request: web.Request) -> web.Response:
 async def get_member(request: web.Request) -> web.Response:
     member = find(_guild(request).members, path_id(request, "user_id"), Unknown.MEMBER)
     return json_response(member.to_json())
+
+
+@routes.put(f"{_GUILD}/members/{{user_id}}/roles/{{role_id}}")
+async def add_member_role(request: web.Request) -> web.Response:
+    # As Discord: Manage Roles, and only a role below the bot's own highest.
+    guild = _guild(request)
+    member = find(guild.members, path_id(request, "user_id"), Unknown.MEMBER)
+    roles = {role.id: role for role in guild.roles}
+    role = find(roles, path_id(request, "role_id"), Unknown.ROLE)
+    me = guild.members[application_of(request).id]
+    highest = max(each.position for each in me.roles)
+    if not guild.base_permissions(me) & _MANAGE_ROLES or role.position >= highest:
+        raise DiscordError(403, 50013, "Missing Permissions")
+    if role not in member.roles:
+        member.roles.append(role)
+    return no_content()

@@ -1,0 +1,559 @@
+"""/krig tournament through Discord: sign-up, matches in threads, the bracket, the champion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from krigbot.bot import KrigBot
+from krigbot.engine.tournament import Format, most_players, total_rounds
+from krigbot.i18n import t
+from krigbot.sessions import deadlines
+from tests.standin import ChannelEvent, DiscordStandIn
+from tests.standin.fixtures import SampleWorld
+from tests.standin.messages import Message
+from tests.standin.world import User
+from tests.support.handsfree import command, running_bot
+from tests.support.players import (
+    ChosenSeeds,
+    Clock,
+    answer_of,
+    buttons,
+    flip,
+    settled,
+    text_of,
+)
+
+ALICE_WINS = 132
+"""Standard: 34 rounds, seat 0 takes every card."""
+TOURNAMENT_SEED = 7
+
+
+@pytest.fixture
+def quick_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the deadline scheduler look at the (test's) clock every few milliseconds."""
+    monkeypatch.setattr(deadlines, "TICK_SECONDS", 0.02)
+
+
+def is_table(event: ChannelEvent) -> bool:
+    return (
+        event.kind == "create"
+        and event.message.channel.is_thread
+        and any(custom_id.startswith("krig:flip:") for custom_id in buttons(event.revision))
+    )
+
+
+def users_of(world: SampleWorld) -> dict[int, User]:
+    return {user.id: user for user in (world.alice, world.bob, world.carol, world.moderator)}
+
+
+async def create(
+    standin: DiscordStandIn, world: SampleWorld, **options: object
+) -> tuple[Message, int]:
+    """Create a tournament in the Norwegian channel as the moderator; return its sign-up."""
+    options.setdefault("name", "Cup")
+    options.setdefault("signup_minutes", 0)
+    answer = await command(
+        standin, world.no_channel, world.moderator, "tournament create", **options
+    )
+    assert not answer.ephemeral, text_of(answer)
+    assert answer.message is not None
+    (join, leave) = buttons(answer)
+    assert join.startswith("krig:tjoin:")
+    assert leave.startswith("krig:tleave:")
+    return answer.message, int(join.split(":")[2])
+
+
+async def press(standin: DiscordStandIn, message: Message, custom_id: str, user: User) -> str:
+    answer = await answer_of(standin, await standin.click(message, custom_id, user=user))
+    assert answer.ephemeral
+    return text_of(answer)
+
+
+async def play_table(standin: DiscordStandIn, event: ChannelEvent, world: SampleWorld) -> None:
+    """Play the game a thread's table shows to its end, as one of its players."""
+    thread = event.message.channel
+    mentioned = [
+        user for uid, user in users_of(world).items() if f"<@{uid}>" in text_of(event.revision)
+    ]
+    answer = await flip(standin, thread, mentioned[0], count=50)
+    assert "🏆" in text_of(answer), text_of(answer)
+
+
+async def test_a_knockout_from_sign_up_to_champion(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 4)
+    signup, tournament_id = await create(standin, world)
+    assert t("nb", "tournament.signup.title", name="Cup") in text_of(signup)
+
+    joined = await press(standin, signup, f"krig:tjoin:{tournament_id}", world.alice)
+    assert joined == t("nb", "tournament.joined", name="Cup")
+    assert (await command(standin, world.no_channel, world.bob, "tournament join")).ephemeral
+    await press(standin, signup, f"krig:tjoin:{tournament_id}", world.carol)
+    left = await press(standin, signup, f"krig:tleave:{tournament_id}", world.carol)
+    assert left == t("en", "tournament.left", name="Cup")  # carol reads English
+    await press(standin, signup, f"krig:tjoin:{tournament_id}", world.carol)
+    await settled()
+    listed = text_of(signup)
+    assert t("nb", "tournament.signup.players", n=3, size=64) in listed
+    assert all(name in listed for name in ("Alice", "Bob", "Carol"))
+
+    watcher = standin.watch()
+    started = await command(standin, world.no_channel, world.moderator, "tournament start")
+    assert t("nb", "tournament.started", name="Cup") in text_of(started)
+    first = await watcher.next(predicate=is_table, timeout=10)
+
+    thread = first.message.channel
+    assert thread.parent is world.no_channel
+    assert thread.name.startswith(t("nb", "tournament.thread", round=1, a="", b="").split(" ")[0])
+    row = await bot.storage.games.active_game(thread.id)
+    assert row is not None
+    assert set(row.players) <= thread.thread_members  # the players were added
+    await play_table(standin, first, world)
+
+    final = await watcher.next(predicate=is_table, timeout=10)
+    assert final.message.channel is not thread
+    await play_table(standin, final, world)
+    crowned = await watcher.next(
+        "create",
+        predicate=lambda e: (
+            e.message.channel is world.no_channel
+            and "Cup" in text_of(e.revision)
+            and "🏆" in text_of(e.revision)
+        ),
+        timeout=10,
+    )
+    await settled()
+
+    stored = await bot.storage.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.status == "finished"
+    assert f"<@{stored.champion_id}>" in text_of(crowned.revision)
+    assert not buttons(signup)
+    boards = [
+        m
+        for m in standin.messages(world.no_channel, include_ephemeral=False)
+        if t("nb", "tournament.round", round=1, total=2) in text_of(m)
+    ]
+    assert len(boards) == 1  # one bracket message, edited in place
+    champion_name = users_of(world)[stored.champion_id or 0].display_name
+    board = text_of(boards[0])
+    assert t("nb", "tournament.champion", name=champion_name) in board
+    assert t("nb", "tournament.seed", seed=TOURNAMENT_SEED) in board
+    assert len(boards[0].history) >= 2
+    assert [name for name, _ in boards[0].files] == ["bracket.png"]  # its picture, redrawn
+    assert boards[0].embeds[0]["image"]["url"] == "attachment://bracket.png"
+
+
+async def test_refusals_are_told_only_to_the_user_in_their_language(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    async def refused(user: User, sub: str, /, **options: object) -> str:
+        answer = await command(standin, world.no_channel, user, sub, **options)
+        assert answer.ephemeral
+        return text_of(answer)
+
+    assert await refused(world.alice, "tournament create", name="x") == t(
+        "nb", "tournament.err.moderator"
+    )
+    assert await refused(world.alice, "tournament join") == t("nb", "tournament.err.here")
+    assert await refused(world.bob, "tournament start") == t("sv", "tournament.err.here")
+    signup, tournament_id = await create(standin, world, size=2)
+    assert await refused(world.moderator, "tournament create", name="y") == t(
+        "nb", "tournament.err.busy"
+    )
+    assert await refused(world.alice, "tournament start") == t("nb", "tournament.err.organiser")
+    assert await refused(world.moderator, "tournament start") == t("nb", "tournament.err.too_few")
+    assert await refused(world.carol, "tournament leave") == t("en", "tournament.err.not_joined")
+    await press(standin, signup, f"krig:tjoin:{tournament_id}", world.alice)
+    assert await press(standin, signup, f"krig:tjoin:{tournament_id}", world.alice) == t(
+        "nb", "tournament.err.joined"
+    )
+    await press(standin, signup, f"krig:tjoin:{tournament_id}", world.bob)
+    assert await press(standin, signup, f"krig:tjoin:{tournament_id}", world.carol) == t(
+        "en", "tournament.err.full", size=2
+    )
+    assert await refused(world.alice, "tournament cancel") == t("nb", "tournament.err.organiser")
+
+
+async def test_a_server_that_denies_threads_or_the_role_is_told_at_create_time(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    champion = standin.add_role(world.no_guild, "Champion")
+    bot_role = world.no_guild.bot_role
+    assert bot_role is not None
+
+    above = await command(
+        standin, world.no_channel, world.moderator, "tournament create", name="x", role=champion
+    )
+    assert above.ephemeral
+    assert text_of(above) == t("nb", "tournament.err.role", role="Champion")
+    standin.set_overwrite(world.no_channel, world.no_guild.everyone, deny=["create_public_threads"])
+    no_threads = await command(
+        standin, world.no_channel, world.moderator, "tournament create", name="x"
+    )
+    assert no_threads.ephemeral
+    assert text_of(no_threads) == t("nb", "tournament.err.threads")
+    assert await bot.storage.tournaments.open_in(world.no_channel.id) is None
+
+
+async def test_the_champion_is_given_the_role_where_the_bot_may(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    champion = standin.add_role(world.no_guild, "Champion")
+    bot_role = world.no_guild.bot_role
+    assert bot_role is not None
+    bot_role.permissions |= 1 << 28  # Manage Roles
+    standin.move_role(bot_role, champion.position + 1)
+    signup, tournament_id = await create(standin, world, role=champion)
+    for user in (world.alice, world.bob):
+        await press(standin, signup, f"krig:tjoin:{tournament_id}", user)
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    table = await watcher.next(predicate=is_table, timeout=10)
+
+    await play_table(standin, table, world)
+    await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is world.no_channel and "🏆" in text_of(e.revision),
+        timeout=10,
+    )
+    await settled()
+
+    stored = await bot.storage.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.champion_id is not None
+    assert champion in world.no_guild.members[stored.champion_id].roles
+
+
+async def test_cancel_ends_the_sign_up_and_status_lists_the_servers_tournaments(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    signup, tournament_id = await create(standin, world, signup_minutes=30)
+    await press(standin, signup, f"krig:tjoin:{tournament_id}", world.alice)
+
+    listed = await command(standin, world.no_channel, world.carol, "tournament status")
+    assert listed.ephemeral
+    assert t("en", "tournament.signup.title", name="Cup") in text_of(listed)
+    assert "Alice" in text_of(listed)
+    denied = await command(standin, world.no_channel, world.alice, "tournament cancel")
+    assert denied.ephemeral
+    cancelled = await command(standin, world.no_channel, world.moderator, "tournament cancel")
+    await settled()
+
+    assert text_of(cancelled) == t("nb", "tournament.cancelled", name="Cup")
+    assert t("nb", "tournament.cancelled.organiser") in text_of(signup)
+    assert not buttons(signup)
+    after = await command(standin, world.no_channel, world.carol, "tournament status")
+    assert text_of(after) == t("en", "tournament.status.none")
+
+
+async def test_a_no_show_is_counted_out_at_the_round_deadline(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, match_minutes=10)
+    for user in (world.alice, world.bob):
+        await press(standin, signup, f"krig:tjoin:{tournament_id}", user)
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    table = await watcher.next(predicate=is_table, timeout=10)
+    thread = table.message.channel
+
+    clock.advance(minutes=10, seconds=1)
+    ended = await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is thread and not is_table(e),
+        timeout=10,
+    )
+    await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is world.no_channel and "🏆" in text_of(e.revision),
+        timeout=10,
+    )
+    await settled()
+
+    assert t("nb", "time.up_title") in text_of(ended.revision)
+    game = await bot.storage.games.last_finished(world.no_guild.id, thread.id)
+    assert game is not None
+    assert game.result is not None
+    assert game.result["reason"] == "time_limit"
+    stored = await bot.storage.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.status == "finished"
+
+
+async def test_a_tournament_goes_on_after_restarts_in_sign_up_and_mid_round(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 4)
+    async with running_bot(standin, db_path, seeds):
+        signup, tournament_id = await create(standin, world)
+        await press(standin, signup, f"krig:tjoin:{tournament_id}", world.alice)
+    async with running_bot(standin, db_path, seeds):
+        # The Join button of a message from before the restart still works.
+        await press(standin, signup, f"krig:tjoin:{tournament_id}", world.bob)
+        await press(standin, signup, f"krig:tjoin:{tournament_id}", world.carol)
+        watcher = standin.watch()
+        await command(standin, world.no_channel, world.moderator, "tournament start")
+        first = await watcher.next(predicate=is_table, timeout=10)
+        await settled()
+    async with running_bot(standin, db_path, seeds) as restarted:
+        watcher = standin.watch()
+        await play_table(standin, first, world)
+        final = await watcher.next(predicate=is_table, timeout=10)
+        await play_table(standin, final, world)
+        await watcher.next(
+            "create",
+            predicate=lambda e: (
+                e.message.channel is world.no_channel and "🏆" in text_of(e.revision)
+            ),
+            timeout=10,
+        )
+        await settled()
+        stored = await restarted.storage.tournaments.get(tournament_id)
+        assert stored is not None
+        assert stored.status == "finished"
+        assert len(standin.threads(world.no_channel)) == 2
+
+
+async def joined_players(
+    standin: DiscordStandIn, world: SampleWorld, signup: Message, tournament_id: int, count: int
+) -> list[User]:
+    """Sign ``count`` members of the Norwegian server up, adding members beyond the sample's."""
+    people = [world.alice, world.bob, world.carol]
+    for n in range(len(people), count):
+        user = standin.add_user(f"player{n}", f"Player {n}", locale="nb")
+        standin.add_member(world.no_guild, user)
+        people.append(user)
+    for user in people[:count]:
+        await press(standin, signup, f"krig:tjoin:{tournament_id}", user)
+    return people[:count]
+
+
+async def play_every_match(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    people: list[User],
+    tournament_id: int,
+) -> None:
+    """Flip every game of every thread until the tournament is over, as its players would."""
+    by_id = {user.id: user for user in people}
+    for _ in range(200):
+        await settled()
+        stored = await bot.storage.tournaments.get(tournament_id)
+        assert stored is not None
+        if stored.status != "running":
+            return
+        playing = False
+        for thread in standin.threads(world.no_channel):
+            row = await bot.storage.games.active_game(thread.id)
+            if row is not None:
+                await flip(standin, thread, by_id[row.players[0]], count=50)
+                playing = True
+        assert playing, "a round is waiting for a game that nobody can play"
+    raise AssertionError("the tournament never ended")
+
+
+def case(format: Format, count: int, *, best_of: int = 1) -> object:
+    """Return a tournament to play through Discord; slow (seconds) beyond a dozen matches."""
+    rounds = total_rounds(format, count)
+    matches = rounds * (count // 2) if format != "knockout" else count - 1
+    marks = [pytest.mark.slow] if matches > 12 else []
+    return pytest.param(format, count, best_of, rounds, marks=marks)
+
+
+@pytest.mark.parametrize(
+    ("format", "count", "best_of", "rounds"),
+    [
+        *(
+            case(format, count)
+            for format in ("knockout", "swiss", "round_robin")
+            for count in (2, 3, 5, 8, 16, 64)
+            if count <= most_players(format)
+        ),
+        case("knockout", 2, best_of=3),
+        case("swiss", 5, best_of=3),
+    ],
+)
+async def test_each_format_is_played_to_a_champion_in_threads(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    seeds: ChosenSeeds,
+    format: str,
+    count: int,
+    best_of: int,
+    rounds: int,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 200)
+    signup, tournament_id = await create(standin, world, format=format, best_of=best_of)
+    people = await joined_players(standin, world, signup, tournament_id, count)
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+
+    await play_every_match(standin, world, bot, people, tournament_id)
+
+    stored = await bot.storage.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.status == "finished"
+    assert stored.champion_id in {user.id for user in people}
+    bracket = stored.state["bracket"]
+    assert len(bracket["rounds"]) == rounds
+    matches = sum(1 for each in bracket["rounds"] for pairing in each if pairing["b"] is not None)
+    assert len(standin.threads(world.no_channel)) == matches
+    games = await bot.storage.games.game_count("finished")
+    assert games == matches * (2 if best_of == 3 else 1)  # seat 0 wins every game
+    names = [
+        m for m in standin.messages(world.no_channel) if f"<@{stored.champion_id}>" in text_of(m)
+    ]
+    assert len(names) == 1  # the announcement
+
+
+async def test_a_player_who_leaves_mid_match_gives_it_up(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    table = await watcher.next(predicate=is_table, timeout=10)
+    thread = table.message.channel
+    await flip(standin, thread, world.alice, count=3)
+
+    left = await command(standin, world.no_channel, world.alice, "tournament leave")
+    crowned = await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is world.no_channel and "🏆" in text_of(e.revision),
+        timeout=10,
+    )
+    await settled()
+
+    assert left.ephemeral
+    assert text_of(left) == t("nb", "tournament.left", name="Cup")
+    assert f"<@{world.bob.id}>" in text_of(crowned.revision)
+    game = await bot.storage.games.last_finished(world.no_guild.id, thread.id)
+    assert game is not None
+    assert game.result is not None
+    assert game.result["reason"] == "forfeit"
+    gave_up = t("nb", "forfeit.done", name="Alice")
+    assert [m for m in standin.messages(thread) if gave_up in text_of(m)]  # shown in the thread
+
+
+async def test_the_sign_up_closes_at_its_time_and_the_first_round_opens(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, signup_minutes=5)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    watcher = standin.watch()
+
+    clock.advance(minutes=5, seconds=1)
+    table = await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    assert table.message.channel.parent is world.no_channel
+    assert t("nb", "tournament.signup.closed") in text_of(signup)
+    assert not buttons(signup)
+
+
+async def test_a_tournament_on_postgresql_survives_a_restart_between_rounds(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds, pg_dsn: str
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 4)
+    async with running_bot(standin, db_path, seeds, database=pg_dsn) as first:
+        signup, tournament_id = await create(standin, world)
+        people = await joined_players(standin, world, signup, tournament_id, 3)
+        watcher = standin.watch()
+        await command(standin, world.no_channel, world.moderator, "tournament start")
+        opening = await watcher.next(predicate=is_table, timeout=10)
+        # The bot stops as the first match ends, before the final's thread is opened.
+        first.service.tournaments.on_change.clear()
+        await play_table(standin, opening, world)
+        await settled()
+    async with running_bot(standin, db_path, seeds, database=pg_dsn) as restarted:
+        await play_every_match(standin, world, restarted, people, tournament_id)
+        stored = await restarted.storage.tournaments.get(tournament_id)
+        assert stored is not None
+        assert stored.status == "finished"
+        assert len(standin.threads(world.no_channel)) == 2
+
+
+async def test_stats_add_the_tournaments_a_player_played_and_won(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    people = await joined_players(standin, world, signup, tournament_id, 2)
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await play_every_match(standin, world, bot, people, tournament_id)
+    stored = await bot.storage.tournaments.get(tournament_id)
+    assert stored is not None
+    champion = next(user for user in people if user.id == stored.champion_id)
+    other = next(user for user in people if user is not champion)
+
+    won = await command(standin, world.no_channel, world.alice, "stats", user=champion)
+    lost = await command(standin, world.no_channel, world.alice, "stats", user=other)
+
+    assert t("nb", "stats.tournaments_value", won=1, played=1) in text_of(won)
+    assert t("nb", "stats.tournaments_value", won=0, played=1) in text_of(lost)
+
+
+async def test_a_server_without_pictures_gets_the_bracket_as_text(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    await command(standin, world.no_channel, world.moderator, "settings", images="off")
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 2)
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await settled()
+
+    (board,) = [
+        m
+        for m in standin.messages(world.no_channel, include_ephemeral=False)
+        if t("nb", "tournament.round", round=1, total=1) in text_of(m)
+    ]
+    assert board.files == []
+    assert "image" not in board.embeds[0]
+
+
+async def test_a_server_may_let_everyone_create_tournaments(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    refused = await command(standin, world.no_channel, world.alice, "tournament create", name="x")
+    assert text_of(refused) == t("nb", "tournament.err.moderator")
+    denied = await command(
+        standin, world.no_channel, world.alice, "settings", tournaments="everyone"
+    )
+    assert denied.ephemeral
+
+    allowed = await command(
+        standin, world.no_channel, world.moderator, "settings", tournaments="everyone"
+    )
+    made = await command(
+        standin, world.no_channel, world.alice, "tournament create", name="Alice's cup"
+    )
+
+    assert allowed.ephemeral
+    assert text_of(allowed) == t("nb", "settings.tournaments_everyone")
+    assert not made.ephemeral
+    assert t("nb", "tournament.signup.title", name="Alice's cup") in text_of(made)
+    stored = await bot.storage.tournaments.open_in(world.no_channel.id)
+    assert stored is not None
+    assert stored.state["organiser"] == world.alice.id

@@ -437,9 +437,13 @@ class Tables:
 async def _acquire(lock: asyncio.Lock, deadline: float) -> bool:
     """Take the lock if it can be had by ``deadline`` (the event loop's time).
 
-    A free lock is taken at once, even past the deadline; a timeout, not a task: this runs
-    for every answer.
+    A free lock is taken at once, even past the deadline, and without a timer: this runs for
+    every answer, and a channel's turn is nearly always free. A lock that only looks free (a
+    waiter has been woken and will take it) is waited for under a timeout, not a task.
     """
+    if not lock.locked() and not lock._waiters:
+        await lock.acquire()  # returns at once: nothing to wait for
+        return True
     try:
         async with asyncio.timeout_at(deadline):
             await lock.acquire()

@@ -626,12 +626,13 @@ def _and_show(
     reply: Reply, tables: Tables, interaction: discord.Interaction[Any], *, original: bool
 ) -> Callable[[int], Awaitable[None]]:
     """Return the reply's ``sent`` that also makes its message the channel's live one."""
-    after = reply.sent
-    view = reply.view
+    # What it needs of the reply, not the reply: the reply holds it, and a cycle would keep
+    # the reply (its embeds, its view) for the garbage collector instead of freeing it.
+    after, view, aside, update = reply.sent, reply.view, reply.aside, reply.update
     channel_id = channel_of(interaction)
 
     async def sent(message_id: int) -> None:
-        if reply.aside:
+        if aside:
             pass  # beside the table, which stays the live message
         elif has_buttons(view):
             assert view is not None
@@ -640,7 +641,7 @@ def _and_show(
                 interaction.client, channel_id, message_id, interaction, original=original
             )
             tables.show(channel_id, Shown(message_id, view, edit, until=until))
-        elif reply.update:
+        elif update:
             tables.forget(channel_id, message_id)
         if after is not None:
             await after(message_id)

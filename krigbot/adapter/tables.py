@@ -201,27 +201,52 @@ def editor(
             time.monotonic() + surfaces.TOKEN_SECONDS,
         )
     )
+    return _Editor(client, channel_id, message_id, token, original=original, own=own)
 
-    async def edit(**changes: Any) -> None:
+
+class _Editor:
+    """What :func:`editor` returns: one object, not a closure and its cells, since every table
+    keeps one until it is greyed, and under load thousands wait to be (the collector walks
+    each object they hold)."""
+
+    __slots__ = ("channel_id", "client", "message_id", "original", "own", "token")
+
+    def __init__(
+        self,
+        client: discord.Client,
+        channel_id: int,
+        message_id: int,
+        token: _Token | None,
+        *,
+        original: bool,
+        own: bool,
+    ) -> None:
+        self.client = client
+        self.channel_id = channel_id
+        self.message_id = message_id
+        self.token = token
+        self.original = original
+        self.own = own
+
+    async def __call__(self, **changes: Any) -> None:
         changes.setdefault("allowed_mentions", NO_MENTIONS)
+        token, message_id = self.token, self.message_id
         if token is not None and time.monotonic() < token.until:
             try:
-                await token.edit(client, message_id, original, **changes)
+                await token.edit(self.client, message_id, self.original, **changes)
                 return
             except discord.HTTPException as exc:
-                if not own:
+                if not self.own:
                     raise
                 # The answer was shown with the bot's token instead (Discord refused it), or
                 # the token is gone: the bot's own token can still edit the message.
                 log.info("editing message %s through its interaction failed: %s", message_id, exc)
-        if not own:
+        if not self.own:
             # Its buttons are checked when pressed: a press shows the game as it stands.
             log.info("message %s is out of reach since its interaction expired", message_id)
             return
-        channel = client.get_partial_messageable(channel_id)
+        channel = self.client.get_partial_messageable(self.channel_id)
         await channel.get_partial_message(message_id).edit(**changes)
-
-    return edit
 
 
 class Tables:

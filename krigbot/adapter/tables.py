@@ -21,7 +21,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -263,6 +263,7 @@ class Tables:
         self._answering = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self._counting = _Answering(self)
         self.surfaces = Surfaces()
         """The interactions of chats the bot's own token does not reach (for follow-ups)."""
         self._owed: dict[int, Callable[[], Awaitable[str | None]]] = {}
@@ -441,22 +442,39 @@ class Tables:
         finally:
             self._greyers -= 1
 
-    @contextlib.contextmanager
-    def answering(self) -> Iterator[None]:
-        """Count an answer under way (greying waits until none is)."""
+    def answering(self) -> contextlib.AbstractContextManager[None]:
+        """Count an answer under way, in the block (greying waits until none is)."""
+        return self._counting
+
+    def _begin_answer(self) -> None:
         self._answering += 1
         self._idle.clear()
-        try:
-            yield
-        finally:
-            self._answering -= 1
-            if not self._answering:
-                self._idle.set()
+
+    def _end_answer(self) -> None:
+        self._answering -= 1
+        if not self._answering:
+            self._idle.set()
 
     async def close(self) -> None:
         """Let the edits under way finish (for a clean stop)."""
         if self._retiring:
             await asyncio.wait(set(self._retiring), timeout=5)
+
+
+class _Answering(contextlib.AbstractContextManager[None]):
+    """What :meth:`Tables.answering` returns: one object for every answer, not a generator
+    made for each."""
+
+    __slots__ = ("_tables",)
+
+    def __init__(self, tables: Tables) -> None:
+        self._tables = tables
+
+    def __enter__(self) -> None:
+        self._tables._begin_answer()
+
+    def __exit__(self, *_: object) -> None:
+        self._tables._end_answer()
 
 
 async def _acquire(lock: asyncio.Lock, deadline: float) -> bool:

@@ -511,6 +511,21 @@ async def respond_in_turn(
     wait = defer_in(interaction)
     with tables.answering(), commands_of(interaction):
         await _respond_in_turn(interaction, tables, work, wait, update=update)
+    if reaches(interaction):  # else surfaces holds it, for follow-ups: it must stay whole
+        _let_go(interaction)
+
+
+def _let_go(interaction: discord.Interaction[Any]) -> None:
+    """Unlink an answered interaction from its response, so that it is freed with its task.
+
+    discord.py's interaction and its response (kept on it once asked for) point at each
+    other, so each interaction, its member, user and options would wait for the garbage
+    collector; under load the collector meets them still in flight and carries them into an
+    older generation, where they cost a larger collection. Nothing asks for the response of
+    an answered interaction (a fresh one would be made if anything did).
+    """
+    with contextlib.suppress(AttributeError):  # never asked for
+        del interaction._cs_response  # type: ignore[attr-defined]
 
 
 async def _respond_in_turn(

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 
+from bench.collector import Collections, describe
 from krigbot.render.emoji import EMOJI_CARDS, is_ours
 from tests.standin import BotCrashed, Channel, DiscordStandIn, User
 from tests.support.postgres import cluster_running
@@ -171,6 +172,10 @@ def process_name(pid: int) -> str:
         return "resource tracker"
     if any("multiprocessing" in arg for arg in args):
         return "picture worker"
+    # The script, also when a module runs it (python -m cProfile … bot.py, bench.collector).
+    script = next((arg for arg in args[1:] if arg.endswith(".py")), None)
+    if script is not None:
+        return Path(script).name
     return Path(args[1]).name if len(args) > 1 else args[0]
 
 
@@ -213,6 +218,8 @@ class Bench:
         """The PostgreSQL server's postmaster, whose CPU is counted with the bot's."""
         self.render_processes: int | None = None
         """The bot's picture workers (None: its default)."""
+        self.collections: Path | None = None
+        """Where the bot writes its garbage collector's totals (None: not timed)."""
         self.users: list[User] = []
         self.deferrals = 0
         self.pictures = 0
@@ -245,6 +252,9 @@ class Bench:
             if os.environ.get("BOT_CPROFILE")
             else []
         )
+        if self.collections is not None:
+            profile = ["-m", "bench.collector", str(self.collections)]
+            env["PYTHONPATH"] = f"{ROOT}:{env['PYTHONPATH']}"
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
             *profile,
@@ -357,6 +367,8 @@ async def run(args: argparse.Namespace) -> None:
                 web=args.web == "on",
             )
             bench.render_processes = args.render_processes
+            if args.collector:
+                bench.collections = Path(tmp) / "collections.json"
             if cluster is not None:
                 bench.database_url = cluster.create_database()
                 bench.database_pid = cluster.process.pid
@@ -521,9 +533,12 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
         )
     server = bench.database_pid
     server_cpu = cluster_cpu_seconds(server) if server is not None else 0.0
+    collected = None if bench.collections is None else Collections.read(bench.collections)
     phase = await measured(
         bench.proc.pid, asyncio.gather(*(player(table) for table in tables[: args.games]))
     )
+    if bench.collections is not None and collected is not None:
+        collected = Collections.read(bench.collections).since(collected)
     server_cpu = cluster_cpu_seconds(server) - server_cpu if server is not None else 0.0
     latencies.sort()
     print(
@@ -542,6 +557,8 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
             f"   PostgreSQL server: {server_cpu / phase.elapsed:.0%} of a core "
             f"({server_cpu / max(played_total, 1) * 1000:.2f} ms per flip)"
         )
+    if collected is not None:
+        print(f"   {describe(collected, played_total, per_flip)}")
     print(f"   replies deferred (work near the 3 s deadline): {bench.deferrals}")
     print(f"   memory at its peak: {memory_report(bench.proc.pid)}")
     if spy is not None:
@@ -620,6 +637,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--profile", metavar="FILE", help="record the bot with py-spy during the load"
+    )
+    parser.add_argument(
+        "--collector",
+        action="store_true",
+        help="time the bot's garbage collector and print its cost a flip (bench.collector)",
     )
     args = parser.parse_args()
     args.py_spy = py_spy() if args.profile else None  # before the minutes the bench takes

@@ -23,11 +23,14 @@ import discord
 from discord import app_commands
 
 from bench.bot import ROOT, Bench, measured, ms
+from bench.collector import Collections, describe, time_collections
 from tests.standin import BotCrashed, Channel, DiscordStandIn, User
 
 
-def serve() -> None:
+def serve(collections: Path | None) -> None:
     """Run the bare bot: one /flip command answering with a fixed table-sized embed."""
+    if collections is not None:
+        time_collections(collections)
     client = discord.Client(intents=discord.Intents.default())
     tree = app_commands.CommandTree(client)
     embed = discord.Embed(title="Round 12", description="Alice ♠K vs Bob ♥7\nAlice takes 2 cards")
@@ -56,11 +59,15 @@ async def run(args: argparse.Namespace) -> None:
             bench = Bench(standin, Path(tmp), images=False)
             env = standin.subprocess_env()
             env.update(DISCORD_TOKEN="bench-token", PYTHONPATH=f"{ROOT}:{env['PYTHONPATH']}")
+            if args.collector is not None:
+                bench.collections = Path(tmp) / "collections.json"
+            timed = [] if bench.collections is None else ["--collector", str(bench.collections)]
             bench.proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
                 "bench.floor",
                 "--serve",
+                *timed,
                 env=env,
                 cwd=ROOT,
                 stdout=asyncio.subprocess.DEVNULL,
@@ -97,9 +104,12 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
     answered = 0
     latencies.clear()
     deadline = time.perf_counter() + args.seconds
+    collected = None if bench.collections is None else Collections.read(bench.collections)
     phase = await measured(
         bench.proc.pid, asyncio.gather(*(player(channel, alice) for channel, alice, _ in tables))
     )
+    if bench.collections is not None and collected is not None:
+        collected = Collections.read(bench.collections).since(collected)
     latencies.sort()
     print(
         f"bare discord.py bot, {args.games} channels at once: {answered / phase.elapsed:.0f} "
@@ -112,6 +122,8 @@ async def measure(bench: Bench, args: argparse.Namespace) -> None:
         f"({phase.bot_share * per_reply:.2f} ms per reply), "
         f"stand-in and driver {phase.own_share:.0%} ({phase.own_share * per_reply:.2f} ms)"
     )
+    if collected is not None:
+        print(f"   {describe(collected, answered, phase.bot_share * per_reply)}")
 
 
 def main() -> None:
@@ -120,6 +132,13 @@ def main() -> None:
         prog="python -m bench.floor", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--serve", action="store_true", help="run the bare bot (internal)")
+    parser.add_argument(
+        "--collector",
+        nargs="?",
+        const="",
+        metavar="FILE",
+        help="time the bare bot's garbage collector and print its cost a reply (bench.collector)",
+    )
     parser.add_argument("--games", type=int, default=200, help="channels flipping at once")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the load phase")
     parser.add_argument(
@@ -131,7 +150,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.serve:
-        serve()
+        serve(Path(args.collector) if args.collector else None)
     else:
         asyncio.run(run(args))
 

@@ -1,9 +1,10 @@
 """What counting costs a flip: ``python -m bench.metrics``.
 
 A flip through the bot updates five figures: its interaction's outcome, its reply time (by the
-HTTP trace), the rounds played, and the write's commit time and batch size. This times exactly
-those updates on the bot's own :class:`~krigbot.monitoring.Metrics`, many times over, and prints
-the cost per flip beside what a durable flip costs the bot in all (``python -m bench.bot``).
+HTTP session's middleware), the rounds played, and the write's commit time and batch size. This
+times exactly those updates on the bot's own :class:`~krigbot.monitoring.Metrics`, many times
+over, and prints the cost per flip beside what a durable flip costs the bot in all
+(``python -m bench.bot``).
 Nothing here asserts; it prints figures.
 """
 

@@ -38,7 +38,7 @@ from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
 from krigbot.load import Load
 from krigbot.monitoring import Metrics
-from krigbot.monitoring.metrics import GatewayState, discord_trace
+from krigbot.monitoring.metrics import GatewayState, count_rest
 from krigbot.render.emoji import CardFaces
 from krigbot.render.worker import warm_up_workers
 from krigbot.sessions import GameService, Seeds, random_seed
@@ -174,7 +174,6 @@ class KrigBot(commands.AutoShardedBot):
             allowed_mentions=NO_MENTIONS,
             tree_cls=KrigTree,
             help_command=None,
-            http_trace=discord_trace(self.metrics),
             shard_count=settings.shards.count,
             # None (every shard) is discord.py's own default, which its type hint leaves out.
             shard_ids=None if settings.shards.ids is None else list(settings.shards.ids),  # type: ignore[arg-type]
@@ -223,7 +222,10 @@ class KrigBot(commands.AutoShardedBot):
         self._background: set[asyncio.Task[None]] = set()
 
     async def setup_hook(self) -> None:
-        # Logged in by now: the bot's own user is known, and a player may challenge it.
+        # Logged in by now: discord.py has made its HTTP session (and asked who the bot is);
+        # every request from here on is counted.
+        count_rest(self.http._HTTPClient__session, self.metrics)  # type: ignore[attr-defined]
+        # The bot's own user is known, and a player may challenge it.
         self.service.registry.krigbot_id = self.user.id if self.user is not None else None
         self.load.start()
         await self.tree.set_translator(Translator())

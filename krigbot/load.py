@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Iterator
 from typing import Final
 
 PROBE_SECONDS: Final = 0.05
@@ -56,6 +55,7 @@ class Load:
         """Commands answered since the last probe."""
         self.in_progress = 0
         """Commands being answered now."""
+        self._counting = _Counting(self)
 
     def start(self) -> None:
         """Start probing the running loop (again, after :meth:`stop`)."""
@@ -97,15 +97,9 @@ class Load:
         waiting = self.in_progress
         return waiting >= BUSY and waiting > self.answered_per_second() * BACKLOG_SECONDS
 
-    @contextlib.contextmanager
-    def command(self) -> Iterator[None]:
-        """Count one command as in progress, then as answered."""
-        self.in_progress += 1
-        try:
-            yield
-        finally:
-            self.in_progress -= 1
-            self._answering += 1
+    def command(self) -> contextlib.AbstractContextManager[None]:
+        """Count one command as in progress, then as answered (in the block, then after it)."""
+        return self._counting
 
     def _probe_at(self, now: float) -> None:
         assert self._loop is not None
@@ -119,3 +113,21 @@ class Load:
         self._answered.append((self._interval, self._answering))
         self._interval, self._answering = now, 0
         self._probe_at(now)
+
+
+class _Counting(contextlib.AbstractContextManager[None]):
+    """What :meth:`Load.command` returns: counters moved on entry and exit, one object for
+    every command (it runs for each; a generator would be made for each)."""
+
+    __slots__ = ("_load",)
+
+    def __init__(self, load: Load) -> None:
+        self._load = load
+
+    def __enter__(self) -> None:
+        self._load.in_progress += 1
+
+    def __exit__(self, *_: object) -> None:
+        load = self._load
+        load.in_progress -= 1
+        load._answering += 1

@@ -145,6 +145,10 @@ class DeclineButton(GameButton, kind="decline", game=NUMBER):
         )
 
 
+FLIP_EMOJI = discord.PartialEmoji(name="🂠")
+"""The Flip button's emoji: one for every table, not one parsed for each."""
+
+
 class FlipButton(GameButton, kind="flip", game=NUMBER, round=NUMBER):
     """Play the next round; the id holds the round shown, so a stale press plays nothing."""
 
@@ -153,7 +157,7 @@ class FlipButton(GameButton, kind="flip", game=NUMBER, round=NUMBER):
             game_id,
             round_shown,
             label=t(lang, "table.flip"),
-            emoji="🂠",
+            emoji=FLIP_EMOJI,
             style=discord.ButtonStyle.primary,
         )
 

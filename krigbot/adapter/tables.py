@@ -21,7 +21,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -201,27 +201,52 @@ def editor(
             time.monotonic() + surfaces.TOKEN_SECONDS,
         )
     )
+    return _Editor(client, channel_id, message_id, token, original=original, own=own)
 
-    async def edit(**changes: Any) -> None:
+
+class _Editor:
+    """What :func:`editor` returns: one object, not a closure and its cells, since every table
+    keeps one until it is greyed, and under load thousands wait to be (the collector walks
+    each object they hold)."""
+
+    __slots__ = ("channel_id", "client", "message_id", "original", "own", "token")
+
+    def __init__(
+        self,
+        client: discord.Client,
+        channel_id: int,
+        message_id: int,
+        token: _Token | None,
+        *,
+        original: bool,
+        own: bool,
+    ) -> None:
+        self.client = client
+        self.channel_id = channel_id
+        self.message_id = message_id
+        self.token = token
+        self.original = original
+        self.own = own
+
+    async def __call__(self, **changes: Any) -> None:
         changes.setdefault("allowed_mentions", NO_MENTIONS)
+        token, message_id = self.token, self.message_id
         if token is not None and time.monotonic() < token.until:
             try:
-                await token.edit(client, message_id, original, **changes)
+                await token.edit(self.client, message_id, self.original, **changes)
                 return
             except discord.HTTPException as exc:
-                if not own:
+                if not self.own:
                     raise
                 # The answer was shown with the bot's token instead (Discord refused it), or
                 # the token is gone: the bot's own token can still edit the message.
                 log.info("editing message %s through its interaction failed: %s", message_id, exc)
-        if not own:
+        if not self.own:
             # Its buttons are checked when pressed: a press shows the game as it stands.
             log.info("message %s is out of reach since its interaction expired", message_id)
             return
-        channel = client.get_partial_messageable(channel_id)
+        channel = self.client.get_partial_messageable(self.channel_id)
         await channel.get_partial_message(message_id).edit(**changes)
-
-    return edit
 
 
 class Tables:
@@ -238,6 +263,7 @@ class Tables:
         self._answering = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self._counting = _Answering(self)
         self.surfaces = Surfaces()
         """The interactions of chats the bot's own token does not reach (for follow-ups)."""
         self._owed: dict[int, Callable[[], Awaitable[str | None]]] = {}
@@ -416,17 +442,18 @@ class Tables:
         finally:
             self._greyers -= 1
 
-    @contextlib.contextmanager
-    def answering(self) -> Iterator[None]:
-        """Count an answer under way (greying waits until none is)."""
+    def answering(self) -> contextlib.AbstractContextManager[None]:
+        """Count an answer under way, in the block (greying waits until none is)."""
+        return self._counting
+
+    def _begin_answer(self) -> None:
         self._answering += 1
         self._idle.clear()
-        try:
-            yield
-        finally:
-            self._answering -= 1
-            if not self._answering:
-                self._idle.set()
+
+    def _end_answer(self) -> None:
+        self._answering -= 1
+        if not self._answering:
+            self._idle.set()
 
     async def close(self) -> None:
         """Let the edits under way finish (for a clean stop)."""
@@ -434,12 +461,32 @@ class Tables:
             await asyncio.wait(set(self._retiring), timeout=5)
 
 
+class _Answering(contextlib.AbstractContextManager[None]):
+    """What :meth:`Tables.answering` returns: one object for every answer, not a generator
+    made for each."""
+
+    __slots__ = ("_tables",)
+
+    def __init__(self, tables: Tables) -> None:
+        self._tables = tables
+
+    def __enter__(self) -> None:
+        self._tables._begin_answer()
+
+    def __exit__(self, *_: object) -> None:
+        self._tables._end_answer()
+
+
 async def _acquire(lock: asyncio.Lock, deadline: float) -> bool:
     """Take the lock if it can be had by ``deadline`` (the event loop's time).
 
-    A free lock is taken at once, even past the deadline; a timeout, not a task: this runs
-    for every answer.
+    A free lock is taken at once, even past the deadline, and without a timer: this runs for
+    every answer, and a channel's turn is nearly always free. A lock that only looks free (a
+    waiter has been woken and will take it) is waited for under a timeout, not a task.
     """
+    if not lock.locked() and not lock._waiters:
+        await lock.acquire()  # returns at once: nothing to wait for
+        return True
     try:
         async with asyncio.timeout_at(deadline):
             await lock.acquire()
@@ -464,6 +511,21 @@ async def respond_in_turn(
     wait = defer_in(interaction)
     with tables.answering(), commands_of(interaction):
         await _respond_in_turn(interaction, tables, work, wait, update=update)
+    if reaches(interaction):  # else surfaces holds it, for follow-ups: it must stay whole
+        _let_go(interaction)
+
+
+def _let_go(interaction: discord.Interaction[Any]) -> None:
+    """Unlink an answered interaction from its response, so that it is freed with its task.
+
+    discord.py's interaction and its response (kept on it once asked for) point at each
+    other, so each interaction, its member, user and options would wait for the garbage
+    collector; under load the collector meets them still in flight and carries them into an
+    older generation, where they cost a larger collection. Nothing asks for the response of
+    an answered interaction (a fresh one would be made if anything did).
+    """
+    with contextlib.suppress(AttributeError):  # never asked for
+        del interaction._cs_response  # type: ignore[attr-defined]
 
 
 async def _respond_in_turn(
@@ -622,12 +684,13 @@ def _and_show(
     reply: Reply, tables: Tables, interaction: discord.Interaction[Any], *, original: bool
 ) -> Callable[[int], Awaitable[None]]:
     """Return the reply's ``sent`` that also makes its message the channel's live one."""
-    after = reply.sent
-    view = reply.view
+    # What it needs of the reply, not the reply: the reply holds it, and a cycle would keep
+    # the reply (its embeds, its view) for the garbage collector instead of freeing it.
+    after, view, aside, update = reply.sent, reply.view, reply.aside, reply.update
     channel_id = channel_of(interaction)
 
     async def sent(message_id: int) -> None:
-        if reply.aside:
+        if aside:
             pass  # beside the table, which stays the live message
         elif has_buttons(view):
             assert view is not None
@@ -636,7 +699,7 @@ def _and_show(
                 interaction.client, channel_id, message_id, interaction, original=original
             )
             tables.show(channel_id, Shown(message_id, view, edit, until=until))
-        elif reply.update:
+        elif update:
             tables.forget(channel_id, message_id)
         if after is not None:
             await after(message_id)

@@ -197,13 +197,16 @@ class PlayCog(commands.Cog, name="Play"):
                 durable=True,
             )
         view = await table_view(self.parts.web, row, lang)
-        if update:  # flip() recorded the pressed message as the table
-            return Reply(embed=embed, files=files, view=view, update=True, durable=True)
 
         async def sent(message_id: int) -> None:
-            await self.parts.registry.show_table(row.channel_id, row.id, row.round, message_id)
+            if not update:  # else flip() recorded the pressed message as the table
+                await self.parts.registry.show_table(row.channel_id, row.id, row.round, message_id)
+            # The live table keeps its buttons as values (Tables.show), and discord.py keeps
+            # nothing of a view of dynamic buttons. Emptied, its buttons no longer point at it
+            # and back: it is freed now, not left to the garbage collector.
+            view.clear_items()
 
-        return Reply(embed=embed, files=files, view=view, sent=sent, durable=True)
+        return Reply(embed=embed, files=files, view=view, update=update, sent=sent, durable=True)
 
     async def _current_table(self, channel_id: int, game_id: int, lang: Lang) -> Reply:
         """Return the table as it stands now, for a table message that shows an older round."""

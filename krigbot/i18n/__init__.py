@@ -31,7 +31,7 @@ en-GB day first, and a locale without a catalog reads them as en-US does.
 from __future__ import annotations
 
 import datetime
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, Literal, Protocol, get_args
@@ -174,10 +174,15 @@ def _babel_locale(lang: Lang) -> Locale:
     return Locale.parse(_BABEL_LOCALE[lang])
 
 
+@lru_cache(maxsize=1024, typed=True)  # a table asks for a few counts; 1 and 1.0 differ
+def _plural(lang: Lang, count: float) -> str:
+    return _babel_locale(lang).plural_form(count)
+
+
 def _lookup(lang: Lang, key: str, count: float | None) -> str | None:
     messages = catalog(lang)
     if count is not None:
-        category = _babel_locale(lang).plural_form(count)
+        category = _plural(lang, count)
         for candidate in (f"{key}.{category}", f"{key}.other"):
             if candidate in messages:
                 return messages[candidate]

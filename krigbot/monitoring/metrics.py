@@ -12,11 +12,11 @@ import re
 import time
 from collections import deque
 from collections.abc import Callable
-from types import SimpleNamespace
 from typing import Final, Literal
 
 import aiohttp
 import discord
+from aiohttp.client_middlewares import ClientHandlerType
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 Outcome = Literal["answered", "refused", "failed", "late"]
@@ -231,8 +231,8 @@ def is_rest(path: str) -> bool:
     return "/api/v" in path
 
 
-def discord_trace(metrics: Metrics) -> aiohttp.TraceConfig:
-    """Return a trace for discord.py's HTTP session that feeds the REST figures.
+def count_rest(session: aiohttp.ClientSession, metrics: Metrics) -> None:
+    """Have discord.py's HTTP session feed the REST figures, from its next request on.
 
     Every first response to an interaction is a POST to its callback URL, whichever code path
     sent it, and the interaction's id in that URL holds when Discord created it: so the reply
@@ -240,41 +240,36 @@ def discord_trace(metrics: Metrics) -> aiohttp.TraceConfig:
     starts, as exempt from Discord's global limit or not (:class:`RestRate`). Rate limits
     (429) and Discord's own failures (5xx) are counted for every request. Nothing of the URL
     is kept: it holds the interaction's token.
-    """
 
+    A middleware of the session, not an ``aiohttp.TraceConfig``: a trace makes aiohttp build
+    and send seven signals a request whatever listens, about 11 µs of each reply's CPU (3 %
+    of a flip's), where the middleware is one call around the request. discord.py makes the
+    session itself, so it is added to the session's own middlewares.
+    """
     # Each request counts; the labelled children are looked up once, not per request.
     interaction_requests = metrics.rest_requests.labels("interaction")
     global_requests = metrics.rest_requests.labels("global")
 
-    async def on_request_start(
-        session: aiohttp.ClientSession,
-        context: SimpleNamespace,
-        params: aiohttp.TraceRequestStartParams,
-    ) -> None:
-        if not is_rest(params.url.path):
-            return
-        if is_exempt(params.url.path):
-            interaction_requests.inc()
-        else:
-            global_requests.inc()
-            metrics.rest.count()
-
-    async def on_request_end(
-        session: aiohttp.ClientSession,
-        context: SimpleNamespace,
-        params: aiohttp.TraceRequestEndParams,
-    ) -> None:
-        status = params.response.status
+    async def counted(
+        request: aiohttp.ClientRequest, handler: ClientHandlerType
+    ) -> aiohttp.ClientResponse:
+        path = request.url.path
+        if is_rest(path):
+            if is_exempt(path):
+                interaction_requests.inc()
+            else:
+                global_requests.inc()
+                metrics.rest.count()
+        response = await handler(request)
+        status = response.status
         if status == 429 or status >= 500:
             metrics.discord_errors.labels(str(status)).inc()
-        if params.method == "POST" and status < 300:
-            match = _CALLBACK.search(params.url.path)
+        if request.method == "POST" and status < 300:
+            match = _CALLBACK.search(path)
             if match is not None:
                 created = discord.utils.snowflake_time(int(match[1]))
                 age = (discord.utils.utcnow() - created).total_seconds()
                 metrics.reply_seconds.observe(max(0.0, age))
+        return response
 
-    trace = aiohttp.TraceConfig()
-    trace.on_request_start.append(on_request_start)
-    trace.on_request_end.append(on_request_end)
-    return trace
+    session._middlewares = (*session._middlewares, counted)

@@ -10,6 +10,7 @@ import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 import discord
@@ -72,6 +73,7 @@ def literal(text: str) -> str:
     return escaped.replace("<", "<\u200b")
 
 
+@lru_cache(maxsize=4096)  # every table shows its players' names: a few µs each, once
 def safe_name(name: str) -> str:
     """Return a display name that renders literally: no markdown, no mentions, bounded length.
 

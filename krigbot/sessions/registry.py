@@ -246,6 +246,8 @@ class Registry:
 
     async def set_table(self, row: GameRow, message_id: int) -> GameRow:
         """Remember the message that shows a game's table now; return the row that says so."""
+        if row.table_message_id == message_id:
+            return row  # a press on the table: its message shows the new round, as stored
         try:
             await self.storage.games.set_table_message(row.id, message_id)
         except StorageError as exc:

@@ -125,7 +125,7 @@ BATCH_LIMIT: Final = 64
 """Most rows one coalesced statement writes (in SQLite, a bound on the statement texts cached)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # by identity: each kind is made once
 class Coalesced:
     """One kind of single-row UPDATE whose writes, when many wait at once, go as one statement.
 
@@ -219,7 +219,9 @@ class Database(ABC):
         As with any write, a caller cancelled while it waits does not stop it.
         """
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        waiting = self._waiting.setdefault(kind, _Waiting())
+        waiting = self._waiting.get(kind)
+        if waiting is None:
+            waiting = self._waiting[kind] = _Waiting()
         waiting.writes.append((params, future))
         if waiting.task is None:
             waiting.task = asyncio.create_task(self._drain(kind, waiting))

@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from krigbot.bot import KrigBot
 from krigbot.monitoring import Health, MonitorServer
+from krigbot.monitoring.metrics import is_exempt
 from krigbot.monitoring.server import link
 from krigbot.storage import Storage
 from tests.standin import DiscordStandIn
@@ -99,6 +100,28 @@ async def test_the_counters_move_by_exactly_the_interactions_sent(
     assert after[("krig_running_games", ())] >= 1
     assert moved(before, after, "krig_db_commit_seconds_count") >= 1
     assert after[("krig_gateway_state", (("shard", "0"), ("state", "connected")))] == 1
+
+
+async def test_every_request_to_discord_is_counted_once_exempt_or_not(
+    standin: DiscordStandIn, standin_world: SampleWorld, bot: KrigBot, endpoint: str
+) -> None:
+    world = standin_world
+    await start_game(standin, world.no_channel, world.alice, world.bob)
+    await bot.tables.close()  # the challenge's greying is out
+    sent = len(standin.requests.items)
+    before = await scrape(endpoint)
+
+    for _ in range(3):
+        await flip(standin, world.no_channel, world.alice)
+    await bot.tables.close()  # each new table greys the one before it, through its token
+    after = await scrape(endpoint)
+
+    requests = standin.requests.items[sent:]
+    exempt = [r for r in requests if is_exempt(r.path)]
+    assert len(exempt) >= 3 + 2  # three answers, two tables greyed
+    count = "krig_discord_requests_total"
+    assert moved(before, after, count, kind="interaction") == len(exempt)
+    assert moved(before, after, count, kind="global") == len(requests) - len(exempt)
 
 
 async def test_health_is_503_while_the_gateway_is_away_and_200_when_it_is_back(

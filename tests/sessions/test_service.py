@@ -226,3 +226,35 @@ async def first_row(storage: Storage, game_id: int) -> GameRow:
     row = await storage.games.get_game(game_id)
     assert row is not None
     return row
+
+
+async def test_a_press_on_the_table_stored_as_newest_writes_its_round_alone(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = GameService(storage)
+    row = await dealt(service, channel_id=100)
+    pressed = await service.play.flip(
+        100, ALICE.user_id, game_id=row.id, expected_round=0, table_message_id=555
+    )
+    assert pressed.row.table_message_id == 555
+    remembered: list[int | None] = []
+    remember = type(storage.games).set_table_message
+
+    async def counted(self: object, game_id: int, message_id: int | None, **kw: object) -> bool:
+        remembered.append(message_id)
+        return await remember(storage.games, game_id, message_id)
+
+    monkeypatch.setattr(type(storage.games), "set_table_message", counted)
+
+    again = await service.play.flip(
+        100, BOB.user_id, game_id=row.id, expected_round=1, table_message_id=555
+    )
+    moved = await service.play.flip(
+        100, ALICE.user_id, game_id=row.id, expected_round=2, table_message_id=556
+    )
+
+    assert (again.row.round, moved.row.round) == (2, 3)
+    assert remembered == [556]  # the message that already showed the game wrote nothing more
+    stored = await storage.games.get_game(row.id)
+    assert stored is not None
+    assert (stored.round, stored.table_message_id) == (3, 556)

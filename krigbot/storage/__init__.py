@@ -8,13 +8,15 @@ migrates it. The queries are asked of its parts, each holding the one shared
 - ``storage.stats`` (:class:`StatsStore`): leaderboard, player stats, recent games;
 - ``storage.settings`` (:class:`SettingsStore`): per-guild settings;
 - ``storage.matches`` (:class:`MatchStore`): best-of matches and their records;
-- ``storage.records`` (:class:`RecordStore`): a player's page (names, variants, rivals, pots).
+- ``storage.records`` (:class:`RecordStore`): a player's page (names, variants, rivals, pots);
+- ``storage.claims`` (:class:`ClaimStore`): the shards' leases (``KRIG_SHARDS=auto``, PostgreSQL).
 
 ``Storage`` itself opens, probes, checkpoints and closes the database.
 """
 
 from __future__ import annotations
 
+from krigbot.storage.claims import ClaimStore, Holding
 from krigbot.storage.database import Storage
 from krigbot.storage.errors import (
     CannotOpenDatabaseError,
@@ -58,6 +60,7 @@ __all__ = [
     "HISTORY_STATUSES",
     "CannotOpenDatabaseError",
     "ChannelBusyError",
+    "ClaimStore",
     "DatabaseCorruptError",
     "DatabaseLockedError",
     "DatabaseReadOnlyError",
@@ -68,6 +71,7 @@ __all__ = [
     "GameStatus",
     "GameStore",
     "HeadToHead",
+    "Holding",
     "JSONDict",
     "KrigbotRecord",
     "LeaderboardRow",

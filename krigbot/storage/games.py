@@ -116,38 +116,45 @@ WHERE id = ? AND status = 'challenge'
 RETURNING {GAME_COLUMNS}
 """
 
+
 # The hot path: one statement, always this exact text so sqlite3's statement cache
-# reuses the prepared statement. The WHERE clause is the optimistic lock.
-_SAVE_ROUND: Final = """
+# reuses the prepared statement. The WHERE clause is the optimistic lock, and the fence: the
+# lease epoch the writer holds its shard by (NULL with static shards) must still hold.
+@cache
+def _save_round(d: Dialect) -> str:
+    return f"""
 UPDATE games SET state = ?, round = ?, moves = ?, updated_at = ?, last_activity_at = ?
 WHERE id = ? AND round = ? AND (moves IS NULL OR moves = COALESCE(?, moves))
-    AND status = 'running'
+    AND status = 'running' AND {d.fenced()}
 """
 
 
-# Under load, many games' rounds as one statement: each row as _SAVE_ROUND, same parameters.
-_SAVE_ROUNDS = Coalesced(
-    single=_SAVE_ROUND,
-    update="""
+# Under load, many games' rounds as one statement: each row as _save_round, same parameters.
+@cache
+def _save_rounds(d: Dialect) -> Coalesced:
+    return Coalesced(
+        single=_save_round(d),
+        update=f"""
 UPDATE games SET state = batch.state, round = batch.round, moves = batch.moves,
     updated_at = batch.updated_at, last_activity_at = batch.last_activity_at
-FROM {batch} WHERE games.id = batch.id AND games.round = batch.expected
+FROM {{batch}} WHERE games.id = batch.id AND games.round = batch.expected
     AND (games.moves IS NULL OR games.moves = COALESCE(batch.expected_moves, games.moves))
-    AND games.status = 'running'
+    AND games.status = 'running' AND {d.fenced("batch.fence")}
 RETURNING games.id
 """,
-    columns=(
-        ("state", "json"),
-        ("round", "integer"),
-        ("moves", "integer"),
-        ("updated_at", "text"),
-        ("last_activity_at", "text"),
-        ("id", "bigint"),
-        ("expected", "integer"),
-        ("expected_moves", "integer"),
-    ),
-    key=5,
-)
+        columns=(
+            ("state", "json"),
+            ("round", "integer"),
+            ("moves", "integer"),
+            ("updated_at", "text"),
+            ("last_activity_at", "text"),
+            ("id", "bigint"),
+            ("expected", "integer"),
+            ("expected_moves", "integer"),
+            ("fence", "bigint"),
+        ),
+        key=5,
+    )
 
 
 def _autoplay_runs(d: Dialect, extra: str, message: str) -> str:
@@ -160,7 +167,7 @@ def _autoplay_runs(d: Dialect, extra: str, message: str) -> str:
 
 @cache
 def _save_autoplay_rounds(d: Dialect) -> Coalesced:
-    """Autoplay's rounds: each as in _SAVE_ROUNDS, and only while it runs in its message.
+    """Autoplay's rounds: each as in _save_rounds, and only while it runs in its message.
 
     During a hand-off the press of Pause or Stop may reach the other process of the shard,
     which records it: the next step of the autoplay that runs here then writes nothing.
@@ -168,12 +175,13 @@ def _save_autoplay_rounds(d: Dialect) -> Coalesced:
     where = _autoplay_runs(d, "games.extra", "batch.autoplay")
     # The batch's text is formatted with the relation it reads: jsonb paths' braces doubled.
     escaped = where.replace("{", "{{").replace("}", "}}")
-    update, returning = _SAVE_ROUNDS.update.rsplit("RETURNING", 1)
+    plain = _save_rounds(d)
+    update, returning = plain.update.rsplit("RETURNING", 1)
     return Coalesced(
-        single=f"{_SAVE_ROUND.rstrip()}\n    AND {_autoplay_runs(d, 'extra', '?')}\n",
+        single=f"{plain.single.rstrip()}\n    AND {_autoplay_runs(d, 'extra', '?')}\n",
         update=f"{update.rstrip()}\n    AND {escaped}\nRETURNING{returning}",
-        columns=(*_SAVE_ROUNDS.columns, ("autoplay", "bigint")),
-        key=_SAVE_ROUNDS.key,
+        columns=(*plain.columns, ("autoplay", "bigint")),
+        key=plain.key,
     )
 
 
@@ -192,19 +200,22 @@ RETURNING games.id
     key=2,
 )
 
-_FINISH: Final = """
+
+@cache
+def _finish(d: Dialect) -> str:
+    return f"""
 UPDATE games
 SET status = 'finished', state = ?, round = ?, moves = ?, result = ?,
     updated_at = ?, last_activity_at = ?, finished_at = ?, extra = json_patch(extra, ?)
 WHERE id = ? AND round = ? AND (moves IS NULL OR moves = COALESCE(?, moves))
-    AND status = 'running'
+    AND status = 'running' AND {d.fenced()}
 """
 
 
 @cache
 def _finish_autoplay(d: Dialect) -> str:
-    """_FINISH for autoplay's last step: only while it runs in its message (as above)."""
-    return f"{_FINISH.rstrip()}\n    AND {_autoplay_runs(d, 'extra', '?')}\n"
+    """_finish for autoplay's last step: only while it runs in its message (as above)."""
+    return f"{_finish(d).rstrip()}\n    AND {_autoplay_runs(d, 'extra', '?')}\n"
 
 
 # guild_id is copied from the game so the stats queries need no join.
@@ -373,6 +384,7 @@ class GameStore(Store):
         moves: int | None = None,
         expected_moves: int | None = None,
         autoplay: int | None = None,
+        fence: int | None = None,
     ) -> Literal[True]:
         """Store a played round if the game is running at ``expected_round``; return True.
 
@@ -382,6 +394,10 @@ class GameStore(Store):
         autoplay's step names its message (``autoplay``): the round is stored only while the
         game's autoplay runs there. Raises RoundConflictError, having written nothing, if the
         game is not there (see there).
+
+        ``fence`` is the epoch of the lease its shard is held by (``KRIG_SHARDS=auto``; None with
+        static shards): the round is stored only while that lease is the shard's and has not
+        run out, so a process that lost its shard (paused, cut off) writes nothing.
         """
         stamp = encode_time(now)
         params = (
@@ -393,9 +409,10 @@ class GameStore(Store):
             game_id,
             expected_round,
             expected_moves,
+            fence,
         )
         if autoplay is None:
-            written = await self._database.coalesced(_SAVE_ROUNDS, params)
+            written = await self._database.coalesced(_save_rounds(self._database.dialect), params)
         else:
             kind = _save_autoplay_rounds(self._database.dialect)
             written = await self._database.coalesced(kind, (*params, autoplay))
@@ -424,14 +441,15 @@ class GameStore(Store):
         moves: int | None = None,
         expected_moves: int | None = None,
         autoplay: int | None = None,
+        fence: int | None = None,
     ) -> Literal[True]:
         """Finish a running game at ``expected_round``, record each player's result; return True.
 
         A result ``against_krigbot`` goes to the record against Krigbot, not to ``results``.
 
         ``extra`` is merged into the game's extra in the same write (a key set to None goes);
-        ``moves``, ``expected_moves`` and ``autoplay`` are as in :meth:`save_round`. Raises
-        RoundConflictError, having written nothing, if the game is not running there.
+        ``moves``, ``expected_moves``, ``autoplay`` and ``fence`` are as in :meth:`save_round`.
+        Raises RoundConflictError, having written nothing, if the game is not running there.
         """
         users = [r.user_id for r in results]
         seats = [r.seat for r in results]
@@ -451,9 +469,10 @@ class GameStore(Store):
                 game_id,
                 expected_round,
                 expected_moves,
+                fence,
             )
             if autoplay is None:
-                changed = await db.run(_FINISH, params)
+                changed = await db.run(_finish(self._database.dialect), params)
             else:
                 changed = await db.run(
                     _finish_autoplay(self._database.dialect), (*params, autoplay)

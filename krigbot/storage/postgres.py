@@ -126,6 +126,7 @@ class PostgresDialect(Dialect):
     path_separator = ","
     elements_of_json = "jsonb_array_elements_text({column}) WITH ORDINALITY AS {alias}(value, key)"
     list_has = "{column} @> jsonb_build_array(CAST(? AS BIGINT))"
+    lease_holds = "krig_lease_holds(CAST({epoch} AS BIGINT))"  # migration 0006
 
 
 POSTGRES: Final = PostgresDialect()

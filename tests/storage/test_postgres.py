@@ -45,6 +45,8 @@ async def test_two_storages_opening_a_new_database_at_once_migrate_it_once(
             "match_results",
             "matches",
             "results",
+            "shard_claims",
+            "shard_members",
         ]
         assert postgres.psql(f"SELECT version FROM {VERSION_TABLE}", url) == str(LATEST)
 

@@ -130,7 +130,9 @@ class Challenges:
     def watch_challenge(self, row: GameRow, message_id: int) -> None:
         """Set the expiry of a challenge shown in ``message_id``."""
         at = row.created_at + self.challenge_ttl
-        self.deadlines.set(Deadline("challenge", row.id, row.channel_id, at, message_id))
+        self.deadlines.set(
+            Deadline("challenge", row.id, row.channel_id, at, message_id, row.server_id)
+        )
 
     async def _clear_stale(self, channel_id: int) -> GameRow | None:
         """End a channel's expired challenge or idle game; refuse if a live one is there."""

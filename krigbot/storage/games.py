@@ -73,6 +73,8 @@ def on_shards(shards: Shards | None) -> tuple[str, tuple[int, ...]]:
     """
     if shards is None or shards.ids is None or shards.count is None:
         return "", ()
+    if not shards.ids:
+        return " AND 1 = 0", ()  # KRIG_SHARDS=auto, holding none (yet)
     marks = ", ".join("?" * len(shards.ids))
     shard = "CASE WHEN guild_id = channel_id THEN 0 ELSE (guild_id >> 22) % ? END"
     return f" AND {shard} IN ({marks})", (shards.count, *shards.ids)

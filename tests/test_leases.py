@@ -1,0 +1,129 @@
+"""``KRIG_SHARDS=auto``: real `python bot.py` processes claim a sharded stand-in's shards in one
+PostgreSQL database, spread them evenly, take a killed one's over and hand theirs over on SIGTERM.
+
+Each process is the real one, as a user runs it; who holds which shard is read from their logs
+as they write them, and the database from outside.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from krigbot.config import shard_of
+from tests.standin import DiscordStandIn, GatewayEvent
+from tests.support.cluster import (
+    IDENTIFY_SECONDS,
+    AutoProcess,
+    Claims,
+    guilds_on,
+    seat_games,
+)
+from tests.support.flip_stream import Table, public_answer, round_shown
+from tests.support.players import text_of
+from tests.support.postgres import Cluster
+from tests.support.processes import SECRET
+
+pytestmark = pytest.mark.slow
+
+ANSWER_SECONDS = 60.0
+"""The longest a flip's answer may take (a shard taken over connects first)."""
+
+
+@pytest.fixture
+def claims(standin: DiscordStandIn) -> Claims:
+    """Return what the processes' logs say each holds."""
+    return Claims(standin)
+
+
+@pytest.fixture
+async def processes(
+    standin: DiscordStandIn, tmp_path: Path, postgres: Cluster, pg_dsn: str, claims: Claims
+) -> AsyncIterator[Callable[[], AutoProcess]]:
+    """Return a maker of auto processes on one PostgreSQL database; every one is ended after."""
+    (tmp_path / "data").mkdir()
+    made: list[AutoProcess] = []
+
+    def make() -> AutoProcess:
+        process = AutoProcess(standin, tmp_path, pg_dsn, f"bot-{len(made)}", claims)
+        made.append(process)
+        return process
+
+    try:
+        yield make
+    finally:
+        for process in made:
+            await process.stop()
+    for process in made:
+        assert "Traceback" not in process.log(), process.log()
+        assert SECRET not in process.log()
+    refused = [e for e in standin.gateway_events.items if e.kind == "identify_refused"]
+    assert refused == [], "an identify came before its bucket's turn"
+
+
+async def flip_everywhere(standin: DiscordStandIn, tables: list[Table]) -> None:
+    """Flip once at every table and check that each answer shows the next round."""
+    for table in tables:
+        before = table.acknowledged
+        rec = await standin.slash("flip", user=table.players[0], channel=table.newest.channel)
+        table.newest = await public_answer(rec, ANSWER_SECONDS)
+        assert round_shown(table.newest) == before + 1, text_of(table.newest)
+        table.acknowledged = before + 1
+
+
+def shard_of_table(standin: DiscordStandIn, table: Table) -> int:
+    """Return the shard of a table's server."""
+    guild = table.newest.channel.guild
+    assert guild is not None
+    return shard_of(guild.id, standin.shard_count)
+
+
+@pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
+async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
+    standin: DiscordStandIn,
+    processes: Callable[[], AutoProcess],
+    claims: Claims,
+    postgres: Cluster,
+    pg_dsn: str,
+) -> None:
+    first, second, third = processes(), processes(), processes()
+    await first.start()
+    assert await claims.settled([4]) == {"bot-0": frozenset({0, 1, 2, 3})}
+    await second.start()
+    await claims.settled([2, 2])
+    await third.start()
+    held = await claims.settled([2, 1, 1])
+    tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=1))
+    await flip_everywhere(standin, tables)
+
+    # SIGKILL the process holding one shard: the others take it over when its lease runs out.
+    lonely = next(p for p in (first, second, third) if len(held[p.name]) == 1)
+    (shard,) = held[lonely.name]
+    after = len(standin.gateway_events)
+    await lonely.signal(signal.SIGKILL)
+    await claims.settled([2, 2])
+
+    def ready(e: GatewayEvent) -> bool:
+        return e.kind == "ready" and e.shard[0] == shard
+
+    await standin.gateway_events.wait(ready, start=after, timeout=ANSWER_SECONDS, what="ready")
+    # The next /flip in each server is answered, by whoever holds its shard now, and plays the
+    # next round: none was lost, none played twice.
+    await flip_everywhere(standin, tables)
+    survivors = [p for p in (first, second, third) if p is not lonely]
+    taker = next(p for p in survivors if shard in claims.now[p.name].holds)
+    assert "took over shards" in taker.log()
+
+    # SIGTERM: the leaving process hands its shards over at once, before their leases run out.
+    leaving = next(p for p in survivors if p is not taker)
+    await leaving.signal(signal.SIGTERM)
+    assert "handed shards" in leaving.log()
+    await claims.settled([4])
+    await flip_everywhere(standin, tables)
+
+    rounds = postgres.psql("SELECT string_agg(round::text, ',' ORDER BY id) FROM games", pg_dsn)
+    assert rounds == ",".join(str(table.acknowledged) for table in tables)
+    assert {shard_of_table(standin, table) for table in tables} == {0, 1, 2, 3}

@@ -31,6 +31,8 @@ pytestmark = pytest.mark.slow
 
 ANSWER_SECONDS = 60.0
 """The longest a flip's answer may take (a shard taken over connects first)."""
+CHALLENGE_SECONDS = 25
+"""How long a challenge waits: past a takeover (10-14 s), so the process taking over expires it."""
 
 
 @pytest.fixture
@@ -48,7 +50,8 @@ async def processes(
     made: list[AutoProcess] = []
 
     def make() -> AutoProcess:
-        process = AutoProcess(standin, tmp_path, pg_dsn, f"bot-{len(made)}", claims)
+        settings = {"KRIG_CHALLENGE_SECONDS": str(CHALLENGE_SECONDS)}
+        process = AutoProcess(standin, tmp_path, pg_dsn, f"bot-{len(made)}", claims, settings)
         made.append(process)
         return process
 
@@ -102,6 +105,22 @@ async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
     # SIGKILL the process holding one shard: the others take it over when its lease runs out.
     lonely = next(p for p in (first, second, third) if len(held[p.name]) == 1)
     (shard,) = held[lonely.name]
+    # A challenge open on its shard: its expiry is a deadline of the process that dies.
+    guild = next(g for g in standin.guilds.values() if shard_of(g.id, 4) == shard)
+    channel = standin.add_channel(guild, "open")
+    alice, bob = standin.add_user("open-a", "Alice"), standin.add_user("open-b", "Bob")
+    for user in (alice, bob):
+        standin.add_member(guild, user)
+    started = await standin.slash(
+        "krig start", user=alice, channel=channel, options={"opponent": bob}
+    )
+    challenge = (await started.response(timeout=ANSWER_SECONDS)).message
+    assert challenge is not None
+    # Answered in the channel's turn after the challenge's, which remembers its message (what
+    # a restored expiry edits) before it gives the turn up.
+    status = await standin.slash("krig status", user=alice, channel=channel)
+    await status.response(timeout=ANSWER_SECONDS)
+    expired = standin.watch(channel)
     after = len(standin.gateway_events)
     await lonely.signal(signal.SIGKILL)
     await claims.settled([2, 2])
@@ -116,6 +135,13 @@ async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
     survivors = [p for p in (first, second, third) if p is not lonely]
     taker = next(p for p in survivors if shard in claims.now[p.name].holds)
     assert "took over shards" in taker.log()
+    # The dead process's deadline is the taker's: the challenge expires there, once.
+    await expired.next(
+        "edit", predicate=lambda e: e.message.id == challenge.id, timeout=ANSWER_SECONDS
+    )
+    assert f"took over shards {shard}: 1 open challenges" in taker.log()
+    stored = postgres.psql(f"SELECT status FROM games WHERE channel_id = {channel.id}", pg_dsn)
+    assert stored == "expired"
 
     # SIGTERM: the leaving process hands its shards over at once, before their leases run out.
     leaving = next(p for p in survivors if p is not taker)
@@ -124,6 +150,9 @@ async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
     await claims.settled([4])
     await flip_everywhere(standin, tables)
 
-    rounds = postgres.psql("SELECT string_agg(round::text, ',' ORDER BY id) FROM games", pg_dsn)
+    rounds = postgres.psql(
+        "SELECT string_agg(round::text, ',' ORDER BY id) FROM games WHERE status = 'running'",
+        pg_dsn,
+    )
     assert rounds == ",".join(str(table.acknowledged) for table in tables)
     assert {shard_of_table(standin, table) for table in tables} == {0, 1, 2, 3}

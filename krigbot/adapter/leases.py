@@ -13,6 +13,7 @@ writes instead: each names its shard's lease epoch (``Registry.fence``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -84,6 +85,9 @@ class ShardLeases:
         """When, on the monotonic clock, the held shards must stop being served."""
         self._task: asyncio.Task[None] | None = None
         self._changing = asyncio.Lock()
+        self._changed = asyncio.Event()
+        """Set when another process announced a change of the claims: beat now."""
+        self._unwatch: Callable[[], Awaitable[None]] | None = None
 
     async def first(self) -> dict[int, int]:
         """Beat once at start, before connecting; return the shards claimed (not yet started)."""
@@ -94,6 +98,10 @@ class ShardLeases:
         if holding.give_up:
             await self.storage.claims.release(self.owner, holding.give_up)
         self.held = {s: e for s, e in holding.held.items() if s not in holding.give_up}
+        if self._unwatch is None:
+            self._unwatch = await self.storage.claims.watch(self._changed.set)
+        if not self.held:
+            await self.storage.claims.announce()  # the busiest give their extra shards up now
         log.info(
             "claimed shards %s of %d (%d %s)",
             listed(self.held),
@@ -112,8 +120,13 @@ class ShardLeases:
         next_beat = self._clock() + RENEW_SECONDS
         while True:
             wake = min(next_beat, self._guard_at) if self.held else next_beat
-            # Pacing, not waiting for something: the next renewal is due then.
-            await asyncio.sleep(max(0.0, wake - self._clock()))
+            # The next renewal is due then, or sooner if another process changed the claims.
+            changed = asyncio.ensure_future(self._changed.wait())
+            try:
+                await asyncio.wait({changed}, timeout=max(0.0, wake - self._clock()))
+            finally:
+                changed.cancel()
+            self._changed.clear()
             sent = self._clock()
             if self.held and sent >= self._guard_at:
                 await self._lapse("its leases were not renewed in time")
@@ -175,6 +188,10 @@ class ShardLeases:
     async def leave(self) -> None:
         """Hand every shard over at once: the process serves none of them any more."""
         await self.stop()
+        unwatch, self._unwatch = self._unwatch, None
+        if unwatch is not None:
+            with contextlib.suppress(StorageError, OSError):
+                await unwatch()
         try:
             async with asyncio.timeout(LEAVE_SECONDS):
                 await self.storage.claims.leave(self.owner)

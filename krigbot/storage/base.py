@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -296,6 +296,13 @@ class Database(ABC):
         (``adapter.identify.IdentifyPacer``).
         """
         return False
+
+    async def listen(
+        self, channel: str, heard: Callable[[], None]
+    ) -> Callable[[], Awaitable[None]]:
+        """Call ``heard`` whenever any process notifies ``channel`` (PostgreSQL only); return
+        what stops it."""
+        raise NotImplementedError(f"{self.dialect.name} sends no notifications")
 
     @abstractmethod
     async def close(self) -> None:

@@ -14,6 +14,7 @@ longer the shard's or has run out (``krig_lease_holds``, migration 0006).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -21,6 +22,10 @@ from krigbot.storage.base import Store
 from krigbot.storage.errors import StorageError
 
 CLAIMS_LOCK: Final = 0x6B726967_636C6169  # "krigclai": one advisory lock key for every beat
+CHANGED: Final = "krig_claims"
+"""The notification a process sends when it joins, gives shards up or leaves: the others beat
+at once instead of at their next renewal, so shards change hands in milliseconds."""
+_NOTIFY: Final = f"SELECT pg_notify('{CHANGED}', '')"
 
 _JOIN: Final = """
 INSERT INTO shard_members (owner, expires_at)
@@ -121,7 +126,9 @@ class ClaimStore(Store):
     async def release(self, owner: str, shards: tuple[int, ...]) -> None:
         """Give up ``owner``'s leases of ``shards`` (it no longer serves them): free at once."""
         self._check()
-        await self._database.write(_RELEASE, (owner, list(shards)))
+        async with self._database.transaction() as db:
+            await db.run(_RELEASE, (owner, list(shards)))
+            await db.fetch(_NOTIFY)  # sent at the commit
 
     async def leave(self, owner: str) -> None:
         """Give up every lease of ``owner`` and its membership (it is stopping)."""
@@ -129,6 +136,18 @@ class ClaimStore(Store):
         async with self._database.transaction() as db:
             await db.run("DELETE FROM shard_claims WHERE owner = ?", (owner,))
             await db.run(_LEAVE, (owner,))
+            await db.fetch(_NOTIFY)
+
+    async def announce(self) -> None:
+        """Tell the other processes that the claims changed (a process joined): they beat now."""
+        self._check()
+        await self._database.fetchall(_NOTIFY)
+
+    async def watch(self, changed: Callable[[], None]) -> Callable[[], Awaitable[None]]:
+        """Call ``changed`` whenever a process announces a change of the claims; return what
+        stops it."""
+        self._check()
+        return await self._database.listen(CHANGED, changed)
 
     async def peers(self, owner: str) -> int:
         """Return how many other processes share the shards now."""

@@ -90,6 +90,22 @@ async def test_a_process_that_leaves_hands_its_shards_to_the_others_at_their_nex
     assert held["c"] <= after["c"]
 
 
+async def test_a_release_or_a_leave_wakes_the_other_processes_at_once(
+    three: tuple[Storage, Storage, Storage],
+) -> None:
+    a, b, _ = three
+    await settle({"a": a, "b": b})
+    heard = asyncio.Event()
+    unwatch = await a.claims.watch(heard.set)
+    await b.claims.release("b", (2,))
+    await asyncio.wait_for(heard.wait(), timeout=30)
+    heard.clear()
+    await b.claims.leave("b")
+    await asyncio.wait_for(heard.wait(), timeout=30)
+    await unwatch()
+    assert set((await a.claims.beat("a", SHARDS, LEASE)).held) == {0, 1, 2, 3}
+
+
 async def test_a_dead_process_s_shards_are_taken_with_new_epochs_and_its_writes_refused(
     three: tuple[Storage, Storage, Storage], postgres: Cluster, pg_dsn: str
 ) -> None:

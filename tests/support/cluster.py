@@ -218,9 +218,16 @@ class AutoProcess:
     """One `python bot.py` with ``KRIG_SHARDS=auto``, its log read line by line as it comes."""
 
     def __init__(
-        self, standin: DiscordStandIn, folder: Path, url: str, name: str, claims: Claims
+        self,
+        standin: DiscordStandIn,
+        folder: Path,
+        url: str,
+        name: str,
+        claims: Claims,
+        settings: dict[str, str],
     ) -> None:
         self.standin = standin
+        self.settings = settings
         self.folder = folder
         self.url = url
         self.name = name
@@ -241,6 +248,7 @@ class AutoProcess:
             KRIG_RENDER_PROCESSES="0",
             KRIG_DB=str(self.folder / "data" / "krig.db"),
             KRIG_DATABASE_URL=self.url,
+            **self.settings,
         )
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,

@@ -156,3 +156,53 @@ async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
     )
     assert rounds == ",".join(str(table.acknowledged) for table in tables)
     assert {shard_of_table(standin, table) for table in tables} == {0, 1, 2, 3}
+
+
+@pytest.mark.standin(shard_count=2, identify_interval=IDENTIFY_SECONDS)
+async def test_a_process_paused_past_its_lease_writes_nothing_when_it_comes_back(
+    standin: DiscordStandIn,
+    processes: Callable[[], AutoProcess],
+    claims: Claims,
+    postgres: Cluster,
+    pg_dsn: str,
+) -> None:
+    first, second = processes(), processes()
+    await first.start()
+    await second.start()
+    held = await claims.settled([1, 1])
+    tables = await seat_games(standin, guilds_on(standin, range(2), per_shard=1))
+    await flip_everywhere(standin, tables)
+
+    paused = first
+    (shard,) = held[paused.name]
+    (table,) = [each for each in tables if shard_of_table(standin, each) == shard]
+    after = len(standin.gateway_events)
+    paused.pause()
+    # A flip that reaches the paused process: it lies unread until the process runs again.
+    stale = await standin.slash("flip", user=table.players[1], channel=table.newest.channel)
+    await claims.settled([2])
+
+    def ready(e: GatewayEvent) -> bool:
+        return e.kind == "ready" and e.shard[0] == shard
+
+    await standin.gateway_events.wait(ready, start=after, timeout=ANSWER_SECONDS, what="ready")
+    await flip_everywhere(standin, tables)  # the other process plays on in its server
+
+    refused = paused.lines.cursor()
+    paused.resume()
+    # Back, it reads the flip it was sent and plays it on its old copy of the game: the
+    # database refuses the write (its lease was taken), and the game stays as the other
+    # process left it. It stops serving the shard it no longer holds.
+    await refused.next(
+        lambda line: "refused after Discord forgot it" in line,
+        timeout=ANSWER_SECONDS,
+        what="the paused process's flip refused",
+    )
+    assert "stopped serving shards" in paused.log()
+    assert not stale.acknowledged  # too late for Discord: nobody saw a round from it
+    rounds = postgres.psql("SELECT string_agg(round::text, ',' ORDER BY id) FROM games", pg_dsn)
+    assert rounds == ",".join(str(each.acknowledged) for each in tables)
+
+    # It takes its part again, and the next flips are answered wherever they land.
+    await claims.settled([1, 1])
+    await flip_everywhere(standin, tables)

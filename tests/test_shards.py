@@ -101,7 +101,7 @@ def test_a_process_owns_the_servers_of_its_shards_and_dms_belong_to_shard_0() ->
 def test_the_settings_never_show_the_token_but_show_the_shards() -> None:
     settings = load(KRIG_SHARD_COUNT="8", KRIG_SHARDS="4-7", KRIG_REST_SHARE="0.4")
     assert TOKEN not in repr(settings)
-    assert "Shards(count=8, ids=(4, 5, 6, 7))" in repr(settings)
+    assert "Shards(count=8, ids=(4, 5, 6, 7), auto=False)" in repr(settings)
     assert settings.rest_share == 0.4
 
 

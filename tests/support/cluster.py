@@ -279,8 +279,19 @@ class AutoProcess:
             await self._reader
         self.claims.gone(self.name)
 
+    def pause(self) -> None:
+        """Hold the process still (SIGSTOP): it renews nothing and reads nothing until resumed."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+        self.claims.gone(self.name)
+
+    def resume(self) -> None:
+        """Let a paused process run again (SIGCONT)."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGCONT)
+
     async def stop(self) -> None:
-        """End the process, if it still runs."""
+        """End the process, if it still runs (paused or not)."""
         if self.proc is not None and self.proc.returncode is None:
             self.proc.kill()
             await self.proc.wait()

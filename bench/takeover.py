@@ -114,6 +114,8 @@ async def run(args: argparse.Namespace) -> int:
                 for n in range(args.processes)
             ]
             streams: list[asyncio.Task[None]] = []
+            takeovers: list[float] = []
+            flows: list[Stream] = []
             try:
                 for process in processes:
                     await process.start()
@@ -131,7 +133,6 @@ async def run(args: argparse.Namespace) -> int:
                 await asyncio.sleep(QUIET_SECONDS)  # counting writes over a stretch of time
                 writes = (lease_rows(postgres, url) - before) / (time.perf_counter() - started)
                 print(f"lease writes: {writes:.1f} rows/s with {args.processes} processes")
-                takeovers: list[float] = []
                 for kill in range(args.kills):
                     victim = processes[kill % len(processes)]
                     held = claims.now[victim.name].holds
@@ -166,11 +167,12 @@ async def run(args: argparse.Namespace) -> int:
         newest[game] = max(newest.get(game, 0), number)
     lost = sum(1 for game, number in newest.items() if rounds[game] < number)
     played = sum(len(flow.shown) for flow in flows)
-    print(
-        f"takeover after SIGKILL of 1 of {args.processes}: median "
-        f"{statistics.median(takeovers):.2f} s, worst {max(takeovers):.2f} s "
-        f"({len(takeovers)} kills)"
-    )
+    if takeovers:
+        print(
+            f"takeover after SIGKILL of 1 of {args.processes}: median "
+            f"{statistics.median(takeovers):.2f} s, worst {max(takeovers):.2f} s "
+            f"({len(takeovers)} kills)"
+        )
     print(f"rounds answered: {played}; lost: {lost}; doubled: {doubled}")
     return 1 if lost or doubled else 0
 

@@ -150,6 +150,18 @@ async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
     await claims.settled([4])
     await flip_everywhere(standin, tables)
 
+    # A rolling restart: each process in turn stops (handing its shards over) and starts again
+    # (taking its part back from the busiest); every server answers between the two.
+    await leaving.start()
+    await claims.settled([2, 2])
+    for process in (taker, leaving):
+        await process.signal(signal.SIGTERM)
+        await claims.settled([4])
+        await flip_everywhere(standin, tables)
+        await process.start()
+        await claims.settled([2, 2])
+        await flip_everywhere(standin, tables)
+
     rounds = postgres.psql(
         "SELECT string_agg(round::text, ',' ORDER BY id) FROM games WHERE status = 'running'",
         pg_dsn,

@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from krigbot.adapter.leases import RENEW_SECONDS
 from krigbot.config import shard_of
 from tests.standin import DiscordStandIn, StandInTimeout
 from tests.support.cluster import (
@@ -45,8 +46,9 @@ from tests.support.cluster import (
 from tests.support.flip_stream import Table, public_answer, round_shown
 from tests.support.postgres import Cluster, cluster_running
 
-PROBE_SECONDS = 1.5
-"""How long a channel waits for a flip's answer before it sends the next (Discord allows 3 s)."""
+PROBE_SECONDS = 0.5
+"""How long a channel waits for a flip's answer before it sends the next: the resolution of the
+takeover times (a later answer still counts; a flip it races is refused, and plays nothing)."""
 QUIET_SECONDS = 9.0
 """How long the lease writes are counted while the cluster stands still (three renewals)."""
 
@@ -136,6 +138,8 @@ async def run(args: argparse.Namespace) -> int:
                 for kill in range(args.kills):
                     victim = processes[kill % len(processes)]
                     held = claims.now[victim.name].holds
+                    # At any moment of its renewals, as a crash comes (not just after one).
+                    await asyncio.sleep(random.uniform(0, RENEW_SECONDS))
                     killed = time.perf_counter()
                     await victim.signal(signal.SIGKILL)
                     waiting = [flow for flow in flows if flow.shard in held]

@@ -36,6 +36,8 @@ GUARD_SECONDS: Final = 2.0
 """How long before its leases could run out a process that could not renew stops serving."""
 RETRY_SECONDS: Final = 1.0
 """How soon a renewal that failed is tried again."""
+EXPIRY_MARGIN_SECONDS: Final = 0.05
+"""How long after another process's lease should have run out the next beat looks."""
 LEAVE_SECONDS: Final = 2.0
 """The longest a stopping process waits to hand its shards over; else they run out."""
 
@@ -149,6 +151,10 @@ class ShardLeases:
                 except StorageError as exc:
                     log.warning("could not release shards %s (%s)", listed(holding.give_up), exc)
             next_beat = sent + RENEW_SECONDS
+            if holding.soonest is not None and holding.soonest < RENEW_SECONDS:
+                # Another process has not renewed for a while: if it is dead, its shards are
+                # free the moment its lease runs out, so look then rather than at the next beat.
+                next_beat = min(next_beat, self._clock() + holding.soonest + EXPIRY_MARGIN_SECONDS)
 
     async def _lapse(self, why: str) -> None:
         """Stop serving every shard: its leases may run out before this process renews them."""

@@ -41,7 +41,10 @@ RETURNING shard, epoch
 
 _MEMBERS: Final = "SELECT owner FROM shard_members WHERE expires_at > clock_timestamp()"
 
-_LIVE_CLAIMS: Final = "SELECT shard, owner FROM shard_claims WHERE expires_at > clock_timestamp()"
+_LIVE_CLAIMS: Final = """
+SELECT shard, owner, CAST(EXTRACT(EPOCH FROM expires_at - clock_timestamp()) AS FLOAT8)
+FROM shard_claims WHERE expires_at > clock_timestamp()
+"""
 
 _CLAIM: Final = """
 INSERT INTO shard_claims (shard, owner, epoch, expires_at)
@@ -71,6 +74,9 @@ class Holding:
     """Shards held beyond the fair part: stop serving them, then :meth:`ClaimStore.release`."""
     members: int
     """How many processes share the shards, this one included."""
+    soonest: float | None = None
+    """Seconds until the first of the other processes' leases runs out, if it is not renewed
+    (None: they hold none): a process that died loses its shards then, not at a later beat."""
 
 
 def fair_parts(holdings: dict[str, int], count: int) -> dict[str, int]:
@@ -109,9 +115,13 @@ class ClaimStore(Store):
             held = {int(row[0]): int(row[1]) for row in await db.fetch(_RENEW, (lease, owner))}
             holdings = {str(row[0]): 0 for row in await db.fetch(_MEMBERS)}
             taken: set[int] = set()
+            soonest: float | None = None
             for row in await db.fetch(_LIVE_CLAIMS):
                 taken.add(int(row[0]))
                 holdings[str(row[1])] = holdings.get(str(row[1]), 0) + 1
+                if str(row[1]) != owner:
+                    left = float(row[2])
+                    soonest = left if soonest is None else min(soonest, left)
             holdings[owner] = len(held)
             part = fair_parts(holdings, count)[owner]
             give_up: tuple[int, ...] = ()
@@ -121,7 +131,7 @@ class ClaimStore(Store):
                 for shard in [s for s in range(count) if s not in taken][: part - len(held)]:
                     for row in await db.fetch(_CLAIM, (shard, owner, lease)):
                         held[int(row[0])] = int(row[1])
-            return Holding(held, give_up, len(holdings))
+            return Holding(held, give_up, len(holdings), soonest)
 
     async def release(self, owner: str, shards: tuple[int, ...]) -> None:
         """Give up ``owner``'s leases of ``shards`` (it no longer serves them): free at once."""

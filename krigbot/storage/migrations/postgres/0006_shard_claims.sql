@@ -11,8 +11,9 @@ CREATE TABLE shard_claims (
 );
 
 -- Each holding of a shard gets a number no holding before it had, so an epoch names one
--- process's tenure of one shard and nothing else.
+-- process's tenure of one shard and nothing else; every write of a game looks its lease up by it.
 CREATE SEQUENCE shard_claim_epochs;
+CREATE UNIQUE INDEX shard_claims_epoch ON shard_claims (epoch);
 
 -- The live processes of KRIG_SHARDS=auto, each renewed with its leases: how many share the
 -- shards (and Discord's global REST limit) counts those whose time has not run out.

@@ -212,7 +212,11 @@ class Registry:
                 "game %s in channel %s cannot be read", row.id, row.channel_id, extra=about(row)
             )
             await self.storage.games.end_game(
-                row.id, "abandoned", self.clock(), result={"error": "unreadable"}
+                row.id,
+                "abandoned",
+                self.clock(),
+                result={"error": "unreadable"},
+                fence=self.fence(row),
             )
             self.count_abandoned(row)
             return None
@@ -438,7 +442,7 @@ class Registry:
             if current is None:
                 raise Refusal("err.game_over")
             merged = await self.storage.games.update_extra(
-                game_id, change(dict(current.extra)), now=self.clock()
+                game_id, change(dict(current.extra)), now=self.clock(), fence=self.fence(current)
             )
             if merged is None:
                 raise Refusal("err.game_over")

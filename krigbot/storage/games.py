@@ -110,11 +110,14 @@ RETURNING {GAME_COLUMNS}
 _ACCEPT_ATTEMPTS: Final = 8
 """Each failed attempt means another player accepted meanwhile; a game has at most 4."""
 
-_START: Final = f"""
+
+@cache
+def _start(d: Dialect) -> str:
+    return f"""
 UPDATE games
 SET status = 'running', state = ?, round = 0, moves = 0, updated_at = ?, last_activity_at = ?,
     extra = json_patch(extra, ?)
-WHERE id = ? AND status = 'challenge'
+WHERE id = ? AND status = 'challenge' AND {d.fenced()}
 RETURNING {GAME_COLUMNS}
 """
 
@@ -362,16 +365,24 @@ class GameStore(Store):
         raise StorageError(f"the challenge of game {game_id} kept changing; try again")
 
     async def start_game(
-        self, game_id: int, *, state: JSONDict, now: datetime, extra: JSONDict | None = None
+        self,
+        game_id: int,
+        *,
+        state: JSONDict,
+        now: datetime,
+        extra: JSONDict | None = None,
+        fence: int | None = None,
     ) -> GameRow | None:
         """Move a challenge to running with the dealt state; None if it is not a challenge.
 
-        ``extra`` is merged into the game's extra in the same write (the time of the deal).
+        ``extra`` is merged into the game's extra in the same write (the time of the deal);
+        ``fence`` is as in :meth:`save_round` (None here too where the lease no longer holds).
         """
         stamp = encode_time(now)
         merged = encode_json({} if extra is None else extra)
         row = await self._database.fetchone(
-            _START, (encode_json(state), stamp, stamp, merged, game_id)
+            _start(self._database.dialect),
+            (encode_json(state), stamp, stamp, merged, game_id, fence),
         )
         return None if row is None else game_from_row(row)
 
@@ -526,8 +537,12 @@ class GameStore(Store):
         expected_statuses: Iterable[GameStatus] = ACTIVE_STATUSES,
         expected_round: int | None = None,
         result: JSONDict | None = None,
+        fence: int | None = None,
     ) -> bool:
-        """End a game without results (cancelled, abandoned, declined, expired)."""
+        """End a game without results (cancelled, abandoned, declined, expired).
+
+        ``fence``: the epoch of the lease its shard is held by, as in :meth:`save_round`.
+        """
         if status not in END_STATUSES:
             raise ValueError(f"end_game status must be one of {sorted(END_STATUSES)}")
         expected = check_statuses(expected_statuses)
@@ -551,6 +566,9 @@ class GameStore(Store):
             # Lets an inactivity sweep lose gracefully to a round played meanwhile.
             sql += " AND round = ?"
             params.append(expected_round)
+        if fence is not None:
+            sql += f" AND {self._database.dialect.fenced()}"
+            params.append(fence)
         return await self._database.write(sql, params) == 1
 
     async def set_table_message(
@@ -574,14 +592,21 @@ class GameStore(Store):
         )
 
     async def update_extra(
-        self, game_id: int, extra: JSONDict, *, now: datetime | None = None
+        self,
+        game_id: int,
+        extra: JSONDict,
+        *,
+        now: datetime | None = None,
+        fence: int | None = None,
     ) -> JSONDict | None:
-        """Merge keys into the game's extra dict and return it; None if the game is unknown."""
+        """Merge keys into the game's extra dict and return it; None if the game is unknown
+        (or ``fence``, as in :meth:`save_round`, names a lease that no longer holds)."""
         stamp = encode_time(_now() if now is None else now)
+        dialect = self._database.dialect
         async with self._database.transaction() as db:
             rows = await db.fetch(
-                f"SELECT extra FROM games WHERE id = ?{self._database.dialect.for_update}",
-                (game_id,),
+                f"SELECT extra FROM games WHERE id = ? AND {dialect.fenced()}{dialect.for_update}",
+                (game_id, fence),
             )
             if not rows:
                 return None

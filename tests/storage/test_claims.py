@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from krigbot.config import shard_of
 from krigbot.storage import Holding, RoundConflictError, Storage, StorageError
 from tests.support.postgres import Cluster
-from tests.support.stored_games import running_game
+from tests.support.stored_games import new_game, running_game
 
 LEASE = 10.0
 SHARDS = 4
@@ -178,3 +179,28 @@ async def test_sqlite_keeps_no_claims(tmp_path: Path) -> None:
         await storage.games.save_round(
             game.id, expected_round=0, state={"n": 1}, round=1, now=game.created_at
         )
+
+
+async def test_every_write_of_a_game_is_fenced_not_only_its_rounds(
+    three: tuple[Storage, Storage, Storage], postgres: Cluster, pg_dsn: str
+) -> None:
+    a, b, _ = three
+    await settle({"a": a, "b": b})
+    epochs = (await b.claims.beat("b", SHARDS, LEASE)).held
+    fence = min(epochs.values())
+    challenge = await new_game(b, channel_id=30)
+    running = await running_game(b, channel_id=31)
+    expire(postgres, pg_dsn, "b")
+
+    assert (
+        await b.games.start_game(challenge.id, state={}, now=challenge.created_at, fence=fence)
+        is None
+    )
+    assert not await b.games.end_game(running.id, "cancelled", running.created_at, fence=fence)
+    assert await b.games.update_extra(running.id, {"autoplay": None}, fence=fence) is None
+    stored = await a.games.get_game(running.id)
+    assert stored is not None
+    assert stored.status == "running"
+    taken = (await a.claims.beat("a", SHARDS, LEASE)).held
+    ours = taken[shard_of(running.server_id, SHARDS)]
+    assert await a.games.end_game(running.id, "cancelled", running.created_at, fence=ours)

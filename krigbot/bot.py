@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Coroutine, Sequence
 from datetime import timedelta
@@ -59,6 +60,8 @@ voice, and to a newcomer these read like errors in the set-up."""
 RECONNECT = "Attempting a reconnect in %.2fs"
 """discord.py's log line, with a traceback, for each attempt to reach a lost gateway again."""
 SHARD_RECONNECT = "Attempting a reconnect for shard ID %s in %.2fs"
+SHARD_CLOSE_SECONDS = 2.0
+"""The longest the close of a shard given up may wait for Discord's side of the handshake."""
 """The same line from a shard of an ``AutoShardedBot`` (its arguments: the shard, the pause)."""
 
 
@@ -418,7 +421,11 @@ class KrigBot(commands.AutoShardedBot):
         running: dict[int, Any] = vars(self)["_AutoShardedClient__shards"]
         connection = running.pop(shard, None)
         if connection is not None:
-            await connection.close()
+            # Its reading task is cancelled at once; only the close handshake may wait, and the
+            # renewals wait for it: a Discord out of reach must not hold them up.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(SHARD_CLOSE_SECONDS):
+                    await connection.close()
         ids = [each for each in self._connection.shard_ids if each != shard]
         self._connection.shard_ids = ids
         self.shard_ids = ids

@@ -161,6 +161,18 @@ class ShardLeases:
         log.warning("stopped serving shards %s: %s", listed(self.held), why)
         await self._follow({}, ())
 
+    async def _apply_safely(self, change: Change) -> None:
+        """Start and stop the shards of a change; a mistake there must not end the renewals,
+        or the process would go on serving shards whose leases run out."""
+        try:
+            await self._apply(change)
+        except Exception:
+            log.exception(
+                "could not start shards %s or stop shards %s",
+                listed(change.gained),
+                listed(change.lost),
+            )
+
     async def _follow(self, held: dict[int, int], give_up: tuple[int, ...]) -> None:
         """Serve exactly ``held`` less ``give_up``: stop the others, start the new ones."""
         async with self._changing:
@@ -182,7 +194,7 @@ class ShardLeases:
                 f"; taking {listed(gained)}" if gained else "",
                 f"; leaving {listed(lost)}" if lost else "",
             )
-            await self._apply(Change(dict(keep), gained, lost))
+            await self._apply_safely(Change(dict(keep), gained, lost))
 
     async def stop(self) -> None:
         """Stop renewing and rebalancing (the process is stopping: it starts no shard now)."""

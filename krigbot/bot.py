@@ -488,6 +488,8 @@ class KrigBot(commands.AutoShardedBot):
 
     def gateway_problem(self) -> str | None:
         """Return None when every shard is connected to Discord, or one line saying why not."""
+        if self.leases is not None and not self.leases.held and not self.is_closed():
+            return None  # more processes than shards: this one waits, healthy, for a share
         if self._gateway and not self.is_closed():
             expected = self._connection.shard_ids or self._gateway
             away = {

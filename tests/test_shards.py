@@ -371,3 +371,11 @@ async def test_with_auto_shards_the_live_processes_share_the_global_limit_evenly
         assert [bot.rest_turn() for _ in range(11)][-2:] == [0.0, pytest.approx(1.0, abs=0.1)]
         bot.leases.members = 1  # alone: the whole 50, of which 40 a second
         assert [bot.rest_turn() for _ in range(29)] == [0.0] * 29
+
+
+async def test_a_process_with_auto_shards_holding_none_is_healthy(db_path: Path) -> None:
+    # Five processes for four shards: one holds none, and waits for a share; nothing is wrong.
+    settings = make_settings(db_path, shards=Shards(4, (), auto=True), render_processes=0)
+    async with await Storage.open(db_path) as storage:
+        bot = KrigBot(settings, storage)  # never started: only its health is asked
+        assert bot.gateway_problem() is None

@@ -232,6 +232,8 @@ class KrigBot(commands.AutoShardedBot):
         self._launching: dict[int, asyncio.Task[None]] = {}
         """Shards taken over and still connecting, each in a task a loss of it cancels."""
         self._autoplay: AutoplayCog | None = None
+        self._play: PlayCog | None = None
+        self._matches: MatchCog | None = None
 
     async def setup_hook(self) -> None:
         # Logged in by now: the bot's own user is known, and a player may challenge it.
@@ -266,11 +268,12 @@ class KrigBot(commands.AutoShardedBot):
             parts, interval=self.settings.autoplay_seconds, rest_turn=self.rest_turn
         )
         matches = MatchCog(parts)
-        self._autoplay = autoplay
+        play = PlayCog(parts, battles=steal)
+        self._autoplay, self._play, self._matches = autoplay, play, matches
         # Added in this order: the commands' listing follows it.
         for cog in (
             ChallengeCog(parts),
-            PlayCog(parts, battles=steal),
+            play,
             LeaveCog(parts),
             BoardsCog(parts),
             steal,
@@ -448,13 +451,19 @@ class KrigBot(commands.AutoShardedBot):
             self._spawn(self._take_over(gained), f"take-over-{listed(change.gained)}")
 
     async def _take_over(self, shards: Shards) -> None:
-        """Restore the games of shards taken over (deadlines, autoplay), then connect them."""
+        """Restore the games of shards taken over (deadlines, autoplay, match games and ends
+        left unshown), then connect them."""
         try:
             challenges, broken = await self.service.recovery.restore(shards)
             resumed = 0 if self._autoplay is None else await self._autoplay.restore(shards)
+            recovered = await self.matches.recover(shards)
         except StorageError as exc:
             log.warning("could not restore the games of shards %s: %s", shards, exc)
         else:
+            if recovered and self._matches is not None:
+                self._spawn(self._matches.announce(recovered), f"announce-matches-{shards}")
+            if self._play is not None:
+                self._spawn(self._play.show_endings(shards), f"tell-endings-{shards}")
             log.info(
                 "took over shards %s: %d open challenges, %d autoplays; %d unreadable games ended",
                 listed(shards.ids or ()),

@@ -127,12 +127,13 @@ class Recovery:
                         broken.append(fresh)
         return broken
 
-    async def unshown_endings(self) -> list[tuple[GameRow, Variant]]:
-        """Return the games of this process's shards that finished without their end shown."""
+    async def unshown_endings(self, shards: Shards | None = None) -> list[tuple[GameRow, Variant]]:
+        """Return the games of this process's shards (or of ``shards``, taken over) that
+        finished without their end shown."""
         since = self.registry.clock() - SHOW_ENDINGS_FOR
         found: list[tuple[GameRow, Variant]] = []
         for row in await self.registry.storage.games.finished_unshown(
-            ENDING, since=since, shards=self.registry.shards
+            ENDING, since=since, shards=self.registry.shards if shards is None else shards
         ):
             try:
                 game = load_game(row.state or {})

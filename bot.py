@@ -421,7 +421,7 @@ SETTINGS = (
     ("KRIG_RENDER_PROCESSES", "processes drawing the pictures (1; 0: threads)"),
     ("KRIG_CARD_EMOJIS", "on (default) or off: the cards as the application's emojis"),
     ("KRIG_SHARD_COUNT", "the bot's number of shards, the same in all its processes"),
-    ("KRIG_SHARDS", "the shards this process runs, e.g. 0-3"),
+    ("KRIG_SHARDS", "the shards this process runs, e.g. 0-3; auto: claimed in PostgreSQL"),
     ("KRIG_REST_SHARE", "this process's part of Discord's 50 requests a second"),
     ("KRIG_REST_PROXY", "a shared REST proxy for every request to Discord"),
     ("KRIG_IDENTIFY_SECONDS", "the pause between two connections of a start bucket (5)"),

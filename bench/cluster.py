@@ -21,6 +21,10 @@ measured; for each process count it prints, as the median and range over ``--run
   context switches): what sharing too few cores costs it;
 - and, after every run, rounds lost or doubled: the rounds stored against the rounds answered.
 
+A count written ``2auto`` runs that many processes with ``KRIG_SHARDS=auto`` (PostgreSQL only),
+started one after the other and measured once they hold the shards evenly: ``--processes
+2,2auto --database postgres`` sets the claimed shards beside the same processes with lists.
+
 The runs go in rounds, each process count once a round, and each count's flips a second and
 bot CPU per flip are compared with the first count's round by round. The bots and PostgreSQL
 run at nice 10 (``--fair``: at the stand-in's priority): Discord's servers are not on a bot's
@@ -65,6 +69,7 @@ from tests.standin import (
     InteractionResponse,
     User,
 )
+from tests.support.cluster import Claims
 from tests.support.postgres import Cluster, cluster_running
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,6 +120,8 @@ class Process:
     shards: str
     port: int
     proc: asyncio.subprocess.Process | None = None
+    reader: asyncio.Task[None] | None = None
+    """With KRIG_SHARDS=auto: the task reading its log, which says which shards it holds."""
 
     async def scrape(self, http: aiohttp.ClientSession) -> dict[str, float]:
         """Return the process's counters, summed over their labels but ``kind``."""
@@ -229,6 +236,35 @@ async def start(
         standin.unwatch_task(watcher)
 
 
+async def start_claiming(
+    standin: DiscordStandIn, bots: list[Process], env: dict[str, str], *, fair: bool, shards: int
+) -> None:
+    """Start bot processes with KRIG_SHARDS=auto one after the other; return once they hold the
+    shards evenly, each connected (as their logs say)."""
+    claims = Claims(standin)
+
+    async def read(name: str, stream: asyncio.StreamReader) -> None:
+        while line := await stream.readline():
+            claims.told(name, line.decode(errors="replace"))
+
+    for n, bot in enumerate(bots):
+        bot.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(ROOT / "bot.py"),
+            env=env
+            | {"KRIG_SHARDS": "auto", "KRIG_METRICS_PORT": str(bot.port), "LOG_LEVEL": "INFO"},
+            cwd=ROOT,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            preexec_fn=None if fair else lambda: os.setpriority(os.PRIO_PROCESS, 0, OURS_NICE),
+        )
+        assert bot.proc.stderr is not None
+        # Ends with its process (the pipe closes).
+        bot.reader = asyncio.create_task(read(f"bot-{n}", bot.proc.stderr))
+        each, more = divmod(shards, n + 1)
+        await claims.settled([each + (1 if k < more else 0) for k in range(n + 1)])
+
+
 async def deal(standin: DiscordStandIn, table: Table) -> None:
     """Challenge and accept, so the channel has a running game."""
     alice, bob = table.players
@@ -252,8 +288,10 @@ async def flip(standin: DiscordStandIn, table: Table, turn: int) -> InteractionR
     return response if played else None
 
 
-async def one_run(args: argparse.Namespace, processes: int, cluster: Cluster | None) -> Run:
-    """Measure one run with ``processes`` bot processes; return its figures."""
+async def one_run(args: argparse.Namespace, processes: str, cluster: Cluster | None) -> Run:
+    """Measure one run with ``processes`` bot processes (``2auto``: with KRIG_SHARDS=auto);
+    return its figures."""
+    count, auto = int(processes.removesuffix("auto")), processes.endswith("auto")
     database = args.database if cluster is None else cluster.create_database()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -271,9 +309,15 @@ async def one_run(args: argparse.Namespace, processes: int, cluster: Cluster | N
                 "KRIG_AUTOPLAY_SECONDS": str(args.autoplay_seconds),
                 **database_env(database, folder),
             }
-            bots = [Process(shards, free_port()) for shards in split(args.shards, processes)]
+            shards = ["auto"] * count if auto else split(args.shards, count)
+            bots = [Process(part, free_port()) for part in shards]
             try:
-                await asyncio.gather(*(start(standin, bot, env, fair=args.fair) for bot in bots))
+                if auto:
+                    await start_claiming(standin, bots, env, fair=args.fair, shards=args.shards)
+                else:
+                    await asyncio.gather(
+                        *(start(standin, bot, env, fair=args.fair) for bot in bots)
+                    )
                 if not args.fair:
                     for pid in postgres_pids():  # its server processes, the new ones too
                         os.setpriority(os.PRIO_PROCESS, pid, OURS_NICE)
@@ -433,7 +477,7 @@ def heading(text: str) -> Iterator[None]:
 
 
 async def run(args: argparse.Namespace) -> None:
-    counts = [int(n) for n in args.processes.split(",")]
+    counts = [entry.strip() for entry in args.processes.split(",")]
     database = "sqlite" if args.database == "sqlite" else "postgresql"
     print(
         f"{args.games} channels flipping at once over {args.shards} shards, {database}, "
@@ -442,7 +486,7 @@ async def run(args: argparse.Namespace) -> None:
         f"{args.autoplay / args.autoplay_seconds / 2:.0f} edits a second in all\n"
     )
     postgres = cluster_running(durable=True) if args.database == "postgres" else None
-    runs: dict[int, list[Run]] = {processes: [] for processes in counts}
+    runs: dict[str, list[Run]] = {processes: [] for processes in counts}
     with postgres or contextlib.nullcontext() as cluster:
         # Each round runs every process count once: a machine whose speed drifts over the
         # minutes (a shared one does) then slows all of them alike, not the last ones.
@@ -450,7 +494,7 @@ async def run(args: argparse.Namespace) -> None:
             for processes in counts:
                 runs[processes].append(done := await one_run(args, processes, cluster))
                 print(
-                    f"run {n + 1}, {processes} process{'es' if processes > 1 else ''}: "
+                    f"run {n + 1}, {described(processes)}: "
                     f"{done.flips_per_second:.0f} flips/s, CPU per flip: bot "
                     f"{done.bot_cpu_ms:.2f} ms, stand-in {done.standin_cpu_ms:.2f} ms; "
                     f"{done.deferred * 100:.0f} % deferred",
@@ -461,14 +505,20 @@ async def run(args: argparse.Namespace) -> None:
         report(processes, database, runs[processes], (counts[0], runs[counts[0]]))
 
 
-def report(processes: int, database: str, runs: list[Run], first: tuple[int, list[Run]]) -> None:
+def described(processes: str) -> str:
+    """Return a process count of ``--processes`` in words: ``2 processes (KRIG_SHARDS=auto)``."""
+    count, auto = int(processes.removesuffix("auto")), processes.endswith("auto")
+    return f"{count} process{'es' if count > 1 else ''}" + (" (KRIG_SHARDS=auto)" if auto else "")
+
+
+def report(processes: str, database: str, runs: list[Run], first: tuple[str, list[Run]]) -> None:
     """Print the figures of ``processes`` bot processes, and how they compare with ``first``'s
     (the first process count's).
 
     The ratio is of the runs of one round, then the median of those: the processes measured
     side by side, on the machine as it was at the time.
     """
-    with heading(f"{processes} bot process{'es' if processes > 1 else ''} ({database})"):
+    with heading(f"{described(processes)}, bot ({database})"):
         print(f"  durable flips/s:        {summary([r.flips_per_second for r in runs], '', 0)}")
         print(f"  reply median:           {summary([r.median_ms for r in runs], ' ms')}")
         print(f"  reply p99:              {summary([r.p99_ms for r in runs], ' ms')}")
@@ -513,10 +563,11 @@ def report(processes: int, database: str, runs: list[Run], first: tuple[int, lis
             ratios = [
                 r.flips_per_second / f.flips_per_second for r, f in zip(runs, theirs, strict=True)
             ]
-            print(f"  flips/s ÷ {count} process's, round by round: {summary(ratios, ' ×', 2)}")
+            print(f"  flips/s ÷ {described(count)}', round by round: {summary(ratios, ' ×', 2)}")
             costs = [r.bot_cpu_ms / f.bot_cpu_ms for r, f in zip(runs, theirs, strict=True)]
             print(
-                f"  bot CPU per flip ÷ {count} process's, round by round: {summary(costs, ' ×', 2)}"
+                f"  bot CPU per flip ÷ {described(count)}', round by round: "
+                f"{summary(costs, ' ×', 2)}"
             )
 
 
@@ -525,7 +576,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         prog="python -m bench.cluster", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--processes", default="1,2", help="process counts to measure, e.g. 1,2,4")
+    parser.add_argument(
+        "--processes",
+        default="1,2",
+        help="process counts to measure, e.g. 1,2,4; 2auto: 2 processes with KRIG_SHARDS=auto",
+    )
     parser.add_argument(
         "--database",
         default="sqlite",

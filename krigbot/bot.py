@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Coroutine, Sequence
 from datetime import timedelta
@@ -18,6 +19,7 @@ from krigbot.adapter.checks import malformed_command, pressed_id, unhandled_pres
 from krigbot.adapter.emojis import sync_card_emojis
 from krigbot.adapter.group import KrigGroup, is_subcommand
 from krigbot.adapter.identify import IdentifyPacer
+from krigbot.adapter.leases import Change, ShardLeases, listed
 from krigbot.adapter.parts import Parts
 from krigbot.adapter.pictures import Pictures
 from krigbot.adapter.replies import NO_MENTIONS, answer_error, recall_lang, refuse
@@ -33,7 +35,7 @@ from krigbot.cogs.play import PlayCog
 from krigbot.cogs.steal import StealCog
 from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.cogs.tournament import TournamentCog
-from krigbot.config import GLOBAL_REST_LIMIT, MEMORY, Settings
+from krigbot.config import GLOBAL_REST_LIMIT, MEMORY, Settings, Shards
 from krigbot.i18n import lang_for, t
 from krigbot.i18n.translator import Translator
 from krigbot.load import Load
@@ -59,6 +61,8 @@ voice, and to a newcomer these read like errors in the set-up."""
 RECONNECT = "Attempting a reconnect in %.2fs"
 """discord.py's log line, with a traceback, for each attempt to reach a lost gateway again."""
 SHARD_RECONNECT = "Attempting a reconnect for shard ID %s in %.2fs"
+SHARD_CLOSE_SECONDS = 2.0
+"""The longest the close of a shard given up may wait for Discord's side of the handshake."""
 """The same line from a shard of an ``AutoShardedBot`` (its arguments: the shard, the pause)."""
 
 
@@ -163,6 +167,7 @@ class KrigBot(commands.AutoShardedBot):
         """``metrics`` and ``web``: those of an earlier bot of this process, whose start failed
         (the monitoring endpoint and the web view serve them); new ones without."""
         quiet_discord_logs()  # before discord.py's own __init__, which warns about voice
+        shard_ids = None if settings.shards.ids is None else list(settings.shards.ids)
         self.metrics = Metrics() if metrics is None else metrics
         """What the bot counts; served by the monitoring endpoint when it is on."""
         self.load = Load()
@@ -176,7 +181,7 @@ class KrigBot(commands.AutoShardedBot):
             help_command=None,
             shard_count=settings.shards.count,
             # None (every shard) is discord.py's own default, which its type hint leaves out.
-            shard_ids=None if settings.shards.ids is None else list(settings.shards.ids),  # type: ignore[arg-type]
+            shard_ids=shard_ids,  # type: ignore[arg-type]
             **options,
         )
         self.settings = settings
@@ -220,6 +225,16 @@ class KrigBot(commands.AutoShardedBot):
         self.faces_synced = asyncio.Event()
         """Set when the card emojis have been synced (or read), or their sync has failed."""
         self._background: set[asyncio.Task[None]] = set()
+        self.leases: ShardLeases | None = None
+        """With ``KRIG_SHARDS=auto``: the leases this process holds its shards by."""
+        if settings.shards.auto and settings.shards.count is not None:
+            self.leases = ShardLeases(storage, settings.shards.count, self._change_shards)
+        self._launching: dict[int, asyncio.Task[None]] = {}
+        """Shards taken over and still connecting, each in a task a loss of it cancels."""
+        self._autoplay: AutoplayCog | None = None
+        self._play: PlayCog | None = None
+        self._matches: MatchCog | None = None
+        self._tournaments: TournamentCog | None = None
 
     async def setup_hook(self) -> None:
         # Logged in by now: discord.py has made its HTTP session (and asked who the bot is);
@@ -227,6 +242,10 @@ class KrigBot(commands.AutoShardedBot):
         count_rest(self.http._HTTPClient__session, self.metrics)  # type: ignore[attr-defined]
         # The bot's own user is known, and a player may challenge it.
         self.service.registry.krigbot_id = self.user.id if self.user is not None else None
+        if self.leases is not None:
+            # Claimed before anything is restored: the games restored are those of these.
+            held = await self.leases.first()
+            self.service.registry.hold_shards(self.settings.shards.holding(tuple(held)), held)
         self.load.start()
         await self.tree.set_translator(Translator())
         await self.pictures.start()
@@ -255,10 +274,13 @@ class KrigBot(commands.AutoShardedBot):
         )
         matches = MatchCog(parts)
         tournaments = TournamentCog(parts, rest_turn=self.rest_turn)
+        play = PlayCog(parts, battles=steal)
+        self._autoplay, self._play, self._matches = autoplay, play, matches
+        self._tournaments = tournaments
         # Added in this order: the commands' listing follows it.
         for cog in (
             ChallengeCog(parts),
-            PlayCog(parts, battles=steal),
+            play,
             LeaveCog(parts),
             BoardsCog(parts),
             steal,
@@ -284,7 +306,7 @@ class KrigBot(commands.AutoShardedBot):
         self._spawn(self._check_saved_games(), "check-saved-games")
         if self.settings.card_emojis:
             self._spawn(self._sync_card_emojis(), "card-emojis")
-        if not self.settings.shards.runs_first:
+        if not self.service.registry.shards.runs_first:
             # One process of the bot syncs (the one with shard 0), not every start of every one.
             log.info("commands not synced: the process running shard 0 syncs them")
         elif self.settings.dev_guild is not None:
@@ -322,7 +344,7 @@ class KrigBot(commands.AutoShardedBot):
     async def _sync_card_emojis(self) -> None:
         # After ready, in the background: up to 55 uploads, one at a time, delay no answer.
         await self.wait_until_ready()
-        upload = self.settings.shards.runs_first
+        upload = self.service.registry.shards.runs_first
         try:
             done = await sync_card_emojis(self, self.faces, upload=upload)
         except discord.HTTPException as exc:
@@ -365,15 +387,120 @@ class KrigBot(commands.AutoShardedBot):
         for waiting in (state._ready_task, *state._ready_tasks.values()):
             if waiting is not None:
                 waiting.cancel()
+        if self.leases is not None:
+            await self.leases.stop()  # no shard starts while the others close
+        for task in self._launching.values():
+            task.cancel()
         # No deadline's handler may reach into a closed client.
         await self.service.deadlines.close()
         self.load.stop()
         await super().close()
+        if self.leases is not None:
+            # Every shard is closed: the other processes may take them at once.
+            await self.leases.leave()
+
+    async def launch_shards(self) -> None:
+        """Connect the shards of the settings, or with ``KRIG_SHARDS=auto`` those claimed."""
+        if self.leases is None:
+            await super().launch_shards()
+            return
+        if self.is_closed():
+            return
+        self._connection.shard_count = self.shard_count
+        self._connection.shard_ids = []
+        for shard in sorted(self.leases.held):
+            await self._start_shard(shard)
+        self.leases.start()
+
+    async def _start_shard(self, shard: int) -> None:
+        """Connect one more shard to Discord, as discord.py's own start connects each."""
+        ids = sorted({*self._connection.shard_ids, shard})
+        self._connection.shard_ids = ids
+        self.shard_ids = ids
+        initial = not self._gateway
+        await self.launch_shard(
+            discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY, shard, initial=initial
+        )
+
+    async def _stop_shard(self, shard: int) -> None:
+        """Close one shard's connection and forget its servers: another process serves it."""
+        launching = self._launching.pop(shard, None)
+        if launching is not None:
+            launching.cancel()
+            await asyncio.gather(launching, return_exceptions=True)
+        # discord.py keeps its shards in a private dict (AutoShardedClient.__shards) and has no
+        # call that closes one for good: ShardInfo.disconnect() would leave it listed.
+        running: dict[int, Any] = vars(self)["_AutoShardedClient__shards"]
+        connection = running.pop(shard, None)
+        if connection is not None:
+            # Its reading task is cancelled at once; only the close handshake may wait, and the
+            # renewals wait for it: a Discord out of reach must not hold them up.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(SHARD_CLOSE_SECONDS):
+                    await connection.close()
+        ids = [each for each in self._connection.shard_ids if each != shard]
+        self._connection.shard_ids = ids
+        self.shard_ids = ids
+        state = self._connection
+        for guild in [g for g in state._guilds.values() if g.shard_id == shard]:
+            state._remove_guild(guild)
+        self._gateway.pop(shard, None)
+        log.info("shard %d: stopped", shard, extra={"shard_id": shard})
+
+    async def _change_shards(self, change: Change) -> None:
+        """Stop the shards lost or given up, serve the games of those taken, connect them."""
+        for shard in sorted(change.lost):
+            await self._stop_shard(shard)
+        shards = self.settings.shards
+        self.service.registry.hold_shards(shards.holding(tuple(change.held)), change.held)
+        if change.gained:
+            # In the background: restoring and identifying take seconds, and the renewals
+            # must go on meanwhile.
+            gained = shards.holding(tuple(change.gained))
+            self._spawn(self._take_over(gained), f"take-over-{listed(change.gained)}")
+
+    async def _take_over(self, shards: Shards) -> None:
+        """Restore the games of shards taken over (deadlines, autoplay, match games and ends
+        left unshown), then connect them."""
+        try:
+            challenges, broken = await self.service.recovery.restore(shards)
+            resumed = 0 if self._autoplay is None else await self._autoplay.restore(shards)
+            recovered = await self.matches.recover(shards)
+        except StorageError as exc:
+            log.warning("could not restore the games of shards %s: %s", shards, exc)
+        else:
+            if recovered and self._matches is not None:
+                self._spawn(self._matches.announce(recovered), f"announce-matches-{shards}")
+            if self._play is not None:
+                self._spawn(self._play.show_endings(shards), f"tell-endings-{shards}")
+            if self._tournaments is not None:
+                self._spawn(self._tournaments.restore(shards), f"tournament-restore-{shards}")
+            log.info(
+                "took over shards %s: %d open challenges, %d autoplays; %d unreadable games ended",
+                listed(shards.ids or ()),
+                len(challenges),
+                resumed,
+                len(broken),
+            )
+        for shard in shards.ids or ():
+            if shard in (self.service.registry.shards.ids or ()):
+                task = asyncio.create_task(self._start_shard(shard), name=f"krig-shard-{shard}")
+                self._launching[shard] = task
+                task.add_done_callback(self._launched)
+
+    def _launched(self, task: asyncio.Task[None]) -> None:
+        for shard, launching in list(self._launching.items()):
+            if launching is task:
+                del self._launching[shard]
 
     def rest_turn(self) -> float:
         """Take a turn for autoplay's next edit under this process's share of Discord's global
         limit (``KRIG_REST_SHARE``): 0.0, or the seconds to wait for one."""
-        return self.metrics.rest.take_turn(GLOBAL_REST_LIMIT * self.settings.rest_share)
+        share = self.settings.rest_share
+        if self.leases is not None:
+            # The live processes of the claims share the limit, however many come and go.
+            share = 1 / max(1, self.leases.members)
+        return self.metrics.rest.take_turn(GLOBAL_REST_LIMIT * share)
 
     def _observe_write(self, seconds: float, together: int) -> None:
         self.metrics.commit_seconds.observe(seconds)
@@ -381,6 +508,8 @@ class KrigBot(commands.AutoShardedBot):
 
     def gateway_problem(self) -> str | None:
         """Return None when every shard is connected to Discord, or one line saying why not."""
+        if self.leases is not None and not self.leases.held and not self.is_closed():
+            return None  # more processes than shards: this one waits, healthy, for a share
         if self._gateway and not self.is_closed():
             expected = self._connection.shard_ids or self._gateway
             away = {

@@ -31,6 +31,8 @@ MAX_SHARDS = 65_536
 IDENTIFY_SECONDS = 5.0
 """Discord's pause between two identifies in one ``max_concurrency`` bucket."""
 WHERE_TOKENS_ARE = "Discord Developer Portal → your application → Bot → Reset Token"
+AUTO: Final = "auto"
+"""KRIG_SHARDS's value for shards claimed with leases in PostgreSQL rather than listed."""
 GLOBAL_REST_LIMIT = 50
 """Requests a second Discord allows a bot (all its processes together) outside interactions."""
 
@@ -54,6 +56,8 @@ class Shards:
     """How many shards the bot has (None: Discord's recommended number, asked at start)."""
     ids: tuple[int, ...] | None = None
     """The shards this process runs (None: every one)."""
+    auto: bool = False
+    """Claimed with leases in PostgreSQL (``KRIG_SHARDS=auto``): ``ids`` are those held now."""
 
     def owns(self, guild_id: int | None) -> bool:
         """Tell whether this process runs the shard of a server (None: a DM, shard 0's)."""
@@ -67,15 +71,22 @@ class Shards:
         return self.ids is None or 0 in self.ids
 
     def share(self) -> float:
-        """Return the part of all shards this process runs (1.0 when it runs all)."""
-        if self.ids is None or self.count is None:
+        """Return the part of all shards this process runs (1.0 when it runs all or claims)."""
+        if self.ids is None or self.count is None or self.auto:
+            # Claimed shards change hands: the live processes share the limit (adapter/leases).
             return 1.0
         return len(self.ids) / self.count
+
+    def holding(self, ids: tuple[int, ...]) -> Shards:
+        """Return these shards with ``ids`` the ones held now (``KRIG_SHARDS=auto``)."""
+        return Shards(self.count, tuple(sorted(ids)), auto=self.auto)
 
     def __str__(self) -> str:
         # Words for someone who never set KRIG_SHARD_COUNT: the start-up line shows them.
         if self.count is None:
             return "shards chosen by Discord"
+        if self.auto:
+            return f"shards claimed with leases (auto) of {self.count}"
         if self.ids is None:
             return "1 shard" if self.count == 1 else f"all {self.count} shards"
         return f"shards {span_text(self.ids)} of {self.count}"
@@ -222,10 +233,17 @@ class Settings:
                 "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)."
             )
         shards = _shards(merged.get("KRIG_SHARD_COUNT"), merged.get("KRIG_SHARDS"))
+        database_url = _database_url(merged.get("KRIG_DATABASE_URL"))
+        if shards.auto and database_url is None:
+            raise ConfigError(
+                "KRIG_SHARDS=auto needs PostgreSQL (KRIG_DATABASE_URL): processes claim the "
+                "shards in the database they share, and an SQLite file has no one to share with; "
+                "list the shards instead (KRIG_SHARDS=0-3)"
+            )
         return cls(
             token=token,
             db_path=_db_path(merged.get("KRIG_DB"), folder),
-            database_url=_database_url(merged.get("KRIG_DATABASE_URL")),
+            database_url=database_url,
             dev_guild=_optional_id(merged.get("KRIG_DEV_GUILD")),
             log_level=level,
             idle_hours=_positive(merged, "KRIG_IDLE_HOURS", 24.0),
@@ -265,6 +283,8 @@ def _shards(count_text: str | None, ids_text: str | None) -> Shards:
             "KRIG_SHARDS needs KRIG_SHARD_COUNT: every process of the bot must be told the same "
             "number of shards (for example KRIG_SHARD_COUNT=8 with KRIG_SHARDS=0-3)"
         )
+    if ids_text.strip().lower() == AUTO:
+        return Shards(count, (), auto=True)
     seen: set[int] = set()
     for part in ids_text.replace(" ", "").split(","):
         first, dash, last = part.partition("-")

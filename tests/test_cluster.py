@@ -19,10 +19,15 @@ from pathlib import Path
 import pytest
 
 from krigbot.i18n import t
-from tests.standin import ChannelEvent, DiscordStandIn, Message, User
+from tests.standin import ChannelEvent, DiscordStandIn, Message
 from tests.standin.store import MessageWatcher
-from tests.standin.world import Channel, Guild
-from tests.support.cluster import IDENTIFY_SECONDS, ClusterDatabase, ShardProcess
+from tests.support.cluster import (
+    IDENTIFY_SECONDS,
+    ClusterDatabase,
+    ShardProcess,
+    guilds_on,
+    seat_games,
+)
 from tests.support.flip_stream import (
     Countdown,
     Table,
@@ -73,45 +78,6 @@ async def processes(
         assert SECRET not in process.log()
     refused = [e for e in standin.gateway_events.items if e.kind == "identify_refused"]
     assert refused == [], "an identify came before its bucket's turn"
-
-
-async def seat_games(
-    standin: DiscordStandIn, guilds: list[Guild], *, lang: str = "nb"
-) -> list[Table]:
-    """Start and accept one game in a new channel of each guild."""
-    tables: list[Table] = []
-    for n, guild in enumerate(guilds):
-        channel = standin.add_channel(guild, f"krig-{n}")
-        alice = standin.add_user(f"a{n}", f"Alice {n}", locale=lang)
-        bob = standin.add_user(f"b{n}", f"Bob {n}", locale=lang)
-        for user in (alice, bob):
-            standin.add_member(guild, user)
-        tables.append(await deal(standin, channel, alice, bob, n))
-    return tables
-
-
-async def deal(standin: DiscordStandIn, channel: Channel, alice: User, bob: User, n: int) -> Table:
-    """Start a game between two players and return it as they know it."""
-    started = await standin.slash(
-        "krig start", user=alice, channel=channel, options={"opponent": bob}
-    )
-    challenge = await started.response(timeout=20)
-    assert challenge.message is not None, text_of(challenge)
-    game_id = game_id_of(challenge.message)
-    accepted = await (
-        await standin.click(challenge.message, f"krig:accept:{game_id}", user=bob)
-    ).response(timeout=20)
-    assert accepted.type == UPDATE_MESSAGE, text_of(accepted)
-    return Table(n, game_id, (alice, bob), challenge.message)
-
-
-def guilds_on(standin: DiscordStandIn, shards: range, per_shard: int) -> list[Guild]:
-    """Add ``per_shard`` guilds on each shard."""
-    return [
-        standin.add_guild(f"server {shard}.{k}", shard=shard, locale="nb")
-        for shard in shards
-        for k in range(per_shard)
-    ]
 
 
 @pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from krigbot.config import PROJECT, ConfigError, Settings
+from krigbot.config import PROJECT, ConfigError, Settings, Shards
 
 TOKEN = "MTIz.secret-token-value"
 
@@ -323,3 +323,25 @@ def test_card_emojis_are_on_unless_turned_off(no_env_file: Path, value: str, on:
 def test_card_emojis_other_than_on_or_off_are_refused(no_env_file: Path) -> None:
     with pytest.raises(ConfigError, match="KRIG_CARD_EMOJIS must be on or off, not 'no'"):
         load({"DISCORD_TOKEN": TOKEN, "KRIG_CARD_EMOJIS": "no"}, no_env_file)
+
+
+def test_auto_shards_are_refused_on_sqlite_in_one_line(no_env_file: Path) -> None:
+    env = {"DISCORD_TOKEN": TOKEN, "KRIG_SHARD_COUNT": "4", "KRIG_SHARDS": "auto"}
+    with pytest.raises(ConfigError, match="KRIG_SHARDS=auto needs PostgreSQL") as raised:
+        load(env, no_env_file)
+    assert "\n" not in str(raised.value)
+
+
+def test_auto_shards_on_postgresql_hold_none_until_claimed(no_env_file: Path) -> None:
+    env = {
+        "DISCORD_TOKEN": TOKEN,
+        "KRIG_SHARD_COUNT": "4",
+        "KRIG_SHARDS": " AUTO ",
+        "KRIG_DATABASE_URL": "postgresql://krig@db/krig",
+    }
+    settings = load(env, no_env_file)
+
+    assert settings.shards == Shards(4, (), auto=True)
+    assert not settings.shards.owns(1 << 22)
+    assert str(settings.shards) == "shards claimed with leases (auto) of 4"
+    assert settings.shards.holding((3, 1)).owns(1 << 22)

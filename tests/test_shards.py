@@ -101,7 +101,7 @@ def test_a_process_owns_the_servers_of_its_shards_and_dms_belong_to_shard_0() ->
 def test_the_settings_never_show_the_token_but_show_the_shards() -> None:
     settings = load(KRIG_SHARD_COUNT="8", KRIG_SHARDS="4-7", KRIG_REST_SHARE="0.4")
     assert TOKEN not in repr(settings)
-    assert "Shards(count=8, ids=(4, 5, 6, 7))" in repr(settings)
+    assert "Shards(count=8, ids=(4, 5, 6, 7), auto=False)" in repr(settings)
     assert settings.rest_share == 0.4
 
 
@@ -357,3 +357,25 @@ async def test_a_process_waiting_for_another_s_identify_turn_can_stop_at_once(
     # Nothing is left blocked on the lock that a stop would have to wait for.
     assert threading.active_count() == threads
     held.close()
+
+
+async def test_with_auto_shards_the_live_processes_share_the_global_limit_evenly(
+    db_path: Path,
+) -> None:
+    # A fixed share would be wrong both ways: too little alone, too much beside three others.
+    settings = make_settings(db_path, shards=Shards(4, (), auto=True), render_processes=0)
+    async with await Storage.open(db_path) as storage:
+        bot = KrigBot(settings, storage)  # never started: only its turns are taken
+        assert bot.leases is not None
+        bot.leases.members = 4  # a quarter of 50: autoplay keeps to 80 % of 12.5 a second
+        assert [bot.rest_turn() for _ in range(11)][-2:] == [0.0, pytest.approx(1.0, abs=0.1)]
+        bot.leases.members = 1  # alone: the whole 50, of which 40 a second
+        assert [bot.rest_turn() for _ in range(29)] == [0.0] * 29
+
+
+async def test_a_process_with_auto_shards_holding_none_is_healthy(db_path: Path) -> None:
+    # Five processes for four shards: one holds none, and waits for a share; nothing is wrong.
+    settings = make_settings(db_path, shards=Shards(4, (), auto=True), render_processes=0)
+    async with await Storage.open(db_path) as storage:
+        bot = KrigBot(settings, storage)  # never started: only its health is asked
+        assert bot.gateway_problem() is None

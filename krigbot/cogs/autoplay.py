@@ -58,6 +58,7 @@ from krigbot.sessions import (
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
+    from krigbot.config import Shards
     from krigbot.engine import Variant
     from krigbot.storage import GameRow
 
@@ -278,13 +279,21 @@ class AutoplayCog(commands.Cog, name="Autoplay"):
         view = running_view(game_id, lang, *await watch_live(self.parts.web, row, lang))
         return Reply(embed=embed, view=view, update=True, sent=sent)
 
-    async def restore(self) -> int:
-        """Carry on the autoplay that was running when the bot stopped; return how many."""
+    async def restore(self, shards: Shards | None = None) -> int:
+        """Carry on the autoplay that was running when the bot stopped; return how many.
+
+        ``shards``: only in the games of these, taken over from another process.
+        """
         resumed = 0
-        for row, _ in self.parts.registry.running():
+        held = [
+            (row, game)
+            for row, game in self.parts.registry.running()
+            if shards is None or shards.owns(row.server_id)
+        ]
+        for row, _ in held:
             if row.extra.get("lang") and not own_token(row.extra):
                 self.parts.tables.surfaces.fix_lang(row.channel_id, lang_for(row.extra["lang"]))
-        for row, game in self.parts.registry.running():
+        for row, game in held:
             state = Autoplay.of(row.extra)
             if state is None or state.state != "running" or game.finished:
                 continue

@@ -30,6 +30,7 @@ from krigbot.sessions import MAX_FLIPS, Autoplay, FinishRequest, FlipResult, Ref
 from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
+    from krigbot.config import Shards
     from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
 
@@ -96,17 +97,18 @@ class PlayCog(commands.Cog, name="Play"):
         self.parts.tables.retire(Shown(request.message, view, edit), embed=embed)
 
     async def cog_load(self) -> None:
-        self._endings = asyncio.create_task(self._show_endings(), name="krig-tell-endings")
+        self._endings = asyncio.create_task(self.show_endings(), name="krig-tell-endings")
 
-    async def _show_endings(self) -> None:
-        """Show the ends of games that finished just before the bot stopped, as it does rounds.
+    async def show_endings(self, shards: Shards | None = None) -> None:
+        """Show the ends of games that finished just before the bot stopped, as it does rounds
+        (``shards``: those of shards taken over from a process that died).
 
         The end was committed, but the bot stopped before its message went out: without this,
         the channel would never learn the result.
         """
         await self.parts.bot.wait_until_ready()
         try:
-            endings = await self.parts.recovery.unshown_endings()
+            endings = await self.parts.recovery.unshown_endings(shards)
         except StorageError as exc:
             log.warning("could not look for game ends never shown: %s", exc)
             return

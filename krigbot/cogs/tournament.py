@@ -54,6 +54,7 @@ from krigbot.sessions import Deadline, FlipResult, Refusal
 from krigbot.sessions.tournaments import MATCH_MINUTES, SIGNUP_MINUTES, Change, Tournament
 
 if TYPE_CHECKING:
+    from krigbot.config import Shards
     from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
@@ -491,9 +492,10 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             "end a tournament's round",
         )
 
-    async def restore(self) -> None:
-        """At start-up: pick every open tournament up where it stood, threads and tables too."""
+    async def restore(self, shards: Shards | None = None) -> None:
+        """At start-up (or a takeover of ``shards``): pick every open tournament up where it
+        stood, threads and tables too."""
         await self.parts.bot.wait_until_ready()
-        for tournament in await self.parts.tournaments.restore():
+        for tournament in await self.parts.tournaments.restore(shards):
             if tournament.status == "running":
                 await self.open_matches(tournament)

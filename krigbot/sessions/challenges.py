@@ -130,7 +130,9 @@ class Challenges:
     def watch_challenge(self, row: GameRow, message_id: int) -> None:
         """Set the expiry of a challenge shown in ``message_id``."""
         at = row.created_at + self.challenge_ttl
-        self.deadlines.set(Deadline("challenge", row.id, row.channel_id, at, message_id))
+        self.deadlines.set(
+            Deadline("challenge", row.id, row.channel_id, at, message_id, row.server_id)
+        )
 
     async def _clear_stale(self, channel_id: int) -> GameRow | None:
         """End a channel's expired challenge or idle game; refuse if a live one is there."""
@@ -139,10 +141,14 @@ class Challenges:
             return None
         now = self.registry.clock()
         if row.status == "challenge" and now - row.created_at >= self.challenge_ttl:
-            await self.registry.storage.games.end_game(row.id, "expired", now)
+            await self.registry.storage.games.end_game(
+                row.id, "expired", now, fence=self.registry.fence(row)
+            )
             return None
         if row.status == "running" and now - row.last_activity_at >= self.idle_after:
-            await self.registry.storage.games.end_game(row.id, "abandoned", now)
+            await self.registry.storage.games.end_game(
+                row.id, "abandoned", now, fence=self.registry.fence(row)
+            )
             self.registry.forget(channel_id)
             self.deadlines.cancel(row.id)
             self.registry.count_abandoned(row)
@@ -158,7 +164,9 @@ class Challenges:
         if row is None or row.status != "challenge":
             raise Refusal("err.challenge_over")
         if self.registry.clock() - row.created_at >= self.challenge_ttl:
-            await self.registry.storage.games.end_game(row.id, "expired", self.registry.clock())
+            await self.registry.storage.games.end_game(
+                row.id, "expired", self.registry.clock(), fence=self.registry.fence(row)
+            )
             raise ChallengeExpired(row)
         return row
 
@@ -218,7 +226,11 @@ class Challenges:
         game = new_game(Rules.from_dict(row.rules), seed=row.seed)
         now = self.registry.clock()
         started = await self.registry.storage.games.start_game(
-            row.id, state=game.to_dict(), now=now, extra=dealt_extra(game.rules, now)
+            row.id,
+            state=game.to_dict(),
+            now=now,
+            extra=dealt_extra(game.rules, now),
+            fence=self.registry.fence(row),
         )
         if started is None:
             raise Refusal("err.challenge_over")
@@ -237,7 +249,7 @@ class Challenges:
         """Let a challenged player turn the challenge down (in its channel)."""
         async with self._answering(game_id, user_id, channel_id) as row:
             if not await self.registry.storage.games.end_game(
-                game_id, "declined", self.registry.clock()
+                game_id, "declined", self.registry.clock(), fence=self.registry.fence(row)
             ):
                 raise Refusal("err.challenge_over")
             self.deadlines.cancel(game_id, "challenge")
@@ -256,6 +268,10 @@ class Challenges:
             return row
         async with self.registry.lock(row.channel_id):
             ok = await self.registry.storage.games.end_game(
-                game_id, "expired", self.registry.clock(), expected_statuses=("challenge",)
+                game_id,
+                "expired",
+                self.registry.clock(),
+                expected_statuses=("challenge",),
+                fence=self.registry.fence(row),
             )
         return row if ok else None

@@ -76,7 +76,7 @@ class Choices:
             self.deadlines.cancel(row.id, "choice")
             return
         at = self.choice_deadline(row) if at is None else at
-        self.deadlines.set(Deadline("choice", row.id, row.channel_id, at))
+        self.deadlines.set(Deadline("choice", row.id, row.channel_id, at, server_id=row.server_id))
 
     async def begin_battle(
         self,

@@ -46,6 +46,8 @@ class Deadline:
     at: datetime
     message_id: int | None = None
     """The message the deadline changes, where it is not the game's table (a challenge's)."""
+    server_id: int | None = None
+    """The game's server (None: a chat): whose shard's process makes the move."""
 
     def moved(self, at: datetime) -> Deadline:
         """Return the same deadline at another time (a retry after a failure)."""
@@ -79,6 +81,10 @@ class Deadlines:
         self._task: asyncio.Task[None] | None = None
         self._firing: set[asyncio.Task[None]] = set()
         self._closed = False
+        self.owns: Callable[[int | None], bool] = lambda _server: True
+        """Whether this process runs a server's shard now: a deadline falls due only there
+        (with ``KRIG_SHARDS=auto`` a shard may have moved to another process since it was
+        set; that process restored the deadline, and makes the move)."""
 
     def handle(self, kind: DeadlineKind, handler: Handler | None) -> None:
         """Call ``handler`` with each due deadline of ``kind`` (None: stop calling one)."""
@@ -162,6 +168,9 @@ class Deadlines:
                 changed.cancel()
 
     def _fire(self, deadline: Deadline) -> None:
+        if not self.owns(deadline.server_id):
+            _tell(logging.INFO, "the %s deadline of game %s is another process's now", deadline)
+            return
         handler = self._handlers.get(deadline.kind)
         if handler is None:
             _tell(logging.WARNING, "no handler for the %s deadline of game %s", deadline)

@@ -27,6 +27,7 @@ from krigbot.sessions.timelimit import dealt_extra
 from krigbot.storage import ChannelBusyError, MatchStep, NextGame, StorageError
 
 if TYPE_CHECKING:
+    from krigbot.config import Shards
     from krigbot.engine import Variant
     from krigbot.sessions.challenges import Challenges
     from krigbot.sessions.registry import Registry
@@ -153,14 +154,16 @@ class MatchKeeper:
             self.registry.adopt(dealt, game)
         return dealt
 
-    async def recover(self) -> list[tuple[GameRow, GameRow | None]]:
-        """Count match games that finished just before the bot stopped.
+    async def recover(self, shards: Shards | None = None) -> list[tuple[GameRow, GameRow | None]]:
+        """Count match games that finished just before the bot stopped (of ``shards``: just
+        before the process that ran them died, taken over).
 
         Returns each such game with the next game dealt for it, if any (None: the match ended).
         """
+        owns = self.registry.owns if shards is None else shards.owns
         recovered: list[tuple[GameRow, GameRow | None]] = []
         for row in await self.storage.matches.unadvanced_match_games():
-            if row.result is None or not self.registry.owns(row.server_id):
+            if row.result is None or not owns(row.server_id):
                 continue
             try:
                 outcome = outcome_from_dict(row.result)

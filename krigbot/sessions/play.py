@@ -187,7 +187,7 @@ class Play:
             may_cancel(row, Actor(user_id, moderator, in_server))
             self.registry.forget(channel_id)
             if not await self.registry.storage.games.end_game(
-                row.id, "cancelled", self.registry.clock()
+                row.id, "cancelled", self.registry.clock(), fence=self.registry.fence(row)
             ):
                 raise Refusal("err.no_game")
             self.deadlines.cancel(row.id)

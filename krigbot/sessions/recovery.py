@@ -6,6 +6,7 @@ import asyncio
 import logging
 from datetime import datetime, timedelta
 
+from krigbot.config import Shards
 from krigbot.engine import Variant, load_game
 from krigbot.logs import about
 from krigbot.sessions.challenges import Challenges
@@ -60,7 +61,7 @@ class Recovery:
             return False
         return self.since is None or row.finished_at is None or row.finished_at < self.since
 
-    async def restore(self) -> tuple[list[GameRow], list[GameRow]]:
+    async def restore(self, shards: Shards | None = None) -> tuple[list[GameRow], list[GameRow]]:
         """Load the games with deadlines and set those; return (open challenges, unreadable ended).
 
         Those are open challenges (their expiry), Steal War games (the time-outs of their
@@ -69,12 +70,17 @@ class Recovery:
         running (reading 10,000 saved states takes seconds); :meth:`find_unreadable` checks
         them in the background. Only the games of servers on this process's shards: another
         process times out and autoplays the others.
+
+        ``shards``: only the games of these, taken over from another process while this one
+        runs (``KRIG_SHARDS=auto``); the start-up's moment stays the one of the start.
         """
-        self.since = self.registry.clock()
+        if shards is None:
+            self.since = self.registry.clock()
+            shards = self.registry.shards
         challenges: list[GameRow] = []
         broken: list[GameRow] = []
         resumed = await self.registry.storage.games.games_to_resume(
-            variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA, shards=self.registry.shards
+            variants=RESUMED_VARIANTS, extra_keys=RESUMED_EXTRA, shards=shards
         )
         for row in resumed:
             if row.status == "challenge":
@@ -121,12 +127,13 @@ class Recovery:
                         broken.append(fresh)
         return broken
 
-    async def unshown_endings(self) -> list[tuple[GameRow, Variant]]:
-        """Return the games of this process's shards that finished without their end shown."""
+    async def unshown_endings(self, shards: Shards | None = None) -> list[tuple[GameRow, Variant]]:
+        """Return the games of this process's shards (or of ``shards``, taken over) that
+        finished without their end shown."""
         since = self.registry.clock() - SHOW_ENDINGS_FOR
         found: list[tuple[GameRow, Variant]] = []
         for row in await self.registry.storage.games.finished_unshown(
-            ENDING, since=since, shards=self.registry.shards
+            ENDING, since=since, shards=self.registry.shards if shards is None else shards
         ):
             try:
                 game = load_game(row.state or {})

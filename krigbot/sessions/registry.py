@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from krigbot.config import EVERY_SHARD, Shards
+from krigbot.config import EVERY_SHARD, Shards, shard_of
 from krigbot.engine import EngineError, Variant, load_game
 from krigbot.engine.game import outcome_to_dict
 from krigbot.logs import about, context
@@ -34,6 +34,10 @@ value says why, ``"unshown"`` (not yet, or the bot stopped first) or :data:`UNRE
 UNREACHED = "unreached"
 """The end went unshown because nothing reached the game's chat (the tokens of its interactions
 had run out), not because the bot stopped: a restart since does not change that."""
+
+NO_LEASE = 0
+"""The lease epoch a write names for a shard this process does not hold (``KRIG_SHARDS=auto``):
+no lease has it (the epochs count from 1), so the database refuses the write."""
 
 T = TypeVar("T")
 
@@ -78,8 +82,10 @@ class Registry:
         self.storage = storage
         self.clock = clock
         self.shards = shards
-        """The shards this process runs: it restores and times out only their servers' games."""
-        self.owns = shards.owns
+        """The shards this process runs: it restores and times out only their servers' games.
+        With ``KRIG_SHARDS=auto`` the ones it holds a lease of now (:meth:`hold_shards`)."""
+        self.epochs: dict[int, int] = {}
+        """The epoch of each held shard's lease (``KRIG_SHARDS=auto``): every write names it."""
         self.seeds = seeds
         """The seed of each new deal (a test injects its own, as it does the clock)."""
         self.metrics = metrics
@@ -87,7 +93,9 @@ class Registry:
         """The bot's own user id once it is known: a player the bot plays itself."""
         self.deadlines = Deadlines(lambda: self.clock()) if deadlines is None else deadlines
         """Every game's pending deadlines; by default on this registry's clock (read at each
-        look). A game that ends here has its deadlines cancelled."""
+        look). A game that ends here has its deadlines cancelled, and a deadline of a server
+        whose shard this process no longer runs is dropped when it falls due."""
+        self.deadlines.owns = self.owns
         self._locks: dict[int, asyncio.Lock] = {}
         self._running: dict[int, _Running] = {}
         """Running games by channel: the stored row and the engine game behind it.
@@ -102,6 +110,28 @@ class Registry:
         self.on_deal: list[Callable[[GameRow], None]] = []
         """Called with a game just dealt (a challenge accepted, a match's next game); the time
         limits watch each deal's deadline here."""
+
+    def owns(self, guild_id: int | None) -> bool:
+        """Tell whether this process runs the shard of a server (None: a chat, shard 0's)."""
+        return self.shards.owns(guild_id)
+
+    def fence(self, row: GameRow) -> int | None:
+        """Return the lease epoch a write of the game names (None: static shards, no lease)."""
+        if not self.shards.auto or self.shards.count is None:
+            return None
+        return self.epochs.get(shard_of(row.server_id, self.shards.count), NO_LEASE)
+
+    def hold_shards(self, shards: Shards, epochs: dict[int, int]) -> None:
+        """Run ``shards`` from now on, by these leases; forget the games of any others.
+
+        A game of a shard given up is another process's from now on: its copy here would be
+        behind the first round that process plays, so it is dropped, not kept.
+        """
+        self.shards = shards
+        self.epochs = dict(epochs)
+        for channel_id, entry in list(self._running.items()):
+            if not shards.owns(entry.row.server_id):
+                self._running.pop(channel_id, None)
 
     def count_abandoned(self, row: GameRow) -> None:
         """Count a running game that ended without a result."""
@@ -182,7 +212,11 @@ class Registry:
                 "game %s in channel %s cannot be read", row.id, row.channel_id, extra=about(row)
             )
             await self.storage.games.end_game(
-                row.id, "abandoned", self.clock(), result={"error": "unreadable"}
+                row.id,
+                "abandoned",
+                self.clock(),
+                result={"error": "unreadable"},
+                fence=self.fence(row),
             )
             self.count_abandoned(row)
             return None
@@ -363,6 +397,7 @@ class Registry:
         autoplay: int | None,
     ) -> None:
         """Write the game's state (a round, or its end) if the database holds it as expected."""
+        fence = self.fence(row)
         if game.outcome is not None:
             # Marked in the write that ends it, cleared once its message is out: a bot
             # stopped in between shows the end when it starts again (unshown_endings).
@@ -378,6 +413,7 @@ class Registry:
                 moves=game.moves_made,
                 expected_moves=expected_moves,
                 autoplay=autoplay,
+                fence=fence,
             )
         else:
             await self.storage.games.save_round(
@@ -389,6 +425,7 @@ class Registry:
                 moves=game.moves_made,
                 expected_moves=expected_moves,
                 autoplay=autoplay,
+                fence=fence,
             )
 
     async def change_extra(
@@ -407,7 +444,7 @@ class Registry:
             if current is None:
                 raise Refusal("err.game_over")
             merged = await self.storage.games.update_extra(
-                game_id, change(dict(current.extra)), now=self.clock()
+                game_id, change(dict(current.extra)), now=self.clock(), fence=self.fence(current)
             )
             if merged is None:
                 raise Refusal("err.game_over")

@@ -63,7 +63,9 @@ class TimeLimits:
         """Set the deadline of a running game's time limit (by default, when it is up)."""
         at = self.deadline(row) if at is None else at
         if at is not None:
-            self.deadlines.set(Deadline("time_limit", row.id, row.channel_id, at))
+            self.deadlines.set(
+                Deadline("time_limit", row.id, row.channel_id, at, server_id=row.server_id)
+            )
 
     async def time_ran_out(
         self, guild_id: int, channel_id: int, user_id: int, game_id: int | None = None

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from krigbot.config import Shards
 from krigbot.engine import EngineError, Outcome, Rules, RulesError, Variant, new_game
 from krigbot.engine.game import outcome_from_dict
 from krigbot.engine.match import MatchInfo
@@ -557,13 +558,16 @@ class Tournaments:
             return tournament
         return await self.begin(tournament_id, None)
 
-    async def restore(self) -> list[Tournament]:
+    async def restore(self, shards: Shards | None = None) -> list[Tournament]:
         """At start-up: watch every open tournament's deadline, count matches ended meanwhile.
 
-        Returns the open tournaments of this process's servers, as they stand after that.
+        Returns the open tournaments of this process's servers, as they stand after that;
+        ``shards``: only those of these, taken over from another process while this one runs
+        (``KRIG_SHARDS=auto``).
         """
         restored: list[Tournament] = []
-        for row in await self.storage.tournaments.open_tournaments(self.registry.shards):
+        held = self.registry.shards if shards is None else shards
+        for row in await self.storage.tournaments.open_tournaments(held):
             tournament = Tournament.of(row)
             self._watch(tournament)
             if tournament.status == "running" and tournament.bracket is not None:
@@ -767,7 +771,11 @@ class Tournaments:
         if tournament.status == "signup" and tournament.closes_at is not None:
             self.deadlines.set(
                 Deadline(
-                    "tournament_signup", tournament.id, tournament.channel_id, tournament.closes_at
+                    "tournament_signup",
+                    tournament.id,
+                    tournament.channel_id,
+                    tournament.closes_at,
+                    server_id=tournament.guild_id,
                 )
             )
         elif tournament.status == "running" and tournament.round_ends_at is not None:
@@ -777,6 +785,7 @@ class Tournaments:
                     tournament.id,
                     tournament.channel_id,
                     tournament.round_ends_at,
+                    server_id=tournament.guild_id,
                 )
             )
 

@@ -10,12 +10,14 @@ migrates it. The queries are asked of its parts, each holding the one shared
 - ``storage.matches`` (:class:`MatchStore`): best-of matches and their records;
 - ``storage.records`` (:class:`RecordStore`): a player's page (names, variants, rivals, pots);
 - ``storage.tournaments`` (:class:`TournamentStore`): tournaments and their matches' games.
+- ``storage.claims`` (:class:`ClaimStore`): the shards' leases (``KRIG_SHARDS=auto``, PostgreSQL).
 
 ``Storage`` itself opens, probes, checkpoints and closes the database.
 """
 
 from __future__ import annotations
 
+from krigbot.storage.claims import ClaimStore, Holding
 from krigbot.storage.database import Storage
 from krigbot.storage.errors import (
     CannotOpenDatabaseError,
@@ -60,6 +62,7 @@ __all__ = [
     "HISTORY_STATUSES",
     "CannotOpenDatabaseError",
     "ChannelBusyError",
+    "ClaimStore",
     "DatabaseCorruptError",
     "DatabaseLockedError",
     "DatabaseReadOnlyError",
@@ -70,6 +73,7 @@ __all__ = [
     "GameStatus",
     "GameStore",
     "HeadToHead",
+    "Holding",
     "JSONDict",
     "KrigbotRecord",
     "LeaderboardRow",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,9 @@ class Dialect(ABC):
     """A FROM item listing a JSON list's elements as ``{alias}.key, {alias}.value``."""
     list_has: str
     """A condition: the JSON list column ``{column}`` holds the integer parameter."""
+    lease_holds: str
+    """A condition: the lease epoch ``{epoch}`` is NULL (static shards), or the shard's lease
+    now and not run out (``KRIG_SHARDS=auto``, PostgreSQL only)."""
 
     def indexed_by(self, index: str) -> str:
         """Return a hint to read a table through an index (empty where the planner needs none)."""
@@ -115,6 +118,10 @@ class Dialect(ABC):
     def json_elements(self, column: str, alias: str) -> str:
         """Return a FROM item listing a JSON list's elements as ``alias.key, alias.value``."""
         return self.elements_of_json.format(column=column, alias=alias)
+
+    def fenced(self, epoch: str = "?") -> str:
+        """Return a condition: the write's lease epoch (``epoch``, an expression) still holds."""
+        return self.lease_holds.format(epoch=epoch)
 
     def json_list_has(self, column: str) -> str:
         """Return a condition: the JSON list column holds the integer parameter."""
@@ -291,6 +298,13 @@ class Database(ABC):
         (``adapter.identify.IdentifyPacer``).
         """
         return False
+
+    async def listen(
+        self, channel: str, heard: Callable[[], None]
+    ) -> Callable[[], Awaitable[None]]:
+        """Call ``heard`` whenever any process notifies ``channel`` (PostgreSQL only); return
+        what stops it."""
+        raise NotImplementedError(f"{self.dialect.name} sends no notifications")
 
     @abstractmethod
     async def close(self) -> None:

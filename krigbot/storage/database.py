@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, Self
 
+from krigbot.storage.claims import ClaimStore
 from krigbot.storage.games import GameStore
 from krigbot.storage.matches import MatchStore
 from krigbot.storage.records import RecordStore
@@ -45,6 +46,7 @@ class Storage:
         self.matches = MatchStore(database)
         self.records = RecordStore(database)
         self.tournaments = TournamentStore(database)
+        self.claims = ClaimStore(database)
 
     @classmethod
     async def open(

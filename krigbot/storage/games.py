@@ -73,6 +73,8 @@ def on_shards(shards: Shards | None) -> tuple[str, tuple[int, ...]]:
     """
     if shards is None or shards.ids is None or shards.count is None:
         return "", ()
+    if not shards.ids:
+        return " AND 1 = 0", ()  # KRIG_SHARDS=auto, holding none (yet)
     marks = ", ".join("?" * len(shards.ids))
     shard = "CASE WHEN guild_id = channel_id THEN 0 ELSE (guild_id >> 22) % ? END"
     return f" AND {shard} IN ({marks})", (shards.count, *shards.ids)
@@ -108,46 +110,56 @@ RETURNING {GAME_COLUMNS}
 _ACCEPT_ATTEMPTS: Final = 8
 """Each failed attempt means another player accepted meanwhile; a game has at most 4."""
 
-_START: Final = f"""
+
+@cache
+def _start(d: Dialect) -> str:
+    return f"""
 UPDATE games
 SET status = 'running', state = ?, round = 0, moves = 0, updated_at = ?, last_activity_at = ?,
     extra = json_patch(extra, ?)
-WHERE id = ? AND status = 'challenge'
+WHERE id = ? AND status = 'challenge' AND {d.fenced()}
 RETURNING {GAME_COLUMNS}
 """
 
+
 # The hot path: one statement, always this exact text so sqlite3's statement cache
-# reuses the prepared statement. The WHERE clause is the optimistic lock.
-_SAVE_ROUND: Final = """
+# reuses the prepared statement. The WHERE clause is the optimistic lock, and the fence: the
+# lease epoch the writer holds its shard by (NULL with static shards) must still hold.
+@cache
+def _save_round(d: Dialect) -> str:
+    return f"""
 UPDATE games SET state = ?, round = ?, moves = ?, updated_at = ?, last_activity_at = ?
 WHERE id = ? AND round = ? AND (moves IS NULL OR moves = COALESCE(?, moves))
-    AND status = 'running'
+    AND status = 'running' AND {d.fenced()}
 """
 
 
-# Under load, many games' rounds as one statement: each row as _SAVE_ROUND, same parameters.
-_SAVE_ROUNDS = Coalesced(
-    single=_SAVE_ROUND,
-    update="""
+# Under load, many games' rounds as one statement: each row as _save_round, same parameters.
+@cache
+def _save_rounds(d: Dialect) -> Coalesced:
+    return Coalesced(
+        single=_save_round(d),
+        update=f"""
 UPDATE games SET state = batch.state, round = batch.round, moves = batch.moves,
     updated_at = batch.updated_at, last_activity_at = batch.last_activity_at
-FROM {batch} WHERE games.id = batch.id AND games.round = batch.expected
+FROM {{batch}} WHERE games.id = batch.id AND games.round = batch.expected
     AND (games.moves IS NULL OR games.moves = COALESCE(batch.expected_moves, games.moves))
-    AND games.status = 'running'
+    AND games.status = 'running' AND {d.fenced("batch.fence")}
 RETURNING games.id
 """,
-    columns=(
-        ("state", "json"),
-        ("round", "integer"),
-        ("moves", "integer"),
-        ("updated_at", "text"),
-        ("last_activity_at", "text"),
-        ("id", "bigint"),
-        ("expected", "integer"),
-        ("expected_moves", "integer"),
-    ),
-    key=5,
-)
+        columns=(
+            ("state", "json"),
+            ("round", "integer"),
+            ("moves", "integer"),
+            ("updated_at", "text"),
+            ("last_activity_at", "text"),
+            ("id", "bigint"),
+            ("expected", "integer"),
+            ("expected_moves", "integer"),
+            ("fence", "bigint"),
+        ),
+        key=5,
+    )
 
 
 def _autoplay_runs(d: Dialect, extra: str, message: str) -> str:
@@ -160,7 +172,7 @@ def _autoplay_runs(d: Dialect, extra: str, message: str) -> str:
 
 @cache
 def _save_autoplay_rounds(d: Dialect) -> Coalesced:
-    """Autoplay's rounds: each as in _SAVE_ROUNDS, and only while it runs in its message.
+    """Autoplay's rounds: each as in _save_rounds, and only while it runs in its message.
 
     During a hand-off the press of Pause or Stop may reach the other process of the shard,
     which records it: the next step of the autoplay that runs here then writes nothing.
@@ -168,12 +180,13 @@ def _save_autoplay_rounds(d: Dialect) -> Coalesced:
     where = _autoplay_runs(d, "games.extra", "batch.autoplay")
     # The batch's text is formatted with the relation it reads: jsonb paths' braces doubled.
     escaped = where.replace("{", "{{").replace("}", "}}")
-    update, returning = _SAVE_ROUNDS.update.rsplit("RETURNING", 1)
+    plain = _save_rounds(d)
+    update, returning = plain.update.rsplit("RETURNING", 1)
     return Coalesced(
-        single=f"{_SAVE_ROUND.rstrip()}\n    AND {_autoplay_runs(d, 'extra', '?')}\n",
+        single=f"{plain.single.rstrip()}\n    AND {_autoplay_runs(d, 'extra', '?')}\n",
         update=f"{update.rstrip()}\n    AND {escaped}\nRETURNING{returning}",
-        columns=(*_SAVE_ROUNDS.columns, ("autoplay", "bigint")),
-        key=_SAVE_ROUNDS.key,
+        columns=(*plain.columns, ("autoplay", "bigint")),
+        key=plain.key,
     )
 
 
@@ -192,19 +205,22 @@ RETURNING games.id
     key=2,
 )
 
-_FINISH: Final = """
+
+@cache
+def _finish(d: Dialect) -> str:
+    return f"""
 UPDATE games
 SET status = 'finished', state = ?, round = ?, moves = ?, result = ?,
     updated_at = ?, last_activity_at = ?, finished_at = ?, extra = json_patch(extra, ?)
 WHERE id = ? AND round = ? AND (moves IS NULL OR moves = COALESCE(?, moves))
-    AND status = 'running'
+    AND status = 'running' AND {d.fenced()}
 """
 
 
 @cache
 def _finish_autoplay(d: Dialect) -> str:
-    """_FINISH for autoplay's last step: only while it runs in its message (as above)."""
-    return f"{_FINISH.rstrip()}\n    AND {_autoplay_runs(d, 'extra', '?')}\n"
+    """_finish for autoplay's last step: only while it runs in its message (as above)."""
+    return f"{_finish(d).rstrip()}\n    AND {_autoplay_runs(d, 'extra', '?')}\n"
 
 
 # guild_id is copied from the game so the stats queries need no join.
@@ -349,16 +365,24 @@ class GameStore(Store):
         raise StorageError(f"the challenge of game {game_id} kept changing; try again")
 
     async def start_game(
-        self, game_id: int, *, state: JSONDict, now: datetime, extra: JSONDict | None = None
+        self,
+        game_id: int,
+        *,
+        state: JSONDict,
+        now: datetime,
+        extra: JSONDict | None = None,
+        fence: int | None = None,
     ) -> GameRow | None:
         """Move a challenge to running with the dealt state; None if it is not a challenge.
 
-        ``extra`` is merged into the game's extra in the same write (the time of the deal).
+        ``extra`` is merged into the game's extra in the same write (the time of the deal);
+        ``fence`` is as in :meth:`save_round` (None here too where the lease no longer holds).
         """
         stamp = encode_time(now)
         merged = encode_json({} if extra is None else extra)
         row = await self._database.fetchone(
-            _START, (encode_json(state), stamp, stamp, merged, game_id)
+            _start(self._database.dialect),
+            (encode_json(state), stamp, stamp, merged, game_id, fence),
         )
         return None if row is None else game_from_row(row)
 
@@ -373,6 +397,7 @@ class GameStore(Store):
         moves: int | None = None,
         expected_moves: int | None = None,
         autoplay: int | None = None,
+        fence: int | None = None,
     ) -> Literal[True]:
         """Store a played round if the game is running at ``expected_round``; return True.
 
@@ -382,6 +407,10 @@ class GameStore(Store):
         autoplay's step names its message (``autoplay``): the round is stored only while the
         game's autoplay runs there. Raises RoundConflictError, having written nothing, if the
         game is not there (see there).
+
+        ``fence`` is the epoch of the lease its shard is held by (``KRIG_SHARDS=auto``; None with
+        static shards): the round is stored only while that lease is the shard's and has not
+        run out, so a process that lost its shard (paused, cut off) writes nothing.
         """
         stamp = encode_time(now)
         params = (
@@ -393,9 +422,10 @@ class GameStore(Store):
             game_id,
             expected_round,
             expected_moves,
+            fence,
         )
         if autoplay is None:
-            written = await self._database.coalesced(_SAVE_ROUNDS, params)
+            written = await self._database.coalesced(_save_rounds(self._database.dialect), params)
         else:
             kind = _save_autoplay_rounds(self._database.dialect)
             written = await self._database.coalesced(kind, (*params, autoplay))
@@ -424,14 +454,15 @@ class GameStore(Store):
         moves: int | None = None,
         expected_moves: int | None = None,
         autoplay: int | None = None,
+        fence: int | None = None,
     ) -> Literal[True]:
         """Finish a running game at ``expected_round``, record each player's result; return True.
 
         A result ``against_krigbot`` goes to the record against Krigbot, not to ``results``.
 
         ``extra`` is merged into the game's extra in the same write (a key set to None goes);
-        ``moves``, ``expected_moves`` and ``autoplay`` are as in :meth:`save_round`. Raises
-        RoundConflictError, having written nothing, if the game is not running there.
+        ``moves``, ``expected_moves``, ``autoplay`` and ``fence`` are as in :meth:`save_round`.
+        Raises RoundConflictError, having written nothing, if the game is not running there.
         """
         users = [r.user_id for r in results]
         seats = [r.seat for r in results]
@@ -451,9 +482,10 @@ class GameStore(Store):
                 game_id,
                 expected_round,
                 expected_moves,
+                fence,
             )
             if autoplay is None:
-                changed = await db.run(_FINISH, params)
+                changed = await db.run(_finish(self._database.dialect), params)
             else:
                 changed = await db.run(
                     _finish_autoplay(self._database.dialect), (*params, autoplay)
@@ -505,8 +537,12 @@ class GameStore(Store):
         expected_statuses: Iterable[GameStatus] = ACTIVE_STATUSES,
         expected_round: int | None = None,
         result: JSONDict | None = None,
+        fence: int | None = None,
     ) -> bool:
-        """End a game without results (cancelled, abandoned, declined, expired)."""
+        """End a game without results (cancelled, abandoned, declined, expired).
+
+        ``fence``: the epoch of the lease its shard is held by, as in :meth:`save_round`.
+        """
         if status not in END_STATUSES:
             raise ValueError(f"end_game status must be one of {sorted(END_STATUSES)}")
         expected = check_statuses(expected_statuses)
@@ -530,6 +566,9 @@ class GameStore(Store):
             # Lets an inactivity sweep lose gracefully to a round played meanwhile.
             sql += " AND round = ?"
             params.append(expected_round)
+        if fence is not None:
+            sql += f" AND {self._database.dialect.fenced()}"
+            params.append(fence)
         return await self._database.write(sql, params) == 1
 
     async def set_table_message(
@@ -553,14 +592,21 @@ class GameStore(Store):
         )
 
     async def update_extra(
-        self, game_id: int, extra: JSONDict, *, now: datetime | None = None
+        self,
+        game_id: int,
+        extra: JSONDict,
+        *,
+        now: datetime | None = None,
+        fence: int | None = None,
     ) -> JSONDict | None:
-        """Merge keys into the game's extra dict and return it; None if the game is unknown."""
+        """Merge keys into the game's extra dict and return it; None if the game is unknown
+        (or ``fence``, as in :meth:`save_round`, names a lease that no longer holds)."""
         stamp = encode_time(_now() if now is None else now)
+        dialect = self._database.dialect
         async with self._database.transaction() as db:
             rows = await db.fetch(
-                f"SELECT extra FROM games WHERE id = ?{self._database.dialect.for_update}",
-                (game_id,),
+                f"SELECT extra FROM games WHERE id = ? AND {dialect.fenced()}{dialect.for_update}",
+                (game_id, fence),
             )
             if not rows:
                 return None

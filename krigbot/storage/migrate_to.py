@@ -46,8 +46,9 @@ TABLES: Final = (
 )
 """Every table of games and settings, parents before the tables that refer to them.
 
-PostgreSQL's ``identify_turns`` is not among them: SQLite has none, and it holds only when the
-bot last connected (the new database's first turn then waits for nothing).
+PostgreSQL's ``identify_turns``, ``shard_claims`` and ``shard_members`` are not among them:
+SQLite has none, and they hold only when the bot last connected and who held which shard (the
+new database's first turn then waits for nothing, and its processes claim the shards afresh).
 """
 PAGE: Final = 1000
 """Games read, copied and compared at a time (their saved states are most of the database)."""

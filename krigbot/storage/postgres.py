@@ -136,6 +136,7 @@ class PostgresDialect(Dialect):
     path_separator = ","
     elements_of_json = "jsonb_array_elements_text({column}) WITH ORDINALITY AS {alias}(value, key)"
     list_has = "{column} @> jsonb_build_array(CAST(? AS BIGINT))"
+    lease_holds = "krig_lease_holds(CAST({epoch} AS BIGINT))"  # migration 0007
 
 
 POSTGRES: Final = PostgresDialect()
@@ -160,6 +161,9 @@ class PostgresDatabase(Database):
         """Wrap an open pool on a migrated database."""
         super().__init__(where)
         self._pool: asyncpg.Pool | None = pool
+        self._url: str | None = None
+        """Where a connection of its own is opened to listen (:meth:`listen`)."""
+        self._listening: list[asyncpg.Connection] = []
 
     @classmethod
     async def connect(cls, url: str, *, pool_size: int = POOL_SIZE) -> Self:
@@ -176,6 +180,7 @@ class PostgresDatabase(Database):
         except (TimeoutError, *_ERRORS) as exc:
             raise translate_postgres_error(exc, where) from exc
         database = cls(pool, where)
+        database._url = url
         async with database.closed_on_failure(), database.session() as connection:
             assert isinstance(connection, PostgresConnection)
             await migrate(connection.conn, where)
@@ -328,8 +333,36 @@ class PostgresDatabase(Database):
             )
         return 0.0
 
+    async def listen(
+        self, channel: str, heard: Callable[[], None]
+    ) -> Callable[[], Awaitable[None]]:
+        """Call ``heard`` whenever any process sends a notification on ``channel``; return
+        what stops it.
+
+        On a connection of its own, outside the pool, held until stopped (or the database is
+        closed), so the pool's connections stay free for the bot's work.
+        """
+        if self._url is None:
+            raise StorageClosedError(f"The storage for {self._path} cannot listen.")
+        try:
+            conn = await asyncpg.connect(self._url, timeout=CONNECT_SECONDS)
+            await conn.add_listener(channel, lambda *_: heard())
+        except (TimeoutError, *_ERRORS) as exc:
+            raise translate_postgres_error(exc, self._path) from exc
+        self._listening.append(conn)
+
+        async def stop() -> None:
+            if conn in self._listening:
+                self._listening.remove(conn)
+                conn.terminate()
+
+        return stop
+
     async def close(self) -> None:
         """Close the pool, waiting for the statements in progress. Safe to call twice."""
+        listening, self._listening = self._listening, []
+        for conn in listening:
+            conn.terminate()
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()

@@ -107,6 +107,7 @@ class SqliteDialect(Dialect):
     path_separator = "."
     elements_of_json = "json_each({column}) AS {alias}"
     list_has = "EXISTS (SELECT 1 FROM json_each({column}) AS p WHERE p.value = ?)"
+    lease_holds = "{epoch} IS NULL"  # no leases in SQLite: only a write that names none
 
 
 SQLITE: Final = SqliteDialect()

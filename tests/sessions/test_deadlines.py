@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from krigbot.config import Shards
 from krigbot.sessions import deadlines
 from krigbot.sessions.deadlines import Deadline, Deadlines
 from krigbot.storage import StorageError
@@ -135,5 +136,28 @@ async def test_a_move_that_could_not_be_saved_is_tried_again_soon() -> None:
         clock.advance(seconds=deadlines.RETRY.total_seconds())
 
         assert await asyncio.wait_for(fired.get(), WITHIN) == again
+    finally:
+        await scheduler.close()
+
+
+async def test_a_deadline_of_a_shard_given_up_is_left_to_the_process_that_runs_it_now() -> None:
+    clock = Clock()
+    scheduler = Deadlines(clock)
+    fired: asyncio.Queue[Deadline] = asyncio.Queue()
+    scheduler.handle("challenge", fired.put)
+    shard_one, shard_zero = 1 << 22, 2 << 22  # of 2 shards: shard 1's server, shard 0's
+    shards = Shards(2, (0, 1), auto=True)
+    scheduler.owns = lambda server: shards.owns(server)
+    given_up = Deadline("challenge", 1, 10, clock.now, server_id=shard_one)
+    kept = Deadline("challenge", 2, 20, clock.now, server_id=shard_zero)
+    try:
+        shards = shards.holding((0,))  # shard 1 went to another process meanwhile
+        scheduler.set(given_up)
+        scheduler.set(kept)
+
+        assert await asyncio.wait_for(fired.get(), WITHIN) == kept
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(fired.get(), 0.1)
+        assert scheduler.pending(1, "challenge") is None  # dropped here: the other restored it
     finally:
         await scheduler.close()

@@ -456,6 +456,10 @@ async def test_a_process_reads_at_start_only_the_games_of_its_own_shards(storage
     ]
     # One process of all the shards reads every game.
     assert len(await storage.games.active_games_after(0, 100)) == len(games) + 1 + len(challenges)
+    # A process that claims its shards (KRIG_SHARDS=auto) and holds none yet reads none.
+    holding_none = Shards(4, (), auto=True)
+    assert await storage.games.active_games_after(0, 100, shards=holding_none) == []
+    assert await storage.games.games_to_resume(shards=holding_none) == []
 
 
 async def test_a_save_from_a_copy_another_process_moved_within_the_round_is_refused(

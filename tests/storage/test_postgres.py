@@ -47,6 +47,8 @@ async def test_two_storages_opening_a_new_database_at_once_migrate_it_once(
             "results",
             "tournament_players",
             "tournaments",
+            "shard_claims",
+            "shard_members",
         ]
         assert postgres.psql(f"SELECT version FROM {VERSION_TABLE}", url) == str(LATEST)
 

@@ -1,0 +1,3 @@
+-- Shards claimed with leases: nothing to store in SQLite. KRIG_SHARDS=auto needs PostgreSQL,
+-- where processes on many machines share the claims; SQLite refuses it at start (config.py).
+-- The number is kept so that both dialects' migrations stay the same list.

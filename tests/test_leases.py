@@ -1,0 +1,221 @@
+"""``KRIG_SHARDS=auto``: real `python bot.py` processes claim a sharded stand-in's shards in one
+PostgreSQL database, spread them evenly, take a killed one's over and hand theirs over on SIGTERM.
+
+Each process is the real one, as a user runs it; who holds which shard is read from their logs
+as they write them, and the database from outside.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from krigbot.config import shard_of
+from tests.standin import DiscordStandIn, GatewayEvent
+from tests.support.cluster import (
+    IDENTIFY_SECONDS,
+    AutoProcess,
+    Claims,
+    guilds_on,
+    seat_games,
+)
+from tests.support.flip_stream import Table, public_answer, round_shown
+from tests.support.players import text_of
+from tests.support.postgres import Cluster
+from tests.support.processes import SECRET
+
+pytestmark = pytest.mark.slow
+
+ANSWER_SECONDS = 60.0
+"""The longest a flip's answer may take (a shard taken over connects first)."""
+CHALLENGE_SECONDS = 25
+"""How long a challenge waits: past a takeover (10-14 s), so the process taking over expires it."""
+
+
+@pytest.fixture
+def claims(standin: DiscordStandIn) -> Claims:
+    """Return what the processes' logs say each holds."""
+    return Claims(standin)
+
+
+@pytest.fixture
+async def processes(
+    standin: DiscordStandIn, tmp_path: Path, postgres: Cluster, pg_dsn: str, claims: Claims
+) -> AsyncIterator[Callable[[], AutoProcess]]:
+    """Return a maker of auto processes on one PostgreSQL database; every one is ended after."""
+    (tmp_path / "data").mkdir()
+    made: list[AutoProcess] = []
+
+    def make() -> AutoProcess:
+        settings = {"KRIG_CHALLENGE_SECONDS": str(CHALLENGE_SECONDS)}
+        process = AutoProcess(standin, tmp_path, pg_dsn, f"bot-{len(made)}", claims, settings)
+        made.append(process)
+        return process
+
+    try:
+        yield make
+    finally:
+        for process in made:
+            await process.stop()
+    for process in made:
+        assert "Traceback" not in process.log(), process.log()
+        assert SECRET not in process.log()
+    refused = [e for e in standin.gateway_events.items if e.kind == "identify_refused"]
+    assert refused == [], "an identify came before its bucket's turn"
+
+
+async def flip_everywhere(standin: DiscordStandIn, tables: list[Table]) -> None:
+    """Flip once at every table and check that each answer shows the next round."""
+    for table in tables:
+        before = table.acknowledged
+        rec = await standin.slash("flip", user=table.players[0], channel=table.newest.channel)
+        table.newest = await public_answer(rec, ANSWER_SECONDS)
+        assert round_shown(table.newest) == before + 1, text_of(table.newest)
+        table.acknowledged = before + 1
+
+
+def shard_of_table(standin: DiscordStandIn, table: Table) -> int:
+    """Return the shard of a table's server."""
+    guild = table.newest.channel.guild
+    assert guild is not None
+    return shard_of(guild.id, standin.shard_count)
+
+
+@pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
+async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
+    standin: DiscordStandIn,
+    processes: Callable[[], AutoProcess],
+    claims: Claims,
+    postgres: Cluster,
+    pg_dsn: str,
+) -> None:
+    first, second, third = processes(), processes(), processes()
+    await first.start()
+    assert await claims.settled([4]) == {"bot-0": frozenset({0, 1, 2, 3})}
+    await second.start()
+    await claims.settled([2, 2])
+    await third.start()
+    held = await claims.settled([2, 1, 1])
+    tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=1))
+    await flip_everywhere(standin, tables)
+
+    # SIGKILL the process holding one shard: the others take it over when its lease runs out.
+    lonely = next(p for p in (first, second, third) if len(held[p.name]) == 1)
+    (shard,) = held[lonely.name]
+    # A challenge open on its shard: its expiry is a deadline of the process that dies.
+    guild = next(g for g in standin.guilds.values() if shard_of(g.id, 4) == shard)
+    channel = standin.add_channel(guild, "open")
+    alice, bob = standin.add_user("open-a", "Alice"), standin.add_user("open-b", "Bob")
+    for user in (alice, bob):
+        standin.add_member(guild, user)
+    started = await standin.slash(
+        "krig start", user=alice, channel=channel, options={"opponent": bob}
+    )
+    challenge = (await started.response(timeout=ANSWER_SECONDS)).message
+    assert challenge is not None
+    # Answered in the channel's turn after the challenge's, which remembers its message (what
+    # a restored expiry edits) before it gives the turn up.
+    status = await standin.slash("krig status", user=alice, channel=channel)
+    await status.response(timeout=ANSWER_SECONDS)
+    expired = standin.watch(channel)
+    after = len(standin.gateway_events)
+    await lonely.signal(signal.SIGKILL)
+    await claims.settled([2, 2])
+
+    def ready(e: GatewayEvent) -> bool:
+        return e.kind == "ready" and e.shard[0] == shard
+
+    await standin.gateway_events.wait(ready, start=after, timeout=ANSWER_SECONDS, what="ready")
+    # The next /flip in each server is answered, by whoever holds its shard now, and plays the
+    # next round: none was lost, none played twice.
+    await flip_everywhere(standin, tables)
+    survivors = [p for p in (first, second, third) if p is not lonely]
+    taker = next(p for p in survivors if shard in claims.now[p.name].holds)
+    assert "took over shards" in taker.log()
+    # The dead process's deadline is the taker's: the challenge expires there, once.
+    await expired.next(
+        "edit", predicate=lambda e: e.message.id == challenge.id, timeout=ANSWER_SECONDS
+    )
+    assert f"took over shards {shard}: 1 open challenges" in taker.log()
+    stored = postgres.psql(f"SELECT status FROM games WHERE channel_id = {channel.id}", pg_dsn)
+    assert stored == "expired"
+
+    # SIGTERM: the leaving process hands its shards over at once, before their leases run out.
+    leaving = next(p for p in survivors if p is not taker)
+    await leaving.signal(signal.SIGTERM)
+    assert "handed shards" in leaving.log()
+    await claims.settled([4])
+    await flip_everywhere(standin, tables)
+
+    # A rolling restart: each process in turn stops (handing its shards over) and starts again
+    # (taking its part back from the busiest); every server answers between the two.
+    await leaving.start()
+    await claims.settled([2, 2])
+    for process in (taker, leaving):
+        await process.signal(signal.SIGTERM)
+        await claims.settled([4])
+        await flip_everywhere(standin, tables)
+        await process.start()
+        await claims.settled([2, 2])
+        await flip_everywhere(standin, tables)
+
+    rounds = postgres.psql(
+        "SELECT string_agg(round::text, ',' ORDER BY id) FROM games WHERE status = 'running'",
+        pg_dsn,
+    )
+    assert rounds == ",".join(str(table.acknowledged) for table in tables)
+    assert {shard_of_table(standin, table) for table in tables} == {0, 1, 2, 3}
+
+
+@pytest.mark.standin(shard_count=2, identify_interval=IDENTIFY_SECONDS)
+async def test_a_process_paused_past_its_lease_writes_nothing_when_it_comes_back(
+    standin: DiscordStandIn,
+    processes: Callable[[], AutoProcess],
+    claims: Claims,
+    postgres: Cluster,
+    pg_dsn: str,
+) -> None:
+    first, second = processes(), processes()
+    await first.start()
+    await second.start()
+    held = await claims.settled([1, 1])
+    tables = await seat_games(standin, guilds_on(standin, range(2), per_shard=1))
+    await flip_everywhere(standin, tables)
+
+    paused = first
+    (shard,) = held[paused.name]
+    (table,) = [each for each in tables if shard_of_table(standin, each) == shard]
+    after = len(standin.gateway_events)
+    paused.pause()
+    # A flip that reaches the paused process: it lies unread until the process runs again.
+    stale = await standin.slash("flip", user=table.players[1], channel=table.newest.channel)
+    await claims.settled([2])
+
+    def ready(e: GatewayEvent) -> bool:
+        return e.kind == "ready" and e.shard[0] == shard
+
+    await standin.gateway_events.wait(ready, start=after, timeout=ANSWER_SECONDS, what="ready")
+    await flip_everywhere(standin, tables)  # the other process plays on in its server
+
+    lapsed = paused.lines.cursor()
+    paused.resume()
+    # Back, it finds its lease gone and stops serving the shard. The flip it was sent is either
+    # read first and played on its old copy of the game, and then the database refuses the
+    # write (its lease's epoch is no longer the shard's), or dropped with the shard's
+    # connection: either way the game stays as the other process left it.
+    await lapsed.next(
+        lambda line: "stopped serving shards" in line,
+        timeout=ANSWER_SECONDS,
+        what="the paused process stopping",
+    )
+    # Then it takes its part again, which it does only after it has run a while.
+    await claims.settled([1, 1])
+    assert not stale.acknowledged  # too late for Discord: nobody saw a round from it
+    rounds = postgres.psql("SELECT string_agg(round::text, ',' ORDER BY id) FROM games", pg_dsn)
+    assert rounds == ",".join(str(each.acknowledged) for each in tables)
+
+    # The next flips are answered wherever they land.
+    await flip_everywhere(standin, tables)

@@ -1,10 +1,9 @@
 """``/krig tournament``: sign-up with Join and Leave, rounds of matches in threads, a champion.
 
-The cog only asks the session layer's :class:`~krigbot.sessions.tournaments.Tournaments` and
-shows what it tells: the sign-up message and the bracket (or standings) are edited in place as
-they change, each match of a round gets a public thread under the tournament's channel with its
-players added and its game dealt there, and the champion is announced (and given the role, where
-the bot may: checked when the tournament is created).
+The cog asks :class:`~krigbot.sessions.tournaments.Tournaments` and shows what it tells: the
+sign-up message and the bracket (or standings) are edited in place, each match of a round gets a
+public thread under the tournament's channel with its players added and its game dealt there,
+and the champion is announced (and given the role where the bot may, checked at creation).
 """
 
 from __future__ import annotations
@@ -493,8 +492,7 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         )
 
     async def restore(self, shards: Shards | None = None) -> None:
-        """At start-up (or a takeover of ``shards``): pick every open tournament up where it
-        stood, threads and tables too."""
+        """Pick every open tournament up where it stood (at start, or ``shards`` taken over)."""
         await self.parts.bot.wait_until_ready()
         for tournament in await self.parts.tournaments.restore(shards):
             if tournament.status == "running":

@@ -45,10 +45,10 @@ async def test_two_storages_opening_a_new_database_at_once_migrate_it_once(
             "match_results",
             "matches",
             "results",
-            "tournament_players",
-            "tournaments",
             "shard_claims",
             "shard_members",
+            "tournament_players",
+            "tournaments",
         ]
         assert postgres.psql(f"SELECT version FROM {VERSION_TABLE}", url) == str(LATEST)
 

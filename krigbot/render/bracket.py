@@ -75,7 +75,7 @@ def _rows(shown: Shown, names: dict[int, str], lang: Lang) -> list[tuple[int, _D
         return []
     rows: list[tuple[int, _Draw]] = []
     if bracket.format != "knockout" and bracket.rounds:
-        rows.append((LINE + GAP, _Heading(t(lang, "web.tournament.standings"))))
+        rows.append((LINE + GAP, _Heading(t(lang, "tournament.standings"))))
         for place, standing in enumerate(standings(bracket), 1):
             rows.append(
                 (

@@ -48,6 +48,10 @@ TURN_IDLE_SECONDS = 2.0
 """Longest a look at a bucket's turn may sit between its statements holding the bucket's lock:
 PostgreSQL then ends that session, so a process stopped there (SIGSTOP, a stalled machine)
 holds the bucket up this long, not until it runs again. Well below ``TURN_SECONDS``."""
+LISTEN_RETRY_SECONDS: Final = 0.2
+"""First pause before opening a lost listening connection again; doubled after each failure."""
+LISTEN_RETRY_MAX_SECONDS: Final = 5.0
+"""Longest pause between two attempts: a restarted PostgreSQL is heard again within it."""
 _ERRORS: Final = (
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
@@ -163,7 +167,7 @@ class PostgresDatabase(Database):
         self._pool: asyncpg.Pool | None = pool
         self._url: str | None = None
         """Where a connection of its own is opened to listen (:meth:`listen`)."""
-        self._listening: list[asyncpg.Connection] = []
+        self._listening: list[_Subscription] = []
 
     @classmethod
     async def connect(cls, url: str, *, pool_size: int = POOL_SIZE) -> Self:
@@ -340,32 +344,112 @@ class PostgresDatabase(Database):
         what stops it.
 
         On a connection of its own, outside the pool, held until stopped (or the database is
-        closed), so the pool's connections stay free for the bot's work.
+        closed), so the pool's connections stay free for the bot's work. A lost connection
+        (PostgreSQL restarted, the session ended) is opened again, and ``heard`` is called once
+        then: what was sent meanwhile is lost, so the caller looks again.
         """
         if self._url is None:
             raise StorageClosedError(f"The storage for {self._path} cannot listen.")
+        subscription = _Subscription(self._url, self._path, channel, heard)
         try:
-            conn = await asyncpg.connect(self._url, timeout=CONNECT_SECONDS)
-            await conn.add_listener(channel, lambda *_: heard())
+            await subscription.connect()
         except (TimeoutError, *_ERRORS) as exc:
             raise translate_postgres_error(exc, self._path) from exc
-        self._listening.append(conn)
+        subscription.keep()
+        self._listening.append(subscription)
 
         async def stop() -> None:
-            if conn in self._listening:
-                self._listening.remove(conn)
-                conn.terminate()
+            if subscription in self._listening:
+                self._listening.remove(subscription)
+                await subscription.stop()
 
         return stop
 
     async def close(self) -> None:
         """Close the pool, waiting for the statements in progress. Safe to call twice."""
         listening, self._listening = self._listening, []
-        for conn in listening:
-            conn.terminate()
+        for subscription in listening:
+            await subscription.stop()
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
+
+
+class _Subscription:
+    """One channel listened to on a connection of its own, opened again whenever it is lost."""
+
+    def __init__(self, url: str, where: str, channel: str, heard: Callable[[], None]) -> None:
+        """Prepare to listen on ``channel`` at ``url`` (``where`` is the URL without password)."""
+        self._url = url
+        self._where = where
+        self._channel = channel
+        self._heard = heard
+        self._conn: asyncpg.Connection | None = None
+        self._lost = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def connect(self) -> None:
+        """Open the connection and listen on it; raise what asyncpg raises."""
+        async with asyncio.timeout(CONNECT_SECONDS):
+            conn = await asyncpg.connect(self._url, timeout=CONNECT_SECONDS)
+            self._conn = conn
+            try:
+                # Watched before LISTEN is sent, so that no way of losing it goes unseen.
+                conn.add_termination_listener(self._dropped)
+                await conn.add_listener(self._channel, self._notified)
+            except BaseException:
+                self._conn = None
+                conn.terminate()
+                raise
+
+    def keep(self) -> None:
+        """Open the connection again whenever it is lost, until :meth:`stop`."""
+        self._task = asyncio.create_task(self._keep(), name=f"listen {self._channel}")
+
+    async def stop(self) -> None:
+        """Stop listening and close the connection (or the attempt to open it)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.wait({task})
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.terminate()
+
+    def _notified(self, *_: object) -> None:
+        self._heard()
+
+    def _dropped(self, conn: asyncpg.Connection) -> None:
+        # asyncpg calls this for every closed connection, the ones closed on purpose too.
+        if conn is self._conn:
+            self._conn = None
+            self._lost.set()
+
+    async def _keep(self) -> None:
+        while True:
+            await self._lost.wait()
+            self._lost.clear()
+            log.warning(
+                "lost the connection listening for %s on %s; opening it again",
+                self._channel,
+                self._where,
+            )
+            pause = LISTEN_RETRY_SECONDS
+            while True:
+                try:
+                    await self.connect()
+                except (TimeoutError, *_ERRORS) as exc:
+                    log.debug(
+                        "listening for %s: %s",
+                        self._channel,
+                        translate_postgres_error(exc, self._where),
+                    )
+                    await asyncio.sleep(pause)
+                    pause = min(2 * pause, LISTEN_RETRY_MAX_SECONDS)
+                else:
+                    break
+            log.debug("listening for %s on %s again", self._channel, self._where)
+            self._heard()
 
 
 async def _version(conn: asyncpg.Connection) -> int:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
 from krigbot.storage import CannotOpenDatabaseError, RoundConflictError, SchemaTooNewError, Storage
 from krigbot.storage.migrations import load_migrations
-from krigbot.storage.postgres import VERSION_TABLE, positional, redacted
+from krigbot.storage.postgres import VERSION_TABLE, PostgresDatabase, positional, redacted
 from tests.support.postgres import Cluster
 from tests.support.stored_games import at, results_for, running_game
 
@@ -140,6 +141,51 @@ async def test_an_unreachable_or_missing_database_is_reported_clearly(
         await Storage.open(postgres.dsn("no_such_database"))
     with pytest.raises(CannotOpenDatabaseError, match="Cannot reach"):
         await Storage.open(f"postgresql://postgres@/krig?host={tmp_path}")
+
+
+async def listeners(database: PostgresDatabase) -> list[int]:
+    """Return the server processes of the database's connections that listen."""
+    rows = await database.fetchall(
+        "SELECT pid FROM pg_stat_activity "
+        "WHERE datname = current_database() AND query LIKE 'LISTEN %' ORDER BY pid"
+    )
+    return [int(row[0]) for row in rows]
+
+
+async def test_a_listener_whose_connection_is_cut_listens_again_and_is_told_to_look_once(
+    pg_dsn: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    database = await PostgresDatabase.connect(pg_dsn)
+    heard = asyncio.Event()
+    calls = 0
+
+    def on_heard() -> None:
+        nonlocal calls
+        calls += 1
+        heard.set()
+
+    stop = await database.listen("krig_test", on_heard)
+    try:
+        [cut] = await listeners(database)
+        with caplog.at_level(logging.INFO, logger="krigbot.storage.postgres"):
+            # Waits until the server process has exited, as a restart of PostgreSQL would.
+            await database.fetchall("SELECT pg_terminate_backend(?, 30000)", (cut,))
+            # What was sent while it was away is lost: it is told once to look again.
+            await asyncio.wait_for(heard.wait(), timeout=60)
+        assert calls == 1
+        lost = [record for record in caplog.records if record.levelno >= logging.WARNING]
+        assert len(lost) == 1
+        assert "krig_test" in lost[0].getMessage()
+        # One connection listens again, and the cut one is gone.
+        [again] = await listeners(database)
+        assert again != cut
+        heard.clear()
+        await database.fetchall("SELECT pg_notify('krig_test', '')")
+        await asyncio.wait_for(heard.wait(), timeout=60)
+        assert calls == 2
+    finally:
+        await stop()
+        await database.close()
 
 
 def test_placeholders_become_numbered_outside_string_literals() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from contextlib import asynccontextmanager
 from functools import cache
@@ -49,9 +50,10 @@ TURN_IDLE_SECONDS = 2.0
 PostgreSQL then ends that session, so a process stopped there (SIGSTOP, a stalled machine)
 holds the bucket up this long, not until it runs again. Well below ``TURN_SECONDS``."""
 LISTEN_RETRY_SECONDS: Final = 0.2
-"""First pause before opening a lost listening connection again; doubled after each failure."""
-LISTEN_RETRY_MAX_SECONDS: Final = 5.0
-"""Longest pause between two attempts: a restarted PostgreSQL is heard again within it."""
+"""Ceiling of the first pause before opening a lost listening connection again; doubled after
+each failure up to ``LISTEN_RETRY_MOST_SECONDS``. Each pause is a random part (half to all) of
+it, so the processes cut off by one restart of PostgreSQL do not come back in step."""
+LISTEN_RETRY_MOST_SECONDS: Final = 5.0
 _ERRORS: Final = (
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
@@ -434,7 +436,7 @@ class _Subscription:
                 self._channel,
                 self._where,
             )
-            pause = LISTEN_RETRY_SECONDS
+            ceiling = LISTEN_RETRY_SECONDS
             while True:
                 try:
                     await self.connect()
@@ -444,8 +446,8 @@ class _Subscription:
                         self._channel,
                         translate_postgres_error(exc, self._where),
                     )
-                    await asyncio.sleep(pause)
-                    pause = min(2 * pause, LISTEN_RETRY_MAX_SECONDS)
+                    await asyncio.sleep(random.uniform(ceiling / 2, ceiling))
+                    ceiling = min(2 * ceiling, LISTEN_RETRY_MOST_SECONDS)
                 else:
                     break
             log.debug("listening for %s on %s again", self._channel, self._where)

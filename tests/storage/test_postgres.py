@@ -188,6 +188,40 @@ async def test_a_listener_whose_connection_is_cut_listens_again_and_is_told_to_l
         await database.close()
 
 
+class Warned(logging.Handler):
+    """Sets its event at the first warning it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.event = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.event.set()
+
+
+async def test_a_listener_closed_while_its_database_refuses_it_stops_at_once(
+    postgres: Cluster, pg_dsn: str
+) -> None:
+    database = await PostgresDatabase.connect(pg_dsn)
+    heard = asyncio.Event()
+    await database.listen("krig_test", heard.set)
+    [cut] = await listeners(database)
+    [name] = await database.fetchall("SELECT current_database()")
+    warned = Warned()
+    logging.getLogger("krigbot.storage.postgres").addHandler(warned)
+    try:
+        # New connections are refused from here on; the pool keeps the ones it has.
+        postgres.psql(f"ALTER DATABASE {name[0]} ALLOW_CONNECTIONS false")
+        await database.fetchall("SELECT pg_terminate_backend(?, 30000)", (cut,))
+        await asyncio.wait_for(warned.event.wait(), timeout=60)
+        await asyncio.wait_for(database.close(), timeout=60)
+    finally:
+        logging.getLogger("krigbot.storage.postgres").removeHandler(warned)
+        postgres.psql(f"ALTER DATABASE {name[0]} ALLOW_CONNECTIONS true")
+    assert not [task for task in asyncio.all_tasks() if task.get_name() == "listen krig_test"]
+    assert not heard.is_set()
+
+
 def test_placeholders_become_numbered_outside_string_literals() -> None:
     assert positional("SELECT '?', ? WHERE a = ? AND b = 'it''s?'") == (
         "SELECT '?', $1 WHERE a = $2 AND b = 'it''s?'"

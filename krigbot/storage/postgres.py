@@ -451,7 +451,9 @@ class _Subscription:
                 else:
                     break
             log.debug("listening for %s on %s again", self._channel, self._where)
-            self._heard()
+            # Called as a notification is: what it raises goes to the loop's handler, and the
+            # subscription goes on.
+            asyncio.get_running_loop().call_soon(self._heard)
 
 
 async def _version(conn: asyncpg.Connection) -> int:

@@ -10,7 +10,7 @@ import pytest
 from krigbot.storage import CannotOpenDatabaseError, RoundConflictError, SchemaTooNewError, Storage
 from krigbot.storage.migrations import load_migrations
 from krigbot.storage.postgres import VERSION_TABLE, PostgresDatabase, positional, redacted
-from tests.support.postgres import Cluster
+from tests.support.postgres import Cluster, cluster_running
 from tests.support.stored_games import at, results_for, running_game
 
 LATEST = len(load_migrations("postgres"))
@@ -220,6 +220,28 @@ async def test_a_listener_closed_while_its_database_refuses_it_stops_at_once(
         postgres.psql(f"ALTER DATABASE {name[0]} ALLOW_CONNECTIONS true")
     assert not [task for task in asyncio.all_tasks() if task.get_name() == "listen krig_test"]
     assert not heard.is_set()
+
+
+@pytest.mark.slow
+async def test_a_listener_hears_again_after_postgresql_restarts() -> None:
+    with cluster_running() as cluster:
+        database = await PostgresDatabase.connect(cluster.create_database())
+        heard = asyncio.Event()
+        stop = await database.listen("krig_test", heard.set)
+        warned = Warned()
+        logging.getLogger("krigbot.storage.postgres").addHandler(warned)
+        try:
+            await asyncio.to_thread(cluster.halt)
+            await asyncio.wait_for(warned.event.wait(), timeout=60)
+            await asyncio.to_thread(cluster.resume)
+            await asyncio.wait_for(heard.wait(), timeout=60)
+            heard.clear()
+            await database.fetchall("SELECT pg_notify('krig_test', '')")
+            await asyncio.wait_for(heard.wait(), timeout=60)
+        finally:
+            logging.getLogger("krigbot.storage.postgres").removeHandler(warned)
+            await stop()
+            await database.close()
 
 
 def test_placeholders_become_numbered_outside_string_literals() -> None:

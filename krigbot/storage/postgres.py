@@ -170,6 +170,8 @@ class PostgresDatabase(Database):
         self._url: str | None = None
         """Where a connection of its own is opened to listen (:meth:`listen`)."""
         self._listening: list[_Subscription] = []
+        self._ending: set[asyncio.Task[None]] = set()
+        """The tasks of stopped listeners, until they have ended (:meth:`close` waits for them)."""
 
     @classmethod
     async def connect(cls, url: str, *, pool_size: int = POOL_SIZE) -> Self:
@@ -350,7 +352,7 @@ class PostgresDatabase(Database):
         (PostgreSQL restarted, the session ended) is opened again, and ``heard`` is called once
         then: what was sent meanwhile is lost, so the caller looks again.
         """
-        if self._url is None:
+        if self._url is None or self._pool is None:
             raise StorageClosedError(f"The storage for {self._path} cannot listen.")
         subscription = _Subscription(self._url, self._path, channel, heard)
         try:
@@ -363,16 +365,26 @@ class PostgresDatabase(Database):
         async def stop() -> None:
             if subscription in self._listening:
                 self._listening.remove(subscription)
-                await subscription.stop()
+                self._end(subscription)
 
         return stop
 
+    def _end(self, subscription: _Subscription) -> None:
+        # At once, without giving way to another task: a process stopping hands its shards
+        # over right after it stops listening, before its database is closed.
+        ending = subscription.end()
+        if ending is not None:
+            self._ending.add(ending)
+            ending.add_done_callback(self._ending.discard)
+
     async def close(self) -> None:
         """Close the pool, waiting for the statements in progress. Safe to call twice."""
+        pool, self._pool = self._pool, None
         listening, self._listening = self._listening, []
         for subscription in listening:
-            await subscription.stop()
-        pool, self._pool = self._pool, None
+            self._end(subscription)
+        if self._ending:
+            await asyncio.wait(set(self._ending))
         if pool is not None:
             await pool.close()
 
@@ -405,18 +417,19 @@ class _Subscription:
                 raise
 
     def keep(self) -> None:
-        """Open the connection again whenever it is lost, until :meth:`stop`."""
+        """Open the connection again whenever it is lost, until :meth:`end`."""
         self._task = asyncio.create_task(self._keep(), name=f"listen {self._channel}")
 
-    async def stop(self) -> None:
-        """Stop listening and close the connection (or the attempt to open it)."""
+    def end(self) -> asyncio.Task[None] | None:
+        """Stop listening and close the connection; return the task that keeps it, cancelled
+        (an attempt to connect in progress closes what it opened as it ends)."""
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
-            await asyncio.wait({task})
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.terminate()
+        return task
 
     def _notified(self, *_: object) -> None:
         self._heard()

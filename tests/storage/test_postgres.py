@@ -1,4 +1,5 @@
-"""PostgreSQL itself: migrating from two processes at once, and writers in two processes."""
+"""PostgreSQL itself: migrating from two processes at once, writers in two processes, and
+listening across a lost connection."""
 
 from __future__ import annotations
 
@@ -173,7 +174,11 @@ async def test_a_listener_whose_connection_is_cut_listens_again_and_is_told_to_l
             # What was sent while it was away is lost: it is told once to look again.
             await asyncio.wait_for(heard.wait(), timeout=60)
         assert calls == 1
-        lost = [record for record in caplog.records if record.levelno >= logging.WARNING]
+        lost = [
+            record
+            for record in caplog.records
+            if record.name == "krigbot.storage.postgres" and record.levelno >= logging.WARNING
+        ]
         assert len(lost) == 1
         assert "krig_test" in lost[0].getMessage()
         # One connection listens again, and the cut one is gone.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from contextlib import asynccontextmanager
 from functools import cache
@@ -48,6 +49,11 @@ TURN_IDLE_SECONDS = 2.0
 """Longest a look at a bucket's turn may sit between its statements holding the bucket's lock:
 PostgreSQL then ends that session, so a process stopped there (SIGSTOP, a stalled machine)
 holds the bucket up this long, not until it runs again. Well below ``TURN_SECONDS``."""
+LISTEN_RETRY_SECONDS: Final = 0.2
+"""Ceiling of the first pause before opening a lost listening connection again; doubled after
+each failure up to ``LISTEN_RETRY_MOST_SECONDS``. Each pause is a random part (half to all) of
+it, so the processes cut off by one restart of PostgreSQL do not come back in step."""
+LISTEN_RETRY_MOST_SECONDS: Final = 5.0
 _ERRORS: Final = (
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
@@ -163,7 +169,9 @@ class PostgresDatabase(Database):
         self._pool: asyncpg.Pool | None = pool
         self._url: str | None = None
         """Where a connection of its own is opened to listen (:meth:`listen`)."""
-        self._listening: list[asyncpg.Connection] = []
+        self._listening: list[_Subscription] = []
+        self._ending: set[asyncio.Task[None]] = set()
+        """The tasks of stopped listeners, until they have ended (:meth:`close` waits for them)."""
 
     @classmethod
     async def connect(cls, url: str, *, pool_size: int = POOL_SIZE) -> Self:
@@ -340,32 +348,125 @@ class PostgresDatabase(Database):
         what stops it.
 
         On a connection of its own, outside the pool, held until stopped (or the database is
-        closed), so the pool's connections stay free for the bot's work.
+        closed), so the pool's connections stay free for the bot's work. A lost connection
+        (PostgreSQL restarted, the session ended) is opened again, and ``heard`` is called once
+        then: what was sent meanwhile is lost, so the caller looks again.
         """
-        if self._url is None:
+        if self._url is None or self._pool is None:
             raise StorageClosedError(f"The storage for {self._path} cannot listen.")
+        subscription = _Subscription(self._url, self._path, channel, heard)
         try:
-            conn = await asyncpg.connect(self._url, timeout=CONNECT_SECONDS)
-            await conn.add_listener(channel, lambda *_: heard())
+            await subscription.connect()
         except (TimeoutError, *_ERRORS) as exc:
             raise translate_postgres_error(exc, self._path) from exc
-        self._listening.append(conn)
+        subscription.keep()
+        self._listening.append(subscription)
 
         async def stop() -> None:
-            if conn in self._listening:
-                self._listening.remove(conn)
-                conn.terminate()
+            if subscription in self._listening:
+                self._listening.remove(subscription)
+                self._end(subscription)
 
         return stop
 
+    def _end(self, subscription: _Subscription) -> None:
+        # At once, without giving way to another task: a process stopping hands its shards
+        # over right after it stops listening, before its database is closed.
+        ending = subscription.end()
+        if ending is not None:
+            self._ending.add(ending)
+            ending.add_done_callback(self._ending.discard)
+
     async def close(self) -> None:
         """Close the pool, waiting for the statements in progress. Safe to call twice."""
-        listening, self._listening = self._listening, []
-        for conn in listening:
-            conn.terminate()
         pool, self._pool = self._pool, None
+        listening, self._listening = self._listening, []
+        for subscription in listening:
+            self._end(subscription)
+        if self._ending:
+            await asyncio.wait(set(self._ending))
         if pool is not None:
             await pool.close()
+
+
+class _Subscription:
+    """One channel listened to on a connection of its own, opened again whenever it is lost."""
+
+    def __init__(self, url: str, where: str, channel: str, heard: Callable[[], None]) -> None:
+        """Prepare to listen on ``channel`` at ``url`` (``where`` is the URL without password)."""
+        self._url = url
+        self._where = where
+        self._channel = channel
+        self._heard = heard
+        self._conn: asyncpg.Connection | None = None
+        self._lost = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def connect(self) -> None:
+        """Open the connection and listen on it; raise what asyncpg raises."""
+        async with asyncio.timeout(CONNECT_SECONDS):
+            conn = await asyncpg.connect(self._url, timeout=CONNECT_SECONDS)
+            self._conn = conn
+            try:
+                # Watched before LISTEN is sent, so that no way of losing it goes unseen.
+                conn.add_termination_listener(self._dropped)
+                await conn.add_listener(self._channel, self._notified)
+            except BaseException:
+                self._conn = None
+                conn.terminate()
+                raise
+
+    def keep(self) -> None:
+        """Open the connection again whenever it is lost, until :meth:`end`."""
+        self._task = asyncio.create_task(self._keep(), name=f"listen {self._channel}")
+
+    def end(self) -> asyncio.Task[None] | None:
+        """Stop listening and close the connection; return the task that keeps it, cancelled
+        (an attempt to connect in progress closes what it opened as it ends)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.terminate()
+        return task
+
+    def _notified(self, *_: object) -> None:
+        self._heard()
+
+    def _dropped(self, conn: asyncpg.Connection) -> None:
+        # asyncpg calls this for every closed connection, the ones closed on purpose too.
+        if conn is self._conn:
+            self._conn = None
+            self._lost.set()
+
+    async def _keep(self) -> None:
+        while True:
+            await self._lost.wait()
+            self._lost.clear()
+            log.warning(
+                "lost the connection listening for %s on %s; opening it again",
+                self._channel,
+                self._where,
+            )
+            ceiling = LISTEN_RETRY_SECONDS
+            while True:
+                try:
+                    await self.connect()
+                except (TimeoutError, *_ERRORS) as exc:
+                    log.debug(
+                        "listening for %s: %s",
+                        self._channel,
+                        translate_postgres_error(exc, self._where),
+                    )
+                    await asyncio.sleep(random.uniform(ceiling / 2, ceiling))
+                    ceiling = min(2 * ceiling, LISTEN_RETRY_MOST_SECONDS)
+                else:
+                    break
+            log.debug("listening for %s on %s again", self._channel, self._where)
+            # Called as a notification is: what it raises goes to the loop's handler, and the
+            # subscription goes on.
+            asyncio.get_running_loop().call_soon(self._heard)
 
 
 async def _version(conn: asyncpg.Connection) -> int:

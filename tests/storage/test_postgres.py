@@ -1,15 +1,17 @@
-"""PostgreSQL itself: migrating from two processes at once, and writers in two processes."""
+"""PostgreSQL itself: migrating from two processes at once, writers in two processes, and
+listening across a lost connection."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
 from krigbot.storage import CannotOpenDatabaseError, RoundConflictError, SchemaTooNewError, Storage
 from krigbot.storage.migrations import load_migrations
-from krigbot.storage.postgres import VERSION_TABLE, positional, redacted
-from tests.support.postgres import Cluster
+from krigbot.storage.postgres import VERSION_TABLE, PostgresDatabase, positional, redacted
+from tests.support.postgres import Cluster, cluster_running
 from tests.support.stored_games import at, results_for, running_game
 
 LATEST = len(load_migrations("postgres"))
@@ -140,6 +142,111 @@ async def test_an_unreachable_or_missing_database_is_reported_clearly(
         await Storage.open(postgres.dsn("no_such_database"))
     with pytest.raises(CannotOpenDatabaseError, match="Cannot reach"):
         await Storage.open(f"postgresql://postgres@/krig?host={tmp_path}")
+
+
+async def listeners(database: PostgresDatabase) -> list[int]:
+    """Return the server processes of the database's connections that listen."""
+    rows = await database.fetchall(
+        "SELECT pid FROM pg_stat_activity "
+        "WHERE datname = current_database() AND query LIKE 'LISTEN %' ORDER BY pid"
+    )
+    return [int(row[0]) for row in rows]
+
+
+async def test_a_listener_whose_connection_is_cut_listens_again_and_is_told_to_look_once(
+    pg_dsn: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    database = await PostgresDatabase.connect(pg_dsn)
+    heard = asyncio.Event()
+    calls = 0
+
+    def on_heard() -> None:
+        nonlocal calls
+        calls += 1
+        heard.set()
+
+    stop = await database.listen("krig_test", on_heard)
+    try:
+        [cut] = await listeners(database)
+        with caplog.at_level(logging.INFO, logger="krigbot.storage.postgres"):
+            # Waits until the server process has exited, as a restart of PostgreSQL would.
+            await database.fetchall("SELECT pg_terminate_backend(?, 30000)", (cut,))
+            # What was sent while it was away is lost: it is told once to look again.
+            await asyncio.wait_for(heard.wait(), timeout=60)
+        assert calls == 1
+        lost = [
+            record
+            for record in caplog.records
+            if record.name == "krigbot.storage.postgres" and record.levelno >= logging.WARNING
+        ]
+        assert len(lost) == 1
+        assert "krig_test" in lost[0].getMessage()
+        # One connection listens again, and the cut one is gone.
+        [again] = await listeners(database)
+        assert again != cut
+        heard.clear()
+        await database.fetchall("SELECT pg_notify('krig_test', '')")
+        await asyncio.wait_for(heard.wait(), timeout=60)
+        assert calls == 2
+    finally:
+        await stop()
+        await database.close()
+
+
+class Warned(logging.Handler):
+    """Sets its event at the first warning it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.event = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.event.set()
+
+
+async def test_a_listener_closed_while_its_database_refuses_it_stops_at_once(
+    postgres: Cluster, pg_dsn: str
+) -> None:
+    database = await PostgresDatabase.connect(pg_dsn)
+    heard = asyncio.Event()
+    await database.listen("krig_test", heard.set)
+    [cut] = await listeners(database)
+    [name] = await database.fetchall("SELECT current_database()")
+    warned = Warned()
+    logging.getLogger("krigbot.storage.postgres").addHandler(warned)
+    try:
+        # New connections are refused from here on; the pool keeps the ones it has.
+        postgres.psql(f"ALTER DATABASE {name[0]} ALLOW_CONNECTIONS false")
+        await database.fetchall("SELECT pg_terminate_backend(?, 30000)", (cut,))
+        await asyncio.wait_for(warned.event.wait(), timeout=60)
+        await asyncio.wait_for(database.close(), timeout=60)
+    finally:
+        logging.getLogger("krigbot.storage.postgres").removeHandler(warned)
+        postgres.psql(f"ALTER DATABASE {name[0]} ALLOW_CONNECTIONS true")
+    assert not [task for task in asyncio.all_tasks() if task.get_name() == "listen krig_test"]
+    assert not heard.is_set()
+
+
+@pytest.mark.slow
+async def test_a_listener_hears_again_after_postgresql_restarts() -> None:
+    with cluster_running() as cluster:
+        database = await PostgresDatabase.connect(cluster.create_database())
+        heard = asyncio.Event()
+        stop = await database.listen("krig_test", heard.set)
+        warned = Warned()
+        logging.getLogger("krigbot.storage.postgres").addHandler(warned)
+        try:
+            await asyncio.to_thread(cluster.halt)
+            await asyncio.wait_for(warned.event.wait(), timeout=60)
+            await asyncio.to_thread(cluster.resume)
+            await asyncio.wait_for(heard.wait(), timeout=60)
+            heard.clear()
+            await database.fetchall("SELECT pg_notify('krig_test', '')")
+            await asyncio.wait_for(heard.wait(), timeout=60)
+        finally:
+            logging.getLogger("krigbot.storage.postgres").removeHandler(warned)
+            await stop()
+            await database.close()
 
 
 def test_placeholders_become_numbered_outside_string_literals() -> None:

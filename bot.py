@@ -138,6 +138,10 @@ class Stop:
                 raise  # cancelled from outside, not by a stop
         finally:
             self._bot = self._start = None
+            if self._stopping is not None:
+                # The start ends as soon as the bot is closed, before its close has handed
+                # the shards over: the database stays open until that is done too.
+                await asyncio.gather(self._stopping, return_exceptions=True)
 
 
 async def run(settings: Settings) -> int:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
 import discord
 
 from krigbot.adapter.buttons import NUMBER, GameButton, view_of
 from krigbot.i18n import Lang, t
 from krigbot.render.tournament import Shown
 from krigbot.sessions.tournaments import Tournament
+
+log = logging.getLogger(__name__)
 
 
 class JoinButton(GameButton, kind="tjoin", tournament=NUMBER):
@@ -52,3 +57,26 @@ def signup_view(tournament: Tournament, lang: Lang) -> discord.ui.View | None:
     if tournament.status != "signup":
         return None
     return view_of(JoinButton(tournament.id, lang), LeaveButton(tournament.id, lang))
+
+
+async def open_thread(
+    parent: discord.TextChannel,
+    name: str,
+    players: Sequence[int],
+    paced: Callable[[], Awaitable[None]],
+) -> int:
+    """Open a match's public thread under the tournament's channel, add its players; its id.
+
+    Each request waits for ``paced`` first. A player who cannot be added is still let in: the
+    table's first message mentions them, which adds them to the thread, and the match is not
+    held up (nor its thread opened twice) for it.
+    """
+    await paced()
+    thread = await parent.create_thread(name=name, type=discord.ChannelType.public_thread)
+    for player in players:
+        await paced()
+        try:
+            await thread.add_user(discord.Object(player))
+        except discord.HTTPException as exc:
+            log.warning("thread %s: could not add %s: %s", thread.id, player, exc)
+    return thread.id

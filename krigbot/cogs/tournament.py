@@ -36,7 +36,13 @@ from krigbot.adapter.players import actor_of, channel_of, player_of
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, respond
 from krigbot.adapter.tables import Shown as Live
 from krigbot.adapter.tables import editor
-from krigbot.adapter.tournaments import JoinButton, LeaveButton, shown_of, signup_view
+from krigbot.adapter.tournaments import (
+    JoinButton,
+    LeaveButton,
+    open_thread,
+    shown_of,
+    signup_view,
+)
 from krigbot.adapter.weblinks import table_view, web_button
 from krigbot.engine.tournament import FORMATS
 from krigbot.i18n import Lang, lang_for, t
@@ -407,15 +413,8 @@ class TournamentCog(commands.Cog, name="Tournaments"):
                         return
                     # A thread's name shows no markdown: the names as they are, spaces tidied.
                     names = [" ".join(tournament.name_of(p).split()) for p in pairing.players]
-                    await self._paced()
-                    thread = await parent.create_thread(
-                        name=thread_name(round_number, names[0], names[1], lang),
-                        type=discord.ChannelType.public_thread,
-                    )
-                    for player in pairing.players:
-                        await self._paced()
-                        await thread.add_user(discord.Object(player))
-                    thread_id = thread.id
+                    name = thread_name(round_number, names[0], names[1], lang)
+                    thread_id = await open_thread(parent, name, pairing.players, self._paced)
                 dealt = await self.parts.tournaments.open_match(tournament.id, number, thread_id)
                 if dealt is not None and dealt[0].table_message_id is None:
                     await self._paced()

@@ -557,3 +557,27 @@ async def test_a_server_may_let_everyone_create_tournaments(
     stored = await bot.storage.tournaments.open_in(world.no_channel.id)
     assert stored is not None
     assert stored.state["organiser"] == world.alice.id
+
+
+async def test_a_player_discord_will_not_add_to_the_thread_still_gets_the_match_there(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    # Adding Bob to the thread fails: his match is dealt in the one thread all the same, and
+    # its table's mention of him (which lets him in) goes out.
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    for player in (world.alice, world.bob):
+        await press(standin, signup, f"krig:tjoin:{tournament_id}", player)
+    standin.fail_next("PUT", rf"/thread-members/{world.bob.id}$", status=403, code=50001)
+
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    table = await watcher.next(predicate=is_table, timeout=10)
+
+    thread = table.message.channel
+    assert world.bob.id not in thread.thread_members
+    assert f"<@{world.bob.id}>" in text_of(table.revision)
+    assert [t.id for t in world.no_guild.threads] == [thread.id]
+    row = await bot.storage.games.active_game(thread.id)
+    assert row is not None
+    assert set(row.players) == {world.alice.id, world.bob.id}

@@ -44,6 +44,7 @@ from krigbot.monitoring.metrics import GatewayState, count_rest
 from krigbot.render.emoji import CardFaces
 from krigbot.render.worker import warm_up_workers
 from krigbot.sessions import GameService, Seeds, random_seed
+from krigbot.sessions.live import LiveHub
 from krigbot.sessions.matches import MatchKeeper
 from krigbot.storage import Storage, StorageError
 from krigbot.web.access import WebAccess
@@ -162,10 +163,11 @@ class KrigBot(commands.AutoShardedBot):
         seeds: Seeds = random_seed,
         metrics: Metrics | None = None,
         web: WebAccess | None = None,
+        live: LiveHub | None = None,
         **options: Any,
     ) -> None:
-        """``metrics`` and ``web``: those of an earlier bot of this process, whose start failed
-        (the monitoring endpoint and the web view serve them); new ones without."""
+        """``metrics``, ``web`` and ``live``: those of an earlier bot of this process, whose
+        start failed (the monitoring endpoint and the web view serve them); new ones without."""
         quiet_discord_logs()  # before discord.py's own __init__, which warns about voice
         shard_ids = None if settings.shards.ids is None else list(settings.shards.ids)
         self.metrics = Metrics() if metrics is None else metrics
@@ -205,7 +207,10 @@ class KrigBot(commands.AutoShardedBot):
             seeds=seeds,
             metrics=self.metrics,
             shards=settings.shards,
+            live=live,
         )
+        self.live = self.service.registry.live
+        """The live pages' viewers, told of each round this bot commits."""
         self.matches = MatchKeeper(self.service.registry)
         self.tables = Tables()
         """Every channel's turn and live message, for every cog that shows a game."""

@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections import deque
-from collections.abc import Callable
-from typing import Final
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from krigbot.storage import Storage
 
 log = logging.getLogger(__name__)
 
+CHANNEL: Final = "krig_live_{bot}"
+"""The notifications' channel of one bot (its user id): games of another bot on the same
+database are never heard."""
 QUEUE_SIZE: Final = 16
 """The rounds a viewer may have waiting; one more and it is dropped."""
 
@@ -116,3 +123,50 @@ class LiveHub:
                 viewers.discard(viewer)
         if not viewers:
             del self._viewers[game_id]
+
+
+async def across_processes(
+    hub: LiveHub, storage: Storage, bot_id: int
+) -> Callable[[], Awaitable[None]] | None:
+    """Tell the rounds committed here to the bot's other processes, and theirs to this one's
+    viewers, through the database (PostgreSQL); return what stops it (None: SQLite, one
+    process, nothing to tell).
+
+    A note is ``process:game:round``; a process skips its own, which its viewers were told.
+    """
+    notes = storage.notes
+    if not notes.carried:
+        return None
+    channel = CHANNEL.format(bot=bot_id)
+    me = secrets.token_hex(6)
+    sending: set[asyncio.Task[None]] = set()
+
+    def heard(note: str) -> None:
+        sender, _, rest = note.partition(":")
+        game, _, round_ = rest.partition(":")
+        if sender != me and game.isdigit() and round_.isdigit():
+            hub.heard(int(game), int(round_))
+
+    def relay(game_id: int, round_: int) -> None:
+        task = asyncio.create_task(notes.tell(channel, f"{me}:{game_id}:{round_}"))
+        sending.add(task)
+        task.add_done_callback(_sent(sending))
+
+    stop = await notes.hear(channel, heard)
+    hub.relay = relay
+
+    async def stopped() -> None:
+        hub.relay = None
+        await stop()
+
+    return stopped
+
+
+def _sent(sending: set[asyncio.Task[None]]) -> Callable[[asyncio.Task[None]], None]:
+    def done(task: asyncio.Task[None]) -> None:
+        sending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # Only viewers on other processes miss this note; the next round's brings them up.
+            log.warning("could not tell the other processes of a round: %s", task.exception())
+
+    return done

@@ -559,7 +559,8 @@ class WebView:
         built = self._replays.get(key)
         if built is None:
             # A long game takes a moment to rebuild; the bot keeps answering Discord meanwhile.
-            built = asyncio.ensure_future(asyncio.to_thread(replay_data, row, lang))
+            known = self._earlier_rounds(row, lang)
+            built = asyncio.ensure_future(asyncio.to_thread(replay_data, row, lang, known))
             self._replays[key] = built
             while len(self._replays) > KEPT_REPLAYS:
                 self._replays.popitem(last=False)
@@ -570,6 +571,17 @@ class WebView:
             if self._replays.get(key) is built:
                 del self._replays[key]  # asked again, it is built again
             raise
+
+    def _earlier_rounds(self, row: GameRow, lang: Lang) -> list[dict[str, Any]] | None:
+        """Return the rounds of the game's latest replay built in ``lang`` while it ran, if any:
+        a running game's replay grows by a round at each flip, and only that round is new."""
+        best: tuple[int, asyncio.Future[dict[str, Any]]] | None = None
+        for (game_id, rounds, status, built_lang), built in self._replays.items():
+            if (game_id, built_lang, status) != (row.id, lang, "running") or rounds > row.round:
+                continue
+            if built.done() and not built.exception() and (best is None or rounds > best[0]):
+                best = (rounds, built)
+        return None if best is None else list(best[1].result()["rounds"])
 
     async def static(self, request: web.Request) -> web.StreamResponse:
         """The pages' style sheet and script."""

@@ -6,6 +6,7 @@ import aiohttp
 
 from krigbot.engine import Game, Round
 from krigbot.i18n import t
+from krigbot.web.replay import replay_data
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.live import Stream, live_address
@@ -107,6 +108,11 @@ async def test_the_end_closes_the_stream_and_a_reconnect_after_it_is_told_there_
             assert events[-1].data["final"] == [0, 52]
             assert t("en", "over.winner", name="Bob") in events[-1].data["result"][0]
             assert await stream.ended()
+        # Written a round at a time as the game went on, the rounds say what the replay says.
+        row = await web.bot.storage.games.get_game(table.game_id)
+        assert row is not None
+        replayed = replay_data(row, "en")["rounds"]
+        assert [e.data["text"] for e in events[:3]] == [r["text"] for r in replayed[27:30]]
         async with session.get(address, headers={"Last-Event-ID": "end"}) as answer:
             assert answer.status == 204  # an EventSource stops asking here
 

@@ -55,6 +55,8 @@ STATIC_FILES: Final = frozenset(path.name for path in (HERE / "static").iterdir(
 """The files below /static/, by name: aiohttp's own static route answers a missing file with
 an empty 404 and the folder itself with a 403, not with the 404 page every other address gets."""
 KEPT_REPLAYS: Final = 16
+KEPT_EVENTS: Final = 4096
+"""The live events kept written (a round each, about 1 kB): the newest of every game watched."""
 LEADERBOARD_SIZE: Final = 50
 WINDOWS: Final[dict[str, timedelta | None]] = {
     "all": None,
@@ -283,6 +285,8 @@ class WebView:
         )
         """(game, rounds played, status, language) -> its replay: a running game's grows.
         Kept as it is being built, so the viewers of a round all wait on one rebuild."""
+        self._events: OrderedDict[tuple[int, Lang, int], bytes] = OrderedDict()
+        """(game, language, round) -> the round's live event, as its viewers are sent it."""
         self._reads: dict[int, asyncio.Future[GameRow | None]] = {}
         """A game's read from the storage in progress, which its live viewers share."""
         self._fonts = FontSlices(cutter=font_cutter)
@@ -507,7 +511,7 @@ class WebView:
                 sent = min(after, len(data["rounds"]))
             while True:
                 for played in data["rounds"][sent:]:
-                    await response.write(_event("round", played["n"], played))
+                    await response.write(self._round_event(row.id, lang, played))
                 sent = len(data["rounds"])
                 if not row.is_active:
                     ended = _end_of(data) | {"title": t(lang, "over.title")}
@@ -530,6 +534,16 @@ class WebView:
         finally:
             self.live.leave(viewer)
         return response
+
+    def _round_event(self, game_id: int, lang: Lang, played: dict[str, Any]) -> bytes:
+        """Return a round's event, written once for all its viewers in a language."""
+        key = (game_id, lang, int(played["n"]))
+        event = self._events.get(key)
+        if event is None:
+            event = self._events[key] = _event("round", played["n"], played)
+            while len(self._events) > KEPT_EVENTS:
+                self._events.popitem(last=False)
+        return event
 
     async def _latest(self, game_id: int) -> GameRow | None:
         """Read a game as stored; the viewers asking at once share one read."""

@@ -125,7 +125,7 @@ async def measure(games: int, per_game: int, flips: int, pace: float) -> float:
         return spent / (flips * games)
 
 
-async def main() -> None:
+async def run() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=1)
     parser.add_argument("--viewers", type=int, default=500, help="viewers in all")
@@ -149,5 +149,9 @@ async def main() -> None:
     print(f"CPU per flip, watched:         {w * 1e3:.2f} ms ({w / a:.2f} of unwatched)")
 
 
+def main() -> None:
+    asyncio.run(run())
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -10,7 +10,8 @@ from krigbot.web.replay import replay_data
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.live import Stream, live_address
-from tests.support.players import ChosenSeeds, flip, start_game
+from tests.support.players import ChosenSeeds, flip, game_id_of, start_game
+from tests.support.steal_war import STEAL_ONE, play_to_choice, start_steal_war
 from tests.support.web import Web
 from tests.support.web_games import BOB_WINS, STANDARD, web_on
 
@@ -141,3 +142,23 @@ async def test_a_stream_opens_only_with_its_games_signature(
         await web.bot.web.rotate(world.no_guild.id)
         async with session.get(address) as answer:
             assert answer.status == 404  # a rotated key retires the stream's address too
+
+
+async def test_steal_wars_battles_and_choices_stream_each_round_once_in_order(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
+) -> None:
+    await web_on(standin, world, web.bot)
+    table, players = await start_steal_war(standin, world, seeds, STEAL_ONE)
+    game_id = game_id_of(table)
+    address = await stream_of(web, world, game_id)
+    async with aiohttp.ClientSession() as session, session.get(address) as answer:
+        stream = Stream(answer)
+        assert (await stream.next()).id == "0"
+        # Battles, and the top cards their winners choose (saved without a new round).
+        await play_to_choice(standin, table, STEAL_ONE, players)
+        row = await web.bot.storage.games.get_game(game_id)
+        assert row is not None
+        assert row.round >= 1
+        played = await stream.take(row.round)
+        assert [e.id for e in played] == [str(n) for n in range(1, row.round + 1)]
+        assert {e.kind for e in played} == {"round"}

@@ -55,6 +55,8 @@ STATIC_FILES: Final = frozenset(path.name for path in (HERE / "static").iterdir(
 """The files below /static/, by name: aiohttp's own static route answers a missing file with
 an empty 404 and the folder itself with a 403, not with the 404 page every other address gets."""
 KEPT_REPLAYS: Final = 16
+KEPT_GROWING: Final = 256
+"""The running games (in a language) whose rounds are kept for their next rebuild."""
 KEPT_EVENTS: Final = 4096
 """The live events kept written (a round each, about 1 kB): the newest of every game watched."""
 LEADERBOARD_SIZE: Final = 50
@@ -287,6 +289,9 @@ class WebView:
         Kept as it is being built, so the viewers of a round all wait on one rebuild."""
         self._events: OrderedDict[tuple[int, Lang, int], bytes] = OrderedDict()
         """(game, language, round) -> the round's live event, as its viewers are sent it."""
+        self._growing: OrderedDict[tuple[int, Lang], list[dict[str, Any]]] = OrderedDict()
+        """(game, language) -> a running game's rounds as last rebuilt, which its next rebuild
+        keeps (only the rounds since are written): the games watched most lately."""
         self._reads: dict[int, asyncio.Future[GameRow | None]] = {}
         """A game's read from the storage in progress, which its live viewers share."""
         self._fonts = FontSlices(cutter=font_cutter)
@@ -580,22 +585,32 @@ class WebView:
                 self._replays.popitem(last=False)
         self._replays.move_to_end(key)
         try:
-            return await asyncio.shield(built)
+            data = await asyncio.shield(built)
         except Exception:
             if self._replays.get(key) is built:
                 del self._replays[key]  # asked again, it is built again
             raise
+        self._grown(row, lang, data["rounds"])
+        return data
 
     def _earlier_rounds(self, row: GameRow, lang: Lang) -> list[dict[str, Any]] | None:
         """Return the rounds of the game's latest replay built in ``lang`` while it ran, if any:
         a running game's replay grows by a round at each flip, and only that round is new."""
-        best: tuple[int, asyncio.Future[dict[str, Any]]] | None = None
-        for (game_id, rounds, status, built_lang), built in self._replays.items():
-            if (game_id, built_lang, status) != (row.id, lang, "running") or rounds > row.round:
-                continue
-            if built.done() and not built.exception() and (best is None or rounds > best[0]):
-                best = (rounds, built)
-        return None if best is None else list(best[1].result()["rounds"])
+        rounds = self._growing.get((row.id, lang))
+        return rounds if rounds is not None and len(rounds) <= row.round else None
+
+    def _grown(self, row: GameRow, lang: Lang, rounds: list[dict[str, Any]]) -> None:
+        """Keep a running game's rounds for its next replay; forget an ended game's."""
+        key = (row.id, lang)
+        if not row.is_active:
+            self._growing.pop(key, None)
+            return
+        known = self._growing.get(key)
+        if known is None or len(known) < len(rounds):
+            self._growing[key] = rounds
+        self._growing.move_to_end(key)
+        while len(self._growing) > KEPT_GROWING:
+            self._growing.popitem(last=False)
 
     async def static(self, request: web.Request) -> web.StreamResponse:
         """The pages' style sheet and script."""

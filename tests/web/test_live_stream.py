@@ -9,6 +9,7 @@ from krigbot.i18n import t
 from krigbot.web.replay import replay_data
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.support.handsfree import command
 from tests.support.live import Stream, live_address
 from tests.support.players import ChosenSeeds, flip, game_id_of, start_game
 from tests.support.steal_war import STEAL_ONE, play_to_choice, start_steal_war
@@ -162,3 +163,21 @@ async def test_steal_wars_battles_and_choices_stream_each_round_once_in_order(
         played = await stream.take(row.round)
         assert [e.id for e in played] == [str(n) for n in range(1, row.round + 1)]
         assert {e.kind for e in played} == {"round"}
+
+
+async def test_a_cancelled_game_ends_its_stream(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(BOB_WINS)
+    await web_on(standin, world, web.bot)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    await flip(standin, world.no_channel, world.alice, count=4)
+    address = await stream_of(web, world, table.game_id)
+    async with aiohttp.ClientSession() as session, session.get(address) as answer:
+        stream = Stream(answer)
+        assert (await stream.next()).id == "4"
+        await command(standin, world.no_channel, world.moderator, "cancel")
+        ended = await stream.next()
+        assert (ended.kind, ended.id) == ("end", "end")
+        assert ended.data["result"] == []  # nobody won
+        assert await stream.ended()

@@ -362,7 +362,7 @@
         end.result.concat(end.summary).forEach((text, index) => {
           const p = document.createElement("p");
           p.textContent = text;
-          if (index === 0) p.className = "headline";
+          if (index === 0 && end.result.length) p.className = "headline";
           else if (index >= end.result.length) p.className = "muted";
           result.appendChild(p);
         });

@@ -55,6 +55,9 @@ STATIC_FILES: Final = frozenset(path.name for path in (HERE / "static").iterdir(
 """The files below /static/, by name: aiohttp's own static route answers a missing file with
 an empty 404 and the folder itself with a 403, not with the 404 page every other address gets."""
 KEPT_REPLAYS: Final = 16
+UNSENT_BYTES: Final = 32_768
+"""The bytes of a live stream that may wait unsent, in the event loop and in the kernel each
+(the kernel counts double): past them its writes wait, and its rounds queue."""
 KEPT_GROWING: Final = 256
 """The running games (in a language) whose rounds are kept for their next rebuild."""
 KEPT_EVENTS: Final = 4096
@@ -506,6 +509,13 @@ class WebView:
         transport = request.transport
         # A viewer too slow for its queue: its connection goes, which ends a write it waits on.
         viewer.on_drop = transport.close if transport is not None else None
+        if transport is not None:
+            # What waits unsent for a viewer stays small: the kernel's buffer as the event
+            # loop's, so a reader that falls behind stalls its stream (and is dropped) soon.
+            transport.set_write_buffer_limits(high=UNSENT_BYTES)
+            connection = transport.get_extra_info("socket")
+            if connection is not None:
+                connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, UNSENT_BYTES)
         try:
             await response.prepare(request)
             data = await self._replay(row, lang)

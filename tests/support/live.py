@@ -9,6 +9,10 @@ from typing import Any
 
 import aiohttp
 
+from krigbot.engine import Game, Rules
+
+LONG_GAME_ROUNDS = 400
+"""Rounds of a game long enough to fill a reader's connection that reads nothing."""
 WAIT_SECONDS = 10.0
 """How long a test waits for the next event before it fails."""
 
@@ -59,3 +63,16 @@ def live_address(page: str) -> str:
     start = page.index('<link rel="alternate" type="text/event-stream" href="')
     href = page[start:].split('href="', 1)[1].split('"', 1)[0]
     return href.replace("&amp;", "&")
+
+
+def long_deal(rounds: int) -> int:
+    """Return the first seed whose standard game lasts more than ``rounds`` rounds."""
+    rules = Rules.preset("standard")
+    seed = 0
+    while True:
+        game = Game.new(rules, seed)
+        while game.outcome is None and game.round <= rounds:
+            game.play_round()
+        if game.outcome is None:
+            return seed
+        seed += 1

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
+
 import aiohttp
+from yarl import URL
 
 from krigbot.engine import Game, Round
 from krigbot.i18n import t
@@ -10,7 +14,7 @@ from krigbot.web.replay import replay_data
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import command
-from tests.support.live import Stream, live_address
+from tests.support.live import LONG_GAME_ROUNDS, Stream, live_address, long_deal
 from tests.support.players import ChosenSeeds, flip, game_id_of, start_game
 from tests.support.steal_war import STEAL_ONE, play_to_choice, start_steal_war
 from tests.support.web import Web
@@ -181,3 +185,41 @@ async def test_a_cancelled_game_ends_its_stream(
         assert (ended.kind, ended.id) == ("end", "end")
         assert ended.data["result"] == []  # nobody won
         assert await stream.ended()
+
+
+async def test_a_viewer_that_reads_too_slowly_is_dropped_not_buffered_for(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(long_deal(LONG_GAME_ROUNDS))
+    await web_on(standin, world, web.bot)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    path = (await stream_of(web, world, table.game_id)).removeprefix(web.base)
+    base = URL(web.base)
+    assert base.host is not None
+    assert base.port is not None
+    # A browser that asks for the stream and then reads nothing of it (its window kept tiny).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, (base.host, base.port))
+    await loop.sock_sendall(sock, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    try:
+        await flip(standin, world.no_channel, world.alice)
+        assert web.bot.live.watching(table.game_id) == 1
+        for _ in range(LONG_GAME_ROUNDS):
+            await web.bot.service.play.flip(world.no_channel.id, world.alice.id)
+            if web.bot.live.watching(table.game_id) == 0:
+                break
+        assert web.bot.live.watching(table.game_id) == 0  # dropped, the game still running
+        row = await web.bot.storage.games.get_game(table.game_id)
+        assert row is not None
+        assert row.status == "running"
+        # Its connection is closed: what was sent before the drop, then nothing more.
+        received = b""
+        async with asyncio.timeout(10):
+            while chunk := await loop.sock_recv(sock, 65536):
+                received += chunk
+        assert received.count(b"event: round") < row.round
+    finally:
+        sock.close()

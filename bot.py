@@ -262,6 +262,7 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
             storage,
             bots[0].web,
             clock=lambda: bots[-1].service.registry.clock(),
+            live=bots[0].live,
             # The fonts' slices are cut where the pictures are drawn, off the bot's interpreter.
             font_cutter=pool(settings.render_processes) if settings.render_processes else None,
         )
@@ -285,7 +286,15 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
                 attempt += 1
                 if await stop.pause(pause):
                     break
-                bots.append(KrigBot(settings, storage, metrics=bots[0].metrics, web=bots[0].web))
+                bots.append(
+                    KrigBot(
+                        settings,
+                        storage,
+                        metrics=bots[0].metrics,
+                        web=bots[0].web,
+                        live=bots[0].live,
+                    )
+                )
                 del bots[:-2]  # the first (whose metrics serve) and the one trying now
     finally:
         if web is not None:

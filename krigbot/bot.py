@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -44,6 +44,7 @@ from krigbot.monitoring.metrics import GatewayState, count_rest
 from krigbot.render.emoji import CardFaces
 from krigbot.render.worker import warm_up_workers
 from krigbot.sessions import GameService, Seeds, random_seed
+from krigbot.sessions.live import LiveHub, across_processes
 from krigbot.sessions.matches import MatchKeeper
 from krigbot.storage import Storage, StorageError
 from krigbot.web.access import WebAccess
@@ -162,10 +163,11 @@ class KrigBot(commands.AutoShardedBot):
         seeds: Seeds = random_seed,
         metrics: Metrics | None = None,
         web: WebAccess | None = None,
+        live: LiveHub | None = None,
         **options: Any,
     ) -> None:
-        """``metrics`` and ``web``: those of an earlier bot of this process, whose start failed
-        (the monitoring endpoint and the web view serve them); new ones without."""
+        """``metrics``, ``web`` and ``live``: those of an earlier bot of this process, whose
+        start failed (the monitoring endpoint and the web view serve them); new ones without."""
         quiet_discord_logs()  # before discord.py's own __init__, which warns about voice
         shard_ids = None if settings.shards.ids is None else list(settings.shards.ids)
         self.metrics = Metrics() if metrics is None else metrics
@@ -205,7 +207,10 @@ class KrigBot(commands.AutoShardedBot):
             seeds=seeds,
             metrics=self.metrics,
             shards=settings.shards,
+            live=live,
         )
+        self.live = self.service.registry.live
+        """The live pages' viewers, told of each round this bot commits."""
         self.matches = MatchKeeper(self.service.registry)
         self.tables = Tables()
         """Every channel's turn and live message, for every cog that shows a game."""
@@ -225,6 +230,8 @@ class KrigBot(commands.AutoShardedBot):
         self.faces_synced = asyncio.Event()
         """Set when the card emojis have been synced (or read), or their sync has failed."""
         self._background: set[asyncio.Task[None]] = set()
+        self._live_stop: Callable[[], Awaitable[None]] | None = None
+        """Stops the live pages' notes between processes (PostgreSQL), once they are on."""
         self.leases: ShardLeases | None = None
         """With ``KRIG_SHARDS=auto``: the leases this process holds its shards by."""
         if settings.shards.auto and settings.shards.count is not None:
@@ -242,6 +249,12 @@ class KrigBot(commands.AutoShardedBot):
         count_rest(self.http._HTTPClient__session, self.metrics)  # type: ignore[attr-defined]
         # The bot's own user is known, and a player may challenge it.
         self.service.registry.krigbot_id = self.user.id if self.user is not None else None
+        if self.user is not None and self._live_stop is None:
+            try:
+                # The live pages' viewers on every process hear the rounds of every process.
+                self._live_stop = await across_processes(self.live, self.storage, self.user.id)
+            except StorageError as exc:
+                log.warning("live pages follow only this process's rounds: %s", exc)
         if self.leases is not None:
             # Claimed before anything is restored: the games restored are those of these.
             held = await self.leases.first()
@@ -394,6 +407,9 @@ class KrigBot(commands.AutoShardedBot):
         # No deadline's handler may reach into a closed client.
         await self.service.deadlines.close()
         self.load.stop()
+        if self._live_stop is not None:
+            stop, self._live_stop = self._live_stop, None
+            await stop()
         await super().close()
         if self.leases is not None:
             # Every shard is closed: the other processes may take them at once.

@@ -193,6 +193,7 @@ class Play:
             self.deadlines.cancel(row.id)
             if row.status == "running":
                 self.registry.count_abandoned(row)
+            self.registry.live.committed(row.id, row.round)  # its live page ends too
             return row
 
     async def play_on(

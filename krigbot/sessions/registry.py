@@ -22,6 +22,7 @@ from krigbot.engine.game import outcome_to_dict
 from krigbot.logs import about, context
 from krigbot.monitoring import Metrics
 from krigbot.sessions.deadlines import Deadlines
+from krigbot.sessions.live import LiveHub
 from krigbot.sessions.results import LostWrite, Refusal, player_results
 from krigbot.storage import GameRow, RoundConflictError, Storage, StorageError
 
@@ -78,8 +79,11 @@ class Registry:
         metrics: Metrics | None = None,
         shards: Shards = EVERY_SHARD,
         deadlines: Deadlines | None = None,
+        live: LiveHub | None = None,
     ) -> None:
         self.storage = storage
+        self.live = LiveHub() if live is None else live
+        """The viewers of the games' live pages, told of every round committed here."""
         self.clock = clock
         self.shards = shards
         """The shards this process runs: it restores and times out only their servers' games.
@@ -355,6 +359,7 @@ class Registry:
             self._unsure[row.channel_id] = (row.id, row.round, game.round, now)
             raise Refusal("err.storage") from None
         self._unsure.pop(row.channel_id, None)
+        self.live.committed(row.id, game.round)
         if self.metrics is not None:
             self.metrics.rounds.inc(game.round - row.round)
             if game.outcome is not None:

@@ -15,6 +15,7 @@ from krigbot.sessions.challenges import Challenges
 from krigbot.sessions.choices import Choices
 from krigbot.sessions.deadlines import Deadlines
 from krigbot.sessions.handsfree import HandsFree
+from krigbot.sessions.live import LiveHub
 from krigbot.sessions.play import Play
 from krigbot.sessions.recovery import Recovery
 from krigbot.sessions.registry import Registry, Seeds, random_seed
@@ -38,6 +39,7 @@ class GameService:
         seeds: Seeds = random_seed,
         metrics: Metrics | None = None,
         shards: Shards = EVERY_SHARD,
+        live: LiveHub | None = None,
     ) -> None:
         # Read at each look, so a clock set on the registry later (a test's) is the scheduler's.
         self.deadlines = Deadlines(lambda: self.registry.clock())
@@ -49,6 +51,7 @@ class GameService:
             metrics=metrics,
             shards=shards,
             deadlines=self.deadlines,
+            live=live,
         )
         """The running games: locks, cache, reading and committing them (the shared core)."""
         self.time_limits = TimeLimits(self.registry, self.deadlines)

@@ -299,6 +299,13 @@ class Database(ABC):
         """
         return False
 
+    async def listen_notes(
+        self, channel: str, heard: Callable[[str], None]
+    ) -> Callable[[], Awaitable[None]]:
+        """Call ``heard`` with the payload of each notification on ``channel`` (PostgreSQL
+        only); return what stops it."""
+        raise NotImplementedError(f"{self.dialect.name} sends no notifications")
+
     async def listen(
         self, channel: str, heard: Callable[[], None]
     ) -> Callable[[], Awaitable[None]]:

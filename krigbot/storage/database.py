@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Final, Literal, Self
 from krigbot.storage.claims import ClaimStore
 from krigbot.storage.games import GameStore
 from krigbot.storage.matches import MatchStore
+from krigbot.storage.notes import NoteStore
 from krigbot.storage.records import RecordStore
 from krigbot.storage.settings import SettingsStore
 from krigbot.storage.stats import StatsStore
@@ -47,6 +48,7 @@ class Storage:
         self.records = RecordStore(database)
         self.tournaments = TournamentStore(database)
         self.claims = ClaimStore(database)
+        self.notes = NoteStore(database)
 
     @classmethod
     async def open(

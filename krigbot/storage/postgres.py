@@ -341,6 +341,27 @@ class PostgresDatabase(Database):
             )
         return 0.0
 
+    async def listen_notes(
+        self, channel: str, heard: Callable[[str], None]
+    ) -> Callable[[], Awaitable[None]]:
+        """Call ``heard`` with the payload of each notification on ``channel``; return what
+        stops it (on a connection of its own, as :meth:`listen`)."""
+        if self._url is None:
+            raise StorageClosedError(f"The storage for {self._path} cannot listen.")
+        try:
+            conn = await asyncpg.connect(self._url, timeout=CONNECT_SECONDS)
+            await conn.add_listener(channel, lambda *args: heard(str(args[-1])))
+        except (TimeoutError, *_ERRORS) as exc:
+            raise translate_postgres_error(exc, self._path) from exc
+        self._listening.append(conn)
+
+        async def stop() -> None:
+            if conn in self._listening:
+                self._listening.remove(conn)
+                conn.terminate()
+
+        return stop
+
     async def listen(
         self, channel: str, heard: Callable[[], None]
     ) -> Callable[[], Awaitable[None]]:

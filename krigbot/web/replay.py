@@ -68,14 +68,23 @@ def _result(row: GameRow, final: Variant, lang: Lang) -> list[str]:
     return [head.removeprefix("🏆").strip(), reason]
 
 
-def replay_data(row: GameRow, lang: Lang) -> dict[str, Any]:
-    """Rebuild an ended game and return everything its page's replay shows, in ``lang``."""
+def replay_data(
+    row: GameRow, lang: Lang, known: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Rebuild a game and return everything its page's replay shows, in ``lang``.
+
+    ``known`` are rounds of the same game from an earlier replay in ``lang`` (a running game's,
+    a few rounds ago): a round's text depends only on the rounds up to it, so they are kept,
+    and only the rounds since are written.
+    """
     assert row.state is not None
     rebuilt: GameRounds = rebuild(row.state)
     final = load_game(row.state)
-    rounds = [
+    kept = (known or [])[: len(rebuilt.rounds)]
+    rounds = kept + [
         _round(played, replay_embed(row, rebuilt, number, final, lang).description or "")
         for number, played in enumerate(rebuilt.rounds, start=1)
+        if number > len(kept)
     ]
     teams = final.rules.teams
     colours = [

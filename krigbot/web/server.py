@@ -33,6 +33,7 @@ from krigbot.i18n import LANGS, Lang, fmt_date, fmt_number, fmt_percent, support
 from krigbot.logs import about
 from krigbot.monitoring.server import served_at
 from krigbot.render.cards import card_back, card_face
+from krigbot.sessions.live import LiveHub
 from krigbot.web.access import PERIODS, Site, WebAccess
 from krigbot.web.fonts import FontSlices, style_sheet
 from krigbot.web.replay import replay_data
@@ -54,6 +55,13 @@ STATIC_FILES: Final = frozenset(path.name for path in (HERE / "static").iterdir(
 """The files below /static/, by name: aiohttp's own static route answers a missing file with
 an empty 404 and the folder itself with a 403, not with the 404 page every other address gets."""
 KEPT_REPLAYS: Final = 16
+UNSENT_BYTES: Final = 32_768
+"""The bytes of a live stream that may wait unsent, in the event loop and in the kernel each
+(the kernel counts double): past them its writes wait, and its rounds queue."""
+KEPT_GROWING: Final = 256
+"""The running games (in a language) whose rounds are kept for their next rebuild."""
+KEPT_EVENTS: Final = 4096
+"""The live events kept written (a round each, about 1 kB): the newest of every game watched."""
 LEADERBOARD_SIZE: Final = 50
 WINDOWS: Final[dict[str, timedelta | None]] = {
     "all": None,
@@ -63,7 +71,7 @@ WINDOWS: Final[dict[str, timedelta | None]] = {
 
 CONTENT_SECURITY_POLICY: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'none'; font-src 'self'; base-uri 'none'; form-action 'none'; "
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; "
     "frame-ancestors 'none'"
 )
 SECURITY_HEADERS: Final = {
@@ -196,6 +204,8 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         resource = request.match_info.route.resource
         log.exception("the web view failed on %s", resource.canonical if resource else "?")
         response = web.Response(status=500, text="500")
+    if response.prepared:
+        return response  # a live stream, which sent these headers itself
     response.headers.update(SECURITY_HEADERS)
     if request.path.startswith("/s/"):
         response.headers["Cache-Control"] = "no-store"
@@ -268,12 +278,25 @@ class WebView:
         *,
         clock: Callable[[], datetime],
         font_cutter: Executor | None = None,
+        live: LiveHub | None = None,
     ) -> None:
         self.storage = storage
+        self.live = LiveHub() if live is None else live
+        """The viewers of running games, told of each round the bot commits."""
         self.access = access
         self.clock = clock
-        self._replays: OrderedDict[tuple[int, int, str, Lang], dict[str, Any]] = OrderedDict()
-        """(game, rounds played, status, language) -> its replay: a running game's grows."""
+        self._replays: OrderedDict[tuple[int, int, str, Lang], asyncio.Future[dict[str, Any]]] = (
+            OrderedDict()
+        )
+        """(game, rounds played, status, language) -> its replay: a running game's grows.
+        Kept as it is being built, so the viewers of a round all wait on one rebuild."""
+        self._events: OrderedDict[tuple[int, Lang, int], bytes] = OrderedDict()
+        """(game, language, round) -> the round's live event, as its viewers are sent it."""
+        self._growing: OrderedDict[tuple[int, Lang], list[dict[str, Any]]] = OrderedDict()
+        """(game, language) -> a running game's rounds as last rebuilt, which its next rebuild
+        keeps (only the rounds since are written): the games watched most lately."""
+        self._reads: dict[int, asyncio.Future[GameRow | None]] = {}
+        """A game's read from the storage in progress, which its live viewers share."""
         self._fonts = FontSlices(cutter=font_cutter)
         """The web fonts' slices, cut in ``font_cutter`` (the drawing workers) where given."""
         self._players: dict[tuple[int, str], dict[str, int]] = {}
@@ -295,6 +318,7 @@ class WebView:
         app.router.add_get("/s/{site}/", self.leaderboard)
         app.router.add_get("/s/{site}/player/{player}", self.player)
         app.router.add_get("/s/{site}/game/{game}", self.game)
+        app.router.add_get("/s/{site}/game/{game}/live", self.follow)
         app.router.add_get("/s/{site}/tournament/{tournament}", self.tournament)
         app.router.add_get("/cards/{lang}/{code}.png", self.card)
         app.router.add_get("/static/{name}", self.static)
@@ -304,7 +328,8 @@ class WebView:
 
     async def start(self, host: str, port: int = 0, *, sock: socket.socket | None = None) -> None:
         """Start serving on ``host:port`` (or on an already bound socket)."""
-        self._runner = web.AppRunner(self.app(), access_log=None)
+        # A live page's viewer who leaves ends its stream's handler there, not at the next round.
+        self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True)
         await self._runner.setup()
         site: web.BaseSite = (
             web.SockSite(self._runner, sock)
@@ -416,8 +441,8 @@ class WebView:
         }
         return aiohttp_jinja2.render_template("player.html", request, context)
 
-    async def game(self, request: web.Request) -> web.Response:
-        """A game with its replay: the whole of an ended one, a running one's rounds so far."""
+    async def _game_row(self, request: web.Request) -> GameRow:
+        """Return the game a signed address names, as stored; a missing page otherwise."""
         site = await self._site(request)
         parts = self.access.split(request.match_info["game"])
         if parts is None or not self.access.check(site.guild_id, site.key, "game", *parts):
@@ -427,6 +452,12 @@ class WebView:
             raise web.HTTPNotFound
         if row.state is None or (row.round == 0 and not row.is_active):
             raise web.HTTPNotFound
+        return row
+
+    async def game(self, request: web.Request) -> web.Response:
+        """A game with its replay: the whole of an ended one, a running one's rounds so far."""
+        site = await self._site(request)
+        row = await self._game_row(request)
         reader = self._reader(request)
         lang = reader.lang
         try:
@@ -446,8 +477,97 @@ class WebView:
                 for seat, name in enumerate(row.names)
             ],
             "board": self.access.leaderboard_path(site),
+            "live": _page_url(request, request.path + "/live") if row.is_active else None,
         }
         return aiohttp_jinja2.render_template("game.html", request, context)
+
+    async def follow(self, request: web.Request) -> web.StreamResponse:
+        """A running game's rounds as they are played: Server-Sent Events, one per round.
+
+        Each round's event has the round's number as its id, the end's is ``end``. A browser
+        that reconnects names the last it had (``Last-Event-ID``), and gets every round after
+        it, read from the storage, so none is lost or repeated; one that names none (a viewer
+        joining) gets the position first (``position``, the replay so far), then the rounds.
+        The page itself asks with ``after``, the rounds it was served with.
+        """
+        row = await self._game_row(request)
+        last = request.headers.get("Last-Event-ID", request.query.get("after"))
+        if last == END_ID:
+            return web.Response(status=204)  # the stream is over: the browser stops asking
+        after = int(last) if last is not None and last.isascii() and last.isdigit() else None
+        lang = self._reader(request).lang
+        # Watching before reading: a round committed from here on is told, none falls between.
+        viewer = self.live.watch(row.id)
+        response = web.StreamResponse(
+            headers={
+                **SECURITY_HEADERS,
+                "Content-Type": "text/event-stream; charset=utf-8",
+                "Cache-Control": "no-store",
+                "X-Accel-Buffering": "no",
+            }
+        )
+        transport = request.transport
+        # A viewer too slow for its queue: its connection goes, which ends a write it waits on.
+        viewer.on_drop = transport.close if transport is not None else None
+        if transport is not None:
+            # What waits unsent for a viewer stays small: the kernel's buffer as the event
+            # loop's, so a reader that falls behind stalls its stream (and is dropped) soon.
+            transport.set_write_buffer_limits(high=UNSENT_BYTES)
+            connection = transport.get_extra_info("socket")
+            if connection is not None:
+                connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, UNSENT_BYTES)
+        try:
+            await response.prepare(request)
+            data = await self._replay(row, lang)
+            if after is None:
+                sent = len(data["rounds"])
+                await response.write(_event("position", sent, data))
+            else:
+                sent = min(after, len(data["rounds"]))
+            while True:
+                for played in data["rounds"][sent:]:
+                    await response.write(self._round_event(row.id, lang, played))
+                sent = len(data["rounds"])
+                if not row.is_active:
+                    ended = _end_of(data) | {"title": t(lang, "over.title")}
+                    await response.write(_event("end", END_ID, ended))
+                    break
+                told = await viewer.next()
+                if told is None:
+                    break
+                fresh = await self._latest(row.id)
+                if fresh is not None and fresh.round < told:
+                    fresh = await self._latest(row.id)  # a read begun before that commit
+                if fresh is None:
+                    break
+                viewer.taken(fresh.round)
+                if fresh.round != row.round or fresh.status != row.status:
+                    row = fresh
+                    data = await self._replay(row, lang)
+        except (ConnectionResetError, EngineError):
+            pass  # the viewer left (or was dropped); a broken game has no more to show
+        finally:
+            self.live.leave(viewer)
+        return response
+
+    def _round_event(self, game_id: int, lang: Lang, played: dict[str, Any]) -> bytes:
+        """Return a round's event, written once for all its viewers in a language."""
+        key = (game_id, lang, int(played["n"]))
+        event = self._events.get(key)
+        if event is None:
+            event = self._events[key] = _event("round", played["n"], played)
+            while len(self._events) > KEPT_EVENTS:
+                self._events.popitem(last=False)
+        return event
+
+    async def _latest(self, game_id: int) -> GameRow | None:
+        """Read a game as stored; the viewers asking at once share one read."""
+        pending = self._reads.get(game_id)
+        if pending is None:
+            pending = asyncio.ensure_future(self.storage.games.get_game(game_id))
+            self._reads[game_id] = pending
+            pending.add_done_callback(lambda _: self._reads.pop(game_id, None))
+        return await asyncio.shield(pending)
 
     async def tournament(self, request: web.Request) -> web.Response:
         """A tournament: its rounds, its standings (Swiss, round robin), its champion."""
@@ -465,15 +585,42 @@ class WebView:
 
     async def _replay(self, row: GameRow, lang: Lang) -> dict[str, Any]:
         key = (row.id, row.round, row.status, lang)
-        data = self._replays.get(key)
-        if data is None:
+        built = self._replays.get(key)
+        if built is None:
             # A long game takes a moment to rebuild; the bot keeps answering Discord meanwhile.
-            data = await asyncio.to_thread(replay_data, row, lang)
-            self._replays[key] = data
+            known = self._earlier_rounds(row, lang)
+            built = asyncio.ensure_future(asyncio.to_thread(replay_data, row, lang, known))
+            self._replays[key] = built
             while len(self._replays) > KEPT_REPLAYS:
                 self._replays.popitem(last=False)
         self._replays.move_to_end(key)
+        try:
+            data = await asyncio.shield(built)
+        except Exception:
+            if self._replays.get(key) is built:
+                del self._replays[key]  # asked again, it is built again
+            raise
+        self._grown(row, lang, data["rounds"])
         return data
+
+    def _earlier_rounds(self, row: GameRow, lang: Lang) -> list[dict[str, Any]] | None:
+        """Return the rounds of the game's latest replay built in ``lang`` while it ran, if any:
+        a running game's replay grows by a round at each flip, and only that round is new."""
+        rounds = self._growing.get((row.id, lang))
+        return rounds if rounds is not None and len(rounds) <= row.round else None
+
+    def _grown(self, row: GameRow, lang: Lang, rounds: list[dict[str, Any]]) -> None:
+        """Keep a running game's rounds for its next replay; forget an ended game's."""
+        key = (row.id, lang)
+        if not row.is_active:
+            self._growing.pop(key, None)
+            return
+        known = self._growing.get(key)
+        if known is None or len(known) < len(rounds):
+            self._growing[key] = rounds
+        self._growing.move_to_end(key)
+        while len(self._growing) > KEPT_GROWING:
+            self._growing.popitem(last=False)
 
     async def static(self, request: web.Request) -> web.StreamResponse:
         """The pages' style sheet and script."""
@@ -520,6 +667,21 @@ class WebView:
             content_type="image/png",
             headers={"Cache-Control": "public, max-age=604800, immutable"},
         )
+
+
+END_ID: Final = "end"
+"""The id of a live stream's last event, the game's end."""
+
+
+def _event(kind: str, event_id: int | str, data: Any) -> bytes:
+    """Return one Server-Sent Event: its name, its id and its data as one line of JSON."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {kind}\nid: {event_id}\ndata: {text}\n\n".encode()
+
+
+def _end_of(data: dict[str, Any]) -> dict[str, Any]:
+    """Return what the end of a live game shows: who won and why, and the game's figures."""
+    return {"final": data["final"], "result": data["result"], "summary": data["summary"]}
 
 
 def _card_code(code: str) -> str:

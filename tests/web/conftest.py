@@ -39,7 +39,7 @@ async def web(
     base = f"http://127.0.0.1:{port}"
     settings = make_settings(db_path, web_port=port, web_url=base, web_secret=SECRET)
     bot = KrigBot(settings, storage, seeds=seeds, guild_ready_timeout=0.05)
-    view = WebView(storage, bot.web, clock=lambda: bot.service.registry.clock())
+    view = WebView(storage, bot.web, clock=lambda: bot.service.registry.clock(), live=bot.live)
     await view.start("127.0.0.1", sock=sock)
     try:
         async with run_bot(bot, standin) as running:

@@ -8,7 +8,7 @@
   if (!root || !source) return;
   const data = JSON.parse(source.textContent);
   const rounds = data.rounds;
-  const total = rounds.length;
+  let total = rounds.length;
   const cards = root.dataset.cards;
   const deckSize = data.deal.reduce((a, b) => a + b, 0) || 1;
   const seats = Array.from(root.querySelectorAll(".seat"));
@@ -17,8 +17,8 @@
   const scrub = document.getElementById("scrub");
   const chart = document.getElementById("chart");
   const result = document.getElementById("result");
-  const running = root.dataset.running === "true";
-  const atEnd = running ? "latest" : "ended"; // a game under way: its latest round so far
+  let running = root.dataset.running === "true";
+  let atEnd = running ? "latest" : "ended"; // a game under way: its latest round so far
   const playButton = document.getElementById("play");
   const speedSelect = document.getElementById("speed");
   const buttons = {
@@ -203,7 +203,7 @@
     }
     // The chart and the result tell how the game ends: only as far as the replay has come.
     lines.forEach(([line, members]) => line.setAttribute("points", chartPoints(members, position)));
-    if (result) result.hidden = position !== total;
+    if (result) result.hidden = position !== total || running;
     buttons.first.disabled = buttons.prev.disabled = position === 0;
     buttons.next.disabled = buttons.last.disabled = position === total;
     buttons.war.disabled = nextWar() === null;
@@ -256,6 +256,8 @@
   }
 
   function drawChart() {
+    chart.replaceChildren();
+    lines = [];
     const h = CHART_H;
     const y = chartY;
     const x = chartX;
@@ -327,4 +329,54 @@
   // A game under way opens on its latest round; an ended one on the deal, its end unspoilt.
   show(running ? total : 0, false);
   setPlaying(false);
+
+  // A game under way follows its rounds as they are played (Server-Sent Events). A viewer on
+  // the latest round sees each new one played out; one looking back stays where they are.
+  const stream = document.querySelector('link[rel="alternate"][type="text/event-stream"]');
+  if (running && stream && window.EventSource) {
+    const address = new URL(stream.getAttribute("href"), document.baseURI);
+    address.searchParams.set("after", String(total));
+    const events = new EventSource(address.pathname + address.search);
+    events.addEventListener("round", (event) => {
+      const played = JSON.parse(event.data);
+      if (played.n !== total + 1) return; // the stream resumes after the last one had
+      const following = position === total && !playing;
+      rounds.push(played);
+      total += 1;
+      if (played.steps.length) data.wars.push(played.n);
+      scrub.max = String(total);
+      drawChart();
+      if (following) show(total, true);
+      else if (!playing) show(position, false);
+    });
+    events.addEventListener("end", (event) => {
+      events.close();
+      const end = JSON.parse(event.data);
+      data.final = end.final;
+      data.result = end.result;
+      data.summary = end.summary;
+      if (result) {
+        const title = document.createElement("h2");
+        title.textContent = end.title;
+        result.replaceChildren(title);
+        end.result.concat(end.summary).forEach((text, index) => {
+          const p = document.createElement("p");
+          p.textContent = text;
+          if (index === 0 && end.result.length) p.className = "headline";
+          else if (index >= end.result.length) p.className = "muted";
+          result.appendChild(p);
+        });
+      }
+      const note = document.getElementById("running");
+      if (note) note.hidden = true;
+      running = false;
+      atEnd = "ended";
+      root.dataset.running = "false";
+      if (position === total && !playing) {
+        drawCaption(total);
+        if (result) result.hidden = false;
+        root.dataset.state = atEnd;
+      }
+    });
+  }
 })();

@@ -28,6 +28,13 @@ CHANNEL: Final = "krig_live_{bot}"
 database are never heard."""
 QUEUE_SIZE: Final = 16
 """The rounds a viewer may have waiting; one more and it is dropped."""
+WATCH_SECONDS: Final = 20.0
+"""How often a process tells the others again which games its viewers watch."""
+WATCH_KEPT_SECONDS: Final = 3 * WATCH_SECONDS
+"""How long a game told as watched elsewhere has its rounds told (a process that stopped
+telling, because its viewers left or it died, is forgotten then)."""
+LOOK: Final = 0
+"""The round of a note that asks a game's viewers to read it again from the storage."""
 
 
 class Viewer:
@@ -83,12 +90,22 @@ class LiveHub:
         self.relay: Callable[[int, int], None] | None = None
         """Where a round committed here is told to the bot's other processes (PostgreSQL's
         notifications); None on SQLite, where one process holds every game."""
+        self.on_first: Callable[[int], None] | None = None
+        """Called when a game gets its first viewer in this process (the other processes are
+        told that its rounds are wanted here)."""
 
     def watch(self, game_id: int) -> Viewer:
         """Start watching a game; :meth:`leave` ends it."""
         viewer = Viewer(game_id, self._queue_size)
-        self._viewers.setdefault(game_id, set()).add(viewer)
+        viewers = self._viewers.setdefault(game_id, set())
+        viewers.add(viewer)
+        if len(viewers) == 1 and self.on_first is not None:
+            self.on_first(game_id)
         return viewer
+
+    def games(self) -> list[int]:
+        """Return the games this process's viewers watch."""
+        return list(self._viewers)
 
     def leave(self, viewer: Viewer) -> None:
         """Stop telling a viewer anything."""
@@ -132,31 +149,64 @@ async def across_processes(
     viewers, through the database (PostgreSQL); return what stops it (None: SQLite, one
     process, nothing to tell).
 
-    A note is ``process:game:round``; a process skips its own, which its viewers were told.
+    Only the rounds of games watched on another process are told: a process tells the others
+    ``w:process:game`` when a game gets its first viewer there, and again every
+    ``WATCH_SECONDS`` while it has one, and each round of such a game goes out as
+    ``r:process:game:round``. A process that hears of a game newly watched answers with a
+    ``LOOK`` round, so the viewer reads again what was committed before the watch was heard.
+    A process skips its own notes, whose rounds its viewers were told.
     """
     notes = storage.notes
     if not notes.carried:
         return None
     channel = CHANNEL.format(bot=bot_id)
     me = secrets.token_hex(6)
+    loop = asyncio.get_running_loop()
     sending: set[asyncio.Task[None]] = set()
+    elsewhere: dict[int, float] = {}
+    """The games watched on other processes, and until when their rounds are told."""
 
-    def heard(note: str) -> None:
-        sender, _, rest = note.partition(":")
-        game, _, round_ = rest.partition(":")
-        if sender != me and game.isdigit() and round_.isdigit():
-            hub.heard(int(game), int(round_))
-
-    def relay(game_id: int, round_: int) -> None:
-        task = asyncio.create_task(notes.tell(channel, f"{me}:{game_id}:{round_}"))
+    def tell(note: str) -> None:
+        task = asyncio.create_task(notes.tell(channel, note))
         sending.add(task)
         task.add_done_callback(_sent(sending))
 
+    def heard(note: str) -> None:
+        kind, sender, game, *rest = note.split(":")
+        if sender == me or not game.isdigit():
+            return
+        if kind == "w":
+            until = elsewhere.get(int(game))
+            elsewhere[int(game)] = loop.time() + WATCH_KEPT_SECONDS
+            if until is None or until < loop.time():
+                tell(f"r:{me}:{game}:{LOOK}")
+        elif kind == "r" and rest and rest[0].isdigit():
+            hub.heard(int(game), int(rest[0]))
+
+    def relay(game_id: int, round_: int) -> None:
+        until = elsewhere.get(game_id)
+        if until is None:
+            return
+        if until < loop.time():
+            del elsewhere[game_id]
+            return
+        tell(f"r:{me}:{game_id}:{round_}")
+
+    async def remind() -> None:
+        while True:
+            await asyncio.sleep(WATCH_SECONDS)
+            for game_id in hub.games():
+                tell(f"w:{me}:{game_id}")
+
     stop = await notes.hear(channel, heard)
     hub.relay = relay
+    hub.on_first = lambda game_id: tell(f"w:{me}:{game_id}")
+    reminding = asyncio.create_task(remind(), name="krig-live-watches")
 
     async def stopped() -> None:
-        hub.relay = None
+        hub.relay = hub.on_first = None
+        reminding.cancel()
+        await asyncio.gather(reminding, return_exceptions=True)
         await stop()
 
     return stopped

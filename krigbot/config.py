@@ -151,6 +151,9 @@ class Settings:
     """The pause between identifies in one bucket (lower only against a test server)."""
     rest_proxy: str | None = None
     """A shared REST proxy's address, which every request to Discord's API goes through."""
+    activity: bool = False
+    """The application has an Activity in the Developer Portal: ``/krig table`` launches it
+    (``KRIG_ACTIVITY``: on or off)."""
     card_emojis: bool = True
     """Upload the cards as the application's emojis and show them in the tables' text
     (``KRIG_CARD_EMOJIS``: on or off)."""
@@ -170,7 +173,7 @@ class Settings:
             f"web_secret={'<hidden>' if self.web_secret else None}, shards={self.shards!r}, "
             f"rest_share={self.rest_share}, identify_seconds={self.identify_seconds}, "
             f"rest_proxy={self.rest_proxy and _without_password(self.rest_proxy)!r}, "
-            f"card_emojis={self.card_emojis})"
+            f"card_emojis={self.card_emojis}, activity={self.activity})"
         )
 
     @property
@@ -263,6 +266,7 @@ class Settings:
             identify_seconds=_positive(merged, "KRIG_IDENTIFY_SECONDS", IDENTIFY_SECONDS),
             rest_proxy=_address(merged, "KRIG_REST_PROXY"),
             card_emojis=_switch(merged, "KRIG_CARD_EMOJIS", default=True),
+            activity=_switch(merged, "KRIG_ACTIVITY", default=False),
         )
 
 

@@ -15,6 +15,10 @@ from tests.standin.events import EventLog, Guard
 if TYPE_CHECKING:
     from tests.standin.world import User
 
+EMBEDDED = 1 << 17
+"""The application flag of an app with an Activity (``EMBEDDED`` in Discord's documentation):
+enabled in the Developer Portal, it lets an interaction be answered with ``LAUNCH_ACTIVITY``."""
+
 
 @dataclass(frozen=True)
 class SyncRecord:

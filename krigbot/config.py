@@ -270,6 +270,15 @@ class Settings:
         )
 
 
+def client_secret(env: Mapping[str, str] | None = None) -> str | None:
+    """Return the application's OAuth2 client secret (``KRIG_CLIENT_SECRET``), or None.
+
+    Read from the environment only, never from ``.env`` (a file copied around with the
+    project), and kept out of :class:`Settings`, whose fields reach log lines."""
+    raw = (os.environ if env is None else env).get("KRIG_CLIENT_SECRET")
+    return (raw or "").strip() or None
+
+
 def _shards(count_text: str | None, ids_text: str | None) -> Shards:
     count = None
     if count_text is not None and count_text.strip():

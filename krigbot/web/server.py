@@ -34,6 +34,7 @@ from krigbot.logs import about
 from krigbot.monitoring.server import served_at
 from krigbot.render.cards import card_back, card_face
 from krigbot.web.access import PERIODS, Site, WebAccess
+from krigbot.web.activity import ActivityRoutes, ActivitySignIn
 from krigbot.web.fonts import FontSlices, style_sheet
 from krigbot.web.replay import replay_data
 from krigbot.web.tournament import tournament_page
@@ -268,8 +269,11 @@ class WebView:
         *,
         clock: Callable[[], datetime],
         font_cutter: Executor | None = None,
+        activity: ActivitySignIn | None = None,
     ) -> None:
         self.storage = storage
+        self.activity = ActivityRoutes(activity)
+        """The Activity's sign-in (None: the application has no Activity set up)."""
         self.access = access
         self.clock = clock
         self._replays: OrderedDict[tuple[int, int, str, Lang], dict[str, Any]] = OrderedDict()
@@ -300,6 +304,7 @@ class WebView:
         app.router.add_get("/static/{name}", self.static)
         app.router.add_get("/fonts/krig.css", self.font_faces)
         app.router.add_get("/fonts/{name}", self.font)
+        self.activity.add_to(app)
         return app
 
     async def start(self, host: str, port: int = 0, *, sock: socket.socket | None = None) -> None:
@@ -319,6 +324,8 @@ class WebView:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.activity.sign_in is not None:
+            await self.activity.sign_in.close()
 
     # ------------------------------------------------------------------ pages
 

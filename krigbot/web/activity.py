@@ -12,6 +12,7 @@ for a minute. A token made for another application, an expired one or a made-up 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import time
@@ -22,7 +23,10 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import aiohttp
+import aiohttp_jinja2
 from aiohttp import web
+
+from krigbot.i18n import Lang, t
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +70,7 @@ class ActivitySignIn:
         api_base: str,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._client_id = client_id
+        self.client_id = client_id
         self._secret = client_secret
         self.api_base = api_base.rstrip("/")
         self.clock = clock
@@ -90,7 +94,7 @@ class ActivitySignIn:
     async def trade(self, code: str) -> dict[str, Any]:
         """Trade a code from ``authorize`` for an access token (Discord's answer: the token,
         its type, lifetime and scopes); raise :class:`SignInError` where Discord refuses."""
-        client_id = self._client_id()
+        client_id = self.client_id()
         if client_id is None:
             raise SignInError(503, "the bot has not logged in yet")
         form = {
@@ -150,7 +154,7 @@ class ActivitySignIn:
             return None, 0.0
         application = body.get("application") or {}
         user = body.get("user") or {}
-        if str(application.get("id")) != str(self._client_id()) or not user.get("id"):
+        if str(application.get("id")) != str(self.client_id()) or not user.get("id"):
             return None, 0.0  # a token another application was given
         try:
             left = (datetime.fromisoformat(body["expires"]) - datetime.now(UTC)).total_seconds()
@@ -170,15 +174,48 @@ class ActivitySignIn:
         return await self.user(token) if token else None
 
 
-class ActivityRoutes:
-    """``POST /activity/token`` and ``GET /activity/me``; both 404 where no Activity is set up."""
+FRAMED_BY: Final = "https://discord.com https://*.discord.com https://*.discordsays.com"
+"""Where Discord's clients frame an Activity (its proxy serves the page on discordsays.com)."""
+PAGE_POLICY: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; "
+    f"frame-ancestors {FRAMED_BY}"
+)
+"""The Activity page's Content-Security-Policy: the web view's own, except that Discord may
+frame it and it calls the web view's ``/activity/`` routes (nothing of any other site)."""
 
-    def __init__(self, sign_in: ActivitySignIn | None) -> None:
+
+class ActivityRoutes:
+    """``GET /activity/``, ``POST /activity/token`` and ``GET /activity/me``; all three are
+    missing pages where no Activity is set up."""
+
+    def __init__(
+        self, sign_in: ActivitySignIn | None, language: Callable[[web.Request], Lang]
+    ) -> None:
         self.sign_in = sign_in
+        self.language = language
+        """The language a request's reader gets (the web view's own choice, for every page)."""
 
     def add_to(self, app: web.Application) -> None:
+        app.router.add_get("/activity/", self.page)
+        app.router.add_get("/activity", self.page)
         app.router.add_post("/activity/token", self.token)
         app.router.add_get("/activity/me", self.me)
+
+    async def page(self, request: web.Request) -> web.Response:
+        """The page Discord opens as the Activity: it signs its user in."""
+        if self.sign_in is None:
+            raise web.HTTPNotFound()
+        client_id = self.sign_in.client_id()
+        lang = self.language(request)
+        context = {
+            "lang": lang,
+            "_": functools.partial(t, lang),
+            "client_id": "" if client_id is None else str(client_id),
+        }
+        response = aiohttp_jinja2.render_template("activity.html", request, context)
+        response.headers["Cache-Control"] = "no-store"
+        return response
 
     async def token(self, request: web.Request) -> web.Response:
         """Trade the page's code for an access token."""
@@ -205,6 +242,12 @@ class ActivityRoutes:
         if user is None:
             return _refusal(401, "no valid access token")
         return _json({"id": str(user.id), "name": user.name})
+
+
+def framed_headers(response: web.StreamResponse) -> None:
+    """Let Discord frame an Activity's answer, which the web view's headers otherwise forbid."""
+    response.headers["Content-Security-Policy"] = PAGE_POLICY
+    response.headers.pop("X-Frame-Options", None)
 
 
 def _json(body: dict[str, Any], status: int = 200) -> web.Response:

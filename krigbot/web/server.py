@@ -34,7 +34,7 @@ from krigbot.logs import about
 from krigbot.monitoring.server import served_at
 from krigbot.render.cards import card_back, card_face
 from krigbot.web.access import PERIODS, Site, WebAccess
-from krigbot.web.activity import ActivityRoutes, ActivitySignIn
+from krigbot.web.activity import ActivityRoutes, ActivitySignIn, framed_headers
 from krigbot.web.fonts import FontSlices, style_sheet
 from krigbot.web.replay import replay_data
 from krigbot.web.tournament import tournament_page
@@ -198,6 +198,8 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         log.exception("the web view failed on %s", resource.canonical if resource else "?")
         response = web.Response(status=500, text="500")
     response.headers.update(SECURITY_HEADERS)
+    if request.path == "/activity" or request.path.startswith("/activity/"):
+        framed_headers(response)
     if request.path.startswith("/s/"):
         response.headers["Cache-Control"] = "no-store"
     return response
@@ -272,7 +274,7 @@ class WebView:
         activity: ActivitySignIn | None = None,
     ) -> None:
         self.storage = storage
-        self.activity = ActivityRoutes(activity)
+        self.activity = ActivityRoutes(activity, lambda request: self._reader(request).lang)
         """The Activity's sign-in (None: the application has no Activity set up)."""
         self.access = access
         self.clock = clock

@@ -235,6 +235,13 @@ class Settings:
                 "random characters that sign the web view's links (e.g. the output of "
                 "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)."
             )
+        activity = _switch(merged, "KRIG_ACTIVITY", default=False)
+        for needed in ("KRIG_WEB_PORT", "KRIG_WEB_URL"):
+            if activity and not (merged.get(needed) or "").strip():
+                raise ConfigError(
+                    f"KRIG_ACTIVITY=on needs {needed}: the Activity is a page of the web view, "
+                    "served by the bot at its public address (docs/self-hosting.md)"
+                )
         shards = _shards(merged.get("KRIG_SHARD_COUNT"), merged.get("KRIG_SHARDS"))
         database_url = _database_url(merged.get("KRIG_DATABASE_URL"))
         if shards.auto and database_url is None:
@@ -266,7 +273,7 @@ class Settings:
             identify_seconds=_positive(merged, "KRIG_IDENTIFY_SECONDS", IDENTIFY_SECONDS),
             rest_proxy=_address(merged, "KRIG_REST_PROXY"),
             card_emojis=_switch(merged, "KRIG_CARD_EMOJIS", default=True),
-            activity=_switch(merged, "KRIG_ACTIVITY", default=False),
+            activity=activity,
         )
 
 

@@ -10,7 +10,6 @@ from discord import app_commands
 SUBCOMMANDS = (
     "start",
     "status",
-    "table",
     "forfeit",
     "cancel",
     "auto",

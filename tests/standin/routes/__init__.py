@@ -9,16 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from tests.standin.routes import (
-    bot,
-    channels,
-    commands,
-    emojis,
-    guilds,
-    interactions,
-    oauth,
-    threads,
-)
+from tests.standin.routes import bot, channels, commands, emojis, guilds, interactions, threads
 
 #: Every route table the stand-in serves, in the order they are registered.
 TABLES: tuple[web.RouteTableDef, ...] = (
@@ -29,5 +20,4 @@ TABLES: tuple[web.RouteTableDef, ...] = (
     channels.routes,
     guilds.routes,
     threads.routes,
-    oauth.routes,
 )

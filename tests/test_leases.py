@@ -8,8 +8,9 @@ as they write them, and the database from outside.
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -26,6 +27,7 @@ from tests.support.flip_stream import Table, public_answer, round_shown
 from tests.support.players import text_of
 from tests.support.postgres import Cluster
 from tests.support.processes import SECRET
+from tests.support.tcp_proxy import CuttableProxy
 
 pytestmark = pytest.mark.slow
 
@@ -41,17 +43,24 @@ def claims(standin: DiscordStandIn) -> Claims:
     return Claims(standin)
 
 
+class MakeProcess(Protocol):
+    """Makes an auto process on the test's database (at ``url``, if given: a way to it)."""
+
+    def __call__(self, url: str | None = None) -> AutoProcess: ...
+
+
 @pytest.fixture
 async def processes(
     standin: DiscordStandIn, tmp_path: Path, postgres: Cluster, pg_dsn: str, claims: Claims
-) -> AsyncIterator[Callable[[], AutoProcess]]:
+) -> AsyncIterator[MakeProcess]:
     """Return a maker of auto processes on one PostgreSQL database; every one is ended after."""
     (tmp_path / "data").mkdir()
     made: list[AutoProcess] = []
 
-    def make() -> AutoProcess:
+    def make(url: str | None = None) -> AutoProcess:
         settings = {"KRIG_CHALLENGE_SECONDS": str(CHALLENGE_SECONDS)}
-        process = AutoProcess(standin, tmp_path, pg_dsn, f"bot-{len(made)}", claims, settings)
+        name = f"bot-{len(made)}"
+        process = AutoProcess(standin, tmp_path, url or pg_dsn, name, claims, settings)
         made.append(process)
         return process
 
@@ -87,7 +96,7 @@ def shard_of_table(standin: DiscordStandIn, table: Table) -> int:
 @pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
 async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
     standin: DiscordStandIn,
-    processes: Callable[[], AutoProcess],
+    processes: MakeProcess,
     claims: Claims,
     postgres: Cluster,
     pg_dsn: str,
@@ -173,7 +182,7 @@ async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
 @pytest.mark.standin(shard_count=2, identify_interval=IDENTIFY_SECONDS)
 async def test_a_process_paused_past_its_lease_writes_nothing_when_it_comes_back(
     standin: DiscordStandIn,
-    processes: Callable[[], AutoProcess],
+    processes: MakeProcess,
     claims: Claims,
     postgres: Cluster,
     pg_dsn: str,
@@ -214,8 +223,83 @@ async def test_a_process_paused_past_its_lease_writes_nothing_when_it_comes_back
     # Then it takes its part again, which it does only after it has run a while.
     await claims.settled([1, 1])
     assert not stale.acknowledged  # too late for Discord: nobody saw a round from it
+    # The stand-in saw both connections on the shard at once: the database is what held the
+    # paused process back.
+    assert [e.shard[0] for e in overlaps(standin)] == [shard]
     rounds = postgres.psql("SELECT string_agg(round::text, ',' ORDER BY id) FROM games", pg_dsn)
     assert rounds == ",".join(str(each.acknowledged) for each in tables)
 
     # The next flips are answered wherever they land.
     await flip_everywhere(standin, tables)
+
+
+def overlaps(standin: DiscordStandIn) -> list[GatewayEvent]:
+    """Return every IDENTIFY of a shard another connection still served."""
+    return [e for e in standin.gateway_events.items if e.kind == "overlap"]
+
+
+def stored_rounds(postgres: Cluster, pg_dsn: str) -> str:
+    """Return the rounds of the running games, in the order they were started."""
+    return postgres.psql(
+        "SELECT string_agg(round::text, ',' ORDER BY id) FROM games WHERE status = 'running'",
+        pg_dsn,
+    )
+
+
+@pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
+async def test_a_process_cut_off_from_postgresql_gives_its_shards_up_and_takes_a_part_again(
+    standin: DiscordStandIn,
+    processes: MakeProcess,
+    claims: Claims,
+    postgres: Cluster,
+    pg_dsn: str,
+) -> None:
+    async with CuttableProxy.to_postgres(postgres.socket_dir) as proxy:
+        # It reaches PostgreSQL through the proxy, and Discord directly.
+        cut = processes(proxy.url(pg_dsn))
+        await cut.start()
+        await claims.settled([4])
+        others = processes(), processes()
+        for process in others:
+            await process.start()
+        held = await claims.settled([2, 1, 1])
+        tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=1))
+        await flip_everywhere(standin, tables)
+        assert len(held[cut.name]) == 2  # the larger part stays with the one holding it
+
+        lines = cut.lines.cursor()
+        after = len(standin.gateway_events)
+        proxy.cut()
+        # It cannot renew: it stops serving its shards before their leases can run out...
+        await lines.next(
+            lambda line: "stopped serving shards" in line,
+            timeout=ANSWER_SECONDS,
+            what="the cut-off process stopping",
+        )
+        # ...and the others take them over once they have.
+        await claims.settled([0, 2, 2])
+        for shard in held[cut.name]:
+
+            def ready(e: GatewayEvent, shard: int = shard) -> bool:
+                return e.kind == "ready" and e.shard[0] == shard
+
+            await standin.gateway_events.wait(
+                ready, start=after, timeout=ANSWER_SECONDS, what=f"shard {shard} taken over"
+            )
+        # Every server answers, in the cut-off process's too, with the next round.
+        await flip_everywhere(standin, tables)
+        assert claims.now[cut.name].holds == frozenset()
+        assert "could not renew the shards' leases" in cut.log()
+        assert proxy.refused > 0  # it kept trying to reach PostgreSQL meanwhile
+
+        # Healed, it takes a fair part again, with new leases; every server answers.
+        proxy.restore()
+        again = await claims.settled([2, 1, 1])
+        assert again[cut.name]
+        await flip_everywhere(standin, tables)
+        assert stored_rounds(postgres, pg_dsn) == ",".join(
+            str(table.acknowledged) for table in tables
+        )
+        # Never two connections serving one shard: the one cut off closed its own before the
+        # others identified, and they theirs before it came back.
+        assert overlaps(standin) == []

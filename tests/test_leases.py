@@ -7,19 +7,29 @@ as they write them, and the database from outside.
 
 from __future__ import annotations
 
+import asyncio
+import random
 import signal
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 import pytest
 
 from krigbot.config import shard_of
-from tests.standin import DiscordStandIn, GatewayEvent
+from tests.standin import (
+    DiscordStandIn,
+    EventLog,
+    GatewayEvent,
+    InteractionRecord,
+    StandInTimeout,
+)
 from tests.support.cluster import (
     IDENTIFY_SECONDS,
     AutoProcess,
     Claims,
+    deal,
     guilds_on,
     seat_games,
 )
@@ -303,3 +313,125 @@ async def test_a_process_cut_off_from_postgresql_gives_its_shards_up_and_takes_a
         # Never two connections serving one shard: the one cut off closed its own before the
         # others identified, and they theirs before it came back.
         assert overlaps(standin) == []
+
+
+PROBE_SECONDS = 2.0
+"""How long a stream waits for a flip's answer before it sends the next (a later answer still
+counts: every answer is read again at the end)."""
+
+
+@dataclass
+class Flips:
+    """One channel's stream of flips: each flip sent with the game it was for, each round shown."""
+
+    table: Table
+    sent: list[tuple[int, InteractionRecord]] = field(default_factory=list)
+    answered: EventLog[int] = field(default_factory=EventLog)
+
+
+async def keep_flipping(standin: DiscordStandIn, flips: Flips, stop: asyncio.Event) -> None:
+    """Flip in one channel, one flip after the other, until ``stop``; deal anew at a game's end."""
+    table = flips.table
+    turn = random.Random(table.channel_index)
+    while not stop.is_set():
+        channel = table.newest.channel
+        rec = await standin.slash("flip", user=table.players[turn.randrange(2)], channel=channel)
+        flips.sent.append((table.game_id, rec))
+        try:
+            answer = await public_answer(rec, PROBE_SECONDS)
+        except (StandInTimeout, AssertionError):
+            continue  # sent to a process just killed, or raced by a late answer: the next tells
+        number = round_shown(answer)
+        if number is not None:
+            table.newest = answer
+            flips.answered.append(number)
+            continue
+        alice, bob = table.players
+        while not stop.is_set():  # the game is over: the same players start another
+            try:
+                table = flips.table = await deal(standin, channel, alice, bob, table.channel_index)
+            except (StandInTimeout, AssertionError):
+                continue  # lost with a process killed, or still open there until it expires
+            flips.answered.append(0)
+            break
+
+
+def rounds_shown(flips: list[Flips]) -> list[tuple[int, int]]:
+    """Return every (game, round) an answer showed, late answers included, once per flip."""
+    shown: list[tuple[int, int]] = []
+    for each in flips:
+        for game, rec in each.sent:
+            numbers = {
+                round_shown(message)
+                for message in [rec.original, *rec.followups.items]
+                if message is not None and not message.ephemeral and not message.loading
+            }
+            shown.extend((game, number) for number in numbers if number is not None)
+    return shown
+
+
+@pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
+async def test_each_process_killed_in_turn_under_a_stream_of_flips_loses_and_doubles_no_round(
+    standin: DiscordStandIn,
+    processes: MakeProcess,
+    claims: Claims,
+    postgres: Cluster,
+    pg_dsn: str,
+) -> None:
+    trio = [processes(), processes(), processes()]
+    for process in trio:
+        await process.start()
+    await claims.settled([2, 1, 1])
+    tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=1))
+    flows = [Flips(table, answered=EventLog(standin.guard)) for table in tables]
+    stop = asyncio.Event()
+    streams = [asyncio.create_task(keep_flipping(standin, flow, stop)) for flow in flows]
+    for stream in streams:
+        standin.watch_task(stream)
+
+    async def every_server_answers(what: str) -> None:
+        # The second answer from now: the flip it answers was sent after this moment.
+        marks = [len(flow.answered) for flow in flows]
+        for flow, mark in zip(flows, marks, strict=True):
+            await flow.answered.wait(start=mark + 1, timeout=ANSWER_SECONDS, what=what)
+
+    try:
+        await every_server_answers("a first answer")
+        for victim in trio:
+            await victim.signal(signal.SIGKILL)
+            # The survivors take its shards when its leases run out, and every server answers
+            # again, those of its shards by whoever took them.
+            await claims.settled([2, 2])
+            await every_server_answers(f"answers after {victim.name} was killed")
+            await victim.start()
+            await claims.settled([2, 1, 1])
+            await every_server_answers(f"answers after {victim.name} came back")
+    finally:
+        stop.set()
+        for stream in streams:
+            standin.unwatch_task(stream)
+        await asyncio.gather(*streams)
+
+    # One more flip in each channel, answered: every flip before it has been played or dropped.
+    for flow in flows:
+        table = flow.table
+        rec = await standin.slash("flip", user=table.players[0], channel=table.newest.channel)
+        flow.sent.append((table.game_id, rec))
+        await public_answer(rec, ANSWER_SECONDS)
+    shown = rounds_shown(flows)
+    assert len(shown) > 50  # they were busy throughout
+    assert len(shown) == len(set(shown)), "a round was shown twice"
+    stored = postgres.psql("SELECT string_agg(id || ':' || round, ',') FROM games", pg_dsn)
+    rounds = {int(game): int(at) for game, at in (item.split(":") for item in stored.split(","))}
+    newest: dict[int, int] = {}
+    for game, number in shown:
+        newest[game] = max(newest.get(game, 0), number)
+    lost = {
+        game: (rounds[game], number) for game, number in newest.items() if rounds[game] < number
+    }
+    assert lost == {}, "a round shown is not in the database (stored, shown)"
+    # Each channel's game stands where its last answer left it.
+    assert [rounds[flow.table.game_id] for flow in flows] == [
+        newest[flow.table.game_id] for flow in flows
+    ]
+    assert overlaps(standin) == []

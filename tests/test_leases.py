@@ -276,6 +276,7 @@ async def test_a_process_cut_off_from_postgresql_gives_its_shards_up_and_takes_a
         tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=1))
         await flip_everywhere(standin, tables)
 
+        newest_epoch = int(postgres.psql("SELECT max(epoch) FROM shard_claims", pg_dsn))
         lines = cut.lines.cursor()
         after = len(standin.gateway_events)
         proxy.cut()
@@ -305,6 +306,13 @@ async def test_a_process_cut_off_from_postgresql_gives_its_shards_up_and_takes_a
         proxy.restore()
         again = await claims.settled([2, 1, 1])
         assert again[cut.name]
+        assert cut.proc is not None
+        epochs = postgres.psql(
+            f"SELECT string_agg(epoch::text, ',') FROM shard_claims "
+            f"WHERE owner LIKE '%:{cut.proc.pid}:%'",
+            pg_dsn,
+        )
+        assert all(int(epoch) > newest_epoch for epoch in epochs.split(","))
         await flip_everywhere(standin, tables)
         assert stored_rounds(postgres, pg_dsn) == ",".join(
             str(table.acknowledged) for table in tables

@@ -51,7 +51,6 @@ from krigbot.render.tournament import (
 )
 from krigbot.sessions import Deadline, FlipResult, Refusal
 from krigbot.sessions.tournaments import MATCH_MINUTES, SIGNUP_MINUTES, Change, Tournament
-from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
     from krigbot.config import Shards
@@ -495,11 +494,6 @@ class TournamentCog(commands.Cog, name="Tournaments"):
     async def restore(self, shards: Shards | None = None) -> None:
         """Pick every open tournament up where it stood (at start, or ``shards`` taken over)."""
         await self.parts.bot.wait_until_ready()
-        try:
-            tournaments = await self.parts.tournaments.restore(shards)
-        except StorageError as exc:
-            log.warning("could not restore the open tournaments: %s", exc)
-            return
-        for tournament in tournaments:
+        for tournament in await self.parts.tournaments.restore(shards):
             if tournament.status == "running":
                 await self.open_matches(tournament)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from krigbot.bot import KrigBot
+from krigbot.bot import KrigBot, finish_or_warn
 from krigbot.cogs.tournament import TournamentCog
 from krigbot.config import Shards
 from krigbot.engine.tournament import Format, most_players, total_rounds
@@ -575,8 +575,8 @@ async def test_a_restore_that_cannot_reach_the_database_is_one_warning_not_a_los
         raise StorageError("Cannot reach the PostgreSQL server")
 
     monkeypatch.setattr(cog.parts.tournaments, "restore", unreachable)
-    with caplog.at_level(logging.WARNING, logger="krigbot.cogs.tournament"):
-        await cog.restore()
+    with caplog.at_level(logging.WARNING, logger="krigbot.bot"):
+        await finish_or_warn(cog.restore(), "tournament-restore")
     assert caplog.messages == [
-        "could not restore the open tournaments: Cannot reach the PostgreSQL server"
+        "could not finish tournament-restore: Cannot reach the PostgreSQL server"
     ]

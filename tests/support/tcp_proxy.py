@@ -14,7 +14,9 @@ class CuttableProxy:
     """Listens on 127.0.0.1 and forwards each connection to a unix socket, until cut.
 
     Cut, it closes every connection it carries and closes each new one at once, as a link to
-    the database that is gone does; restored, it forwards new connections again.
+    the database that is gone does; stalled, it carries nothing and answers nothing, as a link
+    that drops every packet does (its connections stay open, waiting); restored, it forwards
+    again, what waited included.
     """
 
     def __init__(self, socket_path: Path) -> None:
@@ -25,6 +27,8 @@ class CuttableProxy:
         self._server: asyncio.Server | None = None
         self._links: set[asyncio.StreamWriter] = set()
         self._pipes: set[asyncio.Task[None]] = set()
+        self._flowing = asyncio.Event()
+        self._flowing.set()
 
     @classmethod
     def to_postgres(cls, socket_dir: str) -> CuttableProxy:
@@ -59,6 +63,7 @@ class CuttableProxy:
         assert self._server is not None
         self._server.close()
         self.cut()
+        self._flowing.set()  # a connection held while stalled is closed, as cut
         for pipe in list(self._pipes):
             pipe.cancel()
         await asyncio.gather(*self._pipes, return_exceptions=True)
@@ -71,15 +76,21 @@ class CuttableProxy:
             writer.transport.abort()
         self._links.clear()
 
+    def stall(self) -> None:
+        """Carry nothing from now on, on any connection, old or new, and close none."""
+        self._flowing.clear()
+
     def restore(self) -> None:
-        """Forward new connections again."""
+        """Forward connections again."""
         self.cut_off = False
+        self._flowing.set()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.cut_off:
             self.refused += 1
             writer.transport.abort()
             return
+        await self._flowing.wait()
         try:
             far_reader, far_writer = await asyncio.open_unix_connection(str(self.socket_path))
         except OSError:
@@ -91,8 +102,8 @@ class CuttableProxy:
             return
         self._links |= {writer, far_writer}
         pipes = {
-            asyncio.create_task(_pipe(reader, far_writer)),
-            asyncio.create_task(_pipe(far_reader, writer)),
+            asyncio.create_task(self._pipe(reader, far_writer)),
+            asyncio.create_task(self._pipe(far_reader, writer)),
         }
         self._pipes |= pipes
         try:
@@ -106,10 +117,10 @@ class CuttableProxy:
                 self._links.discard(each)
                 each.transport.abort()
 
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Copy bytes from one side to the other until either side ends."""
-    with contextlib.suppress(ConnectionError, OSError):
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Copy bytes from one side to the other until either side ends; held while stalled."""
+        with contextlib.suppress(ConnectionError, OSError):
+            while data := await reader.read(65536):
+                await self._flowing.wait()
+                writer.write(data)
+                await writer.drain()

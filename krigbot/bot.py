@@ -98,6 +98,15 @@ class DiscordLogFilter(logging.Filter):
 _FILTER = DiscordLogFilter()
 
 
+async def finish_or_warn(work: Coroutine[Any, Any, None], name: str) -> None:
+    """Run start-up work; the database out of reach ends it with one warning (a process that
+    starts or takes shards over while PostgreSQL is away), not an error nobody retrieves."""
+    try:
+        await work
+    except StorageError as exc:
+        log.warning("could not finish %s: %s", name, exc)
+
+
 def quiet_discord_logs() -> None:
     """Put the filter on discord.py's client and shard loggers (a second add is a no-op)."""
     logging.getLogger("discord.client").addFilter(_FILTER)
@@ -338,7 +347,7 @@ class KrigBot(commands.AutoShardedBot):
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         """Run start-up work in the background, holding it until it ends (the loop would not)."""
-        task = asyncio.create_task(work, name=f"krig-{name}")
+        task = asyncio.create_task(finish_or_warn(work, name), name=f"krig-{name}")
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

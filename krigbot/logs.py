@@ -42,6 +42,10 @@ mangle ordinary words (a token ``x`` would turn ``text`` into ``te<hidden>t``), 
 refuses it anyway, so the start ends at once."""
 QUIET: Final = {"aiosqlite": logging.WARNING}
 """Loggers too talkative to follow at DEBUG: aiosqlite writes every statement with its values."""
+ONE_LINE: Final = ("asyncpg.pool",)
+"""Loggers whose warnings carry a traceback of an error that is no bug: asyncpg's pool retries
+its connections every second or two while PostgreSQL is out of reach, each with a traceback.
+Their error is written on the line instead."""
 DETAIL: Final = ("discord",)
 """Loggers whose INFO lines are detail, shown at DEBUG only: discord.py announces each step of
 its start (logging in, each shard's session id), which the bot's own lines say plainly."""
@@ -103,6 +107,19 @@ class Redact(logging.Filter):
         return True
 
 
+class OneLine(logging.Filter):
+    """Write a record's error at the end of its line, without its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            record.msg = f"{record.getMessage()} ({type(error).__name__}: {error})"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 class TextFormatter(logging.Formatter):
     """``time level logger: message [game=… guild=… channel=…]``, one event a line."""
 
@@ -152,6 +169,10 @@ def setup(level: str, fmt: LogFormat, *, secrets: Iterable[str] = ()) -> logging
     root.setLevel(getattr(logging, level))
     for name, quiet in QUIET.items():
         logging.getLogger(name).setLevel(max(quiet, root.level))
+    for name in ONE_LINE:
+        logger = logging.getLogger(name)
+        if not any(isinstance(each, OneLine) for each in logger.filters):
+            logger.addFilter(OneLine())
     for name in DETAIL:
         detail = root.level if root.level <= logging.DEBUG else max(logging.WARNING, root.level)
         logging.getLogger(name).setLevel(detail)

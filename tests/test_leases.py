@@ -7,18 +7,29 @@ as they write them, and the database from outside.
 
 from __future__ import annotations
 
+import asyncio
+import random
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
 from krigbot.config import shard_of
-from tests.standin import DiscordStandIn, GatewayEvent
+from tests.standin import (
+    DiscordStandIn,
+    EventLog,
+    GatewayEvent,
+    InteractionRecord,
+    StandInTimeout,
+)
 from tests.support.cluster import (
     IDENTIFY_SECONDS,
     AutoProcess,
     Claims,
+    deal,
     guilds_on,
     seat_games,
 )
@@ -26,6 +37,7 @@ from tests.support.flip_stream import Table, public_answer, round_shown
 from tests.support.players import text_of
 from tests.support.postgres import Cluster
 from tests.support.processes import SECRET
+from tests.support.tcp_proxy import CuttableProxy
 
 pytestmark = pytest.mark.slow
 
@@ -41,17 +53,24 @@ def claims(standin: DiscordStandIn) -> Claims:
     return Claims(standin)
 
 
+class MakeProcess(Protocol):
+    """Makes an auto process on the test's database (at ``url``, if given: a way to it)."""
+
+    def __call__(self, url: str | None = None) -> AutoProcess: ...
+
+
 @pytest.fixture
 async def processes(
     standin: DiscordStandIn, tmp_path: Path, postgres: Cluster, pg_dsn: str, claims: Claims
-) -> AsyncIterator[Callable[[], AutoProcess]]:
+) -> AsyncIterator[MakeProcess]:
     """Return a maker of auto processes on one PostgreSQL database; every one is ended after."""
     (tmp_path / "data").mkdir()
     made: list[AutoProcess] = []
 
-    def make() -> AutoProcess:
+    def make(url: str | None = None) -> AutoProcess:
         settings = {"KRIG_CHALLENGE_SECONDS": str(CHALLENGE_SECONDS)}
-        process = AutoProcess(standin, tmp_path, pg_dsn, f"bot-{len(made)}", claims, settings)
+        name = f"bot-{len(made)}"
+        process = AutoProcess(standin, tmp_path, url or pg_dsn, name, claims, settings)
         made.append(process)
         return process
 
@@ -87,7 +106,7 @@ def shard_of_table(standin: DiscordStandIn, table: Table) -> int:
 @pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
 async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
     standin: DiscordStandIn,
-    processes: Callable[[], AutoProcess],
+    processes: MakeProcess,
     claims: Claims,
     postgres: Cluster,
     pg_dsn: str,
@@ -173,7 +192,7 @@ async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
 @pytest.mark.standin(shard_count=2, identify_interval=IDENTIFY_SECONDS)
 async def test_a_process_paused_past_its_lease_writes_nothing_when_it_comes_back(
     standin: DiscordStandIn,
-    processes: Callable[[], AutoProcess],
+    processes: MakeProcess,
     claims: Claims,
     postgres: Cluster,
     pg_dsn: str,
@@ -214,8 +233,220 @@ async def test_a_process_paused_past_its_lease_writes_nothing_when_it_comes_back
     # Then it takes its part again, which it does only after it has run a while.
     await claims.settled([1, 1])
     assert not stale.acknowledged  # too late for Discord: nobody saw a round from it
+    # The stand-in saw both connections on the shard at once: the database is what held the
+    # paused process back.
+    assert [e.shard[0] for e in overlaps(standin)] == [shard]
     rounds = postgres.psql("SELECT string_agg(round::text, ',' ORDER BY id) FROM games", pg_dsn)
     assert rounds == ",".join(str(each.acknowledged) for each in tables)
 
     # The next flips are answered wherever they land.
     await flip_everywhere(standin, tables)
+
+
+def overlaps(standin: DiscordStandIn) -> list[GatewayEvent]:
+    """Return every IDENTIFY of a shard another connection still served."""
+    return [e for e in standin.gateway_events.items if e.kind == "overlap"]
+
+
+def stored_rounds(postgres: Cluster, pg_dsn: str) -> str:
+    """Return the rounds of the running games, in the order they were started."""
+    return postgres.psql(
+        "SELECT string_agg(round::text, ',' ORDER BY id) FROM games WHERE status = 'running'",
+        pg_dsn,
+    )
+
+
+@pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
+@pytest.mark.parametrize("link", ["refused", "silent"])
+async def test_a_process_cut_off_from_postgresql_gives_its_shards_up_and_takes_a_part_again(
+    standin: DiscordStandIn,
+    processes: MakeProcess,
+    claims: Claims,
+    postgres: Cluster,
+    pg_dsn: str,
+    link: str,
+) -> None:
+    async with CuttableProxy.to_postgres(postgres.socket_dir) as proxy:
+        # It reaches PostgreSQL through the proxy, and Discord directly.
+        cut = processes(proxy.url(pg_dsn))
+        await cut.start()
+        await claims.settled([4])
+        others = processes(), processes()
+        for process in others:
+            await process.start()
+        held = await claims.settled([2, 1, 1])
+        tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=1))
+        await flip_everywhere(standin, tables)
+
+        newest_epoch = int(postgres.psql("SELECT max(epoch) FROM shard_claims", pg_dsn))
+        lines = cut.lines.cursor()
+        after = len(standin.gateway_events)
+        # Its connections closed and new ones refused, or every packet dropped (nothing closed).
+        proxy.cut() if link == "refused" else proxy.stall()
+        # It cannot renew: it stops serving its shards before their leases can run out...
+        await lines.next(
+            lambda line: "stopped serving shards" in line,
+            timeout=ANSWER_SECONDS,
+            what="the cut-off process stopping",
+        )
+        # ...and the others take them over once they have.
+        await claims.settled([0, 2, 2])
+        for shard in held[cut.name]:
+
+            def ready(e: GatewayEvent, shard: int = shard) -> bool:
+                return e.kind == "ready" and e.shard[0] == shard
+
+            await standin.gateway_events.wait(
+                ready, start=after, timeout=ANSWER_SECONDS, what=f"shard {shard} taken over"
+            )
+        # Every server answers, in the cut-off process's too, with the next round.
+        await flip_everywhere(standin, tables)
+        assert claims.now[cut.name].holds == frozenset()
+        assert "could not renew the shards' leases" in cut.log()
+        if link == "refused":
+            assert proxy.refused > 0  # it kept trying to reach PostgreSQL meanwhile
+
+        # Healed, it takes a fair part again, with new leases; every server answers.
+        proxy.restore()
+        again = await claims.settled([2, 1, 1])
+        assert again[cut.name]
+        assert cut.proc is not None
+        epochs = postgres.psql(
+            f"SELECT string_agg(epoch::text, ',') FROM shard_claims "
+            f"WHERE owner LIKE '%:{cut.proc.pid}:%'",
+            pg_dsn,
+        )
+        assert all(int(epoch) > newest_epoch for epoch in epochs.split(","))
+        await flip_everywhere(standin, tables)
+        assert stored_rounds(postgres, pg_dsn) == ",".join(
+            str(table.acknowledged) for table in tables
+        )
+        # Never two connections serving one shard: the one cut off closed its own before the
+        # others identified, and they theirs before it came back.
+        assert overlaps(standin) == []
+
+
+PROBE_SECONDS = 2.0
+"""How long a stream waits for a flip's answer before it sends the next (a later answer still
+counts: every answer is read again at the end)."""
+
+
+@dataclass
+class Flips:
+    """One channel's stream of flips: each flip sent with the game it was for, each round shown."""
+
+    table: Table
+    sent: list[tuple[int, InteractionRecord]] = field(default_factory=list)
+    answered: EventLog[int] = field(default_factory=EventLog)
+    over: bool = False
+    """Its game ended and the next was not dealt (yet)."""
+
+
+async def keep_flipping(standin: DiscordStandIn, flips: Flips, stop: asyncio.Event) -> None:
+    """Flip in one channel, one flip after the other, until ``stop``; deal anew at a game's end."""
+    table = flips.table
+    turn = random.Random(table.channel_index)
+    while not stop.is_set():
+        channel = table.newest.channel
+        rec = await standin.slash("flip", user=table.players[turn.randrange(2)], channel=channel)
+        flips.sent.append((table.game_id, rec))
+        try:
+            answer = await public_answer(rec, PROBE_SECONDS)
+        except (StandInTimeout, AssertionError):
+            continue  # sent to a process just killed, or raced by a late answer: the next tells
+        number = round_shown(answer)
+        if number is not None:
+            table.newest = answer
+            flips.answered.append(number)
+            continue
+        alice, bob = table.players
+        flips.over = True
+        while not stop.is_set():  # the game is over: the same players start another
+            try:
+                table = flips.table = await deal(standin, channel, alice, bob, table.channel_index)
+            except (StandInTimeout, AssertionError):
+                continue  # lost with a process killed, or still open there until it expires
+            flips.over = False
+            flips.answered.append(0)
+            break
+
+
+def rounds_shown(flips: list[Flips]) -> list[tuple[int, int]]:
+    """Return every (game, round) an answer showed, late answers included, once per flip."""
+    shown: list[tuple[int, int]] = []
+    for each in flips:
+        for game, rec in each.sent:
+            numbers = {
+                round_shown(message)
+                for message in [rec.original, *rec.followups.items]
+                if message is not None and not message.ephemeral and not message.loading
+            }
+            shown.extend((game, number) for number in numbers if number is not None)
+    return shown
+
+
+@pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
+async def test_each_process_killed_in_turn_under_a_stream_of_flips_loses_and_doubles_no_round(
+    standin: DiscordStandIn,
+    processes: MakeProcess,
+    claims: Claims,
+    postgres: Cluster,
+    pg_dsn: str,
+) -> None:
+    trio = [processes(), processes(), processes()]
+    for process in trio:
+        await process.start()
+    await claims.settled([2, 1, 1])
+    tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=1))
+    flows = [Flips(table, answered=EventLog(standin.guard)) for table in tables]
+    stop = asyncio.Event()
+    streams = [asyncio.create_task(keep_flipping(standin, flow, stop)) for flow in flows]
+    for stream in streams:
+        standin.watch_task(stream)
+
+    async def every_server_answers(what: str) -> None:
+        # The second answer from now: the flip it answers was sent after this moment.
+        marks = [len(flow.answered) for flow in flows]
+        for flow, mark in zip(flows, marks, strict=True):
+            await flow.answered.wait(start=mark + 1, timeout=ANSWER_SECONDS, what=what)
+
+    try:
+        await every_server_answers("a first answer")
+        for victim in trio:
+            await victim.signal(signal.SIGKILL)
+            # The survivors take its shards when its leases run out, and every server answers
+            # again, those of its shards by whoever took them.
+            await claims.settled([2, 2])
+            await every_server_answers(f"answers after {victim.name} was killed")
+            await victim.start()
+            await claims.settled([2, 1, 1])
+            await every_server_answers(f"answers after {victim.name} came back")
+    finally:
+        stop.set()
+        for stream in streams:
+            standin.unwatch_task(stream)
+        await asyncio.gather(*streams)
+
+    # One more flip in each channel, answered: every flip before it has been played or dropped.
+    for flow in flows:
+        table = flow.table
+        if flow.over:
+            continue  # nothing to flip: its last answer showed its game's end
+        rec = await standin.slash("flip", user=table.players[0], channel=table.newest.channel)
+        flow.sent.append((table.game_id, rec))
+        await public_answer(rec, ANSWER_SECONDS)
+    shown = rounds_shown(flows)
+    assert len(shown) == len(set(shown)), "a round was shown twice"
+    stored = postgres.psql("SELECT string_agg(id || ':' || round, ',') FROM games", pg_dsn)
+    rounds = {int(game): int(at) for game, at in (item.split(":") for item in stored.split(","))}
+    newest: dict[int, int] = {}
+    for game, number in shown:
+        newest[game] = max(newest.get(game, 0), number)
+    lost = {
+        game: (rounds[game], number) for game, number in newest.items() if rounds[game] < number
+    }
+    assert lost == {}, "a round shown is not in the database (stored, shown)"
+    # Each channel's running game stands where its last answer left it.
+    running = [flow.table.game_id for flow in flows if not flow.over]
+    assert [rounds[game] for game in running] == [newest[game] for game in running]
+    assert overlaps(standin) == []

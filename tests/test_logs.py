@@ -168,3 +168,31 @@ def test_an_interaction_token_in_a_url_is_hidden() -> None:
     )
     assert "aW50ZXJhY3Rpb24" not in line
     assert f"/interactions/123456789012345678/{logs.HIDDEN}/callback" in line
+
+
+def test_asyncpg_retrying_its_pool_while_postgresql_is_away_writes_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    pool = logging.getLogger("asyncpg.pool")
+    try:
+        logs.setup("INFO", "text", secrets=[])
+        try:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        except ConnectionResetError:
+            # What asyncpg's pool logs every second or two until the database answers again.
+            pool.warning("Failed to restore the pool connection floor; retrying", exc_info=True)
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in handlers:
+            root.addHandler(handler)
+        root.setLevel(level)
+        for each in list(pool.filters):
+            pool.removeFilter(each)
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.endswith(
+        "asyncpg.pool: Failed to restore the pool connection floor; retrying "
+        "(ConnectionResetError: [Errno 104] Connection reset by peer)"
+    )

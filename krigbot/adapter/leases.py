@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from krigbot.config import span_text
-from krigbot.storage import Storage, StorageError
+from krigbot.storage import Holding, Storage, StorageError
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,12 @@ EXPIRY_MARGIN_SECONDS: Final = 0.05
 """How long after another process's lease should have run out the next beat looks."""
 LEAVE_SECONDS: Final = 2.0
 """The longest a stopping process waits to hand its shards over; else they run out."""
+
+
+def _forget(beat: asyncio.Future[Holding]) -> None:
+    """Take the outcome of a renewal given up on, so its error is not reported as lost."""
+    if not beat.cancelled():
+        beat.exception()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +96,8 @@ class ShardLeases:
         self._changed = asyncio.Event()
         """Set when another process announced a change of the claims: beat now."""
         self._unwatch: Callable[[], Awaitable[None]] | None = None
+        self._abandoned: set[asyncio.Future[Holding]] = set()
+        """Renewals given up on, still ending (held so the loop does not drop them)."""
 
     async def first(self) -> dict[int, int]:
         """Beat once at start, before connecting; return the shards claimed (not yet started)."""
@@ -132,14 +140,15 @@ class ShardLeases:
             sent = self._clock()
             if self.held and sent >= self._guard_at:
                 await self._lapse("its leases were not renewed in time")
+            limit = RENEW_SECONDS
+            if self.held:
+                limit = min(limit, self._guard_at - sent)
             try:
-                limit = RENEW_SECONDS
-                if self.held:
-                    limit = min(limit, self._guard_at - sent)
-                async with asyncio.timeout(max(limit, 0.01)):
-                    holding = await self.storage.claims.beat(self.owner, self.count, LEASE_SECONDS)
+                holding = await self._beat(max(limit, 0.01))
             except (StorageError, TimeoutError) as exc:
-                log.warning("could not renew the shards' leases (%s); trying again", exc or "late")
+                log.warning(
+                    "could not renew the shards' leases (%s); trying again", str(exc) or "late"
+                )
                 next_beat = self._clock() + RETRY_SECONDS
                 continue
             self._guard_at = sent + LEASE_SECONDS - GUARD_SECONDS
@@ -155,6 +164,25 @@ class ShardLeases:
                 # Another process has not renewed for a while: if it is dead, its shards are
                 # free the moment its lease runs out, so look then rather than at the next beat.
                 next_beat = min(next_beat, self._clock() + holding.soonest + EXPIRY_MARGIN_SECONDS)
+
+    async def _beat(self, limit: float) -> Holding:
+        """Renew within ``limit`` seconds, or raise TimeoutError at once.
+
+        The renewal is cancelled then but not waited for: a connection to a database that
+        drops every packet can hold a cancelled query (and its rollback) for minutes, and the
+        guard must not wait for it.
+        """
+        beat = asyncio.ensure_future(
+            self.storage.claims.beat(self.owner, self.count, LEASE_SECONDS)
+        )
+        done, _ = await asyncio.wait({beat}, timeout=limit)
+        if not done:
+            beat.cancel()
+            self._abandoned.add(beat)
+            beat.add_done_callback(_forget)
+            beat.add_done_callback(self._abandoned.discard)
+            raise TimeoutError
+        return beat.result()
 
     async def _lapse(self, why: str) -> None:
         """Stop serving every shard: its leases may run out before this process renews them."""

@@ -96,3 +96,33 @@ async def test_a_failure_to_start_or_stop_shards_does_not_end_the_renewals() -> 
         assert (await asyncio.wait_for(calls.get(), WITHIN)).gained == {0, 1}
     finally:
         await held.stop()
+
+
+class DeafClaims(StuckClaims):
+    """Claims whose hanging beats do not end when cancelled: a query on a connection to a
+    database that drops every packet, whose rollback waits for the network too."""
+
+    async def beat(self, owner: str, count: int, lease: float) -> Holding:
+        self.beats += 1
+        while self.beats > 1 and not self.back.is_set():
+            try:
+                await self.back.wait()
+            except asyncio.CancelledError:
+                continue
+        return Holding({0: 1, 1: 2}, (), 1)
+
+
+async def test_a_renewal_that_ignores_its_cancellation_does_not_hold_the_guard_up() -> None:
+    changes: asyncio.Queue[Change] = asyncio.Queue()
+    storage = Storage()
+    storage.claims = claims = DeafClaims()
+    held = ShardLeases(storage, 2, changes.put)  # type: ignore[arg-type]
+    await held.first()
+    held.start()
+    try:
+        change = await asyncio.wait_for(changes.get(), WITHIN)
+        assert change.lost == {0, 1}
+        assert held.held == {}
+    finally:
+        claims.back.set()  # the renewals given up on end too
+        await held.stop()

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 
-from krigbot.bot import KrigBot
+from krigbot.bot import KrigBot, finish_or_warn
+from krigbot.cogs.tournament import TournamentCog
+from krigbot.config import Shards
 from krigbot.engine.tournament import Format, most_players, total_rounds
 from krigbot.i18n import t
 from krigbot.sessions import deadlines
+from krigbot.sessions.tournaments import Tournament
+from krigbot.storage import StorageError
 from tests.standin import ChannelEvent, DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.standin.messages import Message
@@ -581,3 +586,21 @@ async def test_a_player_discord_will_not_add_to_the_thread_still_gets_the_match_
     row = await bot.storage.games.active_game(thread.id)
     assert row is not None
     assert set(row.players) == {world.alice.id, world.bob.id}
+
+
+async def test_a_restore_that_cannot_reach_the_database_is_one_warning_not_a_lost_task_error(
+    bot: KrigBot, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A process that takes shards over (or starts) while PostgreSQL is out of reach.
+    cog = bot.get_cog("Tournaments")
+    assert isinstance(cog, TournamentCog)
+
+    async def unreachable(shards: Shards | None = None) -> list[Tournament]:
+        raise StorageError("Cannot reach the PostgreSQL server")
+
+    monkeypatch.setattr(cog.parts.tournaments, "restore", unreachable)
+    with caplog.at_level(logging.WARNING, logger="krigbot.bot"):
+        await finish_or_warn(cog.restore(), "tournament-restore")
+    assert caplog.messages == [
+        "could not finish tournament-restore: Cannot reach the PostgreSQL server"
+    ]

@@ -58,6 +58,7 @@ GatewayEventKind = Literal[
     "op",
     "refused",
     "identify_refused",
+    "overlap",
 ]
 
 
@@ -299,6 +300,17 @@ class Gateway:
             await conn.send({"op": INVALID_SESSION, "d": False, "s": None, "t": None})
             return
         self._identified[bucket] = now
+        live = [
+            old.id
+            for old in self.sessions.values()
+            if old.shard == shard
+            and old.valid
+            and old.connection is not None
+            and not old.connection.ws.closed
+        ]
+        if live:
+            # Another connection still serves the shard: two processes would answer its events.
+            self._log("overlap", None, live, shard)
         if not self.overlapping:
             for old in self.sessions.values():
                 if old.shard == shard:

@@ -126,7 +126,7 @@ async def measure(games: int, per_game: int, flips: int, pace: float) -> float:
 
 
 async def run() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.live", description=__doc__)
     parser.add_argument("--games", type=int, default=1)
     parser.add_argument("--viewers", type=int, default=500, help="viewers in all")
     parser.add_argument("--flips", type=int, default=100, help="flips of each game")

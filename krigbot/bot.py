@@ -238,6 +238,8 @@ class KrigBot(commands.AutoShardedBot):
         """The card emojis the tables show: none until they are synced, or with them off."""
         self.faces_synced = asyncio.Event()
         """Set when the card emojis have been synced (or read), or their sync has failed."""
+        self.saved_games_checked = asyncio.Event()
+        """Set when the start's look for saved games that cannot be read is over."""
         self._background: set[asyncio.Task[None]] = set()
         self._live_stop: Callable[[], Awaitable[None]] | None = None
         """Stops the live pages' notes between processes (PostgreSQL), once they are on."""
@@ -359,6 +361,8 @@ class KrigBot(commands.AutoShardedBot):
         except StorageError as exc:
             log.warning("could not check the saved games: %s", exc)
             return
+        finally:
+            self.saved_games_checked.set()
         for row in broken:
             if own_token(row.extra):
                 await self._tell_unreadable(row.channel_id, lang_for(row.extra.get("lang")))

@@ -115,6 +115,9 @@ async def bot(
     """Return the real bot, connected to the stand-in and ready."""
     krigbot = KrigBot(make_settings(db_path), storage, seeds=seeds, guild_ready_timeout=0.05)
     async with run_bot(krigbot, standin) as running:
+        # The start's look at the saved games is over: a game a test stores from here on is
+        # the test's own (a half-made one would otherwise be found unreadable).
+        await asyncio.wait_for(running.saved_games_checked.wait(), 30)
         yield running
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -57,4 +58,5 @@ async def quick_bot(
         guild_ready_timeout=0.05,
     )
     async with run_bot(krigbot, standin) as running:
+        await asyncio.wait_for(running.saved_games_checked.wait(), 30)
         yield running

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -48,6 +49,7 @@ async def running_bot(
             make_settings(db_path, **settings), storage, seeds=seeds, guild_ready_timeout=0.05
         )
         async with run_bot(bot, standin) as running:
+            await asyncio.wait_for(running.saved_games_checked.wait(), 30)
             yield running
     finally:
         await storage.close()

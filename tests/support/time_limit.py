@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -37,6 +38,7 @@ async def bot_on(standin: DiscordStandIn, db_path: Path, clock: Clock) -> AsyncI
         bot = KrigBot(make_settings(db_path), storage, guild_ready_timeout=0.05)
         bot.service.registry.clock = clock
         async with run_bot(bot, standin) as running:
+            await asyncio.wait_for(running.saved_games_checked.wait(), 30)
             yield running
     finally:
         await storage.close()

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from krigbot.i18n import t
-from tests.standin import ChannelEvent, DiscordStandIn, Message
+from tests.standin import ChannelEvent, DiscordStandIn, Message, StandInTimeout
 from tests.standin.store import MessageWatcher
 from tests.support.cluster import (
     IDENTIFY_SECONDS,
@@ -271,11 +271,20 @@ async def test_two_processes_holding_one_shard_save_exactly_the_rounds_they_ackn
         assert database.games()[table.game_id].round == before + 1
 
 
-async def edited(watcher: MessageWatcher, messages: list[Message]) -> None:
-    """Wait until each of ``messages`` has been edited, in whatever order."""
+async def edited(
+    watcher: MessageWatcher, messages: list[Message], process: ShardProcess | None = None
+) -> None:
+    """Wait until each of ``messages`` has been edited, in whatever order (a time-out names
+    the ones left, with the log of the ``process`` that should have edited them)."""
     waiting = {message.id for message in messages}
     while waiting:
-        event = await watcher.next("edit", predicate=lambda e: e.message.id in waiting, timeout=20)
+        try:
+            event = await watcher.next(
+                "edit", predicate=lambda e: e.message.id in waiting, timeout=20
+            )
+        except StandInTimeout as exc:
+            log = "" if process is None else process.log()
+            raise AssertionError(f"never edited: {sorted(waiting)}\n{exc}\n{log}") from exc
         waiting.discard(event.message.id)
 
 
@@ -310,7 +319,7 @@ async def test_each_process_restores_and_times_out_only_the_games_of_its_shards(
     first = processes("0", KRIG_CHALLENGE_SECONDS="1")
     watcher = standin.watch()
     await first.start()
-    await edited(watcher, challenges[0])
+    await edited(watcher, challenges[0], first)
     assert "restored 2 open challenges" in first.log()
     games = database.games()
     assert [games[game_id].status for game_id in game_ids[0]] == ["expired", "expired"]
@@ -320,6 +329,6 @@ async def test_each_process_restores_and_times_out_only_the_games_of_its_shards(
     second = processes("1", KRIG_CHALLENGE_SECONDS="1")
     watcher = standin.watch()
     await second.start()
-    await edited(watcher, challenges[1])
+    await edited(watcher, challenges[1], second)
     assert "restored 2 open challenges" in second.log()
     assert {game.status for game in database.games().values()} == {"expired"}

@@ -41,7 +41,6 @@ from krigbot.render.embeds import challenge_embed, safe_name
 from krigbot.render.play import add_time_left, dealt_embed
 from krigbot.sessions import ChallengeExpired
 from krigbot.sessions.matches import begin_match
-from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
     from krigbot.sessions import Deadline
@@ -205,17 +204,10 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         """Show a challenge whose time ran out as expired, without its buttons."""
         game_id, channel_id, message_id = deadline.game_id, deadline.channel_id, deadline.message_id
         assert message_id is not None
-        try:
-            row = await self.parts.challenges.expire(game_id)
-        except StorageError as exc:
-            # A press of its buttons or the next challenge here ends it instead.
-            log.warning(
-                "could not end the expired challenge %s: %s",
-                game_id,
-                exc,
-                extra=context(game_id=game_id),
-            )
-            return
+        # A database that fails here is asked again a moment later (the deadline moves on).
+        row = await self.parts.deadlines.attempt(
+            deadline, self.parts.challenges.expire(game_id), "end an expired challenge"
+        )
         if row is None:
             return
         embed = self._expired_embed(row)

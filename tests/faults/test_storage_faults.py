@@ -29,6 +29,7 @@ import subprocess
 import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.i18n import t
+from krigbot.sessions import deadlines
 from krigbot.storage import DiskFullError, GameStore, Storage
 from tests.standin import DiscordStandIn, InteractionResponse, Message, run_bot
 from tests.standin.fixtures import SampleWorld
@@ -381,6 +383,35 @@ async def test_a_challenge_is_out_and_expires_even_if_its_message_cannot_be_reme
     )
 
     assert says_expired(text_of(expired.revision))
+    assert check_database(Path(quick_bot.storage.path))[game_id].status == "expired"
+
+
+async def test_a_challenge_whose_expiry_cannot_be_saved_expires_once_the_database_answers(
+    standin: DiscordStandIn, world: SampleWorld, quick_bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first try to end it fails: the deadline is not dropped, it tries again.
+    monkeypatch.setattr(deadlines, "RETRY", timedelta(milliseconds=200))
+    end_game = GameStore.end_game
+    failed: list[int] = []
+
+    async def full_once(
+        self: GameStore, game_id: int, status: Any, *args: Any, **kwargs: Any
+    ) -> bool:
+        if status == "expired" and not failed:
+            failed.append(game_id)
+            raise DiskFullError("The disk holding the database is full.")
+        return await end_game(self, game_id, status, *args, **kwargs)
+
+    monkeypatch.setattr(GameStore, "end_game", full_once)
+    watcher = standin.watch(world.no_channel)
+    message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+    says_expired = pattern("nb", "challenge.expired").search
+    await watcher.next(
+        "edit",
+        predicate=lambda e: e.message is message and says_expired(text_of(e.revision)) is not None,
+    )
+
+    (game_id,) = failed  # the one game: ended at the second try
     assert check_database(Path(quick_bot.storage.path))[game_id].status == "expired"
 
 

@@ -25,6 +25,7 @@ from tests.support.cluster import (
     IDENTIFY_SECONDS,
     ClusterDatabase,
     ShardProcess,
+    end_processes,
     guilds_on,
     seat_games,
 )
@@ -37,7 +38,6 @@ from tests.support.flip_stream import (
     settle,
 )
 from tests.support.players import UPDATE_MESSAGE, buttons, game_id_of, text_of
-from tests.support.processes import SECRET
 from tests.support.settings import BACKENDS
 
 pytestmark = pytest.mark.slow
@@ -71,13 +71,7 @@ async def processes(
     try:
         yield make
     finally:
-        for process in made:
-            await process.stop()
-    for process in made:
-        assert "Traceback" not in process.log(), process.log()
-        assert SECRET not in process.log()
-    refused = [e for e in standin.gateway_events.items if e.kind == "identify_refused"]
-    assert refused == [], "an identify came before its bucket's turn"
+        await end_processes(standin, made)
 
 
 @pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)

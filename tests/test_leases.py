@@ -30,13 +30,13 @@ from tests.support.cluster import (
     AutoProcess,
     Claims,
     deal,
+    end_processes,
     guilds_on,
     seat_games,
 )
 from tests.support.flip_stream import Table, public_answer, round_shown
 from tests.support.players import text_of
 from tests.support.postgres import Cluster
-from tests.support.processes import SECRET
 from tests.support.tcp_proxy import CuttableProxy
 
 pytestmark = pytest.mark.slow
@@ -77,13 +77,7 @@ async def processes(
     try:
         yield make
     finally:
-        for process in made:
-            await process.stop()
-    for process in made:
-        assert "Traceback" not in process.log(), process.log()
-        assert SECRET not in process.log()
-    refused = [e for e in standin.gateway_events.items if e.kind == "identify_refused"]
-    assert refused == [], "an identify came before its bucket's turn"
+        await end_processes(standin, made)
 
 
 async def flip_everywhere(standin: DiscordStandIn, tables: list[Table]) -> None:

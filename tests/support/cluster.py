@@ -6,6 +6,7 @@ import asyncio
 import re
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -340,3 +341,17 @@ def guilds_on(standin: DiscordStandIn, shards: range, per_shard: int) -> list[Gu
         for shard in shards
         for k in range(per_shard)
     ]
+
+
+async def end_processes(
+    standin: DiscordStandIn, made: Sequence[ShardProcess | AutoProcess]
+) -> None:
+    """Stop every process a test made, then check what they left: no traceback and no token in
+    their logs, and no identify before its bucket's turn."""
+    for process in made:
+        await process.stop()
+    for process in made:
+        assert "Traceback" not in process.log(), process.log()
+        assert SECRET not in process.log()
+    refused = [e for e in standin.gateway_events.items if e.kind == "identify_refused"]
+    assert refused == [], "an identify came before its bucket's turn"

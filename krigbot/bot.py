@@ -16,7 +16,7 @@ from discord.utils import MISSING
 
 from krigbot.adapter.buttons import Buttons
 from krigbot.adapter.checks import malformed_command, pressed_id, unhandled_press
-from krigbot.adapter.emojis import sync_card_emojis
+from krigbot.adapter.emojis import read_until_whole, sync_card_emojis
 from krigbot.adapter.group import KrigGroup, is_subcommand
 from krigbot.adapter.identify import IdentifyPacer
 from krigbot.adapter.leases import Change, ShardLeases, listed
@@ -238,6 +238,10 @@ class KrigBot(commands.AutoShardedBot):
         """The card emojis the tables show: none until they are synced, or with them off."""
         self.faces_synced = asyncio.Event()
         """Set when the card emojis have been synced (or read), or their sync has failed."""
+        self.faces_whole = asyncio.Event()
+        """Set when the tables have an emoji for every card."""
+        self._rereading: asyncio.Task[None] | None = None
+        """A process that does not upload the emojis: reading them until none is missing."""
         self.saved_games_checked = asyncio.Event()
         """Set when the start's look for saved games that cannot be read is over."""
         self._background: set[asyncio.Task[None]] = set()
@@ -387,8 +391,23 @@ class KrigBot(commands.AutoShardedBot):
                 done.removed,
                 f", {done.missing} missing (shown as text)" if done.missing else "",
             )
+            if done.missing and not upload and not self.is_closed():
+                # The process with shard 0 may still be uploading them: read them again.
+                self._rereading = asyncio.create_task(self._reread_card_emojis(done.missing))
+            elif not done.missing:
+                self.faces_whole.set()
         finally:
             self.faces_synced.set()
+
+    async def _reread_card_emojis(self, missing: int) -> None:
+        try:
+            await read_until_whole(self, self.faces, missing)
+        except Exception:
+            if not self.is_closed():
+                log.exception("could not read the card emojis again; the missing show as text")
+            return
+        log.info("card emojis: every card's read")
+        self.faces_whole.set()
 
     async def _tell_unreadable(self, channel_id: int, lang: Any) -> None:
         channel = self.get_partial_messageable(channel_id)
@@ -413,6 +432,8 @@ class KrigBot(commands.AutoShardedBot):
         for waiting in (state._ready_task, *state._ready_tasks.values()):
             if waiting is not None:
                 waiting.cancel()
+        if self._rereading is not None:
+            self._rereading.cancel()
         if self.leases is not None:
             await self.leases.stop()  # no shard starts while the others close
         for task in self._launching.values():

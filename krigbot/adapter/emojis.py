@@ -4,8 +4,10 @@ Discord gives every application up to 2,000 emojis of its own, usable in any ser
 DM. The process running shard 0 makes the application's card emojis those of the art drawn
 now (``render.emoji``): it uploads the ones missing, one at a time, and removes the card emojis
 of other versions of the art; it leaves every other emoji of the application alone. A restart
-with the same art finds them all and uploads nothing. Any other process only reads the list.
-A card whose emoji is missing (not uploaded yet, refused, no room) is shown as its label.
+with the same art finds them all and uploads nothing. Any other process only reads the list,
+and while cards are missing from it (the first process may still be uploading them) reads it
+again, less and less often. A card whose emoji is missing (not uploaded yet, refused, no room)
+is shown as its label.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ MAX_EMOJIS: Final = 2000
 """How many emojis Discord lets an application own."""
 NO_ROOM: Final = 30056
 """Discord's error code for an emoji past the application's 2,000."""
+REREAD_SECONDS: Final = (15.0, 600.0)
+"""A process that only reads the emojis and misses some reads the list again after the first
+figure, then twice as long each time, up to the second."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +78,19 @@ async def sync_card_emojis(
                 removed += 1
         uploaded += await _upload(client, wanted, images, held, removed, show)
     return EmojiSync(uploaded, len(held) - uploaded, removed, len(wanted) - len(held))
+
+
+async def read_until_whole(client: discord.Client, faces: CardFaces, missing: int) -> None:
+    """Read the application's card emojis again, less and less often, until none is missing;
+    a read that fails is tried again at the next turn."""
+    pause, most = REREAD_SECONDS
+    while missing:
+        await asyncio.sleep(pause)
+        pause = min(2 * pause, most)
+        try:
+            missing = (await sync_card_emojis(client, faces, upload=False)).missing
+        except discord.HTTPException as exc:
+            log.warning("could not read the application's emojis again: %s", exc)
 
 
 async def _upload(

@@ -193,3 +193,21 @@ async def test_an_application_near_its_2000_emojis_gets_only_what_fits_and_the_r
     assert len(standin.app.emojis) == 2000
     assert uploads(standin) == 10  # never one Discord would refuse
     assert shown == 10  # the first ten cards; the back is not among them
+
+
+@pytest.mark.standin(shard_count=2)
+async def test_a_process_started_before_the_uploads_shows_the_emojis_once_they_are_there(
+    standin: DiscordStandIn,
+    standin_world: SampleWorld,
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("krigbot.adapter.emojis.REREAD_SECONDS", (0.05, 0.2))
+    async with running_bot(standin, db_path, card_emojis=True, shards=Shards(2, (1,))) as reader:
+        await synced(reader)
+        assert reader.faces.text(parse_card("QD"), "en") == "Q♦"
+        async with running_bot(standin, db_path, card_emojis=True, shards=Shards(2, (0,))) as first:
+            await synced(first)
+        await asyncio.wait_for(reader.faces_whole.wait(), 30)
+        assert reader.faces.text(parse_card("QD"), "en").endswith("> Q♦")
+    assert uploads(standin) == 55

@@ -406,7 +406,7 @@ class KrigBot(commands.AutoShardedBot):
             if not self.is_closed():
                 log.exception("could not read the card emojis again; the missing show as text")
             return
-        log.info("card emojis: every card's read")
+        log.info("card emojis: every card has its emoji")
         self.faces_whole.set()
 
     async def _tell_unreadable(self, channel_id: int, lang: Any) -> None:

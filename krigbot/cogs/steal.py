@@ -29,7 +29,7 @@ from krigbot.adapter.buttons import (
     view_of,
 )
 from krigbot.adapter.parts import HasChoices, HasDeadlines, RoundParts
-from krigbot.adapter.players import channel_of
+from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token
@@ -363,7 +363,7 @@ class StealCog(commands.Cog, name="StealWar"):
         """Begin a battle from /flip (a new table message) or a Flip button (that message)."""
         channel_id = channel_of(interaction)
         lang = public_lang(interaction)
-        pressed = interaction.message.id if game_id is not None and interaction.message else None
+        pressed = pressed_message(interaction) if game_id is not None else None
 
         async def work() -> Reply:
             try:

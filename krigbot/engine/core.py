@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from math import floor
-from typing import Any, Protocol, Self
+from typing import Any, ClassVar, Protocol, Self
 
 from .cards import ACE_VALUE, full_deck
 from .compare import WonBy
@@ -160,6 +160,8 @@ class BaseGame(GameState):
         "wars_won",
     )
 
+    name: ClassVar[str]
+    """The variant this kind of game plays (``Rules.variant``)."""
     piles: list[deque[int]]
     """Each seat's playing pile, top card first."""
 
@@ -172,8 +174,8 @@ class BaseGame(GameState):
         rng: random.Random | None = None,
     ) -> None:
         """Seat the players on their piles, top card first, before the first round."""
-        # ``rng``, the one a deal leaves (``new`` passes it on), is for the kinds that draw from
-        # it later: each keeps it as it needs, the base does not.
+        if rules.variant != self.name:
+            raise DealError(f"{type(self).__name__} plays {self.name}, not {rules.variant}")
         n = rules.players
         if len(piles) != n:
             raise DealError(f"{n} players need {n} piles, not {len(piles)}")
@@ -193,6 +195,14 @@ class BaseGame(GameState):
         # Annotated again: mypy would type the attribute by this bare None, not by GameState.
         self.outcome: Outcome | None = None
         self.piles = [deque(pile) for pile in piles]
+        self._set_up(rng)
+
+    def _set_up(self, rng: random.Random | None) -> None:
+        """Set up what this kind of game keeps besides the piles and the counters.
+
+        ``rng``, the one a deal leaves (``new`` passes it on), is for the kinds that draw from
+        it later: each keeps it as it needs, the base does not.
+        """
 
     @classmethod
     def new(cls, rules: Rules, seed: int) -> Self:

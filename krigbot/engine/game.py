@@ -85,24 +85,15 @@ class Game(BaseGame):
         "won",
     )
 
-    def __init__(
-        self,
-        rules: Rules,
-        piles: Sequence[Sequence[int]],
-        *,
-        seed: int | None,
-        rng: random.Random | None = None,
-    ) -> None:
-        if rules.variant != "krig":
-            raise DealError("Steal War is played with StealGame")
-        super().__init__(rules, piles, seed=seed)
+    def _set_up(self, rng: random.Random | None) -> None:
+        rules = self.rules
         n = rules.players
         self.won: list[deque[int]] = [deque() for _ in range(n)]
         # The RNG is kept only where something random happens after the deal, so that saving a
         # deterministic game does not carry 625 words of Mersenne Twister state.
         needs_rng = rules.pickup == "shuffled" or rules.shuffle_won
         if needs_rng and rng is None:
-            rng = random.Random(seed)
+            rng = random.Random(self.seed)
         self.rng: random.Random | None = rng if needs_rng else None
         # Who competes for the win: each seat alone, or the two teams (rules §9).
         self._unit_seats: tuple[tuple[int, ...], ...] = (

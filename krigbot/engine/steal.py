@@ -45,23 +45,13 @@ class StealGame(BaseGame):
     """rules §10: the deck and when the game ends. Its wars (3 down, running short loses, only
     the tied), its loot piles and its plain comparison are fixed."""
 
-    def __init__(
-        self,
-        rules: Rules,
-        piles: Sequence[Sequence[int]],
-        *,
-        seed: int,
-        rng: random.Random | None = None,
-    ) -> None:
-        if rules.variant != "stjel":
-            raise DealError("StealGame plays the stjel variant")
-        super().__init__(rules, piles, seed=seed)
-        n = rules.players
+    def _set_up(self, rng: random.Random | None) -> None:
+        n = self.rules.players
         self.loot: list[list[int]] = [[] for _ in range(n)]
         """Each seat's face-up loot pile; the last card is on top."""
         self.actions: list[list[Any]] = []
         """Every move made, in order: with the seed, enough to replay the game exactly."""
-        self._rng = rng if rng is not None else random.Random(seed)
+        self._rng = rng if rng is not None else random.Random(self.seed)
         # The battle under way (empty between battles).
         self._battle: list[tuple[int, int]] = []
         self._table: Table = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from krigbot.storage.base import Coalesced, Store
 from krigbot.storage.errors import ChannelBusyError, RoundConflictError, StorageError
@@ -91,6 +91,14 @@ INSERT INTO games (
     guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
     accepted, round, created_at, updated_at, last_activity_at, extra
 ) VALUES (?, ?, ?, 'challenge', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+{ONE_PER_CHANNEL}
+"""
+
+_INSERT_RUNNING: Final = f"""
+INSERT INTO games (
+    guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
+    accepted, state, round, created_at, updated_at, last_activity_at, extra
+) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
 {ONE_PER_CHANNEL}
 """
 
@@ -711,3 +719,58 @@ async def _read_game(db: Connection, game_id: int) -> GameRow | None:
     """Read a game on a connection the caller already holds."""
     rows = await db.fetch(_SELECT_GAME, (game_id,))
     return game_from_row(rows[0]) if rows else None
+
+
+class Seated(Protocol):
+    """Where a game dealt at once is played, and by whom."""
+
+    @property
+    def guild_id(self) -> int: ...
+    @property
+    def channel_id(self) -> int: ...
+    @property
+    def players(self) -> tuple[int, ...]: ...
+
+
+class Dealt(Protocol):
+    """What a game dealt at once starts from."""
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def rules(self) -> JSONDict: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def state(self) -> JSONDict: ...
+    @property
+    def extra(self) -> JSONDict: ...
+
+
+async def insert_running(
+    db: Connection, seated: Seated, deal: Dealt, challenger_id: int, stamp: str
+) -> int | None:
+    """Store a game running from its deal (every player is in); None if the channel has one."""
+    players = encode_json(seated.players)
+    inserted = await db.fetch(
+        _INSERT_RUNNING,
+        (
+            seated.guild_id,
+            seated.channel_id,
+            challenger_id,
+            deal.variant,
+            encode_json(deal.rules),
+            deal.seed,
+            players,
+            encode_json(deal.names),
+            players,
+            encode_json(deal.state),
+            stamp,
+            stamp,
+            stamp,
+            encode_json(deal.extra),
+        ),
+    )
+    return int(inserted[0][0]) if inserted else None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Final
 
 from krigbot.storage.base import Store
 from krigbot.storage.errors import ChannelBusyError
-from krigbot.storage.games import ONE_PER_CHANNEL
+from krigbot.storage.games import insert_running
 from krigbot.storage.models import (
     GAME_COLUMNS,
     GameRow,
@@ -38,14 +38,6 @@ ON CONFLICT (id) DO UPDATE SET
     score = excluded.score, games = excluded.games, game_id = excluded.game_id,
     updated_at = excluded.updated_at, finished_at = excluded.finished_at
 WHERE matches.games < excluded.games
-"""
-
-_INSERT_RUNNING: Final = f"""
-INSERT INTO games (
-    guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
-    accepted, state, round, created_at, updated_at, last_activity_at, extra
-) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
-{ONE_PER_CHANNEL}
 """
 
 _INSERT_RESULT: Final = """
@@ -129,32 +121,13 @@ class MatchStore(Store):
         async with self._database.transaction() as db:
             if await _counted(db, step):
                 return None
-            inserted = await db.fetch(
-                _INSERT_RUNNING,
-                (
-                    step.guild_id,
-                    step.channel_id,
-                    next_game.challenger_id,
-                    next_game.variant,
-                    encode_json(next_game.rules),
-                    next_game.seed,
-                    encode_json(step.players),
-                    encode_json(next_game.names),
-                    encode_json(step.players),
-                    encode_json(next_game.state),
-                    stamp,
-                    stamp,
-                    stamp,
-                    encode_json(next_game.extra),
-                ),
-            )
-            if not inserted:
+            game_id = await insert_running(db, step, next_game, next_game.challenger_id, stamp)
+            if game_id is None:
                 # Another process advancing the same match got there first (PostgreSQL let
                 # this insert wait for it), or another game holds the channel.
                 if await _counted(db, step):
                     return None
                 raise ChannelBusyError(step.channel_id, 0)
-            game_id = int(inserted[0][0])
             await db.run(_UPSERT_MATCH, _match_params(step, game_id, stamp, finished=None))
             rows = await db.fetch(f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?", (game_id,))
         return game_from_row(rows[0])

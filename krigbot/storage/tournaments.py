@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from krigbot.storage.base import Store
 from krigbot.storage.errors import ChannelBusyError, StorageError
-from krigbot.storage.games import ONE_PER_CHANNEL, on_shards
+from krigbot.storage.games import insert_running, on_shards
 from krigbot.storage.models import (
     GAME_COLUMNS,
     GameRow,
@@ -61,14 +61,6 @@ WHERE guild_id = ? AND status IN ('signup', 'running') ORDER BY id
 
 _OPEN: Final = f"""
 SELECT {_COLUMNS} FROM tournaments WHERE status IN ('signup', 'running'){{shards}} ORDER BY id
-"""
-
-_DEAL: Final = f"""
-INSERT INTO games (
-    guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
-    accepted, state, round, created_at, updated_at, last_activity_at, extra
-) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
-{ONE_PER_CHANNEL}
 """
 
 _SET_EXTRA: Final = "UPDATE games SET extra = ? WHERE id = ?"
@@ -247,30 +239,10 @@ class TournamentStore(Store):
         """
         check_int64("seed", deal.seed)
         stamp = encode_time(now)
-        players = encode_json(deal.players)
         async with self._database.transaction() as db:
-            inserted = await db.fetch(
-                _DEAL,
-                (
-                    deal.guild_id,
-                    deal.channel_id,
-                    deal.players[0],
-                    deal.variant,
-                    encode_json(deal.rules),
-                    deal.seed,
-                    players,
-                    encode_json(deal.names),
-                    players,
-                    encode_json(deal.state),
-                    stamp,
-                    stamp,
-                    stamp,
-                    encode_json(deal.extra),
-                ),
-            )
-            if not inserted:
+            game_id = await insert_running(db, deal, deal, deal.players[0], stamp)
+            if game_id is None:
                 raise ChannelBusyError(deal.channel_id, 0)
-            game_id = int(inserted[0][0])
             if deal.best_of > 1:
                 # A match's id is its first game's, known only now.
                 extra = {

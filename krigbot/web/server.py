@@ -34,7 +34,7 @@ from krigbot.logs import about
 from krigbot.monitoring.server import served_at
 from krigbot.render.cards import card_back, card_face
 from krigbot.sessions.live import LiveHub
-from krigbot.web.access import PERIODS, Site, WebAccess
+from krigbot.web.access import PERIODS, Kind, Site, WebAccess
 from krigbot.web.fonts import FontSlices, style_sheet
 from krigbot.web.replay import replay_data
 from krigbot.web.tournament import tournament_page
@@ -353,6 +353,14 @@ class WebView:
             raise web.HTTPNotFound
         return site
 
+    async def _signed(self, request: web.Request, kind: Kind) -> tuple[Site, int]:
+        """Return the site and the id a signed address names; a missing page otherwise."""
+        site = await self._site(request)
+        parts = self.access.split(request.match_info[kind])
+        if parts is None or not self.access.check(site.guild_id, site.key, kind, *parts):
+            raise web.HTTPNotFound
+        return site, parts[0]
+
     @staticmethod
     def _reader(request: web.Request) -> Reader:
         return negotiate(request.query.get("lang"), request.headers.get("Accept-Language"))
@@ -443,11 +451,8 @@ class WebView:
 
     async def _game_row(self, request: web.Request) -> GameRow:
         """Return the game a signed address names, as stored; a missing page otherwise."""
-        site = await self._site(request)
-        parts = self.access.split(request.match_info["game"])
-        if parts is None or not self.access.check(site.guild_id, site.key, "game", *parts):
-            raise web.HTTPNotFound
-        row = await self.storage.games.get_game(parts[0])
+        site, game_id = await self._signed(request, "game")
+        row = await self.storage.games.get_game(game_id)
         if row is None or row.guild_id != site.guild_id:
             raise web.HTTPNotFound
         if row.state is None or (row.round == 0 and not row.is_active):
@@ -571,11 +576,8 @@ class WebView:
 
     async def tournament(self, request: web.Request) -> web.Response:
         """A tournament: its rounds, its standings (Swiss, round robin), its champion."""
-        site = await self._site(request)
-        parts = self.access.split(request.match_info["tournament"])
-        if parts is None or not self.access.check(site.guild_id, site.key, "tournament", *parts):
-            raise web.HTTPNotFound
-        row = await self.storage.tournaments.get(parts[0])
+        site, tournament_id = await self._signed(request, "tournament")
+        row = await self.storage.tournaments.get(tournament_id)
         if row is None or row.guild_id != site.guild_id:
             raise web.HTTPNotFound
         reader = self._reader(request)

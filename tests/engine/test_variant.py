@@ -6,6 +6,7 @@ import pytest
 
 from krigbot.engine import (
     ChoiceError,
+    DealError,
     Game,
     Rules,
     RulesError,
@@ -39,6 +40,15 @@ def test_a_saved_game_of_either_kind_loads_with_the_same_future(preset: str) -> 
     loaded = load_game(game.to_dict())
     assert type(loaded) is type(game)
     assert loaded.play_to_end() == game.copy().play_to_end()
+
+
+@pytest.mark.parametrize(("kind", "preset"), [(Game, "stjel"), (StealGame, "standard")])
+def test_a_kind_refuses_to_deal_the_rules_of_the_other(
+    kind: type[Game | StealGame], preset: str
+) -> None:
+    piles = [parse_cards(["AS", "2S"]), parse_cards(["KH", "3H"])]
+    with pytest.raises(DealError, match=kind.name):
+        kind(Rules.preset(preset), piles, seed=1)
 
 
 def test_a_save_of_an_unknown_kind_is_refused() -> None:

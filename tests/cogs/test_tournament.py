@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from krigbot.adapter import tournaments as tournament_adapter
+from krigbot.adapter.tournaments import open_thread
 from krigbot.bot import KrigBot, finish_or_warn
 from krigbot.cogs.tournament import TournamentCog
 from krigbot.config import Shards
@@ -18,6 +24,7 @@ from krigbot.storage import StorageError
 from tests.standin import ChannelEvent, DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.standin.messages import Message
+from tests.standin.records import RequestRecord
 from tests.standin.world import User
 from tests.support.handsfree import command, running_bot
 from tests.support.players import (
@@ -604,3 +611,133 @@ async def test_a_restore_that_cannot_reach_the_database_is_one_warning_not_a_los
     assert caplog.messages == [
         "could not finish tournament-restore: Cannot reach the PostgreSQL server"
     ]
+
+
+def thread_posts(standin: DiscordStandIn, world: SampleWorld) -> Callable[[RequestRecord], bool]:
+    """Return a test for a request to open a thread under the tournament's channel."""
+    path = re.compile(rf"^/channels/{world.no_channel.id}/threads$")
+    return lambda request: request.method == "POST" and bool(path.search(request.path))
+
+
+async def test_a_thread_discord_would_not_open_is_tried_again_and_the_players_told(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, match_minutes=60)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    standin.fail_next("POST", rf"^/channels/{world.no_channel.id}/threads$", status=503, times=3)
+    tries = standin.requests.cursor()
+    watcher = standin.watch()
+    failing = t("nb", "tournament.threads.failing", name="Cup")
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    for n in range(3):
+        if n:
+            clock.advance(minutes=5)  # past the next try, whatever its wait
+        await tries.next(predicate=thread_posts(standin, world), timeout=10)
+        await settled()
+        told = [m for m in standin.messages(world.no_channel) if failing in text_of(m)]
+        assert len(told) == (1 if n == 2 else 0)  # told once it keeps failing
+    clock.advance(minutes=5)
+    table = await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    assert [thread.id for thread in standin.threads(world.no_channel)] == [table.message.channel.id]
+    row = await bot.storage.games.active_game(table.message.channel.id)
+    assert row is not None
+    assert set(row.players) == {world.alice.id, world.bob.id}
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.round_ends_at is not None
+
+
+async def test_a_channel_that_stops_allowing_threads_is_told_once_and_the_tournament_waits(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, match_minutes=10)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    everyone = world.no_guild.everyone
+    standin.set_overwrite(world.no_channel, everyone, deny=["create_public_threads"])
+    tries = standin.requests.cursor()
+    watcher = standin.watch()
+    forbidden = t("nb", "tournament.threads.forbidden", name="Cup")
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+    clock.advance(minutes=11)  # past the next try, and past the round's deadline
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+
+    told = [m for m in standin.messages(world.no_channel) if forbidden in text_of(m)]
+    assert len(told) == 1
+    waiting = await bot.service.tournaments.get(tournament_id)
+    assert waiting is not None
+    assert waiting.status == "running"
+    assert waiting.bracket is not None
+    assert not waiting.bracket.current[0].done  # not counted as a draw meanwhile
+    standin.set_overwrite(world.no_channel, everyone)
+    clock.advance(minutes=6)
+    table = await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    assert len(standin.threads(world.no_channel)) == 1
+    await play_table(standin, table, world)
+    crowned = await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is world.no_channel and "🏆" in text_of(e.revision),
+        timeout=10,
+    )
+    assert "🏆" in text_of(crowned.revision)
+
+
+@pytest.mark.parametrize("format", ["knockout", "swiss", "round_robin"])
+async def test_a_restart_just_after_a_thread_was_made_adopts_it_rather_than_open_another(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    seeds: ChosenSeeds,
+    monkeypatch: pytest.MonkeyPatch,
+    format: str,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 20)
+    made = asyncio.Event()
+
+    async def made_then_dies(*args: Any, **kwargs: Any) -> int:
+        # The thread is made; the process dies before it can store the thread's id.
+        await open_thread(*args, **kwargs)
+        made.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async with running_bot(standin, db_path, seeds) as first:
+        signup, tournament_id = await create(standin, world, format=format)
+        people = await joined_players(standin, world, signup, tournament_id, 3)
+        monkeypatch.setattr(tournament_adapter, "open_thread", made_then_dies)
+        await command(standin, world.no_channel, world.moderator, "tournament start")
+        await asyncio.wait_for(made.wait(), 10)
+        stored = await first.service.tournaments.get(tournament_id)
+        assert stored is not None
+        assert None in stored.threads
+    monkeypatch.undo()
+    assert len(standin.threads(world.no_channel)) == 1
+
+    async with running_bot(standin, db_path, seeds) as restarted:
+        await play_every_match(standin, world, restarted, people, tournament_id)
+        finished = await restarted.storage.tournaments.get(tournament_id)
+    assert finished is not None
+    assert finished.status == "finished"
+    bracket = finished.state["bracket"]
+    matches = sum(1 for each in bracket["rounds"] for pairing in each if pairing["b"] is not None)
+    assert len(standin.threads(world.no_channel)) == matches  # one thread a match

@@ -125,6 +125,42 @@ async def test_the_round_deadline_counts_out_unfinished_matches_and_pairs_the_ne
     assert moved.round_ends_at == runner.clock.now + timedelta(minutes=15)
 
 
+async def test_a_round_whose_thread_could_not_be_opened_waits_for_it_rather_than_draw(
+    storage: Storage,
+) -> None:
+    runner = Runner(storage)
+    made = await runner.signed_up(4, match_minutes=15)
+    started = await runner.service.tournaments.begin(made.id, ORGANISER_ACTS)
+    assert started.bracket is not None
+    # Discord opened the first match's thread, and would not open the second's.
+    first = await runner.service.tournaments.open_match(made.id, 0, next(runner.threads))
+    assert first is not None
+    await runner.play_matches(first[0].channel_id)
+
+    runner.clock.advance(minutes=16)
+    waiting = await runner.service.tournaments.round_due(made.id)
+
+    assert waiting is not None
+    assert waiting.bracket is not None
+    assert len(waiting.bracket.rounds) == 1
+    assert not waiting.bracket.current[1].done  # not counted as a draw
+    assert waiting.round_ends_at is None
+    assert runner.service.deadlines.pending(made.id, "tournament_round") is None
+    runner.clock.advance(hours=2)
+    opened = await runner.service.tournaments.open_match(made.id, 1, next(runner.threads))
+    assert opened is not None
+    again = await runner.service.tournaments.get(made.id)
+    assert again is not None
+    # Its players have the round's whole time from when their thread opened.
+    assert again.round_ends_at == runner.clock.now + timedelta(minutes=15)
+    assert runner.service.deadlines.pending(made.id, "tournament_round") is not None
+    await runner.play_matches(opened[0].channel_id)
+    over = await runner.service.tournaments.get(made.id)
+    assert over is not None
+    assert over.bracket is not None
+    assert len(over.bracket.rounds) == 2
+
+
 async def test_a_player_who_leaves_forfeits_the_match_and_the_rest(storage: Storage) -> None:
     runner = Runner(storage)
     made = await runner.signed_up(3, format="round_robin")

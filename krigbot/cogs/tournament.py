@@ -54,7 +54,7 @@ from krigbot.render.tournament import (
     champion_text,
     signup_embed,
 )
-from krigbot.sessions import Deadline, FlipResult, Refusal
+from krigbot.sessions import Deadline, FlipResult, LostWrite, Refusal
 from krigbot.sessions.tournaments import MATCH_MINUTES, SIGNUP_MINUTES, Change, Tournament
 
 if TYPE_CHECKING:
@@ -331,6 +331,8 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         async with turn:
             try:
                 await self._show_in_turn(tournament, change)
+            except LostWrite:
+                log.info("tournament %s is another process's now", tournament.id)
             except Exception:
                 # The change is stored: the next change, or a restart, shows it again.
                 log.exception("could not show tournament %s (%s)", tournament.id, change)

@@ -41,12 +41,13 @@ from krigbot.sessions.deadlines import Deadline, Deadlines
 from krigbot.sessions.matches import LAST_GAME
 from krigbot.sessions.play import Play
 from krigbot.sessions.registry import Registry
-from krigbot.sessions.results import FlipResult, Player, Refusal
+from krigbot.sessions.results import FlipResult, LostWrite, Player, Refusal
 from krigbot.storage import ChannelBusyError, GameRow, StorageError
 from krigbot.storage.tournaments import (
     MatchDeal,
     TournamentBusyError,
     TournamentConflictError,
+    TournamentLeaseLostError,
     TournamentRow,
     TournamentStatus,
 )
@@ -748,7 +749,8 @@ class Tournaments:
     ) -> Tournament:
         """Apply ``change`` to the stored tournament and write it; tell :attr:`on_change`.
 
-        Another process's write in between (a hand-off) is read and the change made again.
+        Another process's write in between (a hand-off) is read and the change made again. A
+        process that lost the server's shard writes nothing: LostWrite, as a game's writes.
         """
         async with self.lock(tournament_id):
             for attempt in range(2):
@@ -772,7 +774,12 @@ class Tournaments:
                         now=self.registry.clock(),
                         champion_id=after.champion,
                         entrants=entrants,
+                        fence=self.registry.server_fence(before.guild_id),
                     )
+                except TournamentLeaseLostError:
+                    # This process no longer holds the server's shard: the one that does runs
+                    # the tournament now, and nothing was written.
+                    raise LostWrite from None
                 except TournamentConflictError:
                     if attempt:
                         raise Refusal("err.storage") from None

@@ -6,10 +6,12 @@ from datetime import timedelta
 
 import pytest
 
+from krigbot.config import Shards
 from krigbot.engine.tournament import Format, advancing
-from krigbot.sessions import Actor, Player, Refusal
+from krigbot.sessions import Actor, LostWrite, Player, Refusal
 from krigbot.sessions.tournaments import MOST_OPEN_PER_SERVER
 from krigbot.storage import Storage
+from tests.support.postgres import Cluster
 from tests.support.tournaments import CHANNEL, GUILD, ORGANISER, Runner, entrants
 
 ORGANISER_ACTS = Actor(ORGANISER.user_id)
@@ -314,3 +316,27 @@ async def test_refusals_name_what_is_wrong(storage: Storage) -> None:
     cancelled = await service.cancel(made.id, Actor(4242, moderator=True))
     assert (cancelled.status, cancelled.reason) == ("cancelled", "organiser")
     assert await refused(service.join(made.id, entrants(1)[0])) == "tournament.err.closed"
+
+
+async def test_a_process_that_lost_the_servers_shard_changes_no_tournament(
+    pg_dsn: str, postgres: Cluster
+) -> None:
+    async with await Storage.open(pg_dsn) as storage:
+        runner = Runner(storage)
+        epochs = (await storage.claims.beat("me", 1, 10.0)).held
+        runner.service.registry.hold_shards(Shards(1, (0,), auto=True), epochs)
+        made = await runner.signed_up(2)
+        postgres.psql(
+            "UPDATE shard_claims SET expires_at = clock_timestamp() - INTERVAL '1 second'",
+            pg_dsn,
+        )
+
+        with pytest.raises(LostWrite):
+            await runner.service.tournaments.begin(made.id, ORGANISER_ACTS)
+        with pytest.raises(LostWrite):
+            await runner.service.tournaments.join(made.id, Player(9, "Late"))
+
+        stored = await runner.service.tournaments.get(made.id)
+        assert stored is not None
+        assert stored.status == "signup"
+        assert [entrant.name for entrant in stored.players] == ["P1", "P2"]

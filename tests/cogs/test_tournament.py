@@ -622,6 +622,13 @@ def thread_posts(standin: DiscordStandIn, world: SampleWorld) -> Callable[[Reque
     return lambda request: request.method == "POST" and bool(path.search(request.path))
 
 
+@pytest.mark.parametrize(
+    ("status", "requests"),
+    [
+        (503, 1),  # a server error discord.py does not retry
+        (429, 5),  # rate limited on each of discord.py's five tries
+    ],
+)
 async def test_a_thread_discord_would_not_open_is_tried_again_and_the_players_told(
     standin: DiscordStandIn,
     world: SampleWorld,
@@ -629,11 +636,19 @@ async def test_a_thread_discord_would_not_open_is_tried_again_and_the_players_to
     clock: Clock,
     quick_ticks: None,
     seeds: ChosenSeeds,
+    status: int,
+    requests: int,
 ) -> None:
     seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
     signup, tournament_id = await create(standin, world, match_minutes=60)
     await joined_players(standin, world, signup, tournament_id, 2)
-    standin.fail_next("POST", rf"^/channels/{world.no_channel.id}/threads$", status=503, times=3)
+    standin.fail_next(
+        "POST",
+        rf"^/channels/{world.no_channel.id}/threads$",
+        status=status,
+        times=3 * requests,
+        retry_after=0.01,
+    )
     tries = standin.requests.cursor()
     watcher = standin.watch()
     failing = t("nb", "tournament.threads.failing", name="Cup")
@@ -642,7 +657,8 @@ async def test_a_thread_discord_would_not_open_is_tried_again_and_the_players_to
     for n in range(3):
         if n:
             clock.advance(minutes=5)  # past the next try, whatever its wait
-        await tries.next(predicate=thread_posts(standin, world), timeout=10)
+        for _ in range(requests):
+            await tries.next(predicate=thread_posts(standin, world), timeout=10)
         await settled()
         told = [m for m in standin.messages(world.no_channel) if failing in text_of(m)]
         assert len(told) == (1 if n == 2 else 0)  # told once it keeps failing

@@ -760,3 +760,34 @@ async def test_a_restart_just_after_a_thread_was_made_adopts_it_rather_than_open
     bracket = finished.state["bracket"]
     matches = sum(1 for each in bracket["rounds"] for pairing in each if pairing["b"] is not None)
     assert len(standin.threads(world.no_channel)) == matches  # one thread a match
+
+
+async def test_a_thread_made_whose_answer_the_network_lost_is_found_not_opened_twice(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    standin.fail_next("POST", rf"^/channels/{world.no_channel.id}/threads$", drop=True)
+    tries = standin.requests.cursor()
+    watcher = standin.watch()
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+    (made,) = standin.threads(world.no_channel)  # made, though the bot never heard so
+    clock.advance(minutes=1)
+    table = await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    assert table.message.channel is made
+    assert standin.threads(world.no_channel) == [made]
+    assert {world.alice.id, world.bob.id} <= made.thread_members
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.threads == (made.id,)

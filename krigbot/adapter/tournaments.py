@@ -1,4 +1,10 @@
-"""What a tournament's messages carry on Discord: the sign-up's buttons and the shown values."""
+"""A tournament on Discord: the sign-up's buttons, the shown values, its matches' threads.
+
+A match's thread is opened where Discord lets it; where Discord fails (unwell, rate limiting,
+the network, a permission taken away) the round's threads are tried again through the deadlines
+and the channel is told, and a thread made but never heard of is found by its name, not opened
+twice (:class:`MatchThreads`).
+"""
 
 from __future__ import annotations
 

@@ -764,6 +764,20 @@ async def test_unknown_interaction_and_server_errors(
     assert standin.messages(w.no_channel, include_ephemeral=False) == []
 
 
+async def test_a_dropped_answer_leaves_the_work_done_and_the_bot_unaware(
+    standin: DiscordStandIn, standin_world: SampleWorld, bot: TinyBot
+) -> None:
+    w = standin_world
+    standin.fail_next("POST", rf"^/channels/{w.no_channel.id}/messages$", drop=True)
+    await standin.slash("say", user=w.alice, channel=w.no_channel, options={"text": "hi"})
+    error = await bot.errors.wait()
+
+    assert isinstance(error, aiohttp.ServerDisconnectedError)
+    assert [m.content for m in standin.messages(w.no_channel, include_ephemeral=False)] == ["hi"]
+    (dropped,) = standin.requests_matching("POST", rf"^/channels/{w.no_channel.id}/messages$")
+    assert dropped.status == 0
+
+
 async def test_500_is_retried(
     standin: DiscordStandIn, standin_world: SampleWorld, bot: TinyBot
 ) -> None:

@@ -1,18 +1,40 @@
-"""What a tournament's messages carry on Discord: the sign-up's buttons and the shown values."""
+"""A tournament on Discord: the sign-up's buttons, the shown values, its matches' threads.
+
+A match's thread is opened where Discord lets it; where Discord fails (unwell, rate limiting,
+the network, a permission taken away) the round's threads are tried again through the deadlines
+and the channel is told, and a thread made but never heard of is found by its name, not opened
+twice (:class:`MatchThreads`).
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
 
+import aiohttp
 import discord
 
 from krigbot.adapter.buttons import NUMBER, GameButton, view_of
-from krigbot.i18n import Lang, t
-from krigbot.render.tournament import Shown
-from krigbot.sessions.tournaments import Tournament
+from krigbot.adapter.replies import NO_MENTIONS
+from krigbot.i18n import Lang, lang_for, t
+from krigbot.render.embeds import safe_name
+from krigbot.render.tournament import Shown, thread_name
+from krigbot.sessions import Deadline, Deadlines, LostWrite, Refusal
+from krigbot.sessions.tournaments import Tournament, Tournaments
+from krigbot.storage import GameRow, StorageError
 
 log = logging.getLogger(__name__)
+
+RETRY = timedelta(seconds=5)
+"""How soon a round's threads are tried again after Discord failed to open one; doubled after
+each failure in a row, up to ``RETRY_MOST``."""
+RETRY_MOST = timedelta(minutes=5)
+TELL_AFTER = 3
+"""Failures in a row after which the channel is told that the threads keep failing."""
+UNREACHABLE = (discord.HTTPException, discord.RateLimited, aiohttp.ClientError, OSError)
+"""What an unwell Discord (5xx, a 429 beyond discord.py's retries) or network raises."""
 
 
 class JoinButton(GameButton, kind="tjoin", tournament=NUMBER):
@@ -67,16 +89,180 @@ async def open_thread(
 ) -> int:
     """Open a match's public thread under the tournament's channel, add its players; its id.
 
-    Each request waits for ``paced`` first. A player who cannot be added is still let in: the
-    table's first message mentions them, which adds them to the thread, and the match is not
-    held up (nor its thread opened twice) for it.
+    Each request waits for ``paced`` first.
     """
     await paced()
     thread = await parent.create_thread(name=name, type=discord.ChannelType.public_thread)
+    await add_players(thread, players, paced)
+    return thread.id
+
+
+async def add_players(
+    thread: discord.Thread, players: Sequence[int], paced: Callable[[], Awaitable[None]]
+) -> None:
+    """Add a match's players to its thread (again, where they are in: nothing changes).
+
+    A player who cannot be added is still let in: the table's first message mentions them,
+    which adds them to the thread, and the match is not held up (nor its thread opened twice)
+    for it.
+    """
     for player in players:
         await paced()
         try:
             await thread.add_user(discord.Object(player))
         except discord.HTTPException as exc:
             log.warning("thread %s: could not add %s: %s", thread.id, player, exc)
-    return thread.id
+
+
+async def made_before(
+    parent: discord.TextChannel, name: str, after: int, paced: Callable[[], Awaitable[None]]
+) -> discord.Thread | None:
+    """Return the bot's active thread of this name under ``parent`` newer than ``after``.
+
+    A thread made just before a restart, whose id the tournament could not remember: found
+    among the server's active threads by its parent and name (``after``, an id of the
+    tournament's own messages, keeps an earlier tournament's threads of the same name out).
+    """
+    await paced()
+    me = parent.guild.me
+    for thread in await parent.guild.active_threads():
+        if (
+            thread.parent_id == parent.id
+            and thread.name == name
+            and thread.id > after
+            and (me is None or thread.owner_id == me.id)
+        ):
+            return thread
+    return None
+
+
+class MatchThreads:
+    """Open each match's thread of a tournament's round and deal its game there.
+
+    Where Discord does not open one (unwell, the network, a permission taken away), the round's
+    threads are tried again later through the deadlines, and the channel is told.
+    """
+
+    def __init__(
+        self,
+        bot: discord.Client,
+        tournaments: Tournaments,
+        deadlines: Deadlines,
+        clock: Callable[[], datetime],
+        paced: Callable[[], Awaitable[None]],
+        show_table: Callable[[Tournament, GameRow, Any, Lang], Awaitable[None]],
+    ) -> None:
+        self.bot = bot
+        self.tournaments = tournaments
+        self.deadlines = deadlines
+        self.clock = clock
+        self.paced = paced
+        """Wait for a turn under the process's share of Discord's global limit."""
+        self.show_table = show_table
+        """Post a match game's first table in its thread."""
+        self._failures: dict[int, int] = {}
+        """By tournament: how many tries in a row at opening its round's threads failed."""
+        self._told_forbidden: set[int] = set()
+
+    async def open_matches(self, tournament: Tournament) -> None:
+        """Open a thread for each match of the round still to play, and deal its game there.
+
+        One request after the other, each taking its turn under the process's share of Discord's
+        global limit (as autoplay's edits do), and discord.py waits out each route's bucket.
+        Where Discord does not open a thread, the round's threads are tried again later through
+        the deadlines (see :meth:`_failed`).
+        """
+        if tournament.bracket is None:
+            return
+        try:
+            for number, pairing in enumerate(tournament.bracket.current):
+                if not pairing.done and pairing.b is not None:
+                    tournament = await self._open_match(tournament, number)
+        except LostWrite:
+            return  # its shard is another process's now: that one opens them
+        except discord.Forbidden as exc:
+            await self._failed(tournament, exc, forbidden=True)
+            return
+        except (*UNREACHABLE, Refusal, StorageError) as exc:
+            await self._failed(tournament, exc, forbidden=False)
+            return
+        self._failures.pop(tournament.id, None)
+        self._told_forbidden.discard(tournament.id)
+
+    async def _open_match(self, tournament: Tournament, number: int) -> Tournament:
+        """Open one match's thread (or find the one made before a restart) and deal its game.
+
+        The thread's name is stored before the thread is made, so a restart between the two
+        finds that thread rather than open a second one.
+        """
+        assert tournament.bracket is not None
+        pairing = tournament.bracket.current[number]
+        lang = lang_for(tournament.lang)
+        thread_id = tournament.threads[number]
+        if thread_id is None:
+            parent = self.bot.get_channel(tournament.channel_id)
+            if not isinstance(parent, discord.TextChannel):
+                log.warning("tournament %s: its channel is gone", tournament.id)
+                return tournament
+            # A thread's name shows no markdown: the names as they are, spaces tidied.
+            names = [" ".join(tournament.name_of(p).split()) for p in pairing.players]
+            name = thread_name(len(tournament.bracket.rounds), names[0], names[1], lang)
+            found = None
+            if tournament.intent(number) == name:
+                after = max(tournament.signup_message_id or 0, tournament.board_message_id or 0)
+                found = await made_before(parent, name, after, self.paced)
+            if found is not None:
+                await add_players(found, pairing.players, self.paced)
+                thread_id = found.id
+            else:
+                if tournament.intent(number) != name:
+                    tournament = await self.tournaments.intend(tournament.id, number, name)
+                thread_id = await open_thread(parent, name, pairing.players, self.paced)
+        dealt = await self.tournaments.open_match(tournament.id, number, thread_id)
+        if dealt is not None and dealt[0].table_message_id is None:
+            await self.paced()
+            await self.show_table(tournament, dealt[0], dealt[1], lang)
+        return await self.tournaments.get(tournament.id) or tournament
+
+    async def _failed(self, tournament: Tournament, exc: Exception, *, forbidden: bool) -> None:
+        """Try the round's threads again later; tell the channel if it keeps failing.
+
+        A refused permission (403) is told at once, and once: the tournament waits, its round's
+        clock held (:meth:`Tournaments.round_due`), until the bot may open threads again or the
+        organiser cancels it. Other failures (Discord unwell, the network) are told after
+        ``TELL_AFTER`` tries in a row.
+        """
+        failures = self._failures[tournament.id] = self._failures.get(tournament.id, 0) + 1
+        log.warning(
+            "tournament %s: could not open its matches (try %s): %s",
+            tournament.id,
+            failures,
+            exc,
+        )
+        wait = min(RETRY * 2 ** (failures - 1), RETRY_MOST)
+        self.deadlines.set(
+            Deadline(
+                "tournament_threads",
+                tournament.id,
+                tournament.channel_id,
+                self.clock() + (RETRY_MOST if forbidden else wait),
+                server_id=tournament.guild_id,
+            )
+        )
+        if forbidden:
+            if tournament.id in self._told_forbidden:
+                return
+            self._told_forbidden.add(tournament.id)
+            key = "tournament.threads.forbidden"
+        elif failures == TELL_AFTER:
+            key = "tournament.threads.failing"
+        else:
+            return
+        lang = lang_for(tournament.lang)
+        channel = self.bot.get_partial_messageable(tournament.channel_id)
+        try:
+            await channel.send(
+                t(lang, key, name=safe_name(tournament.name)), allowed_mentions=NO_MENTIONS
+            )
+        except UNREACHABLE as error:
+            log.warning("tournament %s: could not tell its channel: %s", tournament.id, error)

@@ -39,7 +39,7 @@ from krigbot.adapter.tables import editor
 from krigbot.adapter.tournaments import (
     JoinButton,
     LeaveButton,
-    open_thread,
+    MatchThreads,
     shown_of,
     signup_view,
 )
@@ -53,9 +53,8 @@ from krigbot.render.tournament import (
     board_embed,
     champion_text,
     signup_embed,
-    thread_name,
 )
-from krigbot.sessions import Deadline, FlipResult, Refusal
+from krigbot.sessions import Deadline, FlipResult, LostWrite, Refusal
 from krigbot.sessions.tournaments import MATCH_MINUTES, SIGNUP_MINUTES, Change, Tournament
 
 if TYPE_CHECKING:
@@ -105,16 +104,26 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         or the seconds to wait for one (the bot's ``rest_turn``)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._turns: dict[int, asyncio.Lock] = {}
+        self.threads = MatchThreads(
+            parts.bot,
+            parts.tournaments,
+            parts.deadlines,
+            parts.registry.clock,
+            self._paced,
+            self._show_table,
+        )
         parts.buttons.handle(JoinButton, self.on_join)
         parts.buttons.handle(LeaveButton, self.on_leave)
         parts.tournaments.on_change.append(self._changed)
         parts.tournaments.on_ended.append(self._ended)
         parts.deadlines.handle("tournament_signup", self._signup_due)
         parts.deadlines.handle("tournament_round", self._round_due)
+        parts.deadlines.handle("tournament_threads", self._threads_due)
 
     async def cog_unload(self) -> None:
         self.parts.deadlines.handle("tournament_signup", None)
         self.parts.deadlines.handle("tournament_round", None)
+        self.parts.deadlines.handle("tournament_threads", None)
         for task in list(self._tasks):
             task.cancel()
 
@@ -322,6 +331,8 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         async with turn:
             try:
                 await self._show_in_turn(tournament, change)
+            except LostWrite:
+                log.info("tournament %s is another process's now", tournament.id)
             except Exception:
                 # The change is stored: the next change, or a restart, shows it again.
                 log.exception("could not show tournament %s (%s)", tournament.id, change)
@@ -344,7 +355,7 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         except discord.HTTPException as exc:
             log.warning("could not show tournament %s: %s", tournament.id, exc)
         if fresh.status == "running" and change in ("started", "round"):
-            await self.open_matches(fresh)
+            await self.threads.open_matches(fresh)
 
     async def _show_board(self, tournament: Tournament, lang: Lang) -> None:
         """Edit the bracket's message, or post it the first time: its text, its picture (where
@@ -392,37 +403,16 @@ class TournamentCog(commands.Cog, name="Tournaments"):
                 log.warning("could not give tournament %s's role: %s", tournament.id, exc)
 
     async def open_matches(self, tournament: Tournament) -> None:
-        """Open a thread for each match of the round still to play, and deal its game there.
+        """Open the threads of the round's matches still to open, in the tournament's turn."""
+        async with self._turns.setdefault(tournament.id, asyncio.Lock()):
+            fresh = await self.parts.tournaments.get(tournament.id)
+            if fresh is not None and fresh.status == "running":
+                await self.threads.open_matches(fresh)
 
-        One request after the other, each taking its turn under the process's share of Discord's
-        global limit (as autoplay's edits do), and discord.py waits out each route's bucket.
-        """
-        if tournament.bracket is None:
-            return
-        round_number = len(tournament.bracket.rounds)
-        lang = lang_for(tournament.lang)
-        parent = self.parts.bot.get_channel(tournament.channel_id)
-        for number, pairing in enumerate(tournament.bracket.current):
-            if pairing.done or pairing.b is None:
-                continue
-            thread_id = tournament.threads[number]
-            try:
-                if thread_id is None:
-                    if not isinstance(parent, discord.TextChannel):
-                        log.warning("tournament %s: its channel is gone", tournament.id)
-                        return
-                    # A thread's name shows no markdown: the names as they are, spaces tidied.
-                    names = [" ".join(tournament.name_of(p).split()) for p in pairing.players]
-                    name = thread_name(round_number, names[0], names[1], lang)
-                    thread_id = await open_thread(parent, name, pairing.players, self._paced)
-                dealt = await self.parts.tournaments.open_match(tournament.id, number, thread_id)
-                if dealt is not None and dealt[0].table_message_id is None:
-                    await self._paced()
-                    await self._show_table(tournament, dealt[0], dealt[1], lang)
-            except discord.HTTPException as exc:
-                log.warning(
-                    "tournament %s: could not open match %s: %s", tournament.id, number, exc
-                )
+    async def _threads_due(self, deadline: Deadline) -> None:
+        tournament = await self.parts.tournaments.get(deadline.game_id)
+        if tournament is not None and tournament.status == "running":
+            await self.open_matches(tournament)
 
     async def _paced(self) -> None:
         """Wait for a turn under the process's share of Discord's global limit."""

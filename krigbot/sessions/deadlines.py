@@ -31,9 +31,17 @@ RETRY = timedelta(seconds=5)
 
 T = TypeVar("T")
 
-DeadlineKind = Literal["challenge", "choice", "time_limit", "tournament_signup", "tournament_round"]
+DeadlineKind = Literal[
+    "challenge",
+    "choice",
+    "time_limit",
+    "tournament_signup",
+    "tournament_round",
+    "tournament_threads",
+]
 """A challenge's expiry, the time-out of open Steal War choices, a game's time limit; a
-tournament's sign-up closing and its round's end (keyed by the tournament's id, not a game's)."""
+tournament's sign-up closing, its round's end, and another try at opening its round's threads
+after Discord refused (keyed by the tournament's id, not a game's)."""
 
 
 @dataclass(frozen=True, slots=True)

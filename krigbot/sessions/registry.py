@@ -121,9 +121,13 @@ class Registry:
 
     def fence(self, row: GameRow) -> int | None:
         """Return the lease epoch a write of the game names (None: static shards, no lease)."""
+        return self.server_fence(row.server_id)
+
+    def server_fence(self, server_id: int | None) -> int | None:
+        """Return the lease epoch a write for a server names (None: static shards, no lease)."""
         if not self.shards.auto or self.shards.count is None:
             return None
-        return self.epochs.get(shard_of(row.server_id, self.shards.count), NO_LEASE)
+        return self.epochs.get(shard_of(server_id, self.shards.count), NO_LEASE)
 
     def hold_shards(self, shards: Shards, epochs: dict[int, int]) -> None:
         """Run ``shards`` from now on, by these leases; forget the games of any others.

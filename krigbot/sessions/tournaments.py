@@ -41,12 +41,13 @@ from krigbot.sessions.deadlines import Deadline, Deadlines
 from krigbot.sessions.matches import LAST_GAME
 from krigbot.sessions.play import Play
 from krigbot.sessions.registry import Registry
-from krigbot.sessions.results import FlipResult, Player, Refusal
+from krigbot.sessions.results import FlipResult, LostWrite, Player, Refusal
 from krigbot.storage import ChannelBusyError, GameRow, StorageError
 from krigbot.storage.tournaments import (
     MatchDeal,
     TournamentBusyError,
     TournamentConflictError,
+    TournamentLeaseLostError,
     TournamentRow,
     TournamentStatus,
 )
@@ -101,6 +102,9 @@ class Tournament:
     bracket: Bracket | None = None
     threads: tuple[int | None, ...] = ()
     """The thread of each match of the current round, once opened (None: not yet, or a bye)."""
+    intents: tuple[str | None, ...] = ()
+    """The name of the thread the edge set out to open for each match of the current round
+    (None: not yet): a thread it made but could not remember before a restart is found by it."""
     closes_at: datetime | None = None
     round_ends_at: datetime | None = None
     signup_message_id: int | None = None
@@ -128,6 +132,20 @@ class Tournament:
     def champion(self) -> int | None:
         return None if self.bracket is None else champion(self.bracket)
 
+    def unopened(self) -> list[int]:
+        """Return the matches of the current round to play that have no thread yet."""
+        if self.bracket is None:
+            return []
+        return [
+            number
+            for number, pairing in enumerate(self.bracket.current)
+            if not pairing.done and pairing.b is not None and self.threads[number] is None
+        ]
+
+    def intent(self, number: int) -> str | None:
+        """Return the name of the thread set out to be opened for a match, if any."""
+        return self.intents[number] if number < len(self.intents) else None
+
     def name_of(self, user_id: int) -> str:
         """Return a player's name as they signed up."""
         for entrant in self.players:
@@ -152,6 +170,7 @@ class Tournament:
             "left": list(self.left),
             "bracket": None if self.bracket is None else self.bracket.to_dict(),
             "threads": list(self.threads),
+            "intents": list(self.intents),
             "closes_at": _time_text(self.closes_at),
             "round_ends_at": _time_text(self.round_ends_at),
             "signup_message": self.signup_message_id,
@@ -181,6 +200,7 @@ class Tournament:
             left=tuple(int(user) for user in state.get("left", ())),
             bracket=None if bracket is None else Bracket.from_dict(bracket),
             threads=tuple(None if t is None else int(t) for t in state.get("threads", ())),
+            intents=tuple(None if n is None else str(n) for n in state.get("intents", ())),
             closes_at=_time_of(state.get("closes_at")),
             round_ends_at=_time_of(state.get("round_ends_at")),
             signup_message_id=state.get("signup_message"),
@@ -418,6 +438,16 @@ class Tournaments:
 
         return await self._change(tournament_id, change, None)
 
+    async def intend(self, tournament_id: int, number: int, name: str) -> Tournament:
+        """Remember, before it is made, the name of the thread a match's is to be."""
+
+        def change(t: Tournament) -> Tournament:
+            intents = list(t.intents) + [None] * (len(t.threads) - len(t.intents))
+            intents[number] = name
+            return dataclasses.replace(t, intents=tuple(intents))
+
+        return await self._change(tournament_id, change, None)
+
     async def open_match(
         self, tournament_id: int, number: int, thread_id: int | None = None
     ) -> tuple[GameRow, Variant] | None:
@@ -425,6 +455,8 @@ class Tournaments:
 
         The thread is remembered first, so a restart deals in the same one; a thread that has
         the game already returns it. None: the match needs no game (decided, or not running).
+        A round whose deadline came (or went) while a thread could not be opened waits for it:
+        its time runs again from when the last of its threads is opened.
         """
         tournament = await self.get(tournament_id)
         if tournament is None or tournament.status != "running" or tournament.bracket is None:
@@ -437,7 +469,13 @@ class Tournaments:
             def remember(t: Tournament) -> Tournament:
                 threads = list(t.threads)
                 threads[number] = thread_id
-                return dataclasses.replace(t, threads=tuple(threads))
+                opened = dataclasses.replace(t, threads=tuple(threads))
+                now = self.registry.clock()
+                due = t.round_ends_at
+                if t.status == "running" and (due is None or due <= now) and not opened.unopened():
+                    ends = now + timedelta(minutes=t.match_minutes)
+                    return dataclasses.replace(opened, round_ends_at=ends)
+                return opened
 
             tournament = await self._change(tournament_id, remember, None)
         thread = tournament.threads[number]
@@ -517,9 +555,16 @@ class Tournaments:
         if tournament is None or tournament.status != "running" or tournament.bracket is None:
             return None
         due = tournament.round_ends_at
-        if due is not None and due > self.registry.clock():
+        if due is None or due > self.registry.clock():
             self._watch(tournament)
             return tournament
+        if tournament.unopened():
+            # Discord would not open a thread (the edge keeps trying): the round waits for it,
+            # rather than count a match nobody could play as a draw.
+            try:
+                return await self._change(tournament_id, _wait_for_threads, None)
+            except _Unchanged:
+                return await self.round_due(tournament_id)  # the last one opened meanwhile
         round_now = len(tournament.bracket.rounds)
         later = False
         for number, pairing in enumerate(tournament.bracket.current):
@@ -689,7 +734,11 @@ class Tournaments:
             return dataclasses.replace(t, bracket=bracket, round_ends_at=None)
         ends = self.registry.clock() + timedelta(minutes=t.match_minutes)
         return dataclasses.replace(
-            t, bracket=bracket, threads=(None,) * len(bracket.current), round_ends_at=ends
+            t,
+            bracket=bracket,
+            threads=(None,) * len(bracket.current),
+            intents=(None,) * len(bracket.current),
+            round_ends_at=ends,
         )
 
     async def _change(
@@ -700,7 +749,8 @@ class Tournaments:
     ) -> Tournament:
         """Apply ``change`` to the stored tournament and write it; tell :attr:`on_change`.
 
-        Another process's write in between (a hand-off) is read and the change made again.
+        Another process's write in between (a hand-off) is read and the change made again. A
+        process that lost the server's shard writes nothing: LostWrite, as a game's writes.
         """
         async with self.lock(tournament_id):
             for attempt in range(2):
@@ -724,7 +774,12 @@ class Tournaments:
                         now=self.registry.clock(),
                         champion_id=after.champion,
                         entrants=entrants,
+                        fence=self.registry.server_fence(before.guild_id),
                     )
+                except TournamentLeaseLostError:
+                    # This process no longer holds the server's shard: the one that does runs
+                    # the tournament now, and nothing was written.
+                    raise LostWrite from None
                 except TournamentConflictError:
                     if attempt:
                         raise Refusal("err.storage") from None
@@ -788,6 +843,13 @@ class Tournaments:
                     server_id=tournament.guild_id,
                 )
             )
+
+
+def _wait_for_threads(t: Tournament) -> Tournament:
+    """Hold the round's deadline until its matches' threads are open (see ``open_match``)."""
+    if t.status != "running" or not t.unopened():
+        raise _Unchanged
+    return dataclasses.replace(t, round_ends_at=None)
 
 
 class _Unchanged(Exception):

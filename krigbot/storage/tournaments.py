@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import TYPE_CHECKING, Final, Literal
 
 from krigbot.storage.base import Store
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from krigbot.config import Shards
-    from krigbot.storage.base import Row
+    from krigbot.storage.base import Dialect, Row
 
 TournamentStatus = Literal["signup", "running", "finished", "cancelled"]
 OPEN_STATUSES: Final = ("signup", "running")
@@ -42,13 +43,21 @@ ON CONFLICT (channel_id) WHERE status IN ('signup', 'running') DO NOTHING
 RETURNING {_COLUMNS}
 """
 
-_SAVE: Final = f"""
+
+# The version is the optimistic lock; the fence, as a game's writes have it: the lease epoch
+# the writer holds the server's shard by (NULL with static shards) must still hold.
+@cache
+def _save(d: Dialect) -> str:
+    return f"""
 UPDATE tournaments
 SET status = ?, state = ?, version = version + 1, champion_id = ?, updated_at = ?,
     finished_at = ?
-WHERE id = ? AND version = ?
+WHERE id = ? AND version = ? AND {d.fenced()}
 RETURNING {_COLUMNS}
 """
+
+
+_VERSION: Final = "SELECT version FROM tournaments WHERE id = ?"
 
 _OPEN_IN_CHANNEL: Final = f"""
 SELECT {_COLUMNS} FROM tournaments WHERE channel_id = ? AND status IN ('signup', 'running')
@@ -82,6 +91,11 @@ SELECT COUNT(*) FROM tournaments WHERE guild_id = ? AND champion_id = ? AND stat
 
 class TournamentConflictError(StorageError):
     """Another writer changed the tournament since it was read (or it is gone)."""
+
+
+class TournamentLeaseLostError(TournamentConflictError):
+    """The write named a lease of the server's shard that no longer holds (``KRIG_SHARDS=auto``):
+    another process runs the server's tournaments now, and nothing was written."""
 
 
 class TournamentBusyError(StorageError):
@@ -203,20 +217,37 @@ class TournamentStore(Store):
         now: datetime,
         champion_id: int | None = None,
         entrants: Sequence[int] = (),
+        fence: int | None = None,
     ) -> TournamentRow:
         """Write a tournament's new state over the version ``row`` read; return it as stored.
 
-        ``entrants``: the players it starts with, recorded in the same transaction. Raises
-        TournamentConflictError if another writer wrote since.
+        ``entrants``: the players it starts with, recorded in the same transaction. ``fence``:
+        the epoch of the lease the server's shard is held by (``KRIG_SHARDS=auto``; None with
+        static shards). Raises TournamentConflictError if another writer wrote since, and
+        TournamentLeaseLostError if that lease no longer holds.
         """
         stamp = encode_time(now)
         finished = stamp if status in ("finished", "cancelled") else None
         async with self._database.transaction() as db:
             found = await db.fetch(
-                _SAVE,
-                (status, encode_json(state), champion_id, stamp, finished, row.id, row.version),
+                _save(self._database.dialect),
+                (
+                    status,
+                    encode_json(state),
+                    champion_id,
+                    stamp,
+                    finished,
+                    row.id,
+                    row.version,
+                    fence,
+                ),
             )
             if not found:
+                stored = await db.fetch(_VERSION, (row.id,))
+                if stored and int(stored[0][0]) == row.version:
+                    raise TournamentLeaseLostError(
+                        f"tournament {row.id}: the lease of its server's shard no longer holds"
+                    )
                 raise TournamentConflictError(f"tournament {row.id} was changed by another writer")
             if entrants:
                 await db.run_many(

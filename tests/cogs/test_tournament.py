@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from krigbot.adapter import tournaments as tournament_adapter
+from krigbot.adapter.tournaments import open_thread
 from krigbot.bot import KrigBot, finish_or_warn
 from krigbot.cogs.tournament import TournamentCog
 from krigbot.config import Shards
 from krigbot.engine.tournament import Format, most_players, total_rounds
 from krigbot.i18n import t
 from krigbot.sessions import deadlines
-from krigbot.sessions.tournaments import Tournament
+from krigbot.sessions.tournaments import Tournament, checked_format
 from krigbot.storage import StorageError
 from tests.standin import ChannelEvent, DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.standin.messages import Message
+from tests.standin.records import RequestRecord
 from tests.standin.world import User
 from tests.support.handsfree import command, running_bot
 from tests.support.players import (
@@ -296,12 +303,13 @@ async def test_a_no_show_is_counted_out_at_the_round_deadline(
     assert stored.status == "finished"
 
 
-async def test_a_tournament_goes_on_after_restarts_in_sign_up_and_mid_round(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
+@pytest.mark.parametrize("format", ["knockout", "swiss", "round_robin"])
+async def test_a_tournament_goes_on_after_restarts_in_sign_up_mid_round_and_between_rounds(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds, format: str
 ) -> None:
-    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 4)
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 10)
     async with running_bot(standin, db_path, seeds):
-        signup, tournament_id = await create(standin, world)
+        signup, tournament_id = await create(standin, world, format=format)
         await press(standin, signup, f"krig:tjoin:{tournament_id}", world.alice)
     async with running_bot(standin, db_path, seeds):
         # The Join button of a message from before the restart still works.
@@ -311,23 +319,25 @@ async def test_a_tournament_goes_on_after_restarts_in_sign_up_and_mid_round(
         await command(standin, world.no_channel, world.moderator, "tournament start")
         first = await watcher.next(predicate=is_table, timeout=10)
         await settled()
-    async with running_bot(standin, db_path, seeds) as restarted:
-        watcher = standin.watch()
+    async with running_bot(standin, db_path, seeds) as mid_round:
+        # The bot stops as the first round ends, before the next round's threads are opened.
+        mid_round.service.tournaments.on_change.clear()
         await play_table(standin, first, world)
-        final = await watcher.next(predicate=is_table, timeout=10)
-        await play_table(standin, final, world)
-        await watcher.next(
-            "create",
-            predicate=lambda e: (
-                e.message.channel is world.no_channel and "🏆" in text_of(e.revision)
-            ),
-            timeout=10,
-        )
         await settled()
+        between = await mid_round.storage.tournaments.get(tournament_id)
+        assert between is not None
+        assert len(between.state["bracket"]["rounds"]) == 2
+    async with running_bot(standin, db_path, seeds) as restarted:
+        people = [world.alice, world.bob, world.carol]
+        await play_every_match(standin, world, restarted, people, tournament_id)
         stored = await restarted.storage.tournaments.get(tournament_id)
-        assert stored is not None
-        assert stored.status == "finished"
-        assert len(standin.threads(world.no_channel)) == 2
+    assert stored is not None
+    assert stored.status == "finished"
+    assert stored.champion_id in {user.id for user in people}
+    bracket = stored.state["bracket"]
+    assert len(bracket["rounds"]) == total_rounds(checked_format(format), 3)
+    matches = sum(1 for each in bracket["rounds"] for pairing in each if pairing["b"] is not None)
+    assert len(standin.threads(world.no_channel)) == matches
 
 
 async def joined_players(
@@ -604,3 +614,180 @@ async def test_a_restore_that_cannot_reach_the_database_is_one_warning_not_a_los
     assert caplog.messages == [
         "could not finish tournament-restore: Cannot reach the PostgreSQL server"
     ]
+
+
+def thread_posts(standin: DiscordStandIn, world: SampleWorld) -> Callable[[RequestRecord], bool]:
+    """Return a test for a request to open a thread under the tournament's channel."""
+    path = re.compile(rf"^/channels/{world.no_channel.id}/threads$")
+    return lambda request: request.method == "POST" and bool(path.search(request.path))
+
+
+@pytest.mark.parametrize(
+    ("status", "requests"),
+    [
+        (503, 1),  # a server error discord.py does not retry
+        (429, 5),  # rate limited on each of discord.py's five tries
+    ],
+)
+async def test_a_thread_discord_would_not_open_is_tried_again_and_the_players_told(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+    status: int,
+    requests: int,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, match_minutes=60)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    standin.fail_next(
+        "POST",
+        rf"^/channels/{world.no_channel.id}/threads$",
+        status=status,
+        times=3 * requests,
+        retry_after=0.01,
+    )
+    tries = standin.requests.cursor()
+    watcher = standin.watch()
+    failing = t("nb", "tournament.threads.failing", name="Cup")
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    for n in range(3):
+        if n:
+            clock.advance(minutes=5)  # past the next try, whatever its wait
+        for _ in range(requests):
+            await tries.next(predicate=thread_posts(standin, world), timeout=10)
+        await settled()
+        told = [m for m in standin.messages(world.no_channel) if failing in text_of(m)]
+        assert len(told) == (1 if n == 2 else 0)  # told once it keeps failing
+    clock.advance(minutes=5)
+    table = await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    assert [thread.id for thread in standin.threads(world.no_channel)] == [table.message.channel.id]
+    row = await bot.storage.games.active_game(table.message.channel.id)
+    assert row is not None
+    assert set(row.players) == {world.alice.id, world.bob.id}
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.round_ends_at is not None
+
+
+async def test_a_channel_that_stops_allowing_threads_is_told_once_and_the_tournament_waits(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, match_minutes=10)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    everyone = world.no_guild.everyone
+    standin.set_overwrite(world.no_channel, everyone, deny=["create_public_threads"])
+    tries = standin.requests.cursor()
+    watcher = standin.watch()
+    forbidden = t("nb", "tournament.threads.forbidden", name="Cup")
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+    clock.advance(minutes=11)  # past the next try, and past the round's deadline
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+
+    told = [m for m in standin.messages(world.no_channel) if forbidden in text_of(m)]
+    assert len(told) == 1
+    waiting = await bot.service.tournaments.get(tournament_id)
+    assert waiting is not None
+    assert waiting.status == "running"
+    assert waiting.bracket is not None
+    assert not waiting.bracket.current[0].done  # not counted as a draw meanwhile
+    standin.set_overwrite(world.no_channel, everyone)
+    clock.advance(minutes=6)
+    table = await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    assert len(standin.threads(world.no_channel)) == 1
+    await play_table(standin, table, world)
+    crowned = await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is world.no_channel and "🏆" in text_of(e.revision),
+        timeout=10,
+    )
+    assert "🏆" in text_of(crowned.revision)
+
+
+@pytest.mark.parametrize("format", ["knockout", "swiss", "round_robin"])
+async def test_a_restart_just_after_a_thread_was_made_adopts_it_rather_than_open_another(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    seeds: ChosenSeeds,
+    monkeypatch: pytest.MonkeyPatch,
+    format: str,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 20)
+    made = asyncio.Event()
+
+    async def made_then_dies(*args: Any, **kwargs: Any) -> int:
+        # The thread is made; the process dies before it can store the thread's id.
+        await open_thread(*args, **kwargs)
+        made.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async with running_bot(standin, db_path, seeds) as first:
+        signup, tournament_id = await create(standin, world, format=format)
+        people = await joined_players(standin, world, signup, tournament_id, 3)
+        monkeypatch.setattr(tournament_adapter, "open_thread", made_then_dies)
+        await command(standin, world.no_channel, world.moderator, "tournament start")
+        await asyncio.wait_for(made.wait(), 10)
+        stored = await first.service.tournaments.get(tournament_id)
+        assert stored is not None
+        assert None in stored.threads
+    monkeypatch.undo()
+    assert len(standin.threads(world.no_channel)) == 1
+
+    async with running_bot(standin, db_path, seeds) as restarted:
+        await play_every_match(standin, world, restarted, people, tournament_id)
+        finished = await restarted.storage.tournaments.get(tournament_id)
+    assert finished is not None
+    assert finished.status == "finished"
+    bracket = finished.state["bracket"]
+    matches = sum(1 for each in bracket["rounds"] for pairing in each if pairing["b"] is not None)
+    assert len(standin.threads(world.no_channel)) == matches  # one thread a match
+
+
+async def test_a_thread_made_whose_answer_the_network_lost_is_found_not_opened_twice(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    standin.fail_next("POST", rf"^/channels/{world.no_channel.id}/threads$", drop=True)
+    tries = standin.requests.cursor()
+    watcher = standin.watch()
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+    (made,) = standin.threads(world.no_channel)  # made, though the bot never heard so
+    clock.advance(minutes=1)
+    table = await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    assert table.message.channel is made
+    assert standin.threads(world.no_channel) == [made]
+    assert {world.alice.id, world.bob.id} <= made.thread_members
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.threads == (made.id,)

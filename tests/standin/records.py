@@ -64,6 +64,8 @@ class Fault:
     is_global: bool
     via: bool
     body: Any
+    drop: bool = False
+    """Carry the request out, then close the connection unanswered (``status`` unused)."""
     hits: list[RequestRecord] = field(default_factory=list)
 
     def matches(self, method: str, path: str) -> bool:

@@ -285,6 +285,13 @@ async def serve(
                 fault.times -= 1
                 fault.hits.append(record)
                 record.fault = fault
+                if fault.drop:
+                    # Done, and the answer lost on the way: the client sees the server hang up.
+                    await handler(request)
+                    assert request.transport is not None
+                    request.transport.close()
+                    record.status = 0
+                    return web.Response(status=204)
                 response = fault_response(fault)
             else:
                 response = await handler(request)

@@ -600,6 +600,7 @@ class DiscordStandIn(InteractionClient):
         is_global: bool = False,
         via: bool = True,
         body: Any = None,
+        drop: bool = False,
     ) -> Fault:
         """Make the next ``times`` requests matching ``method`` ("*" = any) and ``path_regex`` fail.
 
@@ -607,7 +608,9 @@ class DiscordStandIn(InteractionClient):
         429s carry ``Via`` (unless ``via=False``, which discord.py treats as a Cloudflare ban),
         ``Retry-After`` and ``X-RateLimit-*`` headers and a ``retry_after`` body. 404 defaults to
         code 10062 "Unknown interaction". Faults are checked before the request is processed, so
-        a failed interaction callback leaves the interaction unacknowledged.
+        a failed interaction callback leaves the interaction unacknowledged. ``drop``: the
+        request is carried out all the same, and its connection then closed unanswered (the
+        network failed on the way back), so the bot does not know it was done.
         """
         fault = Fault(
             method.upper(),
@@ -620,6 +623,7 @@ class DiscordStandIn(InteractionClient):
             is_global,
             via,
             body,
+            drop,
         )
         self.faults.append(fault)
         return fault

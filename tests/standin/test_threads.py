@@ -80,6 +80,24 @@ async def test_an_archived_thread_refuses_members_and_a_message_opens_it_again(
         await thread.send("locked")
 
 
+async def test_the_guilds_active_threads_are_listed_with_their_parent_and_name(
+    bot: KrigBot, standin: DiscordStandIn, standin_world: SampleWorld
+) -> None:
+    parent = text_channel(bot, standin_world)
+    first = await parent.create_thread(name="Round 1", type=discord.ChannelType.public_thread)
+    second = await parent.create_thread(name="Round 2", type=discord.ChannelType.public_thread)
+    standin.archive(standin.threads(standin_world.no_channel)[0])
+    guild = bot.get_guild(standin_world.no_guild.id)
+    assert guild is not None
+
+    active = await guild.active_threads()
+
+    assert [(t.id, t.name, t.parent_id) for t in active] == [(second.id, "Round 2", parent.id)]
+    assert first.id not in {t.id for t in active}
+    assert bot.user is not None
+    assert [member.id for member in active[0].members] == [bot.user.id]
+
+
 async def test_a_command_in_a_thread_is_answered_there(
     bot: KrigBot, standin: DiscordStandIn, standin_world: SampleWorld
 ) -> None:

@@ -9,9 +9,11 @@ from krigbot.storage.tournaments import (
     MatchDeal,
     TournamentBusyError,
     TournamentConflictError,
+    TournamentLeaseLostError,
     TournamentRecord,
     TournamentStatus,
 )
+from tests.support.postgres import Cluster
 from tests.support.stored_games import at
 
 GUILD, CHANNEL, THREAD = 7, 70, 71
@@ -125,3 +127,39 @@ async def test_a_players_record_counts_the_finished_tournaments_they_started_in(
     assert await storage.tournaments.record(GUILD, 5) == TournamentRecord(played=2, won=1)
     assert await storage.tournaments.record(GUILD, 6) == TournamentRecord(played=2, won=1)
     assert await storage.tournaments.record(GUILD + 1, 5) == TournamentRecord()
+
+
+async def test_a_write_by_a_process_whose_lease_ran_out_is_refused_as_lost(
+    pg_dsn: str, postgres: Cluster
+) -> None:
+    async with await Storage.open(pg_dsn) as a, await Storage.open(pg_dsn) as b:
+        held = (await b.claims.beat("b", 1, 10.0)).held
+        row = await b.tournaments.create(
+            guild_id=GUILD, channel_id=CHANNEL, state={"players": []}, now=at(0)
+        )
+        mine = await b.tournaments.save(
+            row, status="signup", state={"players": [[1, "Ada"]]}, now=at(1), fence=held[0]
+        )
+        # b is paused past its lease: even before anyone takes the shard, it writes nothing.
+        postgres.psql(
+            "UPDATE shard_claims SET expires_at = clock_timestamp() - INTERVAL '1 second'",
+            pg_dsn,
+        )
+
+        with pytest.raises(TournamentLeaseLostError):
+            await b.tournaments.save(
+                mine, status="signup", state={"players": []}, now=at(2), fence=held[0]
+            )
+        taken = (await a.claims.beat("a", 1, 10.0)).held
+        with pytest.raises(TournamentLeaseLostError):
+            await b.tournaments.save(
+                mine, status="cancelled", state={"players": []}, now=at(2), fence=held[0]
+            )
+        stored = await a.tournaments.get(row.id)
+        assert stored is not None
+        assert (stored.status, stored.state) == ("signup", {"players": [[1, "Ada"]]})
+        # The process that holds the shard now writes over the same version.
+        moved = await a.tournaments.save(
+            stored, status="running", state={"players": []}, now=at(3), fence=taken[0]
+        )
+        assert moved.version == stored.version + 1

@@ -67,6 +67,7 @@ _HANDLER_TASKS = (
     "krig-tell-endings",
     "krig-retire-",
     "krig-tournament-",
+    "krig-tournament_threads-",
 )
 SETTLE_WITHIN = 30.0
 """Seconds the bot may take to finish them before a test fails (pictures on a loaded machine)."""

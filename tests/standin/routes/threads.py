@@ -1,12 +1,17 @@
-"""Threads: ``POST /channels/{id}/threads`` and ``/channels/{id}/thread-members/{user}``.
+"""Threads: ``POST /channels/{id}/threads``, ``/channels/{id}/thread-members/{user}`` and
+``GET /guilds/{id}/threads/active``.
 
 As on Discord: a thread is started under a server's text channel by whoever may *Create Public
 Threads* (type 11) or *Create Private Threads* (type 12) there, and is announced with
 ``THREAD_CREATE``; its permissions are its parent's, and writing in it takes *Send Messages in
-Threads*. Adding a member takes the same, and an archived thread refuses it.
+Threads*. Adding a member takes the same, and an archived thread refuses it. The guild's active
+threads are those not archived that the bot may view, newest first, with the bot's own
+membership of each it joined.
 """
 
 from __future__ import annotations
+
+import datetime
 
 from aiohttp import web
 
@@ -23,7 +28,7 @@ from tests.standin.rest import (
     standin_of,
 )
 from tests.standin.routes.channels import bot_permissions, channel_of
-from tests.standin.world import PRIVATE_THREAD, PUBLIC_THREAD, Channel
+from tests.standin.world import PRIVATE_THREAD, PUBLIC_THREAD, Channel, iso
 
 routes = web.RouteTableDef()
 
@@ -94,6 +99,31 @@ async def get_thread_member(request: web.Request) -> web.Response:
         raise Unknown.MEMBER.error()
     return json_response(
         {"id": str(thread.id), "user_id": str(user_id), "join_timestamp": None, "flags": 0}
+    )
+
+
+@routes.get(f"{API_PREFIX}/guilds/{{guild_id}}/threads/active")
+async def list_active_threads(request: web.Request) -> web.Response:
+    standin = standin_of(request)
+    guild = find(standin.world.guilds, path_id(request, "guild_id"), Unknown.GUILD)
+    app = application_of(request)
+    active = sorted(
+        (
+            thread
+            for thread in guild.threads
+            if not thread.archived and bot_permissions(app, thread) & _VIEW_CHANNEL
+        ),
+        key=lambda thread: thread.id,
+        reverse=True,
+    )
+    joined = datetime.datetime.now(datetime.UTC)
+    members = [
+        {"id": str(thread.id), "user_id": str(app.id), "join_timestamp": iso(joined), "flags": 0}
+        for thread in active
+        if app.id in thread.thread_members
+    ]
+    return json_response(
+        {"threads": [thread.to_json() for thread in active], "members": members, "has_more": False}
     )
 
 

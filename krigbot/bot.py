@@ -33,6 +33,7 @@ from krigbot.cogs.leave import LeaveCog
 from krigbot.cogs.matches import MatchCog
 from krigbot.cogs.play import PlayCog
 from krigbot.cogs.steal import StealCog
+from krigbot.cogs.table import TableCog
 from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.cogs.tournament import TournamentCog
 from krigbot.config import GLOBAL_REST_LIMIT, MEMORY, Settings, Shards
@@ -309,6 +310,7 @@ class KrigBot(commands.AutoShardedBot):
             BoardsCog(parts),
             steal,
             autoplay,
+            TableCog(parts, activity=self.settings.activity),
             HistoryCog(parts),
             matches,
             TimeLimitCog(parts),

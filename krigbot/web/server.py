@@ -35,6 +35,7 @@ from krigbot.monitoring.server import served_at
 from krigbot.render.cards import card_back, card_face
 from krigbot.sessions.live import LiveHub
 from krigbot.web.access import PERIODS, Site, WebAccess
+from krigbot.web.activity import ActivityRoutes, ActivitySignIn, framed_headers
 from krigbot.web.fonts import FontSlices, style_sheet
 from krigbot.web.replay import replay_data
 from krigbot.web.tournament import tournament_page
@@ -207,6 +208,8 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     if response.prepared:
         return response  # a live stream, which sent these headers itself
     response.headers.update(SECURITY_HEADERS)
+    if request.path == "/activity" or request.path.startswith("/activity/"):
+        framed_headers(response)
     if request.path.startswith("/s/"):
         response.headers["Cache-Control"] = "no-store"
     return response
@@ -279,10 +282,13 @@ class WebView:
         clock: Callable[[], datetime],
         font_cutter: Executor | None = None,
         live: LiveHub | None = None,
+        activity: ActivitySignIn | None = None,
     ) -> None:
         self.storage = storage
         self.live = LiveHub() if live is None else live
         """The viewers of running games, told of each round the bot commits."""
+        self.activity = ActivityRoutes(activity, lambda request: self._reader(request).lang)
+        """The Activity's sign-in (None: the application has no Activity set up)."""
         self.access = access
         self.clock = clock
         self._replays: OrderedDict[tuple[int, int, str, Lang], asyncio.Future[dict[str, Any]]] = (
@@ -324,6 +330,7 @@ class WebView:
         app.router.add_get("/static/{name}", self.static)
         app.router.add_get("/fonts/krig.css", self.font_faces)
         app.router.add_get("/fonts/{name}", self.font)
+        self.activity.add_to(app)
         return app
 
     async def start(self, host: str, port: int = 0, *, sock: socket.socket | None = None) -> None:
@@ -344,6 +351,8 @@ class WebView:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.activity.sign_in is not None:
+            await self.activity.sign_in.close()
 
     # ------------------------------------------------------------------ pages
 

@@ -265,6 +265,7 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
             activity=activity_sign_in(
                 settings, lambda: bots[-1].application_id, discord.http.Route.BASE
             ),
+            games=bots[0].activity_desk,
             clock=lambda: bots[-1].service.registry.clock(),
             live=bots[0].live,
             # The fonts' slices are cut where the pictures are drawn, off the bot's interpreter.
@@ -297,6 +298,7 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
                         metrics=bots[0].metrics,
                         web=bots[0].web,
                         live=bots[0].live,
+                        activity_desk=bots[0].activity_desk,
                     )
                 )
                 del bots[:-2]  # the first (whose metrics serve) and the one trying now

@@ -12,12 +12,19 @@ from discord.ext import commands
 
 from krigbot.adapter.buttons import FinishButton, FlipButton, view_of
 from krigbot.adapter.group import anywhere, subcommand
-from krigbot.adapter.parts import HasChoices, HasPictures, HasRecovery, HasTimeLimits, RoundParts
+from krigbot.adapter.parts import (
+    HasActivity,
+    HasChoices,
+    HasPictures,
+    HasRecovery,
+    HasTimeLimits,
+    RoundParts,
+)
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token, reaches, scope_of
-from krigbot.adapter.tables import Shown, editor, respond_in_turn
+from krigbot.adapter.tables import Shown, editor, has_buttons, respond_in_turn
 from krigbot.adapter.weblinks import table_view
 from krigbot.cogs.matches import ending, unseen_end
 from krigbot.engine import Variant
@@ -37,7 +44,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class PlayParts(RoundParts, HasTimeLimits, HasChoices, HasRecovery, HasPictures, Protocol):
+class PlayParts(
+    RoundParts, HasTimeLimits, HasChoices, HasRecovery, HasPictures, HasActivity, Protocol
+):
     """What the play cog uses."""
 
 
@@ -71,6 +80,7 @@ class PlayCog(commands.Cog, name="Play"):
         self.parts = parts
         self.battles = battles
         parts.buttons.handle(FlipButton, self.on_flip_button)
+        parts.activity.handle_flip(self.on_activity_flip)
         self.parts.registry.on_finish.append(self._finished)
         self._endings: asyncio.Task[None] | None = None
 
@@ -298,6 +308,55 @@ class PlayCog(commands.Cog, name="Play"):
             return await self._table_reply(result, lang, update=True)
 
         await respond_in_turn(interaction, self.parts.tables, work(), update=True)
+
+    async def on_activity_flip(self, channel_id: int, user_id: int) -> None:
+        """Play a round a player flipped in the Activity, with the checks of a Flip press.
+
+        No interaction answers it: the channel's table follows as it follows a round a time
+        limit plays, a new table at the bottom and the one before it grey.
+        """
+        if await self.battles.plays_here(channel_id):
+            raise Refusal("activity.battle_in_channel")
+        tables = self.parts.tables
+        async with tables.turn(channel_id):
+            with tables.answering():
+                result = await self.parts.play.flip(channel_id, user_id, 1)
+                row = result.row
+                reply = await self._table_reply(
+                    result, lang_for(row.extra.get("lang")), update=False
+                )
+                try:
+                    posted = await tables.surfaces.send(
+                        self.parts.bot,
+                        channel_id,
+                        own_token(row.extra),
+                        embeds=reply.embeds,
+                        files=reply.files,
+                        view=reply.view if reply.view is not None else discord.utils.MISSING,
+                        allowed_mentions=NO_MENTIONS,
+                    )
+                except discord.HTTPException as exc:
+                    # The round is saved: the channel's next press or /krig status shows it.
+                    log.warning(
+                        "could not show game %s's round in its channel: %s",
+                        row.id,
+                        exc,
+                        extra=about(row),
+                    )
+                    return
+                if posted is None:
+                    if result.outcome is not None:
+                        await self.parts.registry.ending_unreached(row.id)
+                    return
+                message_id = posted.message_id
+                if has_buttons(reply.view):
+                    assert reply.view is not None
+                    edit = editor(
+                        self.parts.bot, channel_id, message_id, posted.through, original=False
+                    )
+                    tables.show(channel_id, Shown(message_id, reply.view, edit))
+                if reply.sent is not None:
+                    await reply.sent(message_id)
 
     @subcommand
     async def status(self, interaction: discord.Interaction[Any]) -> None:

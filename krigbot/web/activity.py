@@ -8,6 +8,13 @@ no log line shows) and hands the access token back, for the SDK's ``authenticate
 page's own calls. Each of those carries ``Authorization: Bearer <token>``; Discord's
 ``GET /oauth2/@me`` tells whose it is and for which application, and the answer is remembered
 for a minute. A token made for another application, an expired one or a made-up one is no one.
+
+Signed in, the page asks for the table of the channel Discord opened it in
+(``GET /activity/channel/{channel}?guild={guild}``): only a member of that server, in a channel
+of that server, is shown its running game, with a short-lived signed link to the game's live
+stream (an ``EventSource`` sends no ``Authorization``). ``POST /activity/flip`` plays a round for
+one of the game's players, through the bot (:class:`ActivityGames`), which shows it in the
+channel as it shows any round.
 """
 
 from __future__ import annotations
@@ -17,16 +24,19 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import aiohttp
 import aiohttp_jinja2
 from aiohttp import web
 
 from krigbot.i18n import Lang, t
+from krigbot.sessions import Refusal
+from krigbot.storage import GameRow, Storage
+from krigbot.web.access import MAX_ID, WebAccess
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +46,8 @@ REMEMBERED: Final = 4096
 """At most this many tokens are remembered (the least recently used go first)."""
 TIMEOUT: Final = aiohttp.ClientTimeout(total=10)
 """A Discord that does not answer within this is out of reach for this sign-in."""
+TICKET_SECONDS: Final = 600
+"""How long a link to a game's live stream opens it (a stream open by then goes on)."""
 
 
 class SignInError(Exception):
@@ -174,6 +186,23 @@ class ActivitySignIn:
         return await self.user(token) if token else None
 
 
+class ActivityGames(Protocol):
+    """What the Activity asks of the bot: who belongs where, and the moves of its players."""
+
+    async def member(self, guild_id: int, channel_id: int, user_id: int) -> bool:
+        """Tell whether the user is a member of the server and the channel is the server's."""
+        ...
+
+    async def flip(self, channel_id: int, user_id: int) -> None:
+        """Play a round of the channel's game for the user; raise ``Refusal`` where they may not."""
+        ...
+
+
+Table = Callable[[GameRow, web.Request], Awaitable[dict[str, Any]]]
+"""What the web view shows of a game in a request's language: the table's markup (``html``)
+and its replay data (``data``)."""
+
+
 FRAMED_BY: Final = "https://discord.com https://*.discord.com https://*.discordsays.com"
 """Where Discord's clients frame an Activity (its proxy serves the page on discordsays.com)."""
 PAGE_POLICY: Final = (
@@ -186,27 +215,47 @@ frame it and it calls the web view's ``/activity/`` routes (nothing of any other
 
 
 class ActivityRoutes:
-    """``GET /activity/``, ``POST /activity/token`` and ``GET /activity/me``; all three are
-    missing pages where no Activity is set up."""
+    """The Activity's page and its calls (``/activity/...``); all of them are missing pages
+    where no Activity is set up."""
 
     def __init__(
-        self, sign_in: ActivitySignIn | None, language: Callable[[web.Request], Lang]
+        self,
+        sign_in: ActivitySignIn | None,
+        language: Callable[[web.Request], Lang],
+        *,
+        storage: Storage,
+        access: WebAccess,
+        table: Table,
+        games: ActivityGames | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.sign_in = sign_in
+        """The sign-in (None: the application has no Activity)."""
         self.language = language
         """The language a request's reader gets (the web view's own choice, for every page)."""
+        self.storage = storage
+        self.access = access
+        self.table = table
+        self.games = games
+        self.clock = clock
+        """Seconds since the epoch, for the live links' expiry."""
 
     def add_to(self, app: web.Application) -> None:
         app.router.add_get("/activity/", self.page)
         app.router.add_get("/activity", self.page)
         app.router.add_post("/activity/token", self.token)
         app.router.add_get("/activity/me", self.me)
+        app.router.add_get("/activity/channel/{channel}", self.channel)
+        app.router.add_post("/activity/flip", self.flip)
 
-    async def page(self, request: web.Request) -> web.Response:
-        """The page Discord opens as the Activity: it signs its user in."""
+    def _set_up(self) -> ActivitySignIn:
         if self.sign_in is None:
             raise web.HTTPNotFound()
-        client_id = self.sign_in.client_id()
+        return self.sign_in
+
+    async def page(self, request: web.Request) -> web.Response:
+        """The page Discord opens as the Activity: it signs its user in and shows the table."""
+        client_id = self._set_up().client_id()
         lang = self.language(request)
         context = {
             "lang": lang,
@@ -219,29 +268,116 @@ class ActivityRoutes:
 
     async def token(self, request: web.Request) -> web.Response:
         """Trade the page's code for an access token."""
-        if self.sign_in is None:
-            raise web.HTTPNotFound()
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None
-        code = body.get("code") if isinstance(body, dict) else None
+        sign_in = self._set_up()
+        body = await _body(request)
+        code = body.get("code")
         if not isinstance(code, str) or not code or len(code) > 512:
             return _refusal(400, "a code from authorize is needed")
         try:
-            granted = await self.sign_in.trade(code)
+            granted = await sign_in.trade(code)
         except SignInError as refused:
             return _refusal(refused.status, str(refused))
         return _json(granted)
 
     async def me(self, request: web.Request) -> web.Response:
         """Say who the page's bearer token belongs to."""
-        if self.sign_in is None:
-            raise web.HTTPNotFound()
-        user = await self.sign_in.user_of(request)
+        user = await self._set_up().user_of(request)
         if user is None:
             return _refusal(401, "no valid access token")
         return _json({"id": str(user.id), "name": user.name})
+
+    async def _member(
+        self, request: web.Request, guild: Any, channel: Any
+    ) -> tuple[ActivityUser, int, int] | web.Response:
+        """Return who asks, and the server and channel they may see; or the refusal."""
+        user = await self._set_up().user_of(request)
+        if self.games is None:
+            raise web.HTTPNotFound()  # no bot answers for the servers
+        if user is None:
+            return _refusal(401, "no valid access token")
+        guild_id, channel_id = _snowflake(guild), _snowflake(channel)
+        if guild_id is None or channel_id is None:
+            return _refusal(400, "a server's channel is needed")
+        if not await self.games.member(guild_id, channel_id, user.id):
+            return _refusal(403, t(self.language(request), "activity.not_member"))
+        return user, guild_id, channel_id
+
+    async def channel(self, request: web.Request) -> web.Response:
+        """The running game of the channel Discord opened the Activity in, for its members."""
+        asked = await self._member(
+            request, request.query.get("guild"), request.match_info["channel"]
+        )
+        if isinstance(asked, web.Response):
+            return asked
+        user, guild_id, channel_id = asked
+        lang = self.language(request)
+        row = await self.storage.games.active_game(channel_id)
+        if row is None or row.guild_id != guild_id or row.status != "running" or row.state is None:
+            return _json({"game": None, "note": t(lang, "activity.no_game")})
+        shown = await self.table(row, request)
+        return _json(
+            shown
+            | {
+                "game": str(row.id),
+                "live": f"live/{self.ticket(row)}",
+                "player": user.id in row.players,
+            }
+        )
+
+    async def flip(self, request: web.Request) -> web.Response:
+        """Play a round of the channel's game for one of its players."""
+        body = await _body(request)
+        asked = await self._member(request, body.get("guild"), body.get("channel"))
+        if isinstance(asked, web.Response):
+            return asked
+        user, _, channel_id = asked
+        assert self.games is not None
+        try:
+            await self.games.flip(channel_id, user.id)
+        except Refusal as refusal:
+            return _refusal(403, t(self.language(request), refusal.key, **refusal.fields))
+        return _json({"played": True})
+
+    # ------------------------------------------------------------------ the live stream's links
+
+    def ticket(self, row: GameRow) -> str:
+        """Return the path segment that opens a game's live stream for a while."""
+        until = int(self.clock()) + TICKET_SECONDS
+        signature = self.access.sign(row.guild_id, str(until), "activity", row.id)
+        return f"{row.id}.{until}.{signature}"
+
+    async def ticket_game(self, ticket: str) -> GameRow | None:
+        """Return the running game a live stream's link opens, or None (forged, or too old)."""
+        if self.sign_in is None or self.games is None:
+            return None
+        game, _, rest = ticket.partition(".")
+        until, _, signature = rest.partition(".")
+        game_id, expires = _snowflake(game), _snowflake(until)
+        if game_id is None or expires is None or expires <= self.clock():
+            return None
+        row = await self.storage.games.get_game(game_id)
+        if row is None or row.state is None:
+            return None
+        if not self.access.check(row.guild_id, str(expires), "activity", game_id, signature):
+            return None
+        return row
+
+
+def _snowflake(value: Any) -> int | None:
+    """Return an id given as a string of ASCII digits (as the SDK and the page send them)."""
+    if not isinstance(value, str) or not value.isascii() or not value.isdigit():
+        return None
+    number = int(value)
+    return number if 0 < number <= MAX_ID else None
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    """Return a request's JSON object (empty where it sent none)."""
+    try:
+        body = await request.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
 
 
 def framed_headers(response: web.StreamResponse) -> None:

@@ -1,12 +1,16 @@
 // The Activity's page inside Discord: sign the user in with the Embedded App SDK's authorize,
-// trade the code at the web view's /activity/token, and prove who calls with the token after.
+// trade the code at the web view's /activity/token, then show the channel's running game with
+// the live page's own table (replay.js), following it as it is played; its players flip here.
 import * as sdk from "/static/discord-embedded-app-sdk.js";
 
 const root = document.getElementById("activity");
 const status = document.getElementById("activity-status");
+const refusal = document.getElementById("activity-refusal");
+const flipButton = document.getElementById("activity-flip");
+const tableArea = document.getElementById("activity-table");
 
 // Discord's proxy serves the page at the root of the Activity's address, which its URL mapping
-// sends to /activity/ here: the sign-in's routes are named relative to the page, so they are
+// sends to /activity/ here: the page's routes are named relative to the page, so they are
 // found the same way from inside Discord and from the web view's own address.
 const here = location.pathname.endsWith("/") ? "" : `${location.pathname.split("/").pop()}/`;
 const route = (name) => new URL(here + name, location.href).href;
@@ -14,6 +18,11 @@ const route = (name) => new URL(here + name, location.href).href;
 function show(state, text) {
   root.dataset.state = state;
   status.textContent = text;
+}
+
+function refuse(text) {
+  refusal.textContent = text || "";
+  refusal.hidden = !text;
 }
 
 async function signIn() {
@@ -40,11 +49,65 @@ async function signIn() {
   const me = await fetch(route("me"), { headers: { Authorization: `Bearer ${token}` } });
   if (!me.ok) throw new Error(`the token was refused (${me.status})`);
   const user = await me.json();
-  window.krigActivity = { discord, token, user };
+  const session = { discord, token, user, guild: discord.guildId, channel: discord.channelId };
+  window.krigActivity = session;
   show("signed-in", root.dataset.signedIn.replace("{name}", user.name));
+  return session;
 }
 
-signIn().catch((error) => {
-  console.warn("Krigbot Activity:", error.message);
-  show("failed", root.dataset.failed);
-});
+// The channel's game as the web view shows it to this member: its table, followed live.
+async function load(session) {
+  const address = route(`channel/${session.channel}?guild=${session.guild}`);
+  const answer = await fetch(address, { headers: { Authorization: `Bearer ${session.token}` } });
+  const body = await answer.json().catch(() => ({}));
+  tableArea.replaceChildren();
+  flipButton.hidden = true;
+  if (!answer.ok) {
+    show("refused", body.error || root.dataset.failed);
+    return;
+  }
+  if (!body.game) {
+    show("no-game", body.note);
+    return;
+  }
+  tableArea.innerHTML = body.html;
+  const ended = () => {
+    flipButton.hidden = true;
+    show("ended", root.dataset.ended);
+  };
+  window.krigReplay(tableArea.querySelector("#replay"), body.data, route(body.live), {
+    end: ended,
+    lost: () => load(session),
+  });
+  if (body.player) show("playing", root.dataset.playing);
+  else show("watching", root.dataset.watching);
+  flipButton.hidden = !body.player;
+}
+
+async function flip(session) {
+  flipButton.disabled = true;
+  refuse("");
+  try {
+    const answer = await fetch(route("flip"), {
+      method: "POST",
+      headers: { Authorization: `Bearer ${session.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ guild: session.guild, channel: session.channel }),
+    });
+    if (!answer.ok) {
+      const body = await answer.json().catch(() => ({}));
+      refuse(body.error || root.dataset.failed);
+    }
+  } finally {
+    flipButton.disabled = false;
+  }
+}
+
+signIn()
+  .then(async (session) => {
+    flipButton.addEventListener("click", () => flip(session));
+    await load(session);
+  })
+  .catch((error) => {
+    console.warn("Krigbot Activity:", error.message);
+    show("failed", root.dataset.failed);
+  });

@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 from playwright.async_api import expect
 
+from krigbot.engine import Game
 from krigbot.i18n import t
 from krigbot.storage import Storage
 from krigbot.web.access import WebAccess
@@ -21,18 +22,26 @@ from krigbot.web.server import WebView
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.browser import DESKTOP, PHONE, chromium, open_page, screenshot
-from tests.support.web import SECRET
+from tests.support.players import ChosenSeeds, public_messages, start_game, text_of
+from tests.support.web import SECRET, Web
+from tests.support.web_games import BOB_WINS, STANDARD
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("standin_world")]
 
 WAIT_MS = 20_000
+SHOTS = Path("/tmp/activity-shots")
 
 
-def mock_sdk(code: str) -> str:
-    """The init script that hands the page the SDK's mock, whose authorize gives ``code``."""
+def mock_sdk(code: str, guild: int | None = None, channel: int | None = None) -> str:
+    """The init script that hands the page the SDK's mock, opened in ``channel`` of ``guild``,
+    whose authorize gives ``code``."""
+    where = json.dumps(
+        [None if guild is None else str(guild), None if channel is None else str(channel)]
+    )
     return (
         "window.krigMakeSdk = (sdk, clientId) => {"
-        " const mock = new sdk.DiscordSDKMock(clientId, null, null, null);"
+        f" const [guild, channel] = {where};"
+        " const mock = new sdk.DiscordSDKMock(clientId, guild, channel, null);"
         f" mock._updateCommandMocks({{ authorize: async () => ({{ code: {json.dumps(code)} }}) }});"
         " return mock; };"
     )
@@ -61,27 +70,31 @@ async def base(standin: DiscordStandIn, storage: Storage) -> AsyncIterator[str]:
         await view.stop()
 
 
-async def test_the_activity_signs_its_user_in_with_the_sdk(
-    base: str, standin: DiscordStandIn, standin_world: SampleWorld, tmp_path: Path
+@pytest.mark.activity
+async def test_the_activity_signs_its_user_in_and_tells_what_the_channel_holds(
+    web: Web, standin: DiscordStandIn, world: SampleWorld, tmp_path: Path
 ) -> None:
+    stranger = standin.add_user("dave", "Dave")
+    guild, channel = world.no_guild.id, world.no_channel.id
     async with chromium() as browser:
-        # Discord's URL mapping may name the page with or without its last slash.
-        shown = ((DESKTOP, "activity-1280", "/activity/"), (PHONE, "activity-390", "/activity"))
-        for viewport, name, path in shown:
-            code = standin.oauth.authorize(standin.app, standin_world.alice)
-            watched = await open_page(browser, viewport)
-            await watched.page.add_init_script(mock_sdk(code))
-            answer = await watched.page.goto(base + path)
+        # Discord's URL mapping may name the page with or without its last slash. A member is
+        # told the channel has no game yet; someone from another server, that it is not theirs.
+        shown = (
+            (DESKTOP, "activity-no-game-1280", "/activity/", world.alice, "activity.no_game"),
+            (PHONE, "activity-stranger-390", "/activity", stranger, "activity.not_member"),
+        )
+        for viewport, name, path, user, key in shown:
+            code = standin.oauth.authorize(standin.app, user)
+            watched = await open_page(browser, viewport, locale="sv-SE")
+            await watched.page.add_init_script(mock_sdk(code, guild, channel))
+            answer = await watched.page.goto(web.base + path)
             assert answer is not None
             assert answer.status == 200
-            activity = watched.page.locator("#activity")
-            await expect(activity).to_have_attribute("data-state", "signed-in", timeout=WAIT_MS)
-            expected = t("nb", "activity.signed_in", name=standin_world.alice.display_name)
-            await expect(watched.page.locator("#activity-status")).to_have_text(expected)
+            status = watched.page.locator("#activity-status")
+            await expect(status).to_have_text(t("sv", key), timeout=WAIT_MS)
             assert code in standin.oauth.trades
-            assert watched.foreign(base) == []
-            assert watched.errors == []
-            await screenshot(watched.page, tmp_path, name)
+            assert watched.foreign(web.base) == []
+            await screenshot(watched.page, tmp_path, name, keep=SHOTS)
 
 
 async def test_a_refused_code_says_so_on_the_page(
@@ -109,3 +122,78 @@ async def test_only_discord_may_frame_the_activity(base: str) -> None:
             assert "X-Frame-Options" not in page.headers
     async with aiohttp.ClientSession() as session, session.get(base + "/s/1.x/") as other:
         assert other.headers["X-Frame-Options"] == "DENY"
+
+
+@pytest.mark.activity
+async def test_a_whole_game_is_played_from_the_activity_while_a_member_watches(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds, tmp_path: Path
+) -> None:
+    seeds.fix(BOB_WINS)
+    await start_game(standin, world.no_channel, world.alice, world.bob)
+    rounds = 0
+    game = Game.new(STANDARD, BOB_WINS)
+    while game.outcome is None:
+        game.play_round()
+        rounds += 1
+    guild, channel = world.no_guild.id, world.no_channel.id
+    async with chromium() as browser:
+        player = await open_page(browser, DESKTOP)
+        watcher = await open_page(browser, PHONE, locale="en-GB")
+        for watched, user in ((player, world.alice), (watcher, world.carol)):
+            code = standin.oauth.authorize(standin.app, user)
+            await watched.page.add_init_script(mock_sdk(code, guild, channel))
+            await watched.page.goto(web.base + "/activity/")
+        await expect(player.page.locator("#activity")).to_have_attribute(
+            "data-state", "playing", timeout=WAIT_MS
+        )
+        await expect(watcher.page.locator("#activity")).to_have_attribute(
+            "data-state", "watching", timeout=WAIT_MS
+        )
+        await expect(watcher.page.locator("#activity-status")).to_have_text(
+            t("en", "activity.watching")
+        )
+        # The watcher has no Flip; one forced onto the page is refused, and the page says why.
+        await expect(watcher.page.locator("#activity-flip")).to_be_hidden()
+        await watcher.page.evaluate("document.getElementById('activity-flip').hidden = false")
+        await watcher.page.click("#activity-flip")
+        await expect(watcher.page.locator("#activity-refusal")).to_have_text(
+            t("en", "err.not_player")
+        )
+        assert [error for error in watcher.errors if "403" not in error] == []
+        watcher.errors.clear()  # the browser's own line for the refused call
+        await watcher.page.evaluate("document.getElementById('activity-flip').hidden = true")
+        flip = player.page.locator("#activity-flip")
+        await expect(flip).to_have_text(t("nb", "table.flip"))
+        for n in range(1, rounds + 1):
+            async with player.page.expect_response(lambda answer: answer.url.endswith("/flip")):
+                await flip.click()
+            await expect(player.page.locator("#replay")).to_have_attribute(
+                "data-round", str(n), timeout=WAIT_MS
+            )
+            if n == 6:  # the first war
+                await expect(watcher.page.locator("#replay")).to_have_attribute(
+                    "data-round", "6", timeout=WAIT_MS
+                )
+                await expect(player.page.locator(".c[data-code]:not(.up)")).to_have_count(0)
+                await expect(watcher.page.locator("#activity-refusal")).to_be_hidden()
+                await screenshot(player.page, tmp_path, "activity-playing-1280", keep=SHOTS)
+                await screenshot(watcher.page, tmp_path, "activity-watching-390", keep=SHOTS)
+        for watched in (player, watcher):
+            replay = watched.page.locator("#replay")
+            await expect(replay).to_have_attribute("data-state", "ended", timeout=WAIT_MS)
+            await expect(replay).to_have_attribute("data-round", str(rounds))
+            await expect(watched.page.locator("#result")).to_be_visible()
+            await expect(watched.page.locator("#activity-flip")).to_be_hidden()
+        await expect(watcher.page.locator("#result")).to_contain_text(
+            t("en", "over.winner", name="Bob").removeprefix("🏆").strip()
+        )
+        await expect(player.page.locator("#activity-status")).to_have_text(
+            t("nb", "activity.ended")
+        )
+        # The channel saw every round as a table of its own, and the end.
+        assert "🏆" in text_of(public_messages(standin, world.no_channel)[-1])
+        await screenshot(player.page, tmp_path, "activity-ended-1280", keep=SHOTS)
+        await screenshot(watcher.page, tmp_path, "activity-ended-390", keep=SHOTS)
+        for watched in (player, watcher):
+            assert watched.foreign(web.base) == []
+            assert watched.errors == [], watched.errors

@@ -76,6 +76,7 @@ async function load(session) {
     show("ended", root.dataset.ended);
   };
   window.krigReplay(tableArea.querySelector("#replay"), body.data, route(body.live), {
+    round: () => refuse(""), // a refusal told of the table before this round
     end: ended,
     lost: () => load(session),
   });

@@ -33,6 +33,7 @@ import aiohttp
 import aiohttp_jinja2
 from aiohttp import web
 
+from krigbot.engine import variants_with_choices
 from krigbot.i18n import Lang, t
 from krigbot.sessions import Refusal
 from krigbot.storage import GameRow, Storage
@@ -321,6 +322,8 @@ class ActivityRoutes:
                 "game": str(row.id),
                 "live": f"live/{self.ticket(row)}",
                 "player": user.id in row.players,
+                # Steal War's looks and steals are the channel's buttons' (rules §10).
+                "flips": row.variant not in variants_with_choices(),
             }
         )
 

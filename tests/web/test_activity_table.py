@@ -74,6 +74,7 @@ async def test_the_servers_members_see_the_channels_game_and_no_one_else(
     assert status == 200
     assert shown["game"] == str(table.game_id)
     assert shown["player"] is True
+    assert shown["flips"] is True
     assert len(shown["data"]["rounds"]) == 2
     assert 'id="replay"' in shown["html"]
     assert "Alice" in shown["html"]
@@ -144,3 +145,16 @@ async def test_a_player_flips_in_the_activity_and_the_channel_shows_the_round(
         lambda request: request.method == "PATCH", start=asked, what="the dealt table greyed"
     )
     assert enabled_buttons(table.message) == []
+
+
+async def test_steal_wars_moves_stay_in_the_channel(
+    standin: DiscordStandIn, world: SampleWorld, web: Web
+) -> None:
+    table = await start_game(standin, world.no_channel, world.alice, world.bob, variant="stjel")
+    guild, channel = world.no_guild.id, world.no_channel.id
+    alice = await sign_in(standin, web, world.alice)
+    status, shown = await alice.table(guild, channel)
+    assert (status, shown["player"], shown["flips"]) == (200, True, False)
+    refused = (403, {"error": t("en", "activity.battle_in_channel")})
+    assert await alice.flip(guild, channel) == refused
+    assert (await game_row(web.bot, table.game_id)).round == 0

@@ -80,9 +80,10 @@ async function load(session) {
     end: ended,
     lost: () => load(session),
   });
-  if (body.player) show("playing", root.dataset.playing);
-  else show("watching", root.dataset.watching);
-  flipButton.hidden = !body.player;
+  if (!body.player) show("watching", root.dataset.watching);
+  else if (body.flips) show("playing", root.dataset.playing);
+  else show("playing-in-channel", root.dataset.inChannel);
+  flipButton.hidden = !(body.player && body.flips);
 }
 
 async function flip(session) {

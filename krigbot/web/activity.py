@@ -298,7 +298,8 @@ class ActivityRoutes:
             return _refusal(401, "no valid access token")
         guild_id, channel_id = _snowflake(guild), _snowflake(channel)
         if guild_id is None or channel_id is None:
-            return _refusal(400, "a server's channel is needed")
+            # Opened outside a server (a DM, a group DM): the bot knows no members there.
+            return _refusal(400, t(self.language(request), "activity.server_only"))
         if not await self.games.member(guild_id, channel_id, user.id):
             return _refusal(403, t(self.language(request), "activity.not_member"))
         return user, guild_id, channel_id

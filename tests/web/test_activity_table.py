@@ -34,7 +34,7 @@ class Member:
         self.base = web.base + "/activity/"
         self.headers = {"Authorization": f"Bearer {token}"}
 
-    async def table(self, guild: int, channel: int) -> tuple[int, dict[str, Any]]:
+    async def table(self, guild: int | str, channel: int) -> tuple[int, dict[str, Any]]:
         url = f"{self.base}channel/{channel}?guild={guild}"
         async with (
             aiohttp.ClientSession() as session,
@@ -89,6 +89,8 @@ async def test_the_servers_members_see_the_channels_game_and_no_one_else(
     assert await (await sign_in(standin, web, dave)).table(guild, channel) == refused
     assert await alice.table(world.sv_guild.id, channel) == refused
     assert (await Member(web, "forged").table(guild, channel))[0] == 401
+    outside = (400, {"error": t("en", "activity.server_only")})
+    assert await alice.table("null", channel) == outside  # the SDK outside a server
     status, none = await alice.table(world.sv_guild.id, world.sv_channel.id)
     assert (status, none) == (200, {"game": None, "note": t("en", "activity.no_game")})
 

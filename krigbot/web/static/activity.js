@@ -25,6 +25,12 @@ function refuse(text) {
   refusal.hidden = !text;
 }
 
+// What a refused call says to the reader: the web view's own line where it gave one in the
+// page's language (a refusal of the game's), else that something failed.
+function told(answer, body) {
+  return (answer.status === 400 || answer.status === 403) && body.error ? body.error : root.dataset.failed;
+}
+
 async function signIn() {
   const clientId = root.dataset.clientId;
   if (!clientId) throw new Error("the bot has not logged in yet");
@@ -63,7 +69,7 @@ async function load(session) {
   tableArea.replaceChildren();
   flipButton.hidden = true;
   if (!answer.ok) {
-    show("refused", body.error || root.dataset.failed);
+    show("refused", told(answer, body));
     return;
   }
   if (!body.game) {
@@ -95,10 +101,7 @@ async function flip(session) {
       headers: { Authorization: `Bearer ${session.token}`, "Content-Type": "application/json" },
       body: JSON.stringify({ guild: session.guild, channel: session.channel }),
     });
-    if (!answer.ok) {
-      const body = await answer.json().catch(() => ({}));
-      refuse(body.error || root.dataset.failed);
-    }
+    if (!answer.ok) refuse(told(answer, await answer.json().catch(() => ({}))));
   } finally {
     flipButton.disabled = false;
   }

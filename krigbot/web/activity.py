@@ -291,9 +291,10 @@ class ActivityRoutes:
         self, request: web.Request, guild: Any, channel: Any
     ) -> tuple[ActivityUser, int, int] | web.Response:
         """Return who asks, and the server and channel they may see; or the refusal."""
-        user = await self._set_up().user_of(request)
+        sign_in = self._set_up()
         if self.games is None:
             raise web.HTTPNotFound()  # no bot answers for the servers
+        user = await sign_in.user_of(request)
         if user is None:
             return _refusal(401, "no valid access token")
         guild_id, channel_id = _snowflake(guild), _snowflake(channel)
@@ -351,7 +352,7 @@ class ActivityRoutes:
         return f"{row.id}.{until}.{signature}"
 
     async def ticket_game(self, ticket: str) -> GameRow | None:
-        """Return the running game a live stream's link opens, or None (forged, or too old)."""
+        """Return the game a live stream's link opens, or None (forged, or too old to open)."""
         if self.sign_in is None or self.games is None:
             return None
         game, _, rest = ticket.partition(".")

@@ -10,6 +10,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from krigbot.adapter.activity import show_below
 from krigbot.adapter.buttons import FinishButton, FlipButton, view_of
 from krigbot.adapter.group import anywhere, subcommand
 from krigbot.adapter.parts import (
@@ -24,7 +25,7 @@ from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
 from krigbot.adapter.surfaces import own_token, reaches, scope_of
-from krigbot.adapter.tables import Shown, editor, has_buttons, respond_in_turn
+from krigbot.adapter.tables import Shown, editor, respond_in_turn
 from krigbot.adapter.weblinks import table_view
 from krigbot.cogs.matches import ending, unseen_end
 from krigbot.engine import Variant
@@ -65,6 +66,10 @@ class Battles(Protocol):
         round_shown: int | None = None,
     ) -> None:
         """Begin a battle from /flip or from a Flip button."""
+        ...
+
+    async def flip_in_activity(self, channel_id: int, user_id: int) -> None:
+        """Begin a battle from the Activity's Flip."""
         ...
 
 
@@ -316,46 +321,27 @@ class PlayCog(commands.Cog, name="Play"):
         limit plays, a new table at the bottom and the one before it grey.
         """
         if await self.battles.plays_here(channel_id):
-            raise Refusal("activity.battle_in_channel")
+            await self.battles.flip_in_activity(channel_id, user_id)
+            return
         tables = self.parts.tables
         async with tables.turn(channel_id):
             with tables.answering():
                 result = await self.parts.play.flip(channel_id, user_id, 1)
                 row = result.row
-                reply = await self._table_reply(
-                    result, lang_for(row.extra.get("lang")), update=False
+                lang = lang_for(row.extra.get("lang"))
+                reply = await self._table_reply(result, lang, update=False)
+                message_id = await show_below(
+                    self.parts.bot,
+                    tables,
+                    row,
+                    view=reply.view,
+                    embeds=reply.embeds,
+                    files=reply.files,
                 )
-                try:
-                    posted = await tables.surfaces.send(
-                        self.parts.bot,
-                        channel_id,
-                        own_token(row.extra),
-                        embeds=reply.embeds,
-                        files=reply.files,
-                        view=reply.view if reply.view is not None else discord.utils.MISSING,
-                        allowed_mentions=NO_MENTIONS,
-                    )
-                except discord.HTTPException as exc:
-                    # The round is saved: the channel's next press or /krig status shows it.
-                    log.warning(
-                        "could not show game %s's round in its channel: %s",
-                        row.id,
-                        exc,
-                        extra=about(row),
-                    )
-                    return
-                if posted is None:
+                if message_id is None:
                     if result.outcome is not None:
                         await self.parts.registry.ending_unreached(row.id)
-                    return
-                message_id = posted.message_id
-                if has_buttons(reply.view):
-                    assert reply.view is not None
-                    edit = editor(
-                        self.parts.bot, channel_id, message_id, posted.through, original=False
-                    )
-                    tables.show(channel_id, Shown(message_id, reply.view, edit))
-                if reply.sent is not None:
+                elif reply.sent is not None:
                     await reply.sent(message_id)
 
     @subcommand

@@ -198,6 +198,18 @@ class ActivityGames(Protocol):
         """Play a round of the channel's game for the user; raise ``Refusal`` where they may not."""
         ...
 
+    async def look(self, channel_id: int, user_id: int, lang: Lang) -> dict[str, Any]:
+        """Return a Steal War player's next card (``text``) and the moves open to them
+        (``options``, each a ``label`` and the ``move`` to post back)."""
+        ...
+
+    async def choose(
+        self, channel_id: int, user_id: int, move: dict[str, Any], lang: Lang
+    ) -> dict[str, Any]:
+        """Make a Steal War move ``look`` offered; return what was done (``done``) and the look
+        after it."""
+        ...
+
 
 Table = Callable[[GameRow, web.Request], Awaitable[dict[str, Any]]]
 """What the web view shows of a game in a request's language: the table's markup (``html``)
@@ -248,6 +260,8 @@ class ActivityRoutes:
         app.router.add_get("/activity/me", self.me)
         app.router.add_get("/activity/channel/{channel}", self.channel)
         app.router.add_post("/activity/flip", self.flip)
+        app.router.add_post("/activity/look", self.look)
+        app.router.add_post("/activity/choose", self.choose)
 
     def _set_up(self) -> ActivitySignIn:
         if self.sign_in is None:
@@ -324,24 +338,48 @@ class ActivityRoutes:
                 "game": str(row.id),
                 "live": f"live/{self.ticket(row)}",
                 "player": user.id in row.players,
-                # Steal War's looks and steals are the channel's buttons' (rules §10).
-                "flips": row.variant not in variants_with_choices(),
+                # Steal War's players look at their next card and choose (rules §10).
+                "choices": row.variant in variants_with_choices(),
             }
         )
 
     async def flip(self, request: web.Request) -> web.Response:
-        """Play a round of the channel's game for one of its players."""
+        """Play a round of the channel's game for one of its players (a battle in Steal War)."""
+        return await self._move(request, lambda games, channel, user, _: games.flip(channel, user))
+
+    async def look(self, request: web.Request) -> web.Response:
+        """A Steal War player's next card and choices, for them alone."""
+        return await self._move(
+            request, lambda games, channel, user, lang: games.look(channel, user, lang)
+        )
+
+    async def choose(self, request: web.Request) -> web.Response:
+        """Make a Steal War choice the player's look offered."""
+        move = (await _body(request)).get("move")
+        if not isinstance(move, dict):
+            return _refusal(400, "a move from the look is needed")
+        return await self._move(
+            request, lambda games, channel, user, lang: games.choose(channel, user, move, lang)
+        )
+
+    async def _move(
+        self,
+        request: web.Request,
+        make: Callable[[ActivityGames, int, int, Lang], Awaitable[dict[str, Any] | None]],
+    ) -> web.Response:
+        """Make a player's move in the channel's game, once they are known to be its member."""
         body = await _body(request)
         asked = await self._member(request, body.get("guild"), body.get("channel"))
         if isinstance(asked, web.Response):
             return asked
         user, _, channel_id = asked
         assert self.games is not None
+        lang = self.language(request)
         try:
-            await self.games.flip(channel_id, user.id)
+            answer = await make(self.games, channel_id, user.id, lang)
         except Refusal as refusal:
-            return _refusal(403, t(self.language(request), refusal.key, **refusal.fields))
-        return _json({"played": True})
+            return _refusal(403, t(lang, refusal.key, **refusal.fields))
+        return _json({"played": True} if answer is None else answer)
 
     # ------------------------------------------------------------------ the live stream's links
 

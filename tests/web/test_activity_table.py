@@ -43,10 +43,15 @@ class Member:
             return answer.status, await answer.json()
 
     async def flip(self, guild: int, channel: int) -> tuple[int, dict[str, Any]]:
-        body = {"guild": str(guild), "channel": str(channel)}
+        return await self.post("flip", guild, channel)
+
+    async def post(
+        self, route: str, guild: int, channel: int, **body: Any
+    ) -> tuple[int, dict[str, Any]]:
+        body |= {"guild": str(guild), "channel": str(channel)}
         async with (
             aiohttp.ClientSession() as session,
-            session.post(self.base + "flip", json=body, headers=self.headers) as answer,
+            session.post(self.base + route, json=body, headers=self.headers) as answer,
         ):
             return answer.status, await answer.json()
 
@@ -74,7 +79,7 @@ async def test_the_servers_members_see_the_channels_game_and_no_one_else(
     assert status == 200
     assert shown["game"] == str(table.game_id)
     assert shown["player"] is True
-    assert shown["flips"] is True
+    assert shown["choices"] is False
     assert len(shown["data"]["rounds"]) == 2
     assert 'id="replay"' in shown["html"]
     assert "Alice" in shown["html"]
@@ -149,14 +154,44 @@ async def test_a_player_flips_in_the_activity_and_the_channel_shows_the_round(
     assert enabled_buttons(table.message) == []
 
 
-async def test_steal_wars_moves_stay_in_the_channel(
+async def test_steal_war_is_played_from_the_activity_look_by_look(
     standin: DiscordStandIn, world: SampleWorld, web: Web
 ) -> None:
     table = await start_game(standin, world.no_channel, world.alice, world.bob, variant="stjel")
     guild, channel = world.no_guild.id, world.no_channel.id
     alice = await sign_in(standin, web, world.alice)
+    bob = await sign_in(standin, web, world.bob)
+    carol = await sign_in(standin, web, world.carol)
     status, shown = await alice.table(guild, channel)
-    assert (status, shown["player"], shown["flips"]) == (200, True, False)
-    refused = (403, {"error": t("en", "activity.battle_in_channel")})
-    assert await alice.flip(guild, channel) == refused
-    assert (await game_row(web.bot, table.game_id)).round == 0
+    assert (status, shown["player"], shown["choices"]) == (200, True, True)
+    before = public_messages(standin, world.no_channel)
+    assert await alice.flip(guild, channel) == (200, {"played": True})
+    # The battle's table is at the bottom of the channel, with its Look button.
+    battle = public_messages(standin, world.no_channel)
+    assert len(battle) == len(before) + 1
+    assert f"krig:look:{table.game_id}" in enabled_buttons(battle[-1])
+    assert await carol.post("look", guild, channel) == (403, {"error": t("en", "err.not_player")})
+    # Battle after battle from the Activity, until a look offers a choice (a steal, or the
+    # top of a won battle's loot), which is made there as its button would make it.
+    made = None
+    for _ in range(80):
+        for member in (alice, bob):
+            status, look = await member.post("look", guild, channel)
+            assert status == 200
+            if look["options"]:
+                made = (member, look["options"][0]["move"])
+                break
+        if made is not None:
+            break
+        assert await alice.flip(guild, channel) == (200, {"played": True})
+    assert made is not None
+    member, move = made
+    asked = len(standin.requests.items)
+    status, after = await member.post("choose", guild, channel, move=move)
+    assert status == 200
+    assert after["done"]
+    await standin.requests.wait(
+        lambda request: request.method == "PATCH", start=asked, what="the table showing the move"
+    )
+    # The same move again is stale: it changes nothing.
+    assert (await member.post("choose", guild, channel, move=move))[0] == 403

@@ -7,6 +7,8 @@ const root = document.getElementById("activity");
 const status = document.getElementById("activity-status");
 const refusal = document.getElementById("activity-refusal");
 const flipButton = document.getElementById("activity-flip");
+const lookButton = document.getElementById("activity-look");
+const choices = document.getElementById("activity-choices");
 const tableArea = document.getElementById("activity-table");
 
 // Discord's proxy serves the page at the root of the Activity's address, which its URL mapping
@@ -79,37 +81,88 @@ async function load(session) {
   tableArea.innerHTML = body.html;
   const ended = () => {
     flipButton.hidden = true;
+    lookButton.hidden = true;
+    choices.hidden = true;
     show("ended", root.dataset.ended);
   };
   window.krigReplay(tableArea.querySelector("#replay"), body.data, route(body.live), {
-    round: () => refuse(""), // a refusal told of the table before this round
+    round: () => {
+      refuse(""); // a refusal told of the table before this round
+      choices.hidden = true; // a look told of it too: the next Look shows the new card
+    },
     end: ended,
     lost: () => load(session),
   });
-  if (!body.player) show("watching", root.dataset.watching);
-  else if (body.flips) show("playing", root.dataset.playing);
-  else show("playing-in-channel", root.dataset.inChannel);
-  flipButton.hidden = !(body.player && body.flips);
+  show(body.player ? "playing" : "watching", root.dataset[body.player ? "playing" : "watching"]);
+  flipButton.hidden = !body.player;
+  lookButton.hidden = !(body.player && body.choices);
 }
 
-async function flip(session) {
-  flipButton.disabled = true;
+// A move of the player's (flip, look, choose): posted with the channel it is made in; the
+// answer's body, or null where it was refused (the page says why).
+async function move(session, name, extra = {}) {
   refuse("");
+  const buttons = document.querySelectorAll(".activity-moves button, #activity-options button");
+  buttons.forEach((button) => (button.disabled = true));
   try {
-    const answer = await fetch(route("flip"), {
+    const answer = await fetch(route(name), {
       method: "POST",
       headers: { Authorization: `Bearer ${session.token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ guild: session.guild, channel: session.channel }),
+      body: JSON.stringify({ guild: session.guild, channel: session.channel, ...extra }),
     });
-    if (!answer.ok) refuse(told(answer, await answer.json().catch(() => ({}))));
+    const body = await answer.json().catch(() => ({}));
+    if (answer.ok) return body;
+    refuse(told(answer, body));
+    return null;
   } finally {
-    flipButton.disabled = false;
+    buttons.forEach((button) => (button.disabled = false));
   }
+}
+
+// Text with Discord's **bold**, as elements (never as markup).
+function lines(target, text) {
+  target.replaceChildren();
+  text.split("\n").forEach((line, index) => {
+    if (index) target.appendChild(document.createElement("br"));
+    line.split("**").forEach((part, bold) => {
+      if (!part) return;
+      if (bold % 2) {
+        const strong = document.createElement("b");
+        strong.textContent = part;
+        target.appendChild(strong);
+      } else target.appendChild(document.createTextNode(part));
+    });
+  });
+}
+
+// A Steal War player's own card and the moves open to them, shown to them alone.
+function showLook(session, look) {
+  lines(document.getElementById("activity-done"), look.done || "");
+  lines(document.getElementById("activity-look-text"), look.text || "");
+  const options = document.getElementById("activity-options");
+  options.replaceChildren(
+    ...look.options.map((option) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = option.label;
+      button.dataset.choice = option.move.choice;
+      button.addEventListener("click", async () => {
+        const after = await move(session, "choose", { move: option.move });
+        if (after) showLook(session, after);
+      });
+      return button;
+    }),
+  );
+  choices.hidden = !(look.done || look.text || look.options.length);
 }
 
 signIn()
   .then(async (session) => {
-    flipButton.addEventListener("click", () => flip(session));
+    flipButton.addEventListener("click", () => move(session, "flip"));
+    lookButton.addEventListener("click", async () => {
+      const look = await move(session, "look");
+      if (look) showLook(session, look);
+    });
     await load(session);
   })
   .catch((error) => {

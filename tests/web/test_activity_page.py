@@ -21,6 +21,7 @@ from krigbot.web.activity import ActivitySignIn
 from krigbot.web.server import WebView
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.support.activity import sign_in
 from tests.support.browser import DESKTOP, PHONE, chromium, open_page, screenshot
 from tests.support.players import ChosenSeeds, public_messages, start_game, text_of
 from tests.support.web import SECRET, Web
@@ -197,3 +198,50 @@ async def test_a_whole_game_is_played_from_the_activity_while_a_member_watches(
         for watched in (player, watcher):
             assert watched.foreign(web.base) == []
             assert watched.errors == [], watched.errors
+
+
+@pytest.mark.activity
+async def test_a_steal_war_player_looks_and_chooses_in_the_activity(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, tmp_path: Path
+) -> None:
+    await start_game(standin, world.no_channel, world.alice, world.bob, variant="stjel")
+    guild, channel = world.no_guild.id, world.no_channel.id
+    bob = await sign_in(standin, web, world.bob)
+    async with chromium() as browser:
+        alice = await open_page(browser, PHONE, locale="en-GB")
+        code = standin.oauth.authorize(standin.app, world.alice)
+        await alice.page.add_init_script(mock_sdk(code, guild, channel))
+        await alice.page.goto(web.base + "/activity/")
+        page = alice.page
+        await expect(page.locator("#activity")).to_have_attribute(
+            "data-state", "playing", timeout=WAIT_MS
+        )
+        await expect(page.locator("#activity-look")).to_have_text(t("en", "steal.look"))
+        # Battle after battle, Bob playing his card from his own Activity, until Alice's look
+        # offers her a choice of her own, which she makes on the page.
+        options = page.locator("#activity-options button")
+        for _ in range(80):
+            async with page.expect_response(lambda answer: answer.url.endswith("/look")):
+                await page.click("#activity-look")
+            await expect(page.locator("#activity-choices")).to_be_visible()
+            await expect(page.locator("#activity-look-text")).to_contain_text(
+                t("en", "steal.your_card", card="").removesuffix("****").strip()
+            )
+            if await options.count():
+                break
+            _, look = await bob.post("look", guild, channel)
+            for option in look["options"]:
+                if option["move"]["choice"] in ("play", "top"):
+                    await bob.post("choose", guild, channel, move=option["move"])
+                    break
+            async with page.expect_response(lambda answer: answer.url.endswith("/flip")):
+                await page.click("#activity-flip")
+        assert await options.count()
+        await screenshot(page, tmp_path, "activity-steal-look-390", keep=SHOTS)
+        async with page.expect_response(lambda answer: answer.url.endswith("/choose")) as chosen:
+            await options.first.click()
+        assert (await chosen.value).status == 200
+        await expect(page.locator("#activity-done")).not_to_be_empty()
+        await screenshot(page, tmp_path, "activity-steal-chosen-390", keep=SHOTS)
+        assert [error for error in alice.errors if "403" not in error] == []
+        assert alice.foreign(web.base) == []

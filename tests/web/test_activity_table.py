@@ -3,14 +3,13 @@ its players flip from inside and the channel's messages follow; anyone else is r
 
 from __future__ import annotations
 
-from typing import Any
-
 import aiohttp
 import pytest
 
 from krigbot.i18n import t
-from tests.standin import DiscordStandIn, User
+from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.support.activity import Member, sign_in
 from tests.support.live import Stream
 from tests.support.players import (
     ChosenSeeds,
@@ -25,46 +24,6 @@ from tests.support.web import Web
 from tests.support.web_games import BOB_WINS
 
 pytestmark = pytest.mark.activity
-
-
-class Member:
-    """One user's Activity, signed in through the stand-in's OAuth2, calling as its page does."""
-
-    def __init__(self, web: Web, token: str) -> None:
-        self.base = web.base + "/activity/"
-        self.headers = {"Authorization": f"Bearer {token}"}
-
-    async def table(self, guild: int | str, channel: int) -> tuple[int, dict[str, Any]]:
-        url = f"{self.base}channel/{channel}?guild={guild}"
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(url, headers=self.headers) as answer,
-        ):
-            return answer.status, await answer.json()
-
-    async def flip(self, guild: int, channel: int) -> tuple[int, dict[str, Any]]:
-        return await self.post("flip", guild, channel)
-
-    async def post(
-        self, route: str, guild: int, channel: int, **body: Any
-    ) -> tuple[int, dict[str, Any]]:
-        body |= {"guild": str(guild), "channel": str(channel)}
-        async with (
-            aiohttp.ClientSession() as session,
-            session.post(self.base + route, json=body, headers=self.headers) as answer,
-        ):
-            return answer.status, await answer.json()
-
-
-async def sign_in(standin: DiscordStandIn, web: Web, user: User) -> Member:
-    """Return ``user``'s Activity, signed in with a code from the stand-in's ``authorize``."""
-    code = standin.oauth.authorize(standin.app, user)
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(web.base + "/activity/token", json={"code": code}) as answer,
-    ):
-        assert answer.status == 200
-        return Member(web, (await answer.json())["access_token"])
 
 
 async def test_the_servers_members_see_the_channels_game_and_no_one_else(

@@ -106,6 +106,10 @@ async def test_a_player_flips_in_the_activity_and_the_channel_shows_the_round(
     assert (await game_row(web.bot, table.game_id)).table_message_id == new.id
     assert "Alice" in text_of(new)
     assert f"krig:flip:{table.game_id}:1" in enabled_buttons(new)
+    # The bot looked Alice up as a member once (it has no members' intent) and remembers her.
+    assert await alice.flip(guild, channel) == (200, {"played": True})
+    looked_up = f"^/guilds/{guild}/members/{world.alice.id}$"
+    assert len(standin.requests_matching("GET", looked_up)) == 1
     # The table before it goes grey, as when a round is played below it.
     await standin.requests.wait(
         lambda request: request.method == "PATCH", start=asked, what="the dealt table greyed"

@@ -69,7 +69,7 @@ async function load(session) {
   const answer = await fetch(address, { headers: { Authorization: `Bearer ${session.token}` } });
   const body = await answer.json().catch(() => ({}));
   tableArea.replaceChildren();
-  flipButton.hidden = true;
+  flipButton.hidden = lookButton.hidden = choices.hidden = true;
   if (!answer.ok) {
     show("refused", told(answer, body));
     return;

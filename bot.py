@@ -11,12 +11,12 @@ import random
 import signal
 import socket
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from krigbot import logs
-from krigbot.config import ConfigError, Settings
+from krigbot.config import ConfigError, Settings, client_secret
 from krigbot.render.worker import warm_up_workers
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from krigbot.bot import KrigBot
     from krigbot.storage import Storage
+    from krigbot.web.activity import ActivitySignIn
 
 T = TypeVar("T")
 
@@ -261,6 +262,10 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
         web = WebView(
             storage,
             bots[0].web,
+            activity=activity_sign_in(
+                settings, lambda: bots[-1].application_id, discord.http.Route.BASE
+            ),
+            games=bots[0].activity_desk,
             clock=lambda: bots[-1].service.registry.clock(),
             live=bots[0].live,
             # The fonts' slices are cut where the pictures are drawn, off the bot's interpreter.
@@ -293,6 +298,7 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
                         metrics=bots[0].metrics,
                         web=bots[0].web,
                         live=bots[0].live,
+                        activity_desk=bots[0].activity_desk,
                     )
                 )
                 del bots[:-2]  # the first (whose metrics serve) and the one trying now
@@ -302,6 +308,27 @@ async def serve(settings: Settings, storage: Storage, stop: Stop) -> int:
         if monitor is not None:
             await monitor.close()
     return 0
+
+
+def activity_sign_in(
+    settings: Settings, client_id: Callable[[], int | None], api_base: str
+) -> ActivitySignIn | None:
+    """Return the Activity's sign-in where the application has one and its secret is given.
+
+    ``api_base``: Discord's API as every request of the bot reaches it (a REST proxy's too).
+    """
+    if not settings.activity:
+        return None
+    secret = client_secret()
+    if secret is None:
+        log.warning(
+            "KRIG_ACTIVITY is on but KRIG_CLIENT_SECRET is not in the environment: "
+            "the Activity cannot sign anyone in"
+        )
+        return None
+    from krigbot.web.activity import ActivitySignIn
+
+    return ActivitySignIn(client_id=client_id, client_secret=secret, api_base=api_base)
 
 
 async def connect(settings: Settings, bot: KrigBot, stop: Stop) -> int:
@@ -442,6 +469,8 @@ SETTINGS = (
     ("KRIG_WEB_HOST", "its address (default 127.0.0.1)"),
     ("KRIG_WEB_URL", "its public address, for the links the bot posts"),
     ("KRIG_WEB_SECRET", "at least 16 random characters signing its links (with a port)"),
+    ("KRIG_ACTIVITY", "on or off (default): /krig table launches the application's Activity"),
+    ("KRIG_CLIENT_SECRET", "the application's OAuth2 secret (environment only, never .env)"),
 )
 """What ``--help`` lists: every setting ``Settings.load`` reads."""
 

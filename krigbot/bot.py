@@ -14,6 +14,7 @@ from discord import app_commands
 from discord.ext import commands
 from discord.utils import MISSING
 
+from krigbot.adapter.activity import ActivityDesk
 from krigbot.adapter.buttons import Buttons
 from krigbot.adapter.checks import malformed_command, pressed_id, unhandled_press
 from krigbot.adapter.emojis import read_until_whole, sync_card_emojis
@@ -33,6 +34,7 @@ from krigbot.cogs.leave import LeaveCog
 from krigbot.cogs.matches import MatchCog
 from krigbot.cogs.play import PlayCog
 from krigbot.cogs.steal import StealCog
+from krigbot.cogs.table import TableCog
 from krigbot.cogs.timelimit import TimeLimitCog
 from krigbot.cogs.tournament import TournamentCog
 from krigbot.config import GLOBAL_REST_LIMIT, MEMORY, Settings, Shards
@@ -173,10 +175,12 @@ class KrigBot(commands.AutoShardedBot):
         metrics: Metrics | None = None,
         web: WebAccess | None = None,
         live: LiveHub | None = None,
+        activity_desk: ActivityDesk | None = None,
         **options: Any,
     ) -> None:
-        """``metrics``, ``web`` and ``live``: those of an earlier bot of this process, whose
-        start failed (the monitoring endpoint and the web view serve them); new ones without."""
+        """``metrics``, ``web``, ``live`` and ``activity_desk``: those of an earlier bot of this
+        process, whose start failed (the monitoring endpoint and the web view serve them); new
+        ones without."""
         quiet_discord_logs()  # before discord.py's own __init__, which warns about voice
         shard_ids = None if settings.shards.ids is None else list(settings.shards.ids)
         self.metrics = Metrics() if metrics is None else metrics
@@ -236,6 +240,9 @@ class KrigBot(commands.AutoShardedBot):
             warm_up_workers(settings.render_processes)
         self.faces = CardFaces()
         """The card emojis the tables show: none until they are synced, or with them off."""
+        self.activity_desk = ActivityDesk() if activity_desk is None else activity_desk
+        """The Activity's questions and moves, which this bot answers from now on."""
+        self.activity_desk.serve(self)
         self.faces_synced = asyncio.Event()
         """Set when the card emojis have been synced (or read), or their sync has failed."""
         self.faces_whole = asyncio.Event()
@@ -295,6 +302,7 @@ class KrigBot(commands.AutoShardedBot):
             web=self.web,
             buttons=self.buttons,
             faces=self.faces,
+            activity=self.activity_desk,
         )
         steal = StealCog(parts)
         autoplay = AutoplayCog(
@@ -313,6 +321,7 @@ class KrigBot(commands.AutoShardedBot):
             BoardsCog(parts),
             steal,
             autoplay,
+            TableCog(parts, activity=self.settings.activity),
             HistoryCog(parts),
             matches,
             TimeLimitCog(parts),

@@ -151,6 +151,9 @@ class Settings:
     """The pause between identifies in one bucket (lower only against a test server)."""
     rest_proxy: str | None = None
     """A shared REST proxy's address, which every request to Discord's API goes through."""
+    activity: bool = False
+    """The application has an Activity in the Developer Portal: ``/krig table`` launches it
+    (``KRIG_ACTIVITY``: on or off)."""
     card_emojis: bool = True
     """Upload the cards as the application's emojis and show them in the tables' text
     (``KRIG_CARD_EMOJIS``: on or off)."""
@@ -170,7 +173,7 @@ class Settings:
             f"web_secret={'<hidden>' if self.web_secret else None}, shards={self.shards!r}, "
             f"rest_share={self.rest_share}, identify_seconds={self.identify_seconds}, "
             f"rest_proxy={self.rest_proxy and _without_password(self.rest_proxy)!r}, "
-            f"card_emojis={self.card_emojis})"
+            f"card_emojis={self.card_emojis}, activity={self.activity})"
         )
 
     @property
@@ -232,6 +235,13 @@ class Settings:
                 "random characters that sign the web view's links (e.g. the output of "
                 "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)."
             )
+        activity = _switch(merged, "KRIG_ACTIVITY", default=False)
+        for needed in ("KRIG_WEB_PORT", "KRIG_WEB_URL"):
+            if activity and not (merged.get(needed) or "").strip():
+                raise ConfigError(
+                    f"KRIG_ACTIVITY=on needs {needed}: the Activity is a page of the web view, "
+                    "served by the bot at its public address (docs/self-hosting.md)"
+                )
         shards = _shards(merged.get("KRIG_SHARD_COUNT"), merged.get("KRIG_SHARDS"))
         database_url = _database_url(merged.get("KRIG_DATABASE_URL"))
         if shards.auto and database_url is None:
@@ -263,7 +273,17 @@ class Settings:
             identify_seconds=_positive(merged, "KRIG_IDENTIFY_SECONDS", IDENTIFY_SECONDS),
             rest_proxy=_address(merged, "KRIG_REST_PROXY"),
             card_emojis=_switch(merged, "KRIG_CARD_EMOJIS", default=True),
+            activity=activity,
         )
+
+
+def client_secret(env: Mapping[str, str] | None = None) -> str | None:
+    """Return the application's OAuth2 client secret (``KRIG_CLIENT_SECRET``), or None.
+
+    Read from the environment only, never from ``.env`` (a file copied around with the
+    project), and kept out of :class:`Settings`, whose fields reach log lines."""
+    raw = (os.environ if env is None else env).get("KRIG_CLIENT_SECRET")
+    return (raw or "").strip() or None
 
 
 def _shards(count_text: str | None, ids_text: str | None) -> Shards:

@@ -345,3 +345,14 @@ def test_auto_shards_on_postgresql_hold_none_until_claimed(no_env_file: Path) ->
     assert not settings.shards.owns(1 << 22)
     assert str(settings.shards) == "shards claimed with leases (auto) of 4"
     assert settings.shards.holding((3, 1)).owns(1 << 22)
+
+
+def test_an_activity_is_read_with_the_web_view_it_shows(no_env_file: Path) -> None:
+    web = {"KRIG_WEB_PORT": "8080", "KRIG_WEB_URL": "https://krig.example.org"}
+    env = {"DISCORD_TOKEN": TOKEN, "KRIG_WEB_SECRET": WEB_SECRET, **web}
+    assert load(env, no_env_file).activity is False
+    assert load({**env, "KRIG_ACTIVITY": "on"}, no_env_file).activity is True
+    for missing in web:
+        without = {key: value for key, value in env.items() if key != missing}
+        with pytest.raises(ConfigError, match=f"KRIG_ACTIVITY=on needs {missing}"):
+            load({**without, "KRIG_ACTIVITY": "on"}, no_env_file)

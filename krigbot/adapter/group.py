@@ -10,6 +10,7 @@ from discord import app_commands
 SUBCOMMANDS = (
     "start",
     "status",
+    "table",
     "forfeit",
     "cancel",
     "auto",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from discord.ext import commands
 
+    from krigbot.adapter.activity import ActivityDesk
     from krigbot.adapter.buttons import Buttons
     from krigbot.adapter.pictures import Pictures
     from krigbot.adapter.tables import Tables
@@ -100,6 +101,10 @@ class HasFaces(Protocol):
     faces: CardFaces
 
 
+class HasActivity(Protocol):
+    activity: ActivityDesk
+
+
 class TableParts(HasBot, HasRegistry, HasTables, HasWeb, Protocol):
     """What every user of a channel's table takes: the bot, the running games, the channels'
     tables and the web view's links under them."""
@@ -140,3 +145,5 @@ class Parts:
     """The handlers of the bot's buttons, which each cog registers for its own."""
     faces: CardFaces
     """The card emojis the tables' text shows (``adapter/emojis.py`` syncs them)."""
+    activity: ActivityDesk
+    """The Activity's moves, which the cogs that play them handle."""

@@ -10,9 +10,17 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from krigbot.adapter.activity import show_below
 from krigbot.adapter.buttons import FinishButton, FlipButton, view_of
 from krigbot.adapter.group import anywhere, subcommand
-from krigbot.adapter.parts import HasChoices, HasPictures, HasRecovery, HasTimeLimits, RoundParts
+from krigbot.adapter.parts import (
+    HasActivity,
+    HasChoices,
+    HasPictures,
+    HasRecovery,
+    HasTimeLimits,
+    RoundParts,
+)
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
@@ -37,7 +45,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class PlayParts(RoundParts, HasTimeLimits, HasChoices, HasRecovery, HasPictures, Protocol):
+class PlayParts(
+    RoundParts, HasTimeLimits, HasChoices, HasRecovery, HasPictures, HasActivity, Protocol
+):
     """What the play cog uses."""
 
 
@@ -58,6 +68,10 @@ class Battles(Protocol):
         """Begin a battle from /flip or from a Flip button."""
         ...
 
+    async def flip_in_activity(self, channel_id: int, user_id: int) -> None:
+        """Begin a battle from the Activity's Flip."""
+        ...
+
 
 class PlayCog(commands.Cog, name="Play"):
     """Playing a game's rounds: flips, the table's state, and the ends the bot owes a channel."""
@@ -71,6 +85,7 @@ class PlayCog(commands.Cog, name="Play"):
         self.parts = parts
         self.battles = battles
         parts.buttons.handle(FlipButton, self.on_flip_button)
+        parts.activity.handle_flip(self.on_activity_flip)
         self.parts.registry.on_finish.append(self._finished)
         self._endings: asyncio.Task[None] | None = None
 
@@ -298,6 +313,36 @@ class PlayCog(commands.Cog, name="Play"):
             return await self._table_reply(result, lang, update=True)
 
         await respond_in_turn(interaction, self.parts.tables, work(), update=True)
+
+    async def on_activity_flip(self, channel_id: int, user_id: int) -> None:
+        """Play a round a player flipped in the Activity, with the checks of a Flip press.
+
+        No interaction answers it: the channel's table follows as it follows a round a time
+        limit plays, a new table at the bottom and the one before it grey.
+        """
+        if await self.battles.plays_here(channel_id):
+            await self.battles.flip_in_activity(channel_id, user_id)
+            return
+        tables = self.parts.tables
+        async with tables.turn(channel_id):
+            with tables.answering():
+                result = await self.parts.play.flip(channel_id, user_id, 1)
+                row = result.row
+                lang = lang_for(row.extra.get("lang"))
+                reply = await self._table_reply(result, lang, update=False)
+                message_id = await show_below(
+                    self.parts.bot,
+                    tables,
+                    row,
+                    view=reply.view,
+                    embeds=reply.embeds,
+                    files=reply.files,
+                )
+                if message_id is None:
+                    if result.outcome is not None:
+                        await self.parts.registry.ending_unreached(row.id)
+                elif reply.sent is not None:
+                    await reply.sent(message_id)
 
     @subcommand
     async def status(self, interaction: discord.Interaction[Any]) -> None:

@@ -20,30 +20,29 @@ from typing import TYPE_CHECKING, Any, Protocol, Unpack
 import discord
 from discord.ext import commands
 
+from krigbot.adapter.activity import show_below
 from krigbot.adapter.buttons import (
-    FlipButton,
     LookButton,
     PlayButton,
     StealButton,
     TopButton,
-    view_of,
 )
-from krigbot.adapter.parts import HasChoices, HasDeadlines, RoundParts
+from krigbot.adapter.parts import HasActivity, HasChoices, HasDeadlines, RoundParts
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import Reply, public_lang, respond, user_lang
+from krigbot.adapter.steal import activity_look, choice_view, steal_move, table_view
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import respond_in_turn
 from krigbot.adapter.weblinks import watch_live
 from krigbot.cogs.matches import ending
-from krigbot.engine import Variant
-from krigbot.engine.cards import card_value
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.i18n import Lang, card_label, fmt_list, lang_for, t
 from krigbot.logs import about
 from krigbot.render.embeds import names_of
+from krigbot.render.emoji import NO_FACES
 from krigbot.render.play import time_up_embed
-from krigbot.render.steal import label_name, look_text, steal_table_embed, superseded
+from krigbot.render.steal import look_text, steal_table_embed, superseded
 from krigbot.sessions import Choice, ChoiceOptions, ChoiceResult, Refusal
 
 if TYPE_CHECKING:
@@ -52,84 +51,6 @@ if TYPE_CHECKING:
     from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
-
-TOP_BUTTONS = 20
-"""Top-card buttons on one table: four rows of five under the Flip/Look row."""
-
-
-def top_offer(choice: TopChoice, default: int) -> list[int]:
-    """Return the won cards offered for the top, in the order placed; one per rank if too many.
-
-    Only the rank of a loot top matters to thieves, so a big war's pot loses nothing by it.
-    """
-    if len(choice.cards) <= TOP_BUTTONS:
-        return list(choice.cards)
-    by_rank: dict[int, int] = {}
-    for card in choice.cards:
-        by_rank.setdefault(card_value(card), card)
-    by_rank[card_value(default)] = default
-    offered = set(by_rank.values())
-    return [card for card in choice.cards if card in offered]
-
-
-def table_view(row: GameRow, game: Variant, lang: Lang) -> discord.ui.View | None:
-    """Return the table's buttons: Flip between battles, Look always, the top-card choice."""
-    if game.finished:
-        return None
-    pending = game.pending()
-    items: list[discord.ui.Item[Any]] = []
-    if not pending:
-        items.append(FlipButton(row.id, row.round, lang))
-    items.append(LookButton(row.id, lang))
-    top = pending[0] if pending and isinstance(pending[0], TopChoice) else None
-    if top is not None:
-        default = game.loot_top(top.seat)
-        assert default is not None  # the won cards lie on the loot pile in the default order
-        for index, card in enumerate(top_offer(top, default)):
-            items.append(
-                TopButton(
-                    row.id,
-                    row.round,
-                    top.seat,
-                    card,
-                    lang,
-                    default=card == default,
-                    row=1 + index // 5,
-                )
-            )
-    return view_of(*items)
-
-
-def choice_view(row: GameRow, game: Variant, seat: int, lang: Lang) -> discord.ui.View | None:
-    """Return a player's private buttons: steal each matching pile, steal all, or play."""
-    choice = next((c for c in game.pending() if c.seat == seat), None)
-    if not isinstance(choice, LookChoice):
-        return None
-    items: list[discord.ui.Item[Any]] = [
-        StealButton(
-            row.id,
-            seat,
-            choice.card,
-            (target,),
-            t(
-                lang,
-                "steal.steal_from",
-                name=label_name(row.names[target]),
-                n=game.loot_size(target),
-            ),
-        )
-        for target in choice.can_steal
-    ]
-    if len(choice.can_steal) > 1:
-        every = sum(game.loot_size(target) for target in choice.can_steal)
-        label = t(lang, "steal.steal_all", n=every)
-        items.append(StealButton(row.id, seat, choice.card, choice.can_steal, label))
-    items.append(
-        PlayButton(
-            row.id, seat, choice.card, t(lang, "steal.play", card=card_label(choice.card, lang))
-        )
-    )
-    return view_of(*items)
 
 
 def timeout_notes(result: ChoiceResult, lang: Lang, faces: CardFaces) -> list[str]:
@@ -165,7 +86,7 @@ def krigbot_notes(result: ChoiceResult, lang: Lang, faces: CardFaces) -> list[st
     return notes
 
 
-class StealParts(RoundParts, HasChoices, HasDeadlines, Protocol):
+class StealParts(RoundParts, HasChoices, HasDeadlines, HasActivity, Protocol):
     """What the Steal War cog uses."""
 
 
@@ -192,6 +113,7 @@ class StealCog(commands.Cog, name="StealWar"):
             ),
         )
         self.parts.deadlines.handle("choice", self._time_out)
+        parts.activity.handle_choices(self.look_in_activity, self.choose_in_activity)
         self._edits: dict[int, asyncio.Lock] = {}
         self._shown: dict[int, int] = {}
         """Per game, the number of moves the table message shows (edits may finish out of
@@ -467,11 +389,97 @@ class StealCog(commands.Cog, name="StealWar"):
         else:
             await respond(interaction, work(), update=True)
 
+    # ----------------------------------------------------------------------- the Activity
+
+    async def flip_in_activity(self, channel_id: int, user_id: int) -> None:
+        """Begin a battle from the Activity's Flip: its table goes to the bottom of the channel."""
+        tables = self.parts.tables
+        async with tables.turn(channel_id):
+            with tables.answering():
+                result = await self.parts.choices.begin_battle(channel_id, user_id)
+                row = result.row
+                lang = lang_for(row.extra.get("lang"))
+                embed, view = self._table(result, lang)
+                view, after = await self._buttons(result, embed, view, lang)
+                message_id = await show_below(self.parts.bot, tables, row, view=view, embed=embed)
+                if message_id is None:
+                    if result.outcome is not None:
+                        await self.parts.registry.ending_unreached(row.id)
+                    self._after(result)
+                    return
+                if result.outcome is None:
+                    self._superseded(channel_id, message_id, embed, lang)
+                    await self.parts.registry.show_table(channel_id, row.id, row.round, message_id)
+                if after is not None:
+                    await after(message_id)
+                self._shows(result)
+
+    async def look_in_activity(self, channel_id: int, user_id: int, lang: Lang) -> dict[str, Any]:
+        """Answer a Look in the Activity: the player's next card and the choices open to them."""
+        found = await self.parts.registry.game_in(channel_id)
+        if found is None:
+            raise Refusal("err.no_game")
+        row, game, seat = await self.parts.choices.steal_seat(channel_id, user_id, found[0].id)
+        return activity_look(row, game, seat, lang)
+
+    async def choose_in_activity(
+        self, channel_id: int, user_id: int, move: dict[str, Any], lang: Lang
+    ) -> dict[str, Any]:
+        """Make a choice the Activity offered, as its button would; answer with the look after.
+
+        The move names what its button's custom id names, and is checked against the game the
+        same way, so a stale or made-up one changes nothing.
+        """
+        choice, game_id, seat, card, targets, round_won = steal_move(move)
+        public = lang_for(None)
+        found = await self.parts.registry.game_in(channel_id)
+        if found is not None:
+            public = lang_for(found[0].extra.get("lang"))
+        result = await self.parts.choices.choose(
+            channel_id,
+            user_id,
+            game_id,
+            choice,
+            seat=seat,
+            card=card,
+            targets=targets,
+            expected_round=round_won if choice == "top" else None,
+        )
+        if choice == "top":
+            names = names_of(result.row)
+            note = t(
+                public,
+                "steal.top_chosen",
+                name=names[seat],
+                card=self.parts.faces.text(card, public),
+            )
+            await self._show(result, public, [note])
+        else:
+            await self._show(result, public)
+        done = (
+            t(lang, "steal.top_chosen", name=result.row.names[seat], card=card_label(card, lang))
+            if choice == "top"
+            else self._done_line(result, choice, card, targets, lang, faces=NO_FACES)
+        )
+        after = (
+            {"text": "", "options": []}
+            if result.game.outcome is not None
+            else activity_look(result.row, result.game, seat, lang)
+        )
+        return {"done": done, **after}
+
     def _done_line(
-        self, result: ChoiceResult, choice: Choice, card: int, targets: Sequence[int], lang: Lang
+        self,
+        result: ChoiceResult,
+        choice: Choice,
+        card: int,
+        targets: Sequence[int],
+        lang: Lang,
+        *,
+        faces: CardFaces | None = None,
     ) -> str:
         if choice == "play":
-            return t(lang, "steal.played", card=self.parts.faces.text(card, lang))
+            return t(lang, "steal.played", card=(faces or self.parts.faces).text(card, lang))
         names = names_of(result.row)
         victims = fmt_list([names[s] for s in targets], lang)
         return t(lang, "steal.stole", count=len(targets), victims=victims)

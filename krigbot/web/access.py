@@ -48,7 +48,9 @@ _SEGMENT: Final = re.compile(
 """An id in ASCII digits (``str.isdigit`` takes ``٣``, ``３`` and ``¹`` too) and a signature in
 the URL-safe base64 ``sign`` writes: anything else is no address, before it costs a look-up."""
 
-Kind = Literal["site", "game", "player", "tournament"]
+Kind = Literal["site", "game", "player", "tournament", "activity"]
+"""What a signature is of: ``activity`` signs a game's live stream for the Activity, with its
+expiry in place of the server's key."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from krigbot.monitoring.server import served_at
 from krigbot.render.cards import card_back, card_face
 from krigbot.sessions.live import LiveHub
 from krigbot.web.access import PERIODS, Kind, Site, WebAccess
+from krigbot.web.activity import ActivityGames, ActivityRoutes, ActivitySignIn, framed_headers
 from krigbot.web.fonts import FontSlices, style_sheet
 from krigbot.web.replay import replay_data
 from krigbot.web.tournament import tournament_page
@@ -60,6 +61,8 @@ UNSENT_BYTES: Final = 32_768
 (the kernel counts double): past them its writes wait, and its rounds queue."""
 KEPT_GROWING: Final = 256
 """The running games (in a language) whose rounds are kept for their next rebuild."""
+GAME_FOUND: Final[web.RequestKey[GameRow]] = web.RequestKey("krig-game-found")
+"""The request's key of a game a route found before the live stream reads it."""
 KEPT_EVENTS: Final = 4096
 """The live events kept written (a round each, about 1 kB): the newest of every game watched."""
 LEADERBOARD_SIZE: Final = 50
@@ -207,6 +210,8 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     if response.prepared:
         return response  # a live stream, which sent these headers itself
     response.headers.update(SECURITY_HEADERS)
+    if request.path == "/activity" or request.path.startswith("/activity/"):
+        framed_headers(response)
     if request.path.startswith("/s/"):
         response.headers["Cache-Control"] = "no-store"
     return response
@@ -279,10 +284,22 @@ class WebView:
         clock: Callable[[], datetime],
         font_cutter: Executor | None = None,
         live: LiveHub | None = None,
+        activity: ActivitySignIn | None = None,
+        games: ActivityGames | None = None,
     ) -> None:
         self.storage = storage
         self.live = LiveHub() if live is None else live
         """The viewers of running games, told of each round the bot commits."""
+        self.activity = ActivityRoutes(
+            activity,
+            lambda request: self._reader(request).lang,
+            storage=storage,
+            access=access,
+            table=self._activity_table,
+            games=games,
+        )
+        """The Activity's sign-in and table (``activity`` None: the application has none set
+        up; ``games``: the bot, which knows the servers' members and plays the moves)."""
         self.access = access
         self.clock = clock
         self._replays: OrderedDict[tuple[int, int, str, Lang], asyncio.Future[dict[str, Any]]] = (
@@ -324,6 +341,8 @@ class WebView:
         app.router.add_get("/static/{name}", self.static)
         app.router.add_get("/fonts/krig.css", self.font_faces)
         app.router.add_get("/fonts/{name}", self.font)
+        self.activity.add_to(app)
+        app.router.add_get("/activity/live/{ticket}", self.follow_in_activity)
         return app
 
     async def start(self, host: str, port: int = 0, *, sock: socket.socket | None = None) -> None:
@@ -344,6 +363,8 @@ class WebView:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.activity.sign_in is not None:
+            await self.activity.sign_in.close()
 
     # ------------------------------------------------------------------ pages
 
@@ -450,7 +471,10 @@ class WebView:
         return aiohttp_jinja2.render_template("player.html", request, context)
 
     async def _game_row(self, request: web.Request) -> GameRow:
-        """Return the game a signed address names, as stored; a missing page otherwise."""
+        """Return the game a signed address names, as stored; a missing page otherwise (or the
+        one a route found before, under ``GAME_FOUND``: the Activity's live stream)."""
+        if GAME_FOUND in request:
+            return request[GAME_FOUND]
         site, game_id = await self._signed(request, "game")
         row = await self.storage.games.get_game(game_id)
         if row is None or row.guild_id != site.guild_id:
@@ -471,19 +495,17 @@ class WebView:
             log.exception("game %s cannot be replayed on the web", row.id, extra=about(row))
             raise web.HTTPNotFound from None
         when = row.finished_at or row.updated_at
-        context = _base_context(request, reader) | {
-            "row": row,
-            "running": row.is_active,
-            "variant": _variant_name(row.variant, lang),
-            "when": when,
-            "data": data,
-            "players": [
-                (name, data["colours"][seat], data["final" if row.is_active else "deal"][seat])
-                for seat, name in enumerate(row.names)
-            ],
-            "board": self.access.leaderboard_path(site),
-            "live": _page_url(request, request.path + "/live") if row.is_active else None,
-        }
+        context = (
+            _base_context(request, reader)
+            | _table_context(row, data)
+            | {
+                "row": row,
+                "variant": _variant_name(row.variant, lang),
+                "when": when,
+                "board": self.access.leaderboard_path(site),
+                "live": _page_url(request, request.path + "/live") if row.is_active else None,
+            }
+        )
         return aiohttp_jinja2.render_template("game.html", request, context)
 
     async def follow(self, request: web.Request) -> web.StreamResponse:
@@ -554,6 +576,24 @@ class WebView:
         finally:
             self.live.leave(viewer)
         return response
+
+    async def follow_in_activity(self, request: web.Request) -> web.StreamResponse:
+        """A running game's live stream for the Activity, by a short-lived signed link: as
+        ``follow``, but for a server whose moderators have not turned its pages on too (the
+        Activity shows it only to the server's members)."""
+        row = await self.activity.ticket_game(request.match_info["ticket"])
+        if row is None:
+            raise web.HTTPNotFound
+        request[GAME_FOUND] = row
+        return await self.follow(request)
+
+    async def _activity_table(self, row: GameRow, request: web.Request) -> dict[str, Any]:
+        """Return a running game's table for the Activity: its markup and its replay data."""
+        reader = self._reader(request)
+        data = await self._replay(row, reader.lang)
+        context = _base_context(request, reader) | _table_context(row, data)
+        html = aiohttp_jinja2.render_string("table.html", request, context)
+        return {"html": html, "data": data}
 
     def _round_event(self, game_id: int, lang: Lang, played: dict[str, Any]) -> bytes:
         """Return a round's event, written once for all its viewers in a language."""
@@ -679,6 +719,18 @@ def _event(kind: str, event_id: int | str, data: Any) -> bytes:
     """Return one Server-Sent Event: its name, its id and its data as one line of JSON."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return f"event: {kind}\nid: {event_id}\ndata: {text}\n\n".encode()
+
+
+def _table_context(row: GameRow, data: dict[str, Any]) -> dict[str, Any]:
+    """Return what the table's markup (``table.html``) shows of a game: its seats and state."""
+    counts = data["final" if row.is_active else "deal"]
+    return {
+        "running": row.is_active,
+        "data": data,
+        "players": [
+            (name, data["colours"][seat], counts[seat]) for seat, name in enumerate(row.names)
+        ],
+    }
 
 
 def _end_of(data: dict[str, Any]) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from krigbot.adapter.steal import top_offer
 from krigbot.bot import KrigBot
-from krigbot.cogs.steal import top_offer
 from krigbot.engine import OPTION_KEYS, Rules
 from krigbot.engine.cards import card_code, card_value, parse_card
 from krigbot.engine.events import TopChoice

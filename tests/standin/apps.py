@@ -7,6 +7,7 @@ the server: a second bot is then one more :class:`Application`, not a second set
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,10 @@ from tests.standin.events import EventLog, Guard
 
 if TYPE_CHECKING:
     from tests.standin.world import User
+
+EMBEDDED = 1 << 17
+"""The application flag of an app with an Activity (``EMBEDDED`` in Discord's documentation):
+enabled in the Developer Portal, it lets an interaction be answered with ``LAUNCH_ACTIVITY``."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,8 @@ class Application:
     token: str | None
     guard: Guard
     flags: int = 0
+    client_secret: str = "standin-client-secret"
+    """The OAuth2 client secret the application's server trades codes with."""
     #: Synced commands: None -> global list, guild id -> that guild's list.
     commands: dict[int | None, list[dict[str, Any]]] = field(default_factory=dict)
     #: The application's own emojis (``/applications/{app}/emojis``), by id, as Discord sends them.
@@ -52,8 +59,8 @@ class Application:
 
     def accepts(self, header_or_token: str | None) -> bool:
         """Whether ``Authorization: Bot <token>`` (or the bare token of IDENTIFY) is this bot's."""
-        if header_or_token is None:
-            return False
+        if header_or_token is None or header_or_token.startswith("Bearer "):
+            return False  # a user's OAuth2 access token, not a bot's
         token = header_or_token.removeprefix("Bot ")
         return bool(token) and (self.token is None or token == self.token)
 
@@ -63,6 +70,9 @@ class Applications:
 
     def __init__(self) -> None:
         self._apps: list[Application] = []
+
+    def __iter__(self) -> Iterator[Application]:
+        return iter(self._apps)
 
     def add(self, app: Application) -> Application:
         self._apps.append(app)

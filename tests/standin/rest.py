@@ -197,6 +197,8 @@ async def read_body(request: web.Request) -> tuple[Any, list[UploadedFile]]:
                         value.content_type,
                     )
                 )
+    elif request.content_type == "application/x-www-form-urlencoded":
+        payload = {key: str(value) for key, value in (await request.post()).items()}
     elif request.can_read_body:
         payload = wire.loads(await request.read())
     else:
@@ -265,8 +267,14 @@ async def serve(
     if path != "/gateway":
         standin.requests.append(record)
     try:
-        needs_auth = path.startswith(API_PREFIX + "/") and not rel.startswith(
-            ("/interactions/", "/webhooks/", "/gateway")
+        bearer = request.headers.get("Authorization", "").startswith("Bearer ")
+        needs_auth = (
+            path.startswith(API_PREFIX + "/")
+            and not rel.startswith(("/interactions/", "/webhooks/", "/gateway"))
+            # OAuth2's token endpoint takes the client's secret instead; a user's bearer token
+            # is the routes' to check where one is accepted.
+            and rel != "/oauth2/token"
+            and not (bearer and rel in ("/users/@me", "/oauth2/@me"))
         )
         app = standin.applications.by_token(request.headers.get("Authorization"))
         if needs_auth and app is None:

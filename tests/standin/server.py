@@ -46,6 +46,7 @@ from tests.standin.commands import CHAT_INPUT
 from tests.standin.events import BotCrashed, EventLog, StandInTimeout
 from tests.standin.gateway import GUILD_MEMBERS, PRIVILEGED_INTENTS, Gateway, GatewayEvent, Session
 from tests.standin.messages import MAX_FILE_SIZE, ChannelEvent, Message, compute_mentions
+from tests.standin.oauth import OAuth
 from tests.standin.records import Delay, Fault, InteractionRecord, RequestRecord
 from tests.standin.rest import (
     API_PREFIX,
@@ -153,6 +154,8 @@ class DiscordStandIn(InteractionClient):
         self.app = self.applications.add(
             Application(bot_user, self.add_user("app-owner"), token, self.guard)
         )
+        #: OAuth2 codes and access tokens (an Activity's users signing in).
+        self.oauth = OAuth()
         self.requests: EventLog[RequestRecord] = EventLog(self.guard)
         self.unknown_requests: list[RequestRecord] = []
         self.internal_errors: list[str] = []

@@ -70,14 +70,14 @@ def _console(watched: Watched, message: ConsoleMessage) -> None:
         watched.errors.append(f"{message.type}: {message.text}")
 
 
-async def screenshot(page: Page, folder: Path, name: str) -> Path:
-    """Save the whole page as a PNG in the test's folder and in /tmp/web-shots/."""
+async def screenshot(page: Page, folder: Path, name: str, *, keep: Path = SHOTS) -> Path:
+    """Save the whole page as a PNG in the test's folder and in ``keep`` (/tmp/web-shots/)."""
     path = folder / f"{name}.png"
     await page.screenshot(path=str(path), full_page=True)
-    await asyncio.to_thread(_keep, path)
+    await asyncio.to_thread(_keep, path, keep)
     return path
 
 
-def _keep(path: Path) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    shutil.copy(path, SHOTS / path.name)
+def _keep(path: Path, keep: Path) -> None:
+    keep.mkdir(parents=True, exist_ok=True)
+    shutil.copy(path, keep / path.name)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from krigbot.cogs.steal import top_offer
+from krigbot.adapter.steal import top_offer
 from krigbot.engine import Rules
 from krigbot.engine.cards import card_code
 from krigbot.engine.events import LookChoice, TopChoice

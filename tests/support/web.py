@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from krigbot.bot import KrigBot
+from krigbot.web.server import WebView
 
 SECRET = "a-test-secret-of-enough-length"
 
@@ -15,3 +16,4 @@ class Web:
 
     bot: KrigBot
     base: str
+    view: WebView

@@ -10,6 +10,7 @@ import pytest
 
 from krigbot.bot import KrigBot
 from krigbot.storage import Storage
+from krigbot.web.activity import ActivitySignIn
 from krigbot.web.server import WebView
 from tests.standin import DiscordStandIn, run_bot
 from tests.standin.fixtures import SampleWorld
@@ -31,18 +32,35 @@ async def web(
     storage: Storage,
     db_path: Path,
     seeds: ChosenSeeds,
+    request: pytest.FixtureRequest,
 ) -> AsyncIterator[Web]:
-    """Return the bot, with its web view serving on a free port of 127.0.0.1."""
+    """Return the bot, with its web view serving on a free port of 127.0.0.1; a test marked
+    ``activity`` has the application's Activity set up on the stand-in too."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
-    settings = make_settings(db_path, web_port=port, web_url=base, web_secret=SECRET)
+    activity = request.node.get_closest_marker("activity") is not None
+    settings = make_settings(
+        db_path, web_port=port, web_url=base, web_secret=SECRET, activity=activity
+    )
     bot = KrigBot(settings, storage, seeds=seeds, guild_ready_timeout=0.05)
-    view = WebView(storage, bot.web, clock=lambda: bot.service.registry.clock(), live=bot.live)
+    sign_in = ActivitySignIn(
+        client_id=lambda: standin.app.id,
+        client_secret=standin.app.client_secret,
+        api_base=standin.api_base,
+    )
+    view = WebView(
+        storage,
+        bot.web,
+        clock=lambda: bot.service.registry.clock(),
+        live=bot.live,
+        activity=sign_in if activity else None,
+        games=bot.activity_desk if activity else None,
+    )
     await view.start("127.0.0.1", sock=sock)
     try:
         async with run_bot(bot, standin) as running:
-            yield Web(running, base)
+            yield Web(running, base, view)
     finally:
         await view.stop()

@@ -2,11 +2,12 @@
 // shown card by card. Plain JavaScript, no build step; the data is a JSON block in the page.
 "use strict";
 
-(function () {
-  const root = document.getElementById("replay");
-  const source = document.getElementById("game-data");
-  if (!root || !source) return;
-  const data = JSON.parse(source.textContent);
+// `start` draws a table (the markup of templates/table.html under `root`) from its data, and
+// follows the game's stream at `streamHref` while it runs. The game's page starts it with the
+// JSON block in the page; the Activity's page (activity.js) with what its web view answered.
+// `hooks.round(played)` and `hooks.end(end)` hear the stream's rounds and end, and
+// `hooks.lost()` a stream the web view no longer serves (its link ran out).
+function startReplay(root, data, streamHref, hooks = {}) {
   const rounds = data.rounds;
   let total = rounds.length;
   const cards = root.dataset.cards;
@@ -332,11 +333,13 @@
 
   // A game under way follows its rounds as they are played (Server-Sent Events). A viewer on
   // the latest round sees each new one played out; one looking back stays where they are.
-  const stream = document.querySelector('link[rel="alternate"][type="text/event-stream"]');
-  if (running && stream && window.EventSource) {
-    const address = new URL(stream.getAttribute("href"), document.baseURI);
+  if (running && streamHref && window.EventSource) {
+    const address = new URL(streamHref, document.baseURI);
     address.searchParams.set("after", String(total));
-    const events = new EventSource(address.pathname + address.search);
+    const events = new EventSource(address.href);
+    events.addEventListener("error", () => {
+      if (events.readyState === EventSource.CLOSED && hooks.lost) hooks.lost();
+    });
     events.addEventListener("round", (event) => {
       const played = JSON.parse(event.data);
       if (played.n !== total + 1) return; // the stream resumes after the last one had
@@ -348,6 +351,7 @@
       drawChart();
       if (following) show(total, true);
       else if (!playing) show(position, false);
+      if (hooks.round) hooks.round(played);
     });
     events.addEventListener("end", (event) => {
       events.close();
@@ -377,6 +381,17 @@
         if (result) result.hidden = false;
         root.dataset.state = atEnd;
       }
+      if (hooks.end) hooks.end(end);
     });
   }
+}
+
+window.krigReplay = startReplay;
+
+(function () {
+  const root = document.getElementById("replay");
+  const source = document.getElementById("game-data");
+  if (!root || !source) return;
+  const stream = document.querySelector('link[rel="alternate"][type="text/event-stream"]');
+  startReplay(root, JSON.parse(source.textContent), stream && stream.getAttribute("href"));
 })();

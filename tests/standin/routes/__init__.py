@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from tests.standin.routes import bot, channels, commands, emojis, guilds, interactions, threads
+from tests.standin.routes import (
+    bot,
+    channels,
+    commands,
+    emojis,
+    guilds,
+    interactions,
+    oauth,
+    threads,
+)
 
 #: Every route table the stand-in serves, in the order they are registered.
 TABLES: tuple[web.RouteTableDef, ...] = (
@@ -20,4 +29,5 @@ TABLES: tuple[web.RouteTableDef, ...] = (
     channels.routes,
     guilds.routes,
     threads.routes,
+    oauth.routes,
 )

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from tests.standin.rest import (
     API_PREFIX,
+    DiscordError,
     Unknown,
     application_of,
     find,
@@ -19,6 +20,7 @@ from tests.standin.rest import (
     read_payload,
     standin_of,
 )
+from tests.standin.routes.oauth import bearer_grant
 
 routes = web.RouteTableDef()
 
@@ -47,6 +49,12 @@ async def get_gateway_bot(request: web.Request) -> web.Response:
 
 @routes.get(f"{API_PREFIX}/users/@me")
 async def get_me(request: web.Request) -> web.Response:
+    if request.headers.get("Authorization", "").startswith("Bearer "):
+        # A user's access token (an Activity's): its user, whichever application it was for.
+        grant = bearer_grant(request)
+        if "identify" not in grant.scopes:
+            raise DiscordError(401, 0, "401: Unauthorized")
+        return json_response(grant.user.to_json())
     return json_response(
         application_of(request).bot_user.to_json()
         | {"verified": True, "mfa_enabled": False, "locale": "en-US"}

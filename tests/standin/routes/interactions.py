@@ -12,6 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.standin.apps import EMBEDDED
 from tests.standin.contexts import check_followup, forced_ephemeral
 from tests.standin.messages import EPHEMERAL, LOADING, FormErrors, Message
 from tests.standin.records import (
@@ -21,6 +22,7 @@ from tests.standin.records import (
     CHANNEL_MESSAGE,
     DEFERRED_CHANNEL_MESSAGE,
     DEFERRED_UPDATE_MESSAGE,
+    LAUNCH_ACTIVITY,
     MESSAGE_COMPONENT,
     MODAL,
     MODAL_SUBMIT,
@@ -46,8 +48,9 @@ routes = web.RouteTableDef()
 
 # Which callback types Discord accepts for which interaction type.
 _ALLOWED_CALLBACKS = {
-    APPLICATION_COMMAND: {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, MODAL},
+    APPLICATION_COMMAND: {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, MODAL, LAUNCH_ACTIVITY},
     MESSAGE_COMPONENT: {
+        LAUNCH_ACTIVITY,
         CHANNEL_MESSAGE,
         DEFERRED_CHANNEL_MESSAGE,
         DEFERRED_UPDATE_MESSAGE,
@@ -107,6 +110,16 @@ async def callback(request: web.Request) -> web.Response:
             f"Callback type {rtype} is invalid for interaction type {record.type}",
         )
         raise invalid_form(errors)
+    if rtype == LAUNCH_ACTIVITY and not record.application.flags & EMBEDDED:
+        # Only an application whose Activity is enabled in the Developer Portal may launch one;
+        # the interaction stays unanswered, as after any refused callback.
+        errors = FormErrors()
+        errors.add(
+            ("type",),
+            "INTERACTION_CALLBACK_TYPE_INVALID",
+            "Callback type 12 is invalid: the application has no Activity",
+        )
+        raise _refuse(record, invalid_form(errors))
     store = standin.store
     bot = record.application.bot_user
     message: Message | None = None
@@ -184,6 +197,8 @@ async def callback(request: web.Request) -> web.Response:
             "response_message_ephemeral": message.ephemeral,
         }
         body["resource"]["message"] = message.to_json()
+    if rtype == LAUNCH_ACTIVITY:
+        body["resource"]["activity_instance"] = {"id": f"i-{record.id}"}
     return json_response(body)
 
 

@@ -67,6 +67,24 @@ SHARD_CLOSE_SECONDS = 2.0
 """The same line from a shard of an ``AutoShardedBot`` (its arguments: the shard, the pause)."""
 
 
+ANSWER_SECONDS_AT_CLOSE = 3.0
+"""The longest a close waits for the interactions already received to be answered (their shards
+closed first, so no more come): a SIGTERM in the middle of a flip answers that flip. Well inside
+a lease's last renewal (10 s), so the answers' writes still hold their shards."""
+ANSWERING_TASKS = ("CommandTree-invoker", "discord-ui-dynamic-item-", "discord.py: on_interaction")
+"""The names discord.py gives the tasks that handle an interaction: a slash command, a button of
+ours (a dynamic item), and the ``on_interaction`` event."""
+
+
+def answering() -> set[asyncio.Task[Any]]:
+    """Return the tasks handling an interaction now (looked at once, at a close)."""
+    return {
+        task
+        for task in asyncio.all_tasks()
+        if task.get_name().startswith(ANSWERING_TASKS) and not task.done()
+    }
+
+
 class DiscordLogFilter(logging.Filter):
     """Drop discord.py's voice warnings and shorten its reconnect attempts to one line each.
 
@@ -417,6 +435,7 @@ class KrigBot(commands.AutoShardedBot):
             await self.leases.stop()  # no shard starts while the others close
         for task in self._launching.values():
             task.cancel()
+        await self._answer_what_came()
         # No deadline's handler may reach into a closed client.
         await self.service.deadlines.close()
         self.load.stop()
@@ -427,6 +446,19 @@ class KrigBot(commands.AutoShardedBot):
         if self.leases is not None:
             # Every shard is closed: the other processes may take them at once.
             await self.leases.leave()
+
+    async def _answer_what_came(self) -> None:
+        """Close the shards' connections, then wait for the interactions they brought to be
+        answered: discord.py's own close ends the HTTP session right after the shards."""
+        running: dict[int, Any] = vars(self)["_AutoShardedClient__shards"]
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(SHARD_CLOSE_SECONDS):
+                await asyncio.gather(
+                    *(shard.close() for shard in running.values()), return_exceptions=True
+                )
+        handling = answering() - {asyncio.current_task()}
+        if handling:
+            await asyncio.wait(handling, timeout=ANSWER_SECONDS_AT_CLOSE)
 
     async def launch_shards(self) -> None:
         """Connect the shards of the settings, or with ``KRIG_SHARDS=auto`` those claimed."""

@@ -226,9 +226,12 @@ class AutoProcess:
         name: str,
         claims: Claims,
         settings: dict[str, str],
+        program: Path = BOT,
     ) -> None:
         self.standin = standin
         self.settings = settings
+        self.program = program
+        """The script it runs: ``bot.py``, or a stand-in for another release of it."""
         self.folder = folder
         self.url = url
         self.name = name
@@ -253,7 +256,7 @@ class AutoProcess:
         )
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
-            str(BOT),
+            str(self.program),
             env=env,
             cwd=self.folder,
             stderr=asyncio.subprocess.PIPE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -469,9 +469,11 @@ class KrigBot(commands.AutoShardedBot):
             return
         self._connection.shard_count = self.shard_count
         self._connection.shard_ids = []
-        for shard in sorted(self.leases.held):
-            await self._start_shard(shard)
+        held = sorted(self.leases.held)
+        # Renewed from now on, while the shards connect in the background: each waits for its
+        # identify turn (5 s apart on Discord), and a few of them take longer than a lease.
         self.leases.start()
+        self._connect_in_background(held)
 
     async def _start_shard(self, shard: int) -> None:
         """Connect one more shard to Discord, as discord.py's own start connects each."""
@@ -543,11 +545,15 @@ class KrigBot(commands.AutoShardedBot):
                 resumed,
                 len(broken),
             )
-        for shard in shards.ids or ():
-            if shard in (self.service.registry.shards.ids or ()):
-                task = asyncio.create_task(self._start_shard(shard), name=f"krig-shard-{shard}")
-                self._launching[shard] = task
-                task.add_done_callback(self._launched)
+        held = self.service.registry.shards.ids or ()
+        self._connect_in_background([shard for shard in shards.ids or () if shard in held])
+
+    def _connect_in_background(self, shards: Iterable[int]) -> None:
+        """Connect shards, each in a task of its own (a stop or a shard lost cancels it)."""
+        for shard in shards:
+            task = asyncio.create_task(self._start_shard(shard), name=f"krig-shard-{shard}")
+            self._launching[shard] = task
+            task.add_done_callback(self._launched)
 
     def _launched(self, task: asyncio.Task[None]) -> None:
         for shard, launching in list(self._launching.items()):

@@ -61,7 +61,13 @@ class MakeProcess(Protocol):
     """Makes an auto process on the test's database (at ``url``, if given: a way to it), of this
     release (``bot.py``) or of another (its script)."""
 
-    def __call__(self, url: str | None = None, *, release: Path = BOT) -> AutoProcess: ...
+    def __call__(
+        self,
+        url: str | None = None,
+        *,
+        release: Path = BOT,
+        settings: dict[str, str] | None = None,
+    ) -> AutoProcess: ...
 
 
 @pytest.fixture
@@ -72,8 +78,10 @@ async def processes(
     (tmp_path / "data").mkdir()
     made: list[AutoProcess] = []
 
-    def make(url: str | None = None, *, release: Path = BOT) -> AutoProcess:
-        settings = {"KRIG_CHALLENGE_SECONDS": str(CHALLENGE_SECONDS)}
+    def make(
+        url: str | None = None, *, release: Path = BOT, settings: dict[str, str] | None = None
+    ) -> AutoProcess:
+        settings = {"KRIG_CHALLENGE_SECONDS": str(CHALLENGE_SECONDS), **(settings or {})}
         if release != BOT:
             # A script outside the checkout's top folder: the checkout on its path, after the
             # stand-in's own.
@@ -191,6 +199,28 @@ async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
     )
     assert rounds == ",".join(str(table.acknowledged) for table in tables)
     assert {shard_of_table(standin, table) for table in tables} == {0, 1, 2, 3}
+
+
+SLOW_IDENTIFY = 1.5
+"""A pause between identifies that makes eight shards take longer to connect than a lease lasts
+(Discord's own 5 s makes two or three do)."""
+
+
+@pytest.mark.standin(shard_count=8, identify_interval=SLOW_IDENTIFY)
+async def test_a_process_whose_shards_take_longer_than_a_lease_to_connect_keeps_them(
+    standin: DiscordStandIn, processes: MakeProcess, claims: Claims
+) -> None:
+    slow = {"KRIG_IDENTIFY_SECONDS": str(SLOW_IDENTIFY)}
+    first = processes(settings=slow)
+    await first.start()
+    # It renews its leases while its shards wait for their turns to connect, one by one.
+    assert await claims.settled([8]) == {"bot-0": frozenset(range(8))}
+    second = processes(settings=slow)
+    await second.start()
+    await claims.settled([4, 4])
+    assert "stopped serving" not in first.log()
+    # The second took only what the first had given up: never two sessions on one shard.
+    assert overlaps(standin) == []
 
 
 @pytest.mark.standin(shard_count=2, identify_interval=IDENTIFY_SECONDS)

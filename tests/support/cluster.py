@@ -248,11 +248,10 @@ class AutoProcess:
             DISCORD_TOKEN=SECRET,
             KRIG_SHARD_COUNT=str(self.standin.shard_count),
             KRIG_SHARDS="auto",
-            KRIG_IDENTIFY_SECONDS=str(IDENTIFY_SECONDS),
             KRIG_RENDER_PROCESSES="0",
             KRIG_DB=str(self.folder / "data" / "krig.db"),
             KRIG_DATABASE_URL=self.url,
-            **self.settings,
+            **{"KRIG_IDENTIFY_SECONDS": str(IDENTIFY_SECONDS), **self.settings},
         )
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,

@@ -55,9 +55,9 @@ each failure up to ``LISTEN_RETRY_MOST_SECONDS``. Each pause is a random part (h
 it, so the processes cut off by one restart of PostgreSQL do not come back in step."""
 LISTEN_RETRY_MOST_SECONDS: Final = 5.0
 LISTEN_PING_SECONDS = 15.0
-"""How often a listening connection that heard nothing is asked a question (``SELECT 1``): a
-link that drops every packet and closes nothing (a NAT or firewall that forgot the connection)
-is noticed only so, and PostgreSQL's notifications would go quiet for good."""
+"""How often a listening connection is asked a question (``SELECT 1``): a link that drops every
+packet and closes nothing (a NAT or firewall that forgot the connection) is noticed only so;
+without it the notifications would go quiet for good."""
 LISTEN_ANSWER_SECONDS = 5.0
 """How long that question's answer may take before the connection counts as lost (and is
 opened again, as a connection PostgreSQL closed is)."""

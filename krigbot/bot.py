@@ -62,9 +62,9 @@ voice, and to a newcomer these read like errors in the set-up."""
 RECONNECT = "Attempting a reconnect in %.2fs"
 """discord.py's log line, with a traceback, for each attempt to reach a lost gateway again."""
 SHARD_RECONNECT = "Attempting a reconnect for shard ID %s in %.2fs"
+"""The same line from a shard of an ``AutoShardedBot`` (its arguments: the shard, the pause)."""
 SHARD_CLOSE_SECONDS = 2.0
 """The longest the close of a shard given up may wait for Discord's side of the handshake."""
-"""The same line from a shard of an ``AutoShardedBot`` (its arguments: the shard, the pause)."""
 
 
 ANSWER_SECONDS_AT_CLOSE = 3.0

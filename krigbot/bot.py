@@ -64,7 +64,8 @@ RECONNECT = "Attempting a reconnect in %.2fs"
 SHARD_RECONNECT = "Attempting a reconnect for shard ID %s in %.2fs"
 """The same line from a shard of an ``AutoShardedBot`` (its arguments: the shard, the pause)."""
 SHARD_CLOSE_SECONDS = 2.0
-"""The longest the close of a shard given up may wait for Discord's side of the handshake."""
+"""The longest the close of a shard (given up, or all of them at a stop) may wait for Discord's side
+of the handshake."""
 
 
 ANSWER_SECONDS_AT_CLOSE = 3.0

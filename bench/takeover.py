@@ -14,6 +14,8 @@ It prints each kill's takeover time and the median and worst, then checks every 
 
 - rounds lost: the game's stored round is behind the newest round an answer showed;
 - rounds doubled: two answers showed the same round;
+- two sessions on one shard: the times the stand-in saw an IDENTIFY for a shard another
+  connection still served (its ``overlap`` event), which must never happen;
 - the lease writes a second (rows of ``shard_claims`` and ``shard_members`` inserted, updated or
   deleted, from ``pg_stat_user_tables``) while the cluster stood still before the first kill.
 """
@@ -100,7 +102,8 @@ def lease_rows(postgres: Cluster, url: str) -> int:
 
 
 async def run(args: argparse.Namespace) -> int:
-    """Run the kills and print the figures; return the exit status (1: a round lost or doubled)."""
+    """Run the kills and print the figures; return the exit status (1: a round lost or doubled,
+    or a shard with two sessions)."""
     folder = Path(tempfile.mkdtemp(prefix="krig-takeover-"))
     (folder / "data").mkdir()
     parts = _dealt(args.shards, args.processes)
@@ -160,6 +163,7 @@ async def run(args: argparse.Namespace) -> int:
                         await task
                 for process in processes:
                     await process.stop()
+            overlaps = sum(1 for e in standin.gateway_events.items if e.kind == "overlap")
             stored = postgres.psql(
                 "SELECT string_agg(id::text || ':' || round::text, ',') FROM games", url
             )
@@ -178,7 +182,8 @@ async def run(args: argparse.Namespace) -> int:
             f"({len(takeovers)} kills)"
         )
     print(f"rounds answered: {played}; lost: {lost}; doubled: {doubled}")
-    return 1 if lost or doubled else 0
+    print(f"two sessions on one shard: {overlaps} times")
+    return 1 if lost or doubled or overlaps else 0
 
 
 async def _answered_after(flows: list[Stream], moment: float) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -64,9 +64,28 @@ voice, and to a newcomer these read like errors in the set-up."""
 RECONNECT = "Attempting a reconnect in %.2fs"
 """discord.py's log line, with a traceback, for each attempt to reach a lost gateway again."""
 SHARD_RECONNECT = "Attempting a reconnect for shard ID %s in %.2fs"
-SHARD_CLOSE_SECONDS = 2.0
-"""The longest the close of a shard given up may wait for Discord's side of the handshake."""
 """The same line from a shard of an ``AutoShardedBot`` (its arguments: the shard, the pause)."""
+SHARD_CLOSE_SECONDS = 2.0
+"""The longest the close of a shard (given up, or all of them at a stop) may wait for Discord's side
+of the handshake."""
+
+
+ANSWER_SECONDS_AT_CLOSE = 3.0
+"""The longest a close waits for the interactions already received to be answered (their shards
+closed first, so no more come): a SIGTERM in the middle of a flip answers that flip. Well inside
+a lease's last renewal (10 s), so the answers' writes still hold their shards."""
+ANSWERING_TASKS = ("CommandTree-invoker", "discord-ui-dynamic-item-", "discord.py: on_interaction")
+"""The names discord.py gives the tasks that handle an interaction: a slash command, a button of
+ours (a dynamic item), and the ``on_interaction`` event."""
+
+
+def answering() -> set[asyncio.Task[Any]]:
+    """Return the tasks handling an interaction now (looked at once, at a close)."""
+    return {
+        task
+        for task in asyncio.all_tasks()
+        if task.get_name().startswith(ANSWERING_TASKS) and not task.done()
+    }
 
 
 class DiscordLogFilter(logging.Filter):
@@ -447,6 +466,7 @@ class KrigBot(commands.AutoShardedBot):
             await self.leases.stop()  # no shard starts while the others close
         for task in self._launching.values():
             task.cancel()
+        await self._answer_what_came()
         # No deadline's handler may reach into a closed client.
         await self.service.deadlines.close()
         self.load.stop()
@@ -458,6 +478,19 @@ class KrigBot(commands.AutoShardedBot):
             # Every shard is closed: the other processes may take them at once.
             await self.leases.leave()
 
+    async def _answer_what_came(self) -> None:
+        """Close the shards' connections, then wait for the interactions they brought to be
+        answered: discord.py's own close ends the HTTP session right after the shards."""
+        running: dict[int, Any] = vars(self)["_AutoShardedClient__shards"]
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(SHARD_CLOSE_SECONDS):
+                await asyncio.gather(
+                    *(shard.close() for shard in running.values()), return_exceptions=True
+                )
+        handling = answering() - {asyncio.current_task()}
+        if handling:
+            await asyncio.wait(handling, timeout=ANSWER_SECONDS_AT_CLOSE)
+
     async def launch_shards(self) -> None:
         """Connect the shards of the settings, or with ``KRIG_SHARDS=auto`` those claimed."""
         if self.leases is None:
@@ -467,9 +500,11 @@ class KrigBot(commands.AutoShardedBot):
             return
         self._connection.shard_count = self.shard_count
         self._connection.shard_ids = []
-        for shard in sorted(self.leases.held):
-            await self._start_shard(shard)
+        held = sorted(self.leases.held)
+        # Renewed from now on, while the shards connect in the background: each waits for its
+        # identify turn (5 s apart on Discord), and a few of them take longer than a lease.
         self.leases.start()
+        self._connect_in_background(held)
 
     async def _start_shard(self, shard: int) -> None:
         """Connect one more shard to Discord, as discord.py's own start connects each."""
@@ -541,11 +576,15 @@ class KrigBot(commands.AutoShardedBot):
                 resumed,
                 len(broken),
             )
-        for shard in shards.ids or ():
-            if shard in (self.service.registry.shards.ids or ()):
-                task = asyncio.create_task(self._start_shard(shard), name=f"krig-shard-{shard}")
-                self._launching[shard] = task
-                task.add_done_callback(self._launched)
+        held = self.service.registry.shards.ids or ()
+        self._connect_in_background([shard for shard in shards.ids or () if shard in held])
+
+    def _connect_in_background(self, shards: Iterable[int]) -> None:
+        """Connect shards, each in a task of its own (a stop or a shard lost cancels it)."""
+        for shard in shards:
+            task = asyncio.create_task(self._start_shard(shard), name=f"krig-shard-{shard}")
+            self._launching[shard] = task
+            task.add_done_callback(self._launched)
 
     def _launched(self, task: asyncio.Task[None]) -> None:
         for shard, launching in list(self._launching.items()):

@@ -8,9 +8,11 @@ as they write them, and the database from outside.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -35,8 +37,10 @@ from tests.support.cluster import (
     seat_games,
 )
 from tests.support.flip_stream import Table, public_answer, round_shown
+from tests.support.next_release import PROGRAM as NEXT
 from tests.support.players import text_of
 from tests.support.postgres import Cluster
+from tests.support.processes import BOT, ROOT, failure_line
 from tests.support.tcp_proxy import CuttableProxy
 
 pytestmark = pytest.mark.slow
@@ -54,9 +58,16 @@ def claims(standin: DiscordStandIn) -> Claims:
 
 
 class MakeProcess(Protocol):
-    """Makes an auto process on the test's database (at ``url``, if given: a way to it)."""
+    """Makes an auto process on the test's database (at ``url``, if given: a way to it), of this
+    release (``bot.py``) or of another (its script)."""
 
-    def __call__(self, url: str | None = None) -> AutoProcess: ...
+    def __call__(
+        self,
+        url: str | None = None,
+        *,
+        release: Path = BOT,
+        settings: dict[str, str] | None = None,
+    ) -> AutoProcess: ...
 
 
 @pytest.fixture
@@ -67,10 +78,17 @@ async def processes(
     (tmp_path / "data").mkdir()
     made: list[AutoProcess] = []
 
-    def make(url: str | None = None) -> AutoProcess:
-        settings = {"KRIG_CHALLENGE_SECONDS": str(CHALLENGE_SECONDS)}
+    def make(
+        url: str | None = None, *, release: Path = BOT, settings: dict[str, str] | None = None
+    ) -> AutoProcess:
+        settings = {"KRIG_CHALLENGE_SECONDS": str(CHALLENGE_SECONDS), **(settings or {})}
+        if release != BOT:
+            # A script outside the checkout's top folder: the checkout on its path, after the
+            # stand-in's own.
+            path = standin.subprocess_env()["PYTHONPATH"]
+            settings["PYTHONPATH"] = os.pathsep.join([path, str(ROOT)])
         name = f"bot-{len(made)}"
-        process = AutoProcess(standin, tmp_path, url or pg_dsn, name, claims, settings)
+        process = AutoProcess(standin, tmp_path, url or pg_dsn, name, claims, settings, release)
         made.append(process)
         return process
 
@@ -181,6 +199,28 @@ async def test_three_processes_share_four_shards_and_take_over_a_killed_one_s(
     )
     assert rounds == ",".join(str(table.acknowledged) for table in tables)
     assert {shard_of_table(standin, table) for table in tables} == {0, 1, 2, 3}
+
+
+SLOW_IDENTIFY = 1.5
+"""A pause between identifies that makes eight shards take longer to connect than a lease lasts
+(Discord's own 5 s makes two or three do)."""
+
+
+@pytest.mark.standin(shard_count=8, identify_interval=SLOW_IDENTIFY)
+async def test_a_process_whose_shards_take_longer_than_a_lease_to_connect_keeps_them(
+    standin: DiscordStandIn, processes: MakeProcess, claims: Claims
+) -> None:
+    slow = {"KRIG_IDENTIFY_SECONDS": str(SLOW_IDENTIFY)}
+    first = processes(settings=slow)
+    await first.start()
+    # It renews its leases while its shards wait for their turns to connect, one by one.
+    assert await claims.settled([8]) == {"bot-0": frozenset(range(8))}
+    second = processes(settings=slow)
+    await second.start()
+    await claims.settled([4, 4])
+    assert "stopped serving" not in first.log()
+    # The second took only what the first had given up: never two sessions on one shard.
+    assert overlaps(standin) == []
 
 
 @pytest.mark.standin(shard_count=2, identify_interval=IDENTIFY_SECONDS)
@@ -320,6 +360,9 @@ async def test_a_process_cut_off_from_postgresql_gives_its_shards_up_and_takes_a
         assert overlaps(standin) == []
 
 
+SET_UP_ERROR_STATUS = 2
+"""bot.py's exit status for a start a person must mend (``SET_UP_ERROR``)."""
+
 PROBE_SECONDS = 2.0
 """How long a stream waits for a flip's answer before it sends the next (a later answer still
 counts: every answer is read again at the end)."""
@@ -365,6 +408,31 @@ async def keep_flipping(standin: DiscordStandIn, flips: Flips, stop: asyncio.Eve
             break
 
 
+@asynccontextmanager
+async def flipping(standin: DiscordStandIn, tables: list[Table]) -> AsyncIterator[list[Flips]]:
+    """Keep a stream of flips going at each table for the block; return the streams."""
+    flows = [Flips(table, answered=EventLog(standin.guard)) for table in tables]
+    stop = asyncio.Event()
+    streams = [asyncio.create_task(keep_flipping(standin, flow, stop)) for flow in flows]
+    for stream in streams:
+        standin.watch_task(stream)
+    try:
+        yield flows
+    finally:
+        stop.set()
+        for stream in streams:
+            standin.unwatch_task(stream)
+        await asyncio.gather(*streams)
+
+
+async def every_server_answers(flows: list[Flips], what: str) -> None:
+    """Wait until every stream has had an answer to a flip sent after this moment."""
+    # The second answer from now: the flip it answers was sent after this moment.
+    marks = [len(flow.answered) for flow in flows]
+    for flow, mark in zip(flows, marks, strict=True):
+        await flow.answered.wait(start=mark + 1, timeout=ANSWER_SECONDS, what=what)
+
+
 def rounds_shown(flips: list[Flips]) -> list[tuple[int, int]]:
     """Return every (game, round) an answer showed, late answers included, once per flip."""
     shown: list[tuple[int, int]] = []
@@ -392,35 +460,26 @@ async def test_each_process_killed_in_turn_under_a_stream_of_flips_loses_and_dou
         await process.start()
     await claims.settled([2, 1, 1])
     tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=1))
-    flows = [Flips(table, answered=EventLog(standin.guard)) for table in tables]
-    stop = asyncio.Event()
-    streams = [asyncio.create_task(keep_flipping(standin, flow, stop)) for flow in flows]
-    for stream in streams:
-        standin.watch_task(stream)
-
-    async def every_server_answers(what: str) -> None:
-        # The second answer from now: the flip it answers was sent after this moment.
-        marks = [len(flow.answered) for flow in flows]
-        for flow, mark in zip(flows, marks, strict=True):
-            await flow.answered.wait(start=mark + 1, timeout=ANSWER_SECONDS, what=what)
-
-    try:
-        await every_server_answers("a first answer")
+    async with flipping(standin, tables) as flows:
+        await every_server_answers(flows, "a first answer")
         for victim in trio:
             await victim.signal(signal.SIGKILL)
             # The survivors take its shards when its leases run out, and every server answers
             # again, those of its shards by whoever took them.
             await claims.settled([2, 2])
-            await every_server_answers(f"answers after {victim.name} was killed")
+            await every_server_answers(flows, f"answers after {victim.name} was killed")
             await victim.start()
             await claims.settled([2, 1, 1])
-            await every_server_answers(f"answers after {victim.name} came back")
-    finally:
-        stop.set()
-        for stream in streams:
-            standin.unwatch_task(stream)
-        await asyncio.gather(*streams)
+            await every_server_answers(flows, f"answers after {victim.name} came back")
 
+    await no_round_lost_or_doubled(standin, flows, postgres, pg_dsn)
+
+
+async def no_round_lost_or_doubled(
+    standin: DiscordStandIn, flows: list[Flips], postgres: Cluster, pg_dsn: str
+) -> None:
+    """Check the streams' games against the database: no round shown twice, none shown but not
+    stored, each running game where its last answer left it; and never two sessions on a shard."""
     # One more flip in each channel, answered: every flip before it has been played or dropped.
     for flow in flows:
         table = flow.table
@@ -444,3 +503,53 @@ async def test_each_process_killed_in_turn_under_a_stream_of_flips_loses_and_dou
     running = [flow.table.game_id for flow in flows if not flow.over]
     assert [rounds[game] for game in running] == [newest[game] for game in running]
     assert overlaps(standin) == []
+
+
+@pytest.mark.standin(shard_count=4, identify_interval=IDENTIFY_SECONDS)
+async def test_a_rolling_upgrade_across_a_migration_loses_and_doubles_no_round(
+    standin: DiscordStandIn,
+    processes: MakeProcess,
+    claims: Claims,
+    postgres: Cluster,
+    pg_dsn: str,
+) -> None:
+    # The release before (`python bot.py`) serves the shards on its schema.
+    olds = [processes(), processes(), processes()]
+    for process in olds:
+        await process.start()
+    await claims.settled([2, 1, 1])
+    before = int(postgres.psql("SELECT max(version) FROM krig_schema_version", pg_dsn))
+    tables = await seat_games(standin, guilds_on(standin, range(4), per_shard=1))
+    async with flipping(standin, tables) as flows:
+        await every_server_answers(flows, "a first answer")
+        # The next release starts beside them and migrates the database as they go on serving.
+        news = [processes(release=NEXT)]
+        await news[0].start()
+        await claims.settled([1, 1, 1, 1])
+        after = int(postgres.psql("SELECT max(version) FROM krig_schema_version", pg_dsn))
+        assert after == before + 1
+        await every_server_answers(flows, "answers once the database was migrated")
+
+        # The release before, started now, refuses the newer schema in one line.
+        late = processes()
+        await late.start()
+        assert late.proc is not None
+        assert await asyncio.wait_for(late.proc.wait(), ANSWER_SECONDS) == SET_UP_ERROR_STATUS
+        said = failure_line(late.log())
+        assert f"schema version {after}" in said, said
+        assert f"versions up to {before}" in said, said
+
+        # Each process of the release before is replaced in turn by one of the next.
+        for old in olds:
+            await old.signal(signal.SIGTERM)
+            await claims.settled([2, 1, 1])
+            await every_server_answers(flows, f"answers after {old.name} stopped")
+            news.append(processes(release=NEXT))
+            await news[-1].start()
+            await claims.settled([1, 1, 1, 1])
+            await every_server_answers(flows, f"answers after {old.name} was replaced")
+        for old in olds:
+            assert "Traceback" not in old.log(), old.log()
+            assert "ERROR" not in old.log(), old.log()
+
+    await no_round_lost_or_doubled(standin, flows, postgres, pg_dsn)

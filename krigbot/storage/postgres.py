@@ -54,6 +54,13 @@ LISTEN_RETRY_SECONDS: Final = 0.2
 each failure up to ``LISTEN_RETRY_MOST_SECONDS``. Each pause is a random part (half to all) of
 it, so the processes cut off by one restart of PostgreSQL do not come back in step."""
 LISTEN_RETRY_MOST_SECONDS: Final = 5.0
+LISTEN_PING_SECONDS = 15.0
+"""How often a listening connection is asked a question (``SELECT 1``): a link that drops every
+packet and closes nothing (a NAT or firewall that forgot the connection) is noticed only so;
+without it the notifications would go quiet for good."""
+LISTEN_ANSWER_SECONDS = 5.0
+"""How long that question's answer may take before the connection counts as lost (and is
+opened again, as a connection PostgreSQL closed is)."""
 _ERRORS: Final = (
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
@@ -345,22 +352,9 @@ class PostgresDatabase(Database):
         self, channel: str, heard: Callable[[str], None]
     ) -> Callable[[], Awaitable[None]]:
         """Call ``heard`` with the payload of each notification on ``channel``; return what
-        stops it (on a connection of its own, as :meth:`listen`)."""
-        if self._url is None:
-            raise StorageClosedError(f"The storage for {self._path} cannot listen.")
-        try:
-            conn = await asyncpg.connect(self._url, timeout=CONNECT_SECONDS)
-            await conn.add_listener(channel, lambda *args: heard(str(args[-1])))
-        except (TimeoutError, *_ERRORS) as exc:
-            raise translate_postgres_error(exc, self._path) from exc
-        self._listening.append(conn)
-
-        async def stop() -> None:
-            if conn in self._listening:
-                self._listening.remove(conn)
-                conn.terminate()
-
-        return stop
+        stops it (on a connection of its own, opened again when lost, as :meth:`listen`; what
+        was sent meanwhile is lost)."""
+        return await self._subscribe(channel, heard, None)
 
     async def listen(
         self, channel: str, heard: Callable[[], None]
@@ -370,12 +364,20 @@ class PostgresDatabase(Database):
 
         On a connection of its own, outside the pool, held until stopped (or the database is
         closed), so the pool's connections stay free for the bot's work. A lost connection
-        (PostgreSQL restarted, the session ended) is opened again, and ``heard`` is called once
-        then: what was sent meanwhile is lost, so the caller looks again.
+        (PostgreSQL restarted, the session ended, or a link that went silent: the connection is
+        asked ``SELECT 1`` every ``LISTEN_PING_SECONDS``) is opened again, and ``heard`` is
+        called once then: what was sent meanwhile is lost, so the caller looks again.
         """
+        return await self._subscribe(channel, lambda _: heard(), heard)
+
+    async def _subscribe(
+        self, channel: str, heard: Callable[[str], None], again: Callable[[], None] | None
+    ) -> Callable[[], Awaitable[None]]:
+        """Listen on ``channel`` until stopped: ``heard`` gets each payload, ``again`` is called
+        once the connection, lost, is opened again."""
         if self._url is None or self._pool is None:
             raise StorageClosedError(f"The storage for {self._path} cannot listen.")
-        subscription = _Subscription(self._url, self._path, channel, heard)
+        subscription = _Subscription(self._url, self._path, channel, heard, again)
         try:
             await subscription.connect()
         except (TimeoutError, *_ERRORS) as exc:
@@ -413,12 +415,22 @@ class PostgresDatabase(Database):
 class _Subscription:
     """One channel listened to on a connection of its own, opened again whenever it is lost."""
 
-    def __init__(self, url: str, where: str, channel: str, heard: Callable[[], None]) -> None:
-        """Prepare to listen on ``channel`` at ``url`` (``where`` is the URL without password)."""
+    def __init__(
+        self,
+        url: str,
+        where: str,
+        channel: str,
+        heard: Callable[[str], None],
+        again: Callable[[], None] | None,
+    ) -> None:
+        """Prepare to listen on ``channel`` at ``url`` (``where`` is the URL without password):
+        ``heard`` gets each notification's payload, ``again`` is called each time the connection
+        is opened again."""
         self._url = url
         self._where = where
         self._channel = channel
         self._heard = heard
+        self._again = again
         self._conn: asyncpg.Connection | None = None
         self._lost = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -452,8 +464,8 @@ class _Subscription:
             conn.terminate()
         return task
 
-    def _notified(self, *_: object) -> None:
-        self._heard()
+    def _notified(self, *args: object) -> None:
+        self._heard(str(args[-1]))
 
     def _dropped(self, conn: asyncpg.Connection) -> None:
         # asyncpg calls this for every closed connection, the ones closed on purpose too.
@@ -461,9 +473,31 @@ class _Subscription:
             self._conn = None
             self._lost.set()
 
+    async def _watch(self) -> None:
+        """Return once the connection is lost: closed, or silent past a question."""
+        while True:
+            try:
+                async with asyncio.timeout(LISTEN_PING_SECONDS):
+                    await self._lost.wait()
+                return
+            except TimeoutError:
+                pass
+            conn = self._conn
+            if conn is None:
+                continue  # lost just now: _lost is set
+            try:
+                async with asyncio.timeout(LISTEN_ANSWER_SECONDS):
+                    await conn.fetchval("SELECT 1")
+            except (TimeoutError, *_ERRORS) as exc:
+                log.debug("listening for %s: no answer to a question (%r)", self._channel, exc)
+                # Closed here: the termination listener sets _lost, as for any lost connection.
+                conn.terminate()
+                if conn is self._conn:
+                    self._dropped(conn)
+
     async def _keep(self) -> None:
         while True:
-            await self._lost.wait()
+            await self._watch()
             self._lost.clear()
             log.warning(
                 "lost the connection listening for %s on %s; opening it again",
@@ -485,9 +519,10 @@ class _Subscription:
                 else:
                     break
             log.debug("listening for %s on %s again", self._channel, self._where)
-            # Called as a notification is: what it raises goes to the loop's handler, and the
-            # subscription goes on.
-            asyncio.get_running_loop().call_soon(self._heard)
+            if self._again is not None:
+                # Called as a notification is: what it raises goes to the loop's handler, and
+                # the subscription goes on.
+                asyncio.get_running_loop().call_soon(self._again)
 
 
 async def _version(conn: asyncpg.Connection) -> int:

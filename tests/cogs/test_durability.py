@@ -17,6 +17,7 @@ from krigbot.i18n import card_label, t
 from krigbot.storage import DatabaseLockedError, GameStore
 from tests.standin import DiscordStandIn, InteractionRecord
 from tests.standin.fixtures import SampleWorld
+from tests.support.flip_stream import round_shown
 from tests.support.handsfree import running_bot
 from tests.support.players import (
     UPDATE_MESSAGE,
@@ -304,3 +305,33 @@ async def test_a_challenge_that_expired_while_the_bot_was_down_loses_its_buttons
 
     assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
     assert enabled_buttons(message) == []
+
+
+async def test_a_flip_in_progress_when_the_bot_stops_is_answered_before_it_closes(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await start_game(standin, world.no_channel, world.alice, world.bob)
+    saving, go_on = asyncio.Event(), asyncio.Event()
+    real = GameStore.save_round
+
+    async def save_round(self: GameStore, *args: Any, **kwargs: Any) -> bool:
+        saving.set()
+        await go_on.wait()
+        return await real(self, *args, **kwargs)
+
+    monkeypatch.setattr(GameStore, "save_round", save_round)
+    command = await standin.slash("flip", user=world.alice, channel=world.no_channel)
+    await asyncio.wait_for(saving.wait(), timeout=10)
+    # A SIGTERM (a restart, an upgrade) comes while the flip is being saved: the bot's
+    # connection to the gateway closes, so nothing more comes in...
+    closed = standin.gateway_events.cursor()
+    (running,) = [task for task in asyncio.all_tasks() if task.get_name() == "standin-bot"]
+    standin.unwatch_task(running)  # it ends once the bot has closed, as the test asks
+    closing = asyncio.create_task(bot.close())
+    await closed.next(lambda event: event.kind == "close", timeout=10)
+    # ...and the flip that came before is still played and shown, then the bot closes.
+    go_on.set()
+    answer = await answer_of(standin, command, shows=True)
+    assert answer.message is not None
+    assert round_shown(answer.message) == 1
+    await asyncio.wait_for(closing, timeout=10)

@@ -9,10 +9,12 @@ import logging
 import pytest
 
 from krigbot.storage import CannotOpenDatabaseError, RoundConflictError, SchemaTooNewError, Storage
+from krigbot.storage import postgres as postgres_backend
 from krigbot.storage.migrations import load_migrations
 from krigbot.storage.postgres import VERSION_TABLE, PostgresDatabase, positional, redacted
 from tests.support.postgres import Cluster, cluster_running
 from tests.support.stored_games import at, results_for, running_game
+from tests.support.tcp_proxy import CuttableProxy
 
 LATEST = len(load_migrations("postgres"))
 
@@ -199,9 +201,25 @@ class Warned(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.event = asyncio.Event()
+        self.message = ""
 
     def emit(self, record: logging.LogRecord) -> None:
+        if not self.event.is_set():
+            self.message = record.getMessage()
         self.event.set()
+
+
+class Said(logging.Handler):
+    """Sets its event when a record's message holds ``text``, whatever its level."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(logging.DEBUG)
+        self.text = text
+        self.event = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith(self.text):
+            self.event.set()
 
 
 async def test_a_listener_closed_while_its_database_refuses_it_stops_at_once(
@@ -225,6 +243,65 @@ async def test_a_listener_closed_while_its_database_refuses_it_stops_at_once(
         postgres.psql(f"ALTER DATABASE {name[0]} ALLOW_CONNECTIONS true")
     assert not [task for task in asyncio.all_tasks() if task.get_name() == "listen krig_test"]
     assert not heard.is_set()
+
+
+@pytest.mark.parametrize("kind", ["signals", "notes"])
+async def test_a_listener_whose_connection_goes_silent_notices_and_listens_again(
+    postgres: Cluster,
+    pg_dsn: str,
+    kind: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A link that drops every packet and closes nothing (a NAT that forgot the connection):
+    # the listener asks its connection something now and then, and a question left unanswered
+    # counts as the connection lost.
+    monkeypatch.setattr(postgres_backend, "LISTEN_PING_SECONDS", 0.5)
+    monkeypatch.setattr(postgres_backend, "LISTEN_ANSWER_SECONDS", 0.5)
+    monkeypatch.setattr(postgres_backend, "CONNECT_SECONDS", 1.0)
+    direct = await PostgresDatabase.connect(pg_dsn)
+    warned = Warned()
+    again = Said("listening for krig_test on")  # once it listens again (a debug line)
+    for handler in (warned, again):
+        logging.getLogger("krigbot.storage.postgres").addHandler(handler)
+    caplog.set_level(logging.DEBUG, logger="krigbot.storage.postgres")
+    async with CuttableProxy.to_postgres(postgres.socket_dir) as proxy:
+        database = await PostgresDatabase.connect(proxy.url(pg_dsn))
+        heard: list[str] = []
+        told = asyncio.Event()
+
+        def on_note(note: str) -> None:
+            heard.append(note)
+            told.set()
+
+        def on_signal() -> None:
+            heard.append("")
+            told.set()
+
+        if kind == "notes":
+            stop = await database.listen_notes("krig_test", on_note)
+        else:
+            stop = await database.listen("krig_test", on_signal)
+        try:
+            proxy.stall()
+            await asyncio.wait_for(warned.event.wait(), timeout=60)
+            assert "krig_test" in warned.message
+            proxy.restore()
+            await asyncio.wait_for(again.event.wait(), timeout=60)
+            if kind == "signals":
+                # What was sent while it was away is lost: it is told once to look again.
+                await asyncio.wait_for(told.wait(), timeout=60)
+                assert heard == [""]
+                told.clear()
+            await direct.fetchall("SELECT pg_notify('krig_test', 'after')")
+            await asyncio.wait_for(told.wait(), timeout=60)
+            assert heard[-1] == ("after" if kind == "notes" else "")
+        finally:
+            for handler in (warned, again):
+                logging.getLogger("krigbot.storage.postgres").removeHandler(handler)
+            await stop()
+            await database.close()
+            await direct.close()
 
 
 @pytest.mark.slow

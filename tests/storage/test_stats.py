@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -12,6 +14,8 @@ from tests.support.stored_games import at, new_game, pr, record_game, running_ga
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from krigbot.storage.base import Connection, Row
 
 A, B, C, D, E, F, G, H = 1, 2, 3, 4, 5, 6, 7, 8
 
@@ -223,3 +227,59 @@ async def test_recent_games_newest_first_per_guild_and_user(storage: Storage) ->
     with_declined = await storage.stats.recent_games(1, statuses=["declined", "expired"])
     assert [g.id for g in with_declined] == [declined.id]
     assert (await storage.stats.recent_games(1))[0] == last
+
+
+class FinishingAfterFirstRead:
+    """A connection of the storage read by ``player_stats``: once its first query is answered,
+    another process finishes a game between the same players."""
+
+    def __init__(self, connection: Connection, finish: Callable[[], Awaitable[object]]) -> None:
+        self._connection = connection
+        self._finish = finish
+        self.finished = False
+
+    async def fetch(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
+        rows = await self._connection.fetch(sql, params)
+        if not self.finished:
+            self.finished = True
+            await self._finish()
+        return rows
+
+    async def run(self, sql: str, params: Iterable[Any] = ()) -> int:
+        return await self._connection.run(sql, params)
+
+    async def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        await self._connection.run_many(sql, rows)
+
+
+async def test_player_stats_read_one_moment_while_another_process_finishes_a_game(
+    storage: Storage, database: str | Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await record_game(storage, [pr(A, "win"), pr(B, "loss")])
+    async with await Storage.open(database) as other:
+        between = None
+        real_session = storage.database.session
+
+        @asynccontextmanager
+        async def session() -> AsyncIterator[Connection]:
+            nonlocal between
+            async with real_session() as connection:
+                if between is not None:  # once only
+                    yield connection
+                    return
+                between = FinishingAfterFirstRead(
+                    connection,
+                    lambda: record_game(other, [pr(A, "win"), pr(B, "loss")], now=at(5)),
+                )
+                yield between
+
+        monkeypatch.setattr(storage.database, "session", session)
+        stats = await storage.stats.player_stats(1, A)
+        assert between is not None
+        assert between.finished
+    # The totals and the head-to-head counted the same games: the one finished meanwhile in
+    # neither (a page would otherwise say 1 game played, 2 of them against B).
+    assert stats.games == 1
+    assert stats.top_opponent is not None
+    assert stats.top_opponent.games == 1
+    assert (await storage.stats.player_stats(1, A)).games == 2

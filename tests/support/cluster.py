@@ -226,9 +226,12 @@ class AutoProcess:
         name: str,
         claims: Claims,
         settings: dict[str, str],
+        program: Path = BOT,
     ) -> None:
         self.standin = standin
         self.settings = settings
+        self.program = program
+        """The script it runs: ``bot.py``, or a stand-in for another release of it."""
         self.folder = folder
         self.url = url
         self.name = name
@@ -245,15 +248,14 @@ class AutoProcess:
             DISCORD_TOKEN=SECRET,
             KRIG_SHARD_COUNT=str(self.standin.shard_count),
             KRIG_SHARDS="auto",
-            KRIG_IDENTIFY_SECONDS=str(IDENTIFY_SECONDS),
             KRIG_RENDER_PROCESSES="0",
             KRIG_DB=str(self.folder / "data" / "krig.db"),
             KRIG_DATABASE_URL=self.url,
-            **self.settings,
+            **{"KRIG_IDENTIFY_SECONDS": str(IDENTIFY_SECONDS), **self.settings},
         )
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
-            str(BOT),
+            str(self.program),
             env=env,
             cwd=self.folder,
             stderr=asyncio.subprocess.PIPE,

@@ -162,7 +162,6 @@ class MatchThreads:
         """Post a match game's first table in its thread."""
         self._failures: dict[int, int] = {}
         """By tournament: how many tries in a row at opening its round's threads failed."""
-        self._told_forbidden: set[int] = set()
 
     async def open_matches(self, tournament: Tournament) -> None:
         """Open a thread for each match of the round still to play, and deal its game there.
@@ -178,6 +177,9 @@ class MatchThreads:
             for number, pairing in enumerate(tournament.bracket.current):
                 if not pairing.done and pairing.b is not None:
                     tournament = await self._open_match(tournament, number)
+            if tournament.told_forbidden:
+                # Threads open again: a later refusal is told again.
+                await self.tournaments.note_told_forbidden(tournament.id, False)
         except LostWrite:
             return  # its shard is another process's now: that one opens them
         except discord.Forbidden as exc:
@@ -187,7 +189,6 @@ class MatchThreads:
             await self._failed(tournament, exc, forbidden=False)
             return
         self._failures.pop(tournament.id, None)
-        self._told_forbidden.discard(tournament.id)
 
     async def _open_match(self, tournament: Tournament, number: int) -> Tournament:
         """Open one match's thread (or find the one made before a restart) and deal its game.
@@ -227,7 +228,8 @@ class MatchThreads:
     async def _failed(self, tournament: Tournament, exc: Exception, *, forbidden: bool) -> None:
         """Try the round's threads again later; tell the channel if it keeps failing.
 
-        A refused permission (403) is told at once, and once: the tournament waits, its round's
+        A refused permission (403) is told at once, and once (remembered in its state, across
+        restarts, until threads open again): the tournament waits, its round's
         clock held (:meth:`Tournaments.round_due`), until the bot may open threads again or the
         organiser cancels it. Other failures (Discord unwell, the network) are told after
         ``TELL_AFTER`` tries in a row.
@@ -250,9 +252,16 @@ class MatchThreads:
             )
         )
         if forbidden:
-            if tournament.id in self._told_forbidden:
+            # Remembered before it is told, in the tournament's state: a restart during the
+            # pause does not tell the channel again.
+            try:
+                if not await self.tournaments.note_told_forbidden(tournament.id, True):
+                    return
+            except (LostWrite, Refusal) as error:
+                log.warning(
+                    "tournament %s: could not remember the telling: %s", tournament.id, error
+                )
                 return
-            self._told_forbidden.add(tournament.id)
             key = "tournament.threads.forbidden"
         elif failures == TELL_AFTER:
             key = "tournament.threads.failing"

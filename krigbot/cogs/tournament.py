@@ -108,7 +108,7 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             parts.bot,
             parts.tournaments,
             parts.deadlines,
-            parts.registry.clock,
+            lambda: parts.registry.clock(),  # the registry's clock as it is when asked
             self._paced,
             self._show_table,
         )

@@ -110,7 +110,11 @@ class Tournament:
     signup_message_id: int | None = None
     board_message_id: int | None = None
     reason: str | None = None
-    """Why it was cancelled: ``"organiser"`` or ``"too_few"``."""
+    """Why it was cancelled: ``"organiser"``, ``"too_few"`` or ``"channel_gone"`` (its channel
+    was deleted)."""
+    told_forbidden: bool = False
+    """The channel was told that the bot may not open threads there: it is told once, until a
+    round's threads open again, however often the bot restarts meanwhile."""
 
     @property
     def id(self) -> int:
@@ -176,6 +180,7 @@ class Tournament:
             "signup_message": self.signup_message_id,
             "board_message": self.board_message_id,
             "reason": self.reason,
+            "told_forbidden": self.told_forbidden,
         }
 
     @classmethod
@@ -206,6 +211,7 @@ class Tournament:
             signup_message_id=state.get("signup_message"),
             board_message_id=state.get("board_message"),
             reason=state.get("reason"),
+            told_forbidden=bool(state.get("told_forbidden", False)),
         )
 
 
@@ -447,6 +453,21 @@ class Tournaments:
             return dataclasses.replace(t, intents=tuple(intents))
 
         return await self._change(tournament_id, change, None)
+
+    async def note_told_forbidden(self, tournament_id: int, told: bool) -> bool:
+        """Remember whether the channel was told the bot may not open threads; False if it was
+        remembered so already (nothing to tell, or nothing to clear)."""
+
+        def change(t: Tournament) -> Tournament:
+            if t.told_forbidden == told or not t.row.is_open:
+                raise _Unchanged
+            return dataclasses.replace(t, told_forbidden=told)
+
+        try:
+            await self._change(tournament_id, change, None)
+        except _Unchanged:
+            return False
+        return True
 
     async def open_match(
         self, tournament_id: int, number: int, thread_id: int | None = None

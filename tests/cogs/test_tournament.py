@@ -721,6 +721,44 @@ async def test_a_channel_that_stops_allowing_threads_is_told_once_and_the_tourna
     assert "🏆" in text_of(crowned.revision)
 
 
+async def test_a_restart_while_threads_are_refused_does_not_tell_the_channel_again(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    everyone = world.no_guild.everyone
+    forbidden = t("nb", "tournament.threads.forbidden", name="Cup")
+    tries = standin.requests.cursor()
+
+    def told() -> int:
+        return sum(forbidden in text_of(m) for m in standin.messages(world.no_channel))
+
+    async with running_bot(standin, db_path, seeds):
+        signup, tournament_id = await create(standin, world, match_minutes=10)
+        await joined_players(standin, world, signup, tournament_id, 2)
+        standin.set_overwrite(world.no_channel, everyone, deny=["create_public_threads"])
+        await command(standin, world.no_channel, world.moderator, "tournament start")
+        await tries.next(predicate=thread_posts(standin, world), timeout=10)
+        await settled()
+        assert told() == 1
+    async with running_bot(standin, db_path, seeds) as restarted:
+        # The restarted bot tries the round's threads again, refused again: it says nothing.
+        await tries.next(predicate=thread_posts(standin, world), timeout=10)
+        await settled()
+        assert told() == 1
+        paused = await restarted.service.tournaments.get(tournament_id)
+        assert paused is not None
+        assert paused.told_forbidden
+    standin.set_overwrite(world.no_channel, everyone)
+    async with running_bot(standin, db_path, seeds) as allowed:
+        watcher = standin.watch()
+        await watcher.next(predicate=is_table, timeout=10)
+        await settled()
+        going = await allowed.service.tournaments.get(tournament_id)
+    assert going is not None
+    assert not going.told_forbidden  # a later refusal is told again
+    assert told() == 1
+
+
 @pytest.mark.parametrize("format", ["knockout", "swiss", "round_robin"])
 async def test_a_restart_just_after_a_thread_was_made_adopts_it_rather_than_open_another(
     standin: DiscordStandIn,

@@ -68,9 +68,10 @@ CREATORS = ("moderators", "everyone")
 KEY = "tournament"
 """The key in a match game's extra naming its tournament, round and match."""
 
-Change = Literal["signup", "started", "result", "round", "finished", "cancelled"]
+Change = Literal["signup", "started", "result", "round", "clock", "finished", "cancelled"]
 """What happened: the sign-up list changed, the first round began, a match ended, a new round
-began, the champion is known, the tournament was called off."""
+began, the round's deadline moved (held while a thread is missing, or its whole time given again
+once the last one opened), the champion is known, the tournament was called off."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -836,6 +837,12 @@ class Tournaments:
             and len(bracket.rounds) > len(before.bracket.rounds)
         ):
             return "running", "round"
+        if (
+            told is None
+            and before.status == "running"
+            and before.round_ends_at != after.round_ends_at
+        ):
+            return "running", "clock"
         return before.status, told
 
     def _watch(self, tournament: Tournament) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -719,6 +720,50 @@ async def test_a_channel_that_stops_allowing_threads_is_told_once_and_the_tourna
         timeout=10,
     )
     assert "🏆" in text_of(crowned.revision)
+
+
+async def test_the_bracket_shows_the_round_clock_held_and_given_its_full_time_again(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, match_minutes=10)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    everyone = world.no_guild.everyone
+    standin.set_overwrite(world.no_channel, everyone, deny=["create_public_threads"])
+    tries = standin.requests.cursor()
+    watcher = standin.watch()
+
+    def ends(at: datetime) -> str:
+        return t("nb", "tournament.round_ends", when=f"<t:{int(at.timestamp())}:R>")
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+    started = await bot.service.tournaments.get(tournament_id)
+    assert started is not None
+    assert started.board_message_id is not None
+    assert started.round_ends_at is not None
+    board = standin.message(started.board_message_id)
+    assert ends(started.round_ends_at) in text_of(board)
+
+    clock.advance(minutes=11)  # past the round's deadline: held, its thread still missing
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+    assert ends(started.round_ends_at) not in text_of(board)
+    assert t("nb", "tournament.round_held") in text_of(board)
+
+    standin.set_overwrite(world.no_channel, everyone)
+    clock.advance(minutes=6)
+    await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+    opened = clock() + timedelta(minutes=10)  # its full time from when its thread opened
+    assert ends(opened) in text_of(board)
+    assert t("nb", "tournament.round_held") not in text_of(board)
 
 
 async def test_a_restart_while_threads_are_refused_does_not_tell_the_channel_again(

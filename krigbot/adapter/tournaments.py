@@ -3,7 +3,7 @@
 A match's thread is opened where Discord lets it; where Discord fails (unwell, rate limiting,
 the network, a permission taken away) the round's threads are tried again through the deadlines
 and the channel is told, and a thread made but never heard of is found by its name, not opened
-twice (:class:`MatchThreads`).
+twice (:class:`MatchThreads`). A channel Discord says was deleted cancels its tournament.
 """
 
 from __future__ import annotations
@@ -35,6 +35,16 @@ TELL_AFTER = 3
 """Failures in a row after which the channel is told that the threads keep failing."""
 UNREACHABLE = (discord.HTTPException, discord.RateLimited, aiohttp.ClientError, OSError)
 """What an unwell Discord (5xx, a 429 beyond discord.py's retries) or network raises."""
+UNKNOWN_CHANNEL = 10003
+
+
+def channel_deleted(error: discord.HTTPException) -> bool:
+    """Tell whether Discord answered that the channel asked of is gone (deleted)."""
+    return isinstance(error, discord.NotFound) and error.code == UNKNOWN_CHANNEL
+
+
+class ChannelGone(Exception):
+    """The tournament's channel was deleted: its threads cannot be opened, nor anything shown."""
 
 
 class JoinButton(GameButton, kind="tjoin", tournament=NUMBER):
@@ -182,6 +192,9 @@ class MatchThreads:
                 await self.tournaments.note_told_forbidden(tournament.id, False)
         except LostWrite:
             return  # its shard is another process's now: that one opens them
+        except ChannelGone:
+            await self.channel_gone(tournament)
+            return
         except discord.Forbidden as exc:
             await self._failed(tournament, exc, forbidden=True)
             return
@@ -201,9 +214,8 @@ class MatchThreads:
         lang = lang_for(tournament.lang)
         thread_id = tournament.threads[number]
         if thread_id is None:
-            parent = self.bot.get_channel(tournament.channel_id)
-            if not isinstance(parent, discord.TextChannel):
-                log.warning("tournament %s: its channel is gone", tournament.id)
+            parent = await self._parent(tournament)
+            if parent is None:
                 return tournament
             # A thread's name shows no markdown: the names as they are, spaces tidied.
             names = [" ".join(tournament.name_of(p).split()) for p in pairing.players]
@@ -218,12 +230,50 @@ class MatchThreads:
             else:
                 if tournament.intent(number) != name:
                     tournament = await self.tournaments.intend(tournament.id, number, name)
-                thread_id = await open_thread(parent, name, pairing.players, self.paced)
+                try:
+                    thread_id = await open_thread(parent, name, pairing.players, self.paced)
+                except discord.NotFound as exc:
+                    raise ChannelGone from exc  # nothing else of the parent's is asked for
         dealt = await self.tournaments.open_match(tournament.id, number, thread_id)
         if dealt is not None and dealt[0].table_message_id is None:
             await self.paced()
             await self.show_table(tournament, dealt[0], dealt[1], lang)
         return await self.tournaments.get(tournament.id) or tournament
+
+    async def _parent(self, tournament: Tournament) -> discord.TextChannel | None:
+        """Return the tournament's channel, asked of Discord where it is not known here.
+
+        Raises ChannelGone if Discord says it was deleted.
+        """
+        parent = self.bot.get_channel(tournament.channel_id)
+        if parent is None:
+            await self.paced()
+            try:
+                parent = await self.bot.fetch_channel(tournament.channel_id)
+            except discord.NotFound as exc:
+                raise ChannelGone from exc
+        if not isinstance(parent, discord.TextChannel):
+            log.warning("tournament %s: its channel is no text channel", tournament.id)
+            return None
+        return parent
+
+    async def channel_gone(self, tournament: Tournament) -> None:
+        """Cancel a tournament whose channel was deleted: its match games end with no result,
+        and nothing is posted (there is nowhere to post it)."""
+        self._failures.pop(tournament.id, None)
+        self.deadlines.cancel(tournament.id, "tournament_threads")
+        try:
+            ended = await self.tournaments.channel_gone(tournament.id)
+        except (LostWrite, Refusal) as exc:
+            log.warning("tournament %s: could not cancel it: %s", tournament.id, exc)
+            return
+        if ended is not None:
+            log.info(
+                "tournament %s: its channel %s was deleted; cancelled, %s match games ended",
+                tournament.id,
+                tournament.channel_id,
+                len(ended),
+            )
 
     async def _failed(self, tournament: Tournament, exc: Exception, *, forbidden: bool) -> None:
         """Try the round's threads again later; tell the channel if it keeps failing.

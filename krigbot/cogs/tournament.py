@@ -40,6 +40,7 @@ from krigbot.adapter.tournaments import (
     JoinButton,
     LeaveButton,
     MatchThreads,
+    channel_deleted,
     shown_of,
     signup_view,
 )
@@ -341,6 +342,8 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         lang = lang_for(tournament.lang)
         channel = self.parts.bot.get_partial_messageable(tournament.channel_id)
         fresh = await self.parts.tournaments.get(tournament.id) or tournament
+        if fresh.channel_gone:
+            return  # there is no channel left to show anything in
         try:
             if change in ("signup", "started", "cancelled") and fresh.signup_message_id:
                 await channel.get_partial_message(fresh.signup_message_id).edit(
@@ -353,6 +356,9 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             if change == "finished" and fresh.champion is not None:
                 await self._crown(fresh, fresh.champion, lang)
         except discord.HTTPException as exc:
+            if channel_deleted(exc):
+                await self.threads.channel_gone(fresh)
+                return
             log.warning("could not show tournament %s: %s", tournament.id, exc)
         if fresh.status == "running" and change in ("started", "round"):
             await self.threads.open_matches(fresh)

@@ -65,6 +65,11 @@ CREATORS_SETTING = "tournament_creators"
 """The server setting of who may create a tournament: ``moderators`` (the default) or
 ``everyone``."""
 CREATORS = ("moderators", "everyone")
+CHANNEL_GONE = "channel_gone"
+"""The reason of a tournament cancelled because its channel was deleted."""
+GONE_SHOWN = timedelta(days=1)
+"""How long ``/krig tournament status`` lists a tournament cancelled because its channel was
+deleted: nobody was told of it in a channel."""
 KEY = "tournament"
 """The key in a match game's extra naming its tournament, round and match."""
 
@@ -132,6 +137,11 @@ class Tournament:
     @property
     def channel_id(self) -> int:
         return self.row.channel_id
+
+    @property
+    def channel_gone(self) -> bool:
+        """Tell whether it was cancelled because its channel was deleted."""
+        return self.reason == CHANNEL_GONE
 
     @property
     def champion(self) -> int | None:
@@ -298,10 +308,13 @@ class Tournaments:
         return None if row is None else Tournament.of(row)
 
     async def in_server(self, guild_id: int) -> list[Tournament]:
-        """Return a server's open tournaments, oldest first."""
-        return [
-            Tournament.of(row) for row in await self.storage.tournaments.open_in_guild(guild_id)
-        ]
+        """Return a server's open tournaments, oldest first, and those cancelled in the last
+        ``GONE_SHOWN`` because their channel was deleted."""
+        since = self.registry.clock() - GONE_SHOWN
+        rows = await self.storage.tournaments.open_in_guild(guild_id)
+        rows += await self.storage.tournaments.cancelled_in_guild(guild_id, since)
+        found = [Tournament.of(row) for row in rows]
+        return [each for each in found if each.row.is_open or each.channel_gone]
 
     async def may_create(self, guild_id: int, actor: Actor) -> None:
         """Refuse to create a tournament unless a moderator asks, or the server lets everyone."""
@@ -430,6 +443,30 @@ class Tournaments:
             return dataclasses.replace(t, reason="organiser")
 
         return await self._change(tournament_id, change, "cancelled")
+
+    async def channel_gone(self, tournament_id: int) -> list[GameRow] | None:
+        """Cancel a tournament whose channel was deleted; return the match games this ended.
+
+        Its match games still running end with no result, as a cancel ends a game: their
+        threads went with the channel. None: it was over already.
+        """
+
+        def change(t: Tournament) -> Tournament:
+            if not t.row.is_open:
+                raise _Unchanged
+            return dataclasses.replace(t, reason=CHANNEL_GONE)
+
+        try:
+            tournament = await self._change(tournament_id, change, "cancelled")
+        except _Unchanged:
+            return None
+        ended: list[GameRow] = []
+        for number in range(len(tournament.threads)):
+            row = await self.match_game(tournament, number)
+            if row is not None and row.status == "running":
+                called_off = await self.play.call_off(row.channel_id, row.id)
+                ended += [] if called_off is None else [called_off]
+        return ended
 
     async def set_messages(
         self, tournament_id: int, *, signup: int | None = None, board: int | None = None
@@ -894,6 +931,7 @@ def checked_format(name: str) -> Format:
 
 __all__ = [
     "BEST_OF",
+    "CHANNEL_GONE",
     "MOST_OPEN_PER_SERVER",
     "Change",
     "Entrant",

@@ -21,7 +21,7 @@ from krigbot.engine.tournament import Format, most_players, total_rounds
 from krigbot.i18n import t
 from krigbot.sessions import deadlines
 from krigbot.sessions.tournaments import Tournament, checked_format
-from krigbot.storage import StorageError
+from krigbot.storage import GameRow, StorageError
 from tests.standin import ChannelEvent, DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.standin.messages import Message
@@ -874,3 +874,98 @@ async def test_a_thread_made_whose_answer_the_network_lost_is_found_not_opened_t
     stored = await bot.service.tournaments.get(tournament_id)
     assert stored is not None
     assert stored.threads == (made.id,)
+
+
+def writes_to(standin: DiscordStandIn, channel_ids: set[int], since: int) -> list[str]:
+    """Return the paths of the bot's posts and edits to these channels since request ``since``."""
+    return [
+        request.path
+        for request in standin.requests.items[since:]
+        if request.method in ("POST", "PATCH")
+        and any(request.path.startswith(f"/channels/{each}/") for each in channel_ids)
+    ]
+
+
+async def test_a_channel_deleted_as_a_round_opens_cancels_the_tournament_and_its_games(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    seeds: ChosenSeeds,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 4)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 4)
+    lobby = standin.add_channel(world.no_guild, "lobby")
+    opened: list[int] = []
+    games: list[GameRow] = []
+    deleted_at = 0
+
+    async def deleted_before_the_second(*args: Any, **kwargs: Any) -> int:
+        # A moderator deletes the channel as the round's second thread is asked for.
+        nonlocal deleted_at
+        if opened:
+            games.extend(filter(None, [await bot.storage.games.active_game(opened[0])]))
+            deleted_at = len(standin.requests.items)
+            standin.delete_channel(world.no_channel)
+        opened.append(await open_thread(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(tournament_adapter, "open_thread", deleted_before_the_second)
+    with caplog.at_level(logging.INFO, logger="krigbot.adapter.tournaments"):
+        await command(standin, world.no_channel, world.moderator, "tournament start")
+        await settled()
+
+    (first,) = opened
+    (game,) = games
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.status == "cancelled"
+    assert stored.channel_gone
+    ended = await bot.storage.games.get_game(game.id)
+    assert ended is not None
+    assert ended.status == "cancelled"  # ended with no result, as a cancel ends a game
+    # Only the refused thread: nothing posted or edited where the channel and its threads were.
+    assert writes_to(standin, {world.no_channel.id, first}, deleted_at) == [
+        f"/channels/{world.no_channel.id}/threads"
+    ]
+    assert any(
+        record.levelno == logging.INFO and "deleted" in record.getMessage()
+        for record in caplog.records
+    )
+    listed = await command(standin, lobby, world.carol, "tournament status")
+    assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
+
+
+async def test_a_channel_deleted_during_the_sign_up_cancels_the_tournament_quietly(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    signup, tournament_id = await create(standin, world, signup_minutes=30)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    lobby = standin.add_channel(world.no_guild, "lobby")
+    deleted_at = len(standin.requests.items)
+    standin.delete_channel(world.no_channel)
+    failed = standin.requests.cursor()
+
+    with caplog.at_level(logging.INFO, logger="krigbot.adapter.tournaments"):
+        clock.advance(minutes=31)  # the sign-up closes; its message's edit meets the 404
+        await failed.next(predicate=lambda r: r.method == "PATCH", timeout=10)
+        await settled()
+
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.status == "cancelled"
+    assert stored.channel_gone
+    assert writes_to(standin, {world.no_channel.id}, deleted_at) == [
+        f"/channels/{world.no_channel.id}/messages/{signup.id}"
+    ]
+    assert any("deleted" in record.getMessage() for record in caplog.records)
+    listed = await command(standin, lobby, world.carol, "tournament status")
+    assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
+    assert "Alice" in text_of(listed)

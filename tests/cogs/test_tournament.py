@@ -969,3 +969,46 @@ async def test_a_channel_deleted_during_the_sign_up_cancels_the_tournament_quiet
     listed = await command(standin, lobby, world.carol, "tournament status")
     assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
     assert "Alice" in text_of(listed)
+
+
+@pytest.mark.parametrize("locked", [False, True])
+async def test_a_match_thread_archived_for_inactivity_is_opened_again_by_the_bots_post(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+    caplog: pytest.LogCaptureFixture,
+    locked: bool,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, match_minutes=90)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    table = await watcher.next(predicate=is_table, timeout=10)
+    thread = table.message.channel
+    await settled()
+    # Nobody wrote in it for an hour: Discord archives it (a moderator may have locked it too).
+    standin.archive(thread, locked=locked)
+
+    clock.advance(minutes=91)  # the round's deadline counts the match out
+    await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is world.no_channel and "🏆" in text_of(e.revision),
+        timeout=10,
+    )
+    await settled()
+
+    time_up = [m for m in standin.messages(thread) if t("nb", "time.up_title") in text_of(m)]
+    if locked:
+        # Discord's rule: only a thread that is not locked is opened again by a message.
+        assert (thread.archived, time_up) == (True, [])
+        assert any("could not show the end" in r.getMessage() for r in caplog.records)
+    else:
+        assert not thread.archived
+        assert len(time_up) == 1
+    stored = await bot.storage.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.status == "finished"  # the match counted either way

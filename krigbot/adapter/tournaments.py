@@ -20,7 +20,7 @@ from krigbot.adapter.buttons import NUMBER, GameButton, view_of
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import safe_name
-from krigbot.render.tournament import Shown, thread_name
+from krigbot.render.tournament import Shown, champion_text, thread_name
 from krigbot.sessions import Deadline, Deadlines, LostWrite, Refusal
 from krigbot.sessions.tournaments import Tournament, Tournaments
 from krigbot.storage import GameRow, StorageError
@@ -89,6 +89,25 @@ def signup_view(tournament: Tournament, lang: Lang) -> discord.ui.View | None:
     if tournament.status != "signup":
         return None
     return view_of(JoinButton(tournament.id, lang), LeaveButton(tournament.id, lang))
+
+
+async def crown(bot: discord.Client, tournament: Tournament, champion: int, lang: Lang) -> None:
+    """Announce the champion in the tournament's channel, and give the role where there is one."""
+    channel = bot.get_partial_messageable(tournament.channel_id)
+    await channel.send(
+        champion_text(shown_of(tournament), champion, lang),
+        allowed_mentions=discord.AllowedMentions(
+            everyone=False, roles=False, users=[discord.Object(champion)]
+        ),
+    )
+    if tournament.role_id is not None:
+        try:
+            await bot.http.add_role(
+                tournament.guild_id, champion, tournament.role_id, reason=tournament.name
+            )
+        except discord.HTTPException as exc:
+            # Allowed at creation; the server changed since (the role moved, or was taken).
+            log.warning("could not give tournament %s's role: %s", tournament.id, exc)
 
 
 async def open_thread(

@@ -41,6 +41,7 @@ from krigbot.adapter.tournaments import (
     LeaveButton,
     MatchThreads,
     channel_deleted,
+    crown,
     shown_of,
     signup_view,
 )
@@ -52,7 +53,6 @@ from krigbot.render.notices import forfeit_embed
 from krigbot.render.play import dealt_embed, time_up_embed
 from krigbot.render.tournament import (
     board_embed,
-    champion_text,
     signup_embed,
 )
 from krigbot.sessions import Deadline, FlipResult, LostWrite, Refusal
@@ -354,7 +354,7 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             if fresh.bracket is not None:
                 await self._show_board(fresh, lang)
             if change == "finished" and fresh.champion is not None:
-                await self._crown(fresh, fresh.champion, lang)
+                await crown(self.parts.bot, fresh, fresh.champion, lang)
         except discord.HTTPException as exc:
             if channel_deleted(exc):
                 await self.threads.channel_gone(fresh)
@@ -390,23 +390,12 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         )
         await self.parts.tournaments.set_messages(tournament.id, board=message.id)
 
-    async def _crown(self, tournament: Tournament, champion: int, lang: Lang) -> None:
-        """Announce the champion in the channel, and give the role where there is one."""
-        channel = self.parts.bot.get_partial_messageable(tournament.channel_id)
-        await channel.send(
-            champion_text(shown_of(tournament), champion, lang),
-            allowed_mentions=discord.AllowedMentions(
-                everyone=False, roles=False, users=[discord.Object(champion)]
-            ),
-        )
-        if tournament.role_id is not None:
-            try:
-                await self.parts.bot.http.add_role(
-                    tournament.guild_id, champion, tournament.role_id, reason=tournament.name
-                )
-            except discord.HTTPException as exc:
-                # Allowed at creation; the server changed since (the role moved, or was taken).
-                log.warning("could not give tournament %s's role: %s", tournament.id, exc)
+    @commands.Cog.listener()
+    async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
+        """Cancel the tournament of a channel deleted: its matches' threads went with it."""
+        found = await self.parts.tournaments.in_channel(channel.id)
+        if found is not None and self.parts.registry.owns(found.guild_id):
+            await self.threads.channel_gone(found)
 
     async def open_matches(self, tournament: Tournament) -> None:
         """Open the threads of the round's matches still to open, in the tournament's turn."""

@@ -886,6 +886,11 @@ def writes_to(standin: DiscordStandIn, channel_ids: set[int], since: int) -> lis
     ]
 
 
+async def deleted(bot: KrigBot) -> asyncio.Future[Any]:
+    """Return what ends once the bot heard on the gateway of a channel deleted."""
+    return asyncio.ensure_future(bot.wait_for("guild_channel_delete", timeout=10))
+
+
 async def test_a_channel_deleted_as_a_round_opens_cancels_the_tournament_and_its_games(
     standin: DiscordStandIn,
     world: SampleWorld,
@@ -913,8 +918,10 @@ async def test_a_channel_deleted_as_a_round_opens_cancels_the_tournament_and_its
         return opened[-1]
 
     monkeypatch.setattr(tournament_adapter, "open_thread", deleted_before_the_second)
+    heard = await deleted(bot)
     with caplog.at_level(logging.INFO, logger="krigbot.adapter.tournaments"):
         await command(standin, world.no_channel, world.moderator, "tournament start")
+        await heard
         await settled()
 
     (first,) = opened
@@ -930,43 +937,76 @@ async def test_a_channel_deleted_as_a_round_opens_cancels_the_tournament_and_its
     assert writes_to(standin, {world.no_channel.id, first}, deleted_at) == [
         f"/channels/{world.no_channel.id}/threads"
     ]
-    assert any(
-        record.levelno == logging.INFO and "deleted" in record.getMessage()
-        for record in caplog.records
-    )
+    (told,) = [r for r in caplog.records if "deleted" in r.getMessage()]
+    assert told.levelno == logging.INFO
     listed = await command(standin, lobby, world.carol, "tournament status")
     assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
 
 
-async def test_a_channel_deleted_during_the_sign_up_cancels_the_tournament_quietly(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    bot: KrigBot,
-    clock: Clock,
-    quick_ticks: None,
-    caplog: pytest.LogCaptureFixture,
+async def test_a_channel_deleted_mid_round_cancels_the_tournament_and_ends_its_games_at_once(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
 ) -> None:
-    signup, tournament_id = await create(standin, world, signup_minutes=30)
-    await joined_players(standin, world, signup, tournament_id, 2)
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 2)
+    signup, tournament_id = await create(standin, world, match_minutes=600)
+    await joined_players(standin, world, signup, tournament_id, 4)
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    tables = [await watcher.next(predicate=is_table, timeout=10) for _ in range(2)]
+    await settled()
+    threads = {table.message.channel.id for table in tables}
+    games = [await bot.storage.games.active_game(thread) for thread in threads]
     lobby = standin.add_channel(world.no_guild, "lobby")
     deleted_at = len(standin.requests.items)
-    standin.delete_channel(world.no_channel)
-    failed = standin.requests.cursor()
+    heard = await deleted(bot)
 
-    with caplog.at_level(logging.INFO, logger="krigbot.adapter.tournaments"):
-        clock.advance(minutes=31)  # the sign-up closes; its message's edit meets the 404
-        await failed.next(predicate=lambda r: r.method == "PATCH", timeout=10)
-        await settled()
+    standin.delete_channel(world.no_channel)  # the bot hears of it on the gateway
+    await heard
+    await settled()
 
     stored = await bot.service.tournaments.get(tournament_id)
     assert stored is not None
-    assert stored.status == "cancelled"
-    assert stored.channel_gone
+    assert (stored.status, stored.channel_gone) == ("cancelled", True)
+    for game in games:
+        assert game is not None
+        ended = await bot.storage.games.get_game(game.id)
+        assert ended is not None
+        assert ended.status == "cancelled"
+    assert writes_to(standin, {world.no_channel.id, *threads}, deleted_at) == []
+    listed = await command(standin, lobby, world.carol, "tournament status")
+    assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
+
+
+async def test_a_channel_deleted_while_the_bot_was_away_in_sign_up_is_found_gone_quietly(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    quick_ticks: None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with running_bot(standin, db_path):
+        signup, tournament_id = await create(standin, world, signup_minutes=30)
+        await joined_players(standin, world, signup, tournament_id, 2)
+    lobby = standin.add_channel(world.no_guild, "lobby")
+    standin.delete_channel(world.no_channel)
+    deleted_at = len(standin.requests.items)
+    failed = standin.requests.cursor()
+
+    async with running_bot(standin, db_path) as restarted:
+        clock = Clock()
+        restarted.service.registry.clock = clock
+        with caplog.at_level(logging.INFO, logger="krigbot.adapter.tournaments"):
+            clock.advance(minutes=31)  # the sign-up closes; its message's edit meets the 404
+            await failed.next(predicate=lambda r: r.method == "PATCH", timeout=10)
+            await settled()
+        stored = await restarted.service.tournaments.get(tournament_id)
+        listed = await command(standin, lobby, world.carol, "tournament status")
+
+    assert stored is not None
+    assert (stored.status, stored.channel_gone) == ("cancelled", True)
     assert writes_to(standin, {world.no_channel.id}, deleted_at) == [
         f"/channels/{world.no_channel.id}/messages/{signup.id}"
     ]
     assert any("deleted" in record.getMessage() for record in caplog.records)
-    listed = await command(standin, lobby, world.carol, "tournament status")
     assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
     assert "Alice" in text_of(listed)
 

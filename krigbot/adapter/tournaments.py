@@ -36,11 +36,23 @@ TELL_AFTER = 3
 UNREACHABLE = (discord.HTTPException, discord.RateLimited, aiohttp.ClientError, OSError)
 """What an unwell Discord (5xx, a 429 beyond discord.py's retries) or network raises."""
 UNKNOWN_CHANNEL = 10003
+UNKNOWN_MESSAGE = 10008
 
 
 def channel_deleted(error: discord.HTTPException) -> bool:
     """Tell whether Discord answered that the channel asked of is gone (deleted)."""
     return isinstance(error, discord.NotFound) and error.code == UNKNOWN_CHANNEL
+
+
+async def edited(message: discord.PartialMessage, **fields: Any) -> bool:
+    """Edit a message; False if it was deleted (Discord's Unknown Message): nothing to edit."""
+    try:
+        await message.edit(**fields)
+    except discord.NotFound as exc:
+        if exc.code != UNKNOWN_MESSAGE:
+            raise
+        return False
+    return True
 
 
 class ChannelGone(Exception):

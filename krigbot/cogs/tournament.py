@@ -42,6 +42,7 @@ from krigbot.adapter.tournaments import (
     MatchThreads,
     channel_deleted,
     crown,
+    edited,
     shown_of,
     signup_view,
 )
@@ -346,7 +347,9 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             return  # there is no channel left to show anything in
         try:
             if change in ("signup", "started", "cancelled") and fresh.signup_message_id:
-                await channel.get_partial_message(fresh.signup_message_id).edit(
+                # A sign-up message someone deleted is left so: the bracket still follows.
+                await edited(
+                    channel.get_partial_message(fresh.signup_message_id),
                     embed=signup_embed(shown_of(fresh), lang),
                     view=signup_view(fresh, lang),
                     allowed_mentions=NO_MENTIONS,
@@ -364,8 +367,9 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             await self.threads.open_matches(fresh)
 
     async def _show_board(self, tournament: Tournament, lang: Lang) -> None:
-        """Edit the bracket's message, or post it the first time: its text, its picture (where
-        the server shows pictures) and the link to its page (where it has the web view)."""
+        """Edit the bracket's message, or post it the first time (or again, if someone deleted
+        it): its text, its picture (where the server shows pictures) and the link to its page
+        (where it has the web view)."""
         shown = shown_of(tournament)
         embed = board_embed(shown, lang)
         pictures = self.parts.pictures
@@ -374,19 +378,24 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             if await pictures.enabled(tournament.guild_id)
             else None
         )
-        files = [] if png is None else [discord.File(io.BytesIO(png), filename=BRACKET_FILE)]
-        if files:
+
+        def files() -> list[discord.File]:  # each request reads its own
+            return [] if png is None else [discord.File(io.BytesIO(png), filename=BRACKET_FILE)]
+
+        if png is not None:
             embed.set_image(url=f"attachment://{BRACKET_FILE}")
         url = await self.parts.web.tournament_url(tournament.guild_id, tournament.id)
         view = discord.ui.View() if url is None else view_of(web_button(url, lang, LINK_KEY))
         channel = self.parts.bot.get_partial_messageable(tournament.channel_id)
-        if tournament.board_message_id is not None:
-            await channel.get_partial_message(tournament.board_message_id).edit(
-                embed=embed, view=view, attachments=files
-            )
+        if tournament.board_message_id is not None and await edited(
+            channel.get_partial_message(tournament.board_message_id),
+            embed=embed,
+            view=view,
+            attachments=files(),
+        ):
             return
         message = await channel.send(
-            embed=embed, view=view, files=files, allowed_mentions=NO_MENTIONS
+            embed=embed, view=view, files=files(), allowed_mentions=NO_MENTIONS
         )
         await self.parts.tournaments.set_messages(tournament.id, board=message.id)
 

@@ -1011,6 +1011,52 @@ async def test_a_channel_deleted_while_the_bot_was_away_in_sign_up_is_found_gone
     assert "Alice" in text_of(listed)
 
 
+async def test_a_deleted_sign_up_message_does_not_keep_the_bracket_from_being_posted(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    standin.store.delete(signup)  # a moderator tidies the channel
+    watcher = standin.watch()
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.board_message_id is not None
+    board = standin.message(stored.board_message_id)
+    assert t("nb", "tournament.round", round=1, total=1) in text_of(board)
+
+
+async def test_a_deleted_bracket_message_is_posted_again_at_the_next_result(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 4)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 4)
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    tables = [await watcher.next(predicate=is_table, timeout=10) for _ in range(2)]
+    await settled()
+    started = await bot.service.tournaments.get(tournament_id)
+    assert started is not None
+    assert started.board_message_id is not None
+    standin.store.delete(standin.message(started.board_message_id))
+
+    await play_table(standin, tables[0], world)
+    await settled()
+
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.board_message_id not in (None, started.board_message_id)
+    board = standin.message(stored.board_message_id)
+    assert not board.deleted
+    assert t("nb", "tournament.round", round=1, total=2) in text_of(board)
+
+
 @pytest.mark.parametrize("locked", [False, True])
 async def test_a_match_thread_archived_for_inactivity_is_opened_again_by_the_bots_post(
     standin: DiscordStandIn,

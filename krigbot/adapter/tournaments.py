@@ -268,7 +268,13 @@ class MatchThreads:
         dealt = await self.tournaments.open_match(tournament.id, number, thread_id)
         if dealt is not None and dealt[0].table_message_id is None:
             await self.paced()
-            await self.show_table(tournament, dealt[0], dealt[1], lang)
+            try:
+                await self.show_table(tournament, dealt[0], dealt[1], lang)
+            except discord.NotFound as exc:
+                if channel_deleted(exc):
+                    # Someone deleted the thread already: the match gets a new one, next try.
+                    await self.tournaments.thread_gone(tournament.id, number, thread_id)
+                raise
         return await self.tournaments.get(tournament.id) or tournament
 
     async def _parent(self, tournament: Tournament) -> discord.TextChannel | None:

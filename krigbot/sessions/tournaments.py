@@ -14,6 +14,7 @@ ended by counting the cards, as a time limit ends a game (rules §7). Whatever t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
@@ -467,6 +468,31 @@ class Tournaments:
                 called_off = await self.play.call_off(row.channel_id, row.id)
                 ended += [] if called_off is None else [called_off]
         return ended
+
+    async def thread_gone(self, tournament_id: int, number: int, thread_id: int) -> None:
+        """Forget a match's thread that was deleted before its game could be shown there.
+
+        Its game ends with no result, as a cancel ends a game, and the match is dealt again in a
+        new thread (its round waits for it, as for any thread still to open).
+        """
+        tournament = await self.get(tournament_id)
+        if tournament is None or tournament.status != "running":
+            return
+        row = await self.match_game(tournament, number)
+        if row is not None and row.status == "running" and row.channel_id == thread_id:
+            await self.play.call_off(thread_id, row.id)
+
+        def change(t: Tournament) -> Tournament:
+            if t.status != "running" or number >= len(t.threads) or t.threads[number] != thread_id:
+                raise _Unchanged
+            threads = list(t.threads)
+            threads[number] = None
+            intents = list(t.intents) + [None] * (len(t.threads) - len(t.intents))
+            intents[number] = None
+            return dataclasses.replace(t, threads=tuple(threads), intents=tuple(intents))
+
+        with contextlib.suppress(_Unchanged):
+            await self._change(tournament_id, change, None)
 
     async def set_messages(
         self, tournament_id: int, *, signup: int | None = None, board: int | None = None

@@ -1057,6 +1057,54 @@ async def test_a_deleted_bracket_message_is_posted_again_at_the_next_result(
     assert t("nb", "tournament.round", round=1, total=2) in text_of(board)
 
 
+async def test_a_match_thread_deleted_before_its_table_is_shown_is_opened_anew(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    made: list[int] = []
+
+    async def made_then_deleted(*args: Any, **kwargs: Any) -> int:
+        # A moderator deletes the first thread at once, before the bot posts the table in it.
+        thread_id = await open_thread(*args, **kwargs)
+        if not made:
+            standin.delete_channel(standin.channels[thread_id])
+        made.append(thread_id)
+        return thread_id
+
+    monkeypatch.setattr(tournament_adapter, "open_thread", made_then_deleted)
+    tries = standin.requests.cursor()
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+    assert await bot.storage.games.active_game(made[0]) is None  # its game ended with it
+
+    clock.advance(minutes=1)  # past the next try
+    table = await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    assert len(made) == 2
+    second = made[1]
+    assert table.message.channel.id == second
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.threads == (second,)
+    await play_table(standin, table, world)
+    await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is world.no_channel and "🏆" in text_of(e.revision),
+        timeout=10,
+    )
+
+
 @pytest.mark.parametrize("locked", [False, True])
 async def test_a_match_thread_archived_for_inactivity_is_opened_again_by_the_bots_post(
     standin: DiscordStandIn,

@@ -294,6 +294,17 @@ class MatchThreads:
             return None
         return parent
 
+    async def still_there(self, tournament: Tournament) -> bool:
+        """Tell whether the tournament's channel is still there; cancel it if it was deleted."""
+        try:
+            await self._parent(tournament)
+        except ChannelGone:
+            await self.channel_gone(tournament)
+            return False
+        except UNREACHABLE as exc:
+            log.warning("tournament %s: could not look at its channel: %s", tournament.id, exc)
+        return True
+
     async def channel_gone(self, tournament: Tournament) -> None:
         """Cancel a tournament whose channel was deleted: its match games end with no result,
         and nothing is posted (there is nowhere to post it)."""

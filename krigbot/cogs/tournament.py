@@ -488,5 +488,7 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         """Pick every open tournament up where it stood (at start, or ``shards`` taken over)."""
         await self.parts.bot.wait_until_ready()
         for tournament in await self.parts.tournaments.restore(shards):
+            if not await self.threads.still_there(tournament):
+                continue  # its channel was deleted while the bot was away: cancelled
             if tournament.status == "running":
                 await self.open_matches(tournament)

@@ -310,12 +310,12 @@ class Tournaments:
 
     async def in_server(self, guild_id: int) -> list[Tournament]:
         """Return a server's open tournaments, oldest first, and those cancelled in the last
-        ``GONE_SHOWN`` because their channel was deleted."""
+        ``GONE_SHOWN`` because their channel was deleted (the latest few)."""
         since = self.registry.clock() - GONE_SHOWN
         rows = await self.storage.tournaments.open_in_guild(guild_id)
-        rows += await self.storage.tournaments.cancelled_in_guild(guild_id, since)
-        found = [Tournament.of(row) for row in rows]
-        return [each for each in found if each.row.is_open or each.channel_gone]
+        cancelled = await self.storage.tournaments.cancelled_in_guild(guild_id, since)
+        gone = [each for each in map(Tournament.of, cancelled) if each.channel_gone]
+        return [*map(Tournament.of, rows), *gone[-MOST_OPEN_PER_SERVER:]]
 
     async def may_create(self, guild_id: int, actor: Actor) -> None:
         """Refuse to create a tournament unless a moderator asks, or the server lets everyone."""

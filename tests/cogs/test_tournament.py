@@ -976,39 +976,57 @@ async def test_a_channel_deleted_mid_round_cancels_the_tournament_and_ends_its_g
     assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
 
 
-async def test_a_channel_deleted_while_the_bot_was_away_in_sign_up_is_found_gone_quietly(
-    standin: DiscordStandIn,
-    world: SampleWorld,
-    db_path: Path,
-    quick_ticks: None,
-    caplog: pytest.LogCaptureFixture,
+async def test_a_channel_deleted_while_the_bot_was_away_is_found_gone_at_start(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with running_bot(standin, db_path):
-        signup, tournament_id = await create(standin, world, signup_minutes=30)
+        # The organiser starts it: no deadline would ever look at it again.
+        signup, tournament_id = await create(standin, world, signup_minutes=0)
         await joined_players(standin, world, signup, tournament_id, 2)
     lobby = standin.add_channel(world.no_guild, "lobby")
     standin.delete_channel(world.no_channel)
     deleted_at = len(standin.requests.items)
-    failed = standin.requests.cursor()
 
-    async with running_bot(standin, db_path) as restarted:
-        clock = Clock()
-        restarted.service.registry.clock = clock
-        with caplog.at_level(logging.INFO, logger="krigbot.adapter.tournaments"):
-            clock.advance(minutes=31)  # the sign-up closes; its message's edit meets the 404
-            await failed.next(predicate=lambda r: r.method == "PATCH", timeout=10)
+    with caplog.at_level(logging.INFO, logger="krigbot.adapter.tournaments"):
+        async with running_bot(standin, db_path) as restarted:
             await settled()
-        stored = await restarted.service.tournaments.get(tournament_id)
-        listed = await command(standin, lobby, world.carol, "tournament status")
+            stored = await restarted.service.tournaments.get(tournament_id)
+            listed = await command(standin, lobby, world.carol, "tournament status")
+            # Its place among the server's three open tournaments is free again.
+            fresh = await command(standin, lobby, world.moderator, "tournament create", name="B")
 
     assert stored is not None
     assert (stored.status, stored.channel_gone) == ("cancelled", True)
-    assert writes_to(standin, {world.no_channel.id}, deleted_at) == [
-        f"/channels/{world.no_channel.id}/messages/{signup.id}"
-    ]
+    assert writes_to(standin, {world.no_channel.id}, deleted_at) == []
     assert any("deleted" in record.getMessage() for record in caplog.records)
     assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
     assert "Alice" in text_of(listed)
+    assert not fresh.ephemeral
+
+
+async def test_a_sign_up_whose_edit_finds_its_channel_unknown_is_cancelled_quietly(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    signup, tournament_id = await create(standin, world, signup_minutes=30)
+    await joined_players(standin, world, signup, tournament_id, 1)
+    # Discord says the channel is gone (deleted, its gateway event never heard).
+    standin.fail_next(
+        "PATCH",
+        rf"^/channels/{world.no_channel.id}/messages/",
+        status=404,
+        code=10003,
+        message="Unknown Channel",
+    )
+    failed = standin.requests.cursor()
+
+    await press(standin, signup, f"krig:tjoin:{tournament_id}", world.bob)
+    await failed.next(predicate=lambda r: r.method == "PATCH", timeout=10)
+    await settled()
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert (stored.status, stored.channel_gone) == ("cancelled", True)
+    # Nothing more was asked of the channel: no second edit, no message.
+    assert writes_to(standin, {world.no_channel.id}, failed.position) == []
 
 
 async def test_a_deleted_sign_up_message_does_not_keep_the_bracket_from_being_posted(

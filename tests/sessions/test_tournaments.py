@@ -361,3 +361,21 @@ async def test_a_tournament_whose_channel_went_ends_its_games_and_is_listed_for_
     assert [each.id for each in await service.in_server(GUILD)] == [made.id]
     runner.clock.advance(hours=25)
     assert await service.in_server(GUILD) == []
+
+
+async def test_status_lists_no_more_than_the_three_latest_tournaments_whose_channel_went(
+    storage: Storage,
+) -> None:
+    runner = Runner(storage)
+    service = runner.service.tournaments
+    gone = []
+    for _ in range(MOST_OPEN_PER_SERVER + 2):
+        made = await runner.signed_up(1)
+        await service.channel_gone(made.id)
+        gone.append(made.id)
+    still = await runner.signed_up(1)
+
+    listed = [each.id for each in await service.in_server(GUILD)]
+
+    # One message carries at most ten embeds: the open ones, then the latest gone.
+    assert listed == [still.id, *gone[-MOST_OPEN_PER_SERVER:]]

@@ -3,7 +3,7 @@
 A match's thread is opened where Discord lets it; where Discord fails (unwell, rate limiting,
 the network, a permission taken away) the round's threads are tried again through the deadlines
 and the channel is told, and a thread made but never heard of is found by its name, not opened
-twice (:class:`MatchThreads`).
+twice (:class:`MatchThreads`). A channel Discord says was deleted cancels its tournament.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from krigbot.adapter.buttons import NUMBER, GameButton, view_of
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import safe_name
-from krigbot.render.tournament import Shown, thread_name
+from krigbot.render.tournament import Shown, champion_text, thread_name
 from krigbot.sessions import Deadline, Deadlines, LostWrite, Refusal
 from krigbot.sessions.tournaments import Tournament, Tournaments
 from krigbot.storage import GameRow, StorageError
@@ -35,6 +35,28 @@ TELL_AFTER = 3
 """Failures in a row after which the channel is told that the threads keep failing."""
 UNREACHABLE = (discord.HTTPException, discord.RateLimited, aiohttp.ClientError, OSError)
 """What an unwell Discord (5xx, a 429 beyond discord.py's retries) or network raises."""
+UNKNOWN_CHANNEL = 10003
+UNKNOWN_MESSAGE = 10008
+
+
+def channel_deleted(error: discord.HTTPException) -> bool:
+    """Tell whether Discord answered that the channel asked of is gone (deleted)."""
+    return isinstance(error, discord.NotFound) and error.code == UNKNOWN_CHANNEL
+
+
+async def edited(message: discord.PartialMessage, **fields: Any) -> bool:
+    """Edit a message; False if it was deleted (Discord's Unknown Message): nothing to edit."""
+    try:
+        await message.edit(**fields)
+    except discord.NotFound as exc:
+        if exc.code != UNKNOWN_MESSAGE:
+            raise
+        return False
+    return True
+
+
+class ChannelGone(Exception):
+    """The tournament's channel was deleted: its threads cannot be opened, nor anything shown."""
 
 
 class JoinButton(GameButton, kind="tjoin", tournament=NUMBER):
@@ -79,6 +101,25 @@ def signup_view(tournament: Tournament, lang: Lang) -> discord.ui.View | None:
     if tournament.status != "signup":
         return None
     return view_of(JoinButton(tournament.id, lang), LeaveButton(tournament.id, lang))
+
+
+async def crown(bot: discord.Client, tournament: Tournament, champion: int, lang: Lang) -> None:
+    """Announce the champion in the tournament's channel, and give the role where there is one."""
+    channel = bot.get_partial_messageable(tournament.channel_id)
+    await channel.send(
+        champion_text(shown_of(tournament), champion, lang),
+        allowed_mentions=discord.AllowedMentions(
+            everyone=False, roles=False, users=[discord.Object(champion)]
+        ),
+    )
+    if tournament.role_id is not None:
+        try:
+            await bot.http.add_role(
+                tournament.guild_id, champion, tournament.role_id, reason=tournament.name
+            )
+        except discord.HTTPException as exc:
+            # Allowed at creation; the server changed since (the role moved, or was taken).
+            log.warning("could not give tournament %s's role: %s", tournament.id, exc)
 
 
 async def open_thread(
@@ -162,7 +203,6 @@ class MatchThreads:
         """Post a match game's first table in its thread."""
         self._failures: dict[int, int] = {}
         """By tournament: how many tries in a row at opening its round's threads failed."""
-        self._told_forbidden: set[int] = set()
 
     async def open_matches(self, tournament: Tournament) -> None:
         """Open a thread for each match of the round still to play, and deal its game there.
@@ -178,8 +218,14 @@ class MatchThreads:
             for number, pairing in enumerate(tournament.bracket.current):
                 if not pairing.done and pairing.b is not None:
                     tournament = await self._open_match(tournament, number)
+            if tournament.told_forbidden:
+                # Threads open again: a later refusal is told again.
+                await self.tournaments.note_told_forbidden(tournament.id, False)
         except LostWrite:
             return  # its shard is another process's now: that one opens them
+        except ChannelGone:
+            await self.channel_gone(tournament)
+            return
         except discord.Forbidden as exc:
             await self._failed(tournament, exc, forbidden=True)
             return
@@ -187,7 +233,6 @@ class MatchThreads:
             await self._failed(tournament, exc, forbidden=False)
             return
         self._failures.pop(tournament.id, None)
-        self._told_forbidden.discard(tournament.id)
 
     async def _open_match(self, tournament: Tournament, number: int) -> Tournament:
         """Open one match's thread (or find the one made before a restart) and deal its game.
@@ -200,9 +245,8 @@ class MatchThreads:
         lang = lang_for(tournament.lang)
         thread_id = tournament.threads[number]
         if thread_id is None:
-            parent = self.bot.get_channel(tournament.channel_id)
-            if not isinstance(parent, discord.TextChannel):
-                log.warning("tournament %s: its channel is gone", tournament.id)
+            parent = await self._parent(tournament)
+            if parent is None:
                 return tournament
             # A thread's name shows no markdown: the names as they are, spaces tidied.
             names = [" ".join(tournament.name_of(p).split()) for p in pairing.players]
@@ -217,17 +261,73 @@ class MatchThreads:
             else:
                 if tournament.intent(number) != name:
                     tournament = await self.tournaments.intend(tournament.id, number, name)
-                thread_id = await open_thread(parent, name, pairing.players, self.paced)
+                try:
+                    thread_id = await open_thread(parent, name, pairing.players, self.paced)
+                except discord.NotFound as exc:
+                    raise ChannelGone from exc  # nothing else of the parent's is asked for
         dealt = await self.tournaments.open_match(tournament.id, number, thread_id)
         if dealt is not None and dealt[0].table_message_id is None:
             await self.paced()
-            await self.show_table(tournament, dealt[0], dealt[1], lang)
+            try:
+                await self.show_table(tournament, dealt[0], dealt[1], lang)
+            except discord.NotFound as exc:
+                if channel_deleted(exc):
+                    # Someone deleted the thread already: the match gets a new one, next try.
+                    await self.tournaments.thread_gone(tournament.id, number, thread_id)
+                raise
         return await self.tournaments.get(tournament.id) or tournament
+
+    async def _parent(self, tournament: Tournament) -> discord.TextChannel | None:
+        """Return the tournament's channel, asked of Discord where it is not known here.
+
+        Raises ChannelGone if Discord says it was deleted.
+        """
+        parent = self.bot.get_channel(tournament.channel_id)
+        if parent is None:
+            await self.paced()
+            try:
+                parent = await self.bot.fetch_channel(tournament.channel_id)
+            except discord.NotFound as exc:
+                raise ChannelGone from exc
+        if not isinstance(parent, discord.TextChannel):
+            log.warning("tournament %s: its channel is no text channel", tournament.id)
+            return None
+        return parent
+
+    async def still_there(self, tournament: Tournament) -> bool:
+        """Tell whether the tournament's channel is still there; cancel it if it was deleted."""
+        try:
+            await self._parent(tournament)
+        except ChannelGone:
+            await self.channel_gone(tournament)
+            return False
+        except UNREACHABLE as exc:
+            log.warning("tournament %s: could not look at its channel: %s", tournament.id, exc)
+        return True
+
+    async def channel_gone(self, tournament: Tournament) -> None:
+        """Cancel a tournament whose channel was deleted: its match games end with no result,
+        and nothing is posted (there is nowhere to post it)."""
+        self._failures.pop(tournament.id, None)
+        self.deadlines.cancel(tournament.id, "tournament_threads")
+        try:
+            ended = await self.tournaments.channel_gone(tournament.id)
+        except (LostWrite, Refusal) as exc:
+            log.warning("tournament %s: could not cancel it: %s", tournament.id, exc)
+            return
+        if ended is not None:
+            log.info(
+                "tournament %s: its channel %s was deleted; cancelled, %s match games ended",
+                tournament.id,
+                tournament.channel_id,
+                len(ended),
+            )
 
     async def _failed(self, tournament: Tournament, exc: Exception, *, forbidden: bool) -> None:
         """Try the round's threads again later; tell the channel if it keeps failing.
 
-        A refused permission (403) is told at once, and once: the tournament waits, its round's
+        A refused permission (403) is told at once, and once (remembered in its state, across
+        restarts, until threads open again): the tournament waits, its round's
         clock held (:meth:`Tournaments.round_due`), until the bot may open threads again or the
         organiser cancels it. Other failures (Discord unwell, the network) are told after
         ``TELL_AFTER`` tries in a row.
@@ -250,9 +350,16 @@ class MatchThreads:
             )
         )
         if forbidden:
-            if tournament.id in self._told_forbidden:
+            # Remembered before it is told, in the tournament's state: a restart during the
+            # pause does not tell the channel again.
+            try:
+                if not await self.tournaments.note_told_forbidden(tournament.id, True):
+                    return
+            except (LostWrite, Refusal) as error:
+                log.warning(
+                    "tournament %s: could not remember the telling: %s", tournament.id, error
+                )
                 return
-            self._told_forbidden.add(tournament.id)
             key = "tournament.threads.forbidden"
         elif failures == TELL_AFTER:
             key = "tournament.threads.failing"

@@ -40,6 +40,9 @@ from krigbot.adapter.tournaments import (
     JoinButton,
     LeaveButton,
     MatchThreads,
+    channel_deleted,
+    crown,
+    edited,
     shown_of,
     signup_view,
 )
@@ -51,7 +54,6 @@ from krigbot.render.notices import forfeit_embed
 from krigbot.render.play import dealt_embed, time_up_embed
 from krigbot.render.tournament import (
     board_embed,
-    champion_text,
     signup_embed,
 )
 from krigbot.sessions import Deadline, FlipResult, LostWrite, Refusal
@@ -108,7 +110,7 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             parts.bot,
             parts.tournaments,
             parts.deadlines,
-            parts.registry.clock,
+            lambda: parts.registry.clock(),  # the registry's clock as it is when asked
             self._paced,
             self._show_table,
         )
@@ -341,9 +343,13 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         lang = lang_for(tournament.lang)
         channel = self.parts.bot.get_partial_messageable(tournament.channel_id)
         fresh = await self.parts.tournaments.get(tournament.id) or tournament
+        if fresh.channel_gone:
+            return  # there is no channel left to show anything in
         try:
             if change in ("signup", "started", "cancelled") and fresh.signup_message_id:
-                await channel.get_partial_message(fresh.signup_message_id).edit(
+                # A sign-up message someone deleted is left so: the bracket still follows.
+                await edited(
+                    channel.get_partial_message(fresh.signup_message_id),
                     embed=signup_embed(shown_of(fresh), lang),
                     view=signup_view(fresh, lang),
                     allowed_mentions=NO_MENTIONS,
@@ -351,15 +357,19 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             if fresh.bracket is not None:
                 await self._show_board(fresh, lang)
             if change == "finished" and fresh.champion is not None:
-                await self._crown(fresh, fresh.champion, lang)
+                await crown(self.parts.bot, fresh, fresh.champion, lang)
         except discord.HTTPException as exc:
+            if channel_deleted(exc):
+                await self.threads.channel_gone(fresh)
+                return
             log.warning("could not show tournament %s: %s", tournament.id, exc)
         if fresh.status == "running" and change in ("started", "round"):
             await self.threads.open_matches(fresh)
 
     async def _show_board(self, tournament: Tournament, lang: Lang) -> None:
-        """Edit the bracket's message, or post it the first time: its text, its picture (where
-        the server shows pictures) and the link to its page (where it has the web view)."""
+        """Edit the bracket's message, or post it the first time (or again, if someone deleted
+        it): its text, its picture (where the server shows pictures) and the link to its page
+        (where it has the web view)."""
         shown = shown_of(tournament)
         embed = board_embed(shown, lang)
         pictures = self.parts.pictures
@@ -368,39 +378,33 @@ class TournamentCog(commands.Cog, name="Tournaments"):
             if await pictures.enabled(tournament.guild_id)
             else None
         )
-        files = [] if png is None else [discord.File(io.BytesIO(png), filename=BRACKET_FILE)]
-        if files:
+
+        def files() -> list[discord.File]:  # each request reads its own
+            return [] if png is None else [discord.File(io.BytesIO(png), filename=BRACKET_FILE)]
+
+        if png is not None:
             embed.set_image(url=f"attachment://{BRACKET_FILE}")
         url = await self.parts.web.tournament_url(tournament.guild_id, tournament.id)
         view = discord.ui.View() if url is None else view_of(web_button(url, lang, LINK_KEY))
         channel = self.parts.bot.get_partial_messageable(tournament.channel_id)
-        if tournament.board_message_id is not None:
-            await channel.get_partial_message(tournament.board_message_id).edit(
-                embed=embed, view=view, attachments=files
-            )
+        if tournament.board_message_id is not None and await edited(
+            channel.get_partial_message(tournament.board_message_id),
+            embed=embed,
+            view=view,
+            attachments=files(),
+        ):
             return
         message = await channel.send(
-            embed=embed, view=view, files=files, allowed_mentions=NO_MENTIONS
+            embed=embed, view=view, files=files(), allowed_mentions=NO_MENTIONS
         )
         await self.parts.tournaments.set_messages(tournament.id, board=message.id)
 
-    async def _crown(self, tournament: Tournament, champion: int, lang: Lang) -> None:
-        """Announce the champion in the channel, and give the role where there is one."""
-        channel = self.parts.bot.get_partial_messageable(tournament.channel_id)
-        await channel.send(
-            champion_text(shown_of(tournament), champion, lang),
-            allowed_mentions=discord.AllowedMentions(
-                everyone=False, roles=False, users=[discord.Object(champion)]
-            ),
-        )
-        if tournament.role_id is not None:
-            try:
-                await self.parts.bot.http.add_role(
-                    tournament.guild_id, champion, tournament.role_id, reason=tournament.name
-                )
-            except discord.HTTPException as exc:
-                # Allowed at creation; the server changed since (the role moved, or was taken).
-                log.warning("could not give tournament %s's role: %s", tournament.id, exc)
+    @commands.Cog.listener()
+    async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
+        """Cancel the tournament of a channel deleted: its matches' threads went with it."""
+        found = await self.parts.tournaments.in_channel(channel.id)
+        if found is not None and self.parts.registry.owns(found.guild_id):
+            await self.threads.channel_gone(found)
 
     async def open_matches(self, tournament: Tournament) -> None:
         """Open the threads of the round's matches still to open, in the tournament's turn."""
@@ -484,5 +488,7 @@ class TournamentCog(commands.Cog, name="Tournaments"):
         """Pick every open tournament up where it stood (at start, or ``shards`` taken over)."""
         await self.parts.bot.wait_until_ready()
         for tournament in await self.parts.tournaments.restore(shards):
+            if not await self.threads.still_there(tournament):
+                continue  # its channel was deleted while the bot was away: cancelled
             if tournament.status == "running":
                 await self.open_matches(tournament)

@@ -149,6 +149,8 @@ def board_embed(shown: Shown, lang: Lang) -> discord.Embed:
     elif shown.round_ends_at is not None:
         stamp = int(shown.round_ends_at.timestamp())
         footer = t(lang, "tournament.round_ends", when=f"<t:{stamp}:R>")
+    elif shown.status == "running":
+        footer = t(lang, "tournament.round_held")
     else:
         footer = ""
     if footer:

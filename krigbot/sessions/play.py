@@ -185,16 +185,31 @@ class Play:
             if row is None:
                 raise Refusal("err.no_game")
             may_cancel(row, Actor(user_id, moderator, in_server))
-            self.registry.forget(channel_id)
-            if not await self.registry.storage.games.end_game(
-                row.id, "cancelled", self.registry.clock(), fence=self.registry.fence(row)
-            ):
+            if not await self._end_cancelled(channel_id, row):
                 raise Refusal("err.no_game")
-            self.deadlines.cancel(row.id)
-            if row.status == "running":
-                self.registry.count_abandoned(row)
-            self.registry.live.committed(row.id, row.round)  # its live page ends too
             return row
+
+    async def call_off(self, channel_id: int, game_id: int) -> GameRow | None:
+        """End a game that can no longer be played (its channel is gone) with no result, as a
+        cancel ends it; None if it is not the channel's game any more."""
+        async with self.registry.lock(channel_id):
+            row = await self.registry.storage.games.active_game(channel_id)
+            if row is None or row.id != game_id:
+                return None
+            return row if await self._end_cancelled(channel_id, row) else None
+
+    async def _end_cancelled(self, channel_id: int, row: GameRow) -> bool:
+        """End the channel's game with no result, under its lock; False if it ended meanwhile."""
+        self.registry.forget(channel_id)
+        if not await self.registry.storage.games.end_game(
+            row.id, "cancelled", self.registry.clock(), fence=self.registry.fence(row)
+        ):
+            return False
+        self.deadlines.cancel(row.id)
+        if row.status == "running":
+            self.registry.count_abandoned(row)
+        self.registry.live.committed(row.id, row.round)  # its live page ends too
+        return True
 
     async def play_on(
         self,

@@ -14,6 +14,7 @@ ended by counting the cards, as a time limit ends a game (rules §7). Whatever t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
@@ -65,12 +66,18 @@ CREATORS_SETTING = "tournament_creators"
 """The server setting of who may create a tournament: ``moderators`` (the default) or
 ``everyone``."""
 CREATORS = ("moderators", "everyone")
+CHANNEL_GONE = "channel_gone"
+"""The reason of a tournament cancelled because its channel was deleted."""
+GONE_SHOWN = timedelta(days=1)
+"""How long ``/krig tournament status`` lists a tournament cancelled because its channel was
+deleted: nobody was told of it in a channel."""
 KEY = "tournament"
 """The key in a match game's extra naming its tournament, round and match."""
 
-Change = Literal["signup", "started", "result", "round", "finished", "cancelled"]
+Change = Literal["signup", "started", "result", "round", "clock", "finished", "cancelled"]
 """What happened: the sign-up list changed, the first round began, a match ended, a new round
-began, the champion is known, the tournament was called off."""
+began, the round's deadline moved (held while a thread is missing, or its whole time given again
+once the last one opened), the champion is known, the tournament was called off."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +117,11 @@ class Tournament:
     signup_message_id: int | None = None
     board_message_id: int | None = None
     reason: str | None = None
-    """Why it was cancelled: ``"organiser"`` or ``"too_few"``."""
+    """Why it was cancelled: ``"organiser"``, ``"too_few"`` or ``"channel_gone"`` (its channel
+    was deleted)."""
+    told_forbidden: bool = False
+    """The channel was told that the bot may not open threads there: it is told once, until a
+    round's threads open again, however often the bot restarts meanwhile."""
 
     @property
     def id(self) -> int:
@@ -127,6 +138,11 @@ class Tournament:
     @property
     def channel_id(self) -> int:
         return self.row.channel_id
+
+    @property
+    def channel_gone(self) -> bool:
+        """Tell whether it was cancelled because its channel was deleted."""
+        return self.reason == CHANNEL_GONE
 
     @property
     def champion(self) -> int | None:
@@ -176,6 +192,7 @@ class Tournament:
             "signup_message": self.signup_message_id,
             "board_message": self.board_message_id,
             "reason": self.reason,
+            "told_forbidden": self.told_forbidden,
         }
 
     @classmethod
@@ -206,6 +223,7 @@ class Tournament:
             signup_message_id=state.get("signup_message"),
             board_message_id=state.get("board_message"),
             reason=state.get("reason"),
+            told_forbidden=bool(state.get("told_forbidden", False)),
         )
 
 
@@ -291,10 +309,13 @@ class Tournaments:
         return None if row is None else Tournament.of(row)
 
     async def in_server(self, guild_id: int) -> list[Tournament]:
-        """Return a server's open tournaments, oldest first."""
-        return [
-            Tournament.of(row) for row in await self.storage.tournaments.open_in_guild(guild_id)
-        ]
+        """Return a server's open tournaments, oldest first, and those cancelled in the last
+        ``GONE_SHOWN`` because their channel was deleted (the latest few)."""
+        since = self.registry.clock() - GONE_SHOWN
+        rows = await self.storage.tournaments.open_in_guild(guild_id)
+        cancelled = await self.storage.tournaments.cancelled_in_guild(guild_id, since)
+        gone = [each for each in map(Tournament.of, cancelled) if each.channel_gone]
+        return [*map(Tournament.of, rows), *gone[-MOST_OPEN_PER_SERVER:]]
 
     async def may_create(self, guild_id: int, actor: Actor) -> None:
         """Refuse to create a tournament unless a moderator asks, or the server lets everyone."""
@@ -424,6 +445,55 @@ class Tournaments:
 
         return await self._change(tournament_id, change, "cancelled")
 
+    async def channel_gone(self, tournament_id: int) -> list[GameRow] | None:
+        """Cancel a tournament whose channel was deleted; return the match games this ended.
+
+        Its match games still running end with no result, as a cancel ends a game: their
+        threads went with the channel. None: it was over already.
+        """
+
+        def change(t: Tournament) -> Tournament:
+            if not t.row.is_open:
+                raise _Unchanged
+            return dataclasses.replace(t, reason=CHANNEL_GONE)
+
+        try:
+            tournament = await self._change(tournament_id, change, "cancelled")
+        except _Unchanged:
+            return None
+        ended: list[GameRow] = []
+        for number in range(len(tournament.threads)):
+            row = await self.match_game(tournament, number)
+            if row is not None and row.status == "running":
+                called_off = await self.play.call_off(row.channel_id, row.id)
+                ended += [] if called_off is None else [called_off]
+        return ended
+
+    async def thread_gone(self, tournament_id: int, number: int, thread_id: int) -> None:
+        """Forget a match's thread that was deleted before its game could be shown there.
+
+        Its game ends with no result, as a cancel ends a game, and the match is dealt again in a
+        new thread (its round waits for it, as for any thread still to open).
+        """
+        tournament = await self.get(tournament_id)
+        if tournament is None or tournament.status != "running":
+            return
+        row = await self.match_game(tournament, number)
+        if row is not None and row.status == "running" and row.channel_id == thread_id:
+            await self.play.call_off(thread_id, row.id)
+
+        def change(t: Tournament) -> Tournament:
+            if t.status != "running" or number >= len(t.threads) or t.threads[number] != thread_id:
+                raise _Unchanged
+            threads = list(t.threads)
+            threads[number] = None
+            intents = list(t.intents) + [None] * (len(t.threads) - len(t.intents))
+            intents[number] = None
+            return dataclasses.replace(t, threads=tuple(threads), intents=tuple(intents))
+
+        with contextlib.suppress(_Unchanged):
+            await self._change(tournament_id, change, None)
+
     async def set_messages(
         self, tournament_id: int, *, signup: int | None = None, board: int | None = None
     ) -> Tournament:
@@ -447,6 +517,21 @@ class Tournaments:
             return dataclasses.replace(t, intents=tuple(intents))
 
         return await self._change(tournament_id, change, None)
+
+    async def note_told_forbidden(self, tournament_id: int, told: bool) -> bool:
+        """Remember whether the channel was told the bot may not open threads; False if it was
+        remembered so already (nothing to tell, or nothing to clear)."""
+
+        def change(t: Tournament) -> Tournament:
+            if t.told_forbidden == told or not t.row.is_open:
+                raise _Unchanged
+            return dataclasses.replace(t, told_forbidden=told)
+
+        try:
+            await self._change(tournament_id, change, None)
+        except _Unchanged:
+            return False
+        return True
 
     async def open_match(
         self, tournament_id: int, number: int, thread_id: int | None = None
@@ -815,6 +900,12 @@ class Tournaments:
             and len(bracket.rounds) > len(before.bracket.rounds)
         ):
             return "running", "round"
+        if (
+            told is None
+            and before.status == "running"
+            and before.round_ends_at != after.round_ends_at
+        ):
+            return "running", "clock"
         return before.status, told
 
     def _watch(self, tournament: Tournament) -> None:
@@ -866,6 +957,7 @@ def checked_format(name: str) -> Format:
 
 __all__ = [
     "BEST_OF",
+    "CHANNEL_GONE",
     "MOST_OPEN_PER_SERVER",
     "Change",
     "Entrant",

@@ -68,6 +68,11 @@ SELECT {_COLUMNS} FROM tournaments
 WHERE guild_id = ? AND status IN ('signup', 'running') ORDER BY id
 """
 
+_CANCELLED_IN_GUILD: Final = f"""
+SELECT {_COLUMNS} FROM tournaments
+WHERE guild_id = ? AND status = 'cancelled' AND finished_at >= ? ORDER BY id
+"""
+
 _OPEN: Final = f"""
 SELECT {_COLUMNS} FROM tournaments WHERE status IN ('signup', 'running'){{shards}} ORDER BY id
 """
@@ -201,6 +206,11 @@ class TournamentStore(Store):
         return [
             _tournament(row) for row in await self._database.fetchall(_OPEN_IN_GUILD, (guild_id,))
         ]
+
+    async def cancelled_in_guild(self, guild_id: int, since: datetime) -> list[TournamentRow]:
+        """Return a server's tournaments cancelled since ``since``, oldest first."""
+        rows = await self._database.fetchall(_CANCELLED_IN_GUILD, (guild_id, encode_time(since)))
+        return [_tournament(row) for row in rows]
 
     async def open_tournaments(self, shards: Shards | None = None) -> list[TournamentRow]:
         """Return every open tournament of ``shards``' servers (all by default), oldest first."""

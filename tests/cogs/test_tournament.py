@@ -6,6 +6,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from krigbot.engine.tournament import Format, most_players, total_rounds
 from krigbot.i18n import t
 from krigbot.sessions import deadlines
 from krigbot.sessions.tournaments import Tournament, checked_format
-from krigbot.storage import StorageError
+from krigbot.storage import GameRow, StorageError
 from tests.standin import ChannelEvent, DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.standin.messages import Message
@@ -721,6 +722,88 @@ async def test_a_channel_that_stops_allowing_threads_is_told_once_and_the_tourna
     assert "🏆" in text_of(crowned.revision)
 
 
+async def test_the_bracket_shows_the_round_clock_held_and_given_its_full_time_again(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, match_minutes=10)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    everyone = world.no_guild.everyone
+    standin.set_overwrite(world.no_channel, everyone, deny=["create_public_threads"])
+    tries = standin.requests.cursor()
+    watcher = standin.watch()
+
+    def ends(at: datetime) -> str:
+        return t("nb", "tournament.round_ends", when=f"<t:{int(at.timestamp())}:R>")
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+    started = await bot.service.tournaments.get(tournament_id)
+    assert started is not None
+    assert started.board_message_id is not None
+    assert started.round_ends_at is not None
+    board = standin.message(started.board_message_id)
+    assert ends(started.round_ends_at) in text_of(board)
+
+    clock.advance(minutes=11)  # past the round's deadline: held, its thread still missing
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+    assert ends(started.round_ends_at) not in text_of(board)
+    assert t("nb", "tournament.round_held") in text_of(board)
+
+    standin.set_overwrite(world.no_channel, everyone)
+    clock.advance(minutes=6)
+    await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+    opened = clock() + timedelta(minutes=10)  # its full time from when its thread opened
+    assert ends(opened) in text_of(board)
+    assert t("nb", "tournament.round_held") not in text_of(board)
+
+
+async def test_a_restart_while_threads_are_refused_does_not_tell_the_channel_again(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    everyone = world.no_guild.everyone
+    forbidden = t("nb", "tournament.threads.forbidden", name="Cup")
+    tries = standin.requests.cursor()
+
+    def told() -> int:
+        return sum(forbidden in text_of(m) for m in standin.messages(world.no_channel))
+
+    async with running_bot(standin, db_path, seeds):
+        signup, tournament_id = await create(standin, world, match_minutes=10)
+        await joined_players(standin, world, signup, tournament_id, 2)
+        standin.set_overwrite(world.no_channel, everyone, deny=["create_public_threads"])
+        await command(standin, world.no_channel, world.moderator, "tournament start")
+        await tries.next(predicate=thread_posts(standin, world), timeout=10)
+        await settled()
+        assert told() == 1
+    async with running_bot(standin, db_path, seeds) as restarted:
+        # The restarted bot tries the round's threads again, refused again: it says nothing.
+        await tries.next(predicate=thread_posts(standin, world), timeout=10)
+        await settled()
+        assert told() == 1
+        paused = await restarted.service.tournaments.get(tournament_id)
+        assert paused is not None
+        assert paused.told_forbidden
+    standin.set_overwrite(world.no_channel, everyone)
+    async with running_bot(standin, db_path, seeds) as allowed:
+        watcher = standin.watch()
+        await watcher.next(predicate=is_table, timeout=10)
+        await settled()
+        going = await allowed.service.tournaments.get(tournament_id)
+    assert going is not None
+    assert not going.told_forbidden  # a later refusal is told again
+    assert told() == 1
+
+
 @pytest.mark.parametrize("format", ["knockout", "swiss", "round_robin"])
 async def test_a_restart_just_after_a_thread_was_made_adopts_it_rather_than_open_another(
     standin: DiscordStandIn,
@@ -791,3 +874,293 @@ async def test_a_thread_made_whose_answer_the_network_lost_is_found_not_opened_t
     stored = await bot.service.tournaments.get(tournament_id)
     assert stored is not None
     assert stored.threads == (made.id,)
+
+
+def writes_to(standin: DiscordStandIn, channel_ids: set[int], since: int) -> list[str]:
+    """Return the paths of the bot's posts and edits to these channels since request ``since``."""
+    return [
+        request.path
+        for request in standin.requests.items[since:]
+        if request.method in ("POST", "PATCH")
+        and any(request.path.startswith(f"/channels/{each}/") for each in channel_ids)
+    ]
+
+
+async def deleted(bot: KrigBot) -> asyncio.Future[Any]:
+    """Return what ends once the bot heard on the gateway of a channel deleted."""
+    return asyncio.ensure_future(bot.wait_for("guild_channel_delete", timeout=10))
+
+
+async def test_a_channel_deleted_as_a_round_opens_cancels_the_tournament_and_its_games(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    seeds: ChosenSeeds,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 4)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 4)
+    lobby = standin.add_channel(world.no_guild, "lobby")
+    opened: list[int] = []
+    games: list[GameRow] = []
+    deleted_at = 0
+
+    async def deleted_before_the_second(*args: Any, **kwargs: Any) -> int:
+        # A moderator deletes the channel as the round's second thread is asked for.
+        nonlocal deleted_at
+        if opened:
+            games.extend(filter(None, [await bot.storage.games.active_game(opened[0])]))
+            deleted_at = len(standin.requests.items)
+            standin.delete_channel(world.no_channel)
+        opened.append(await open_thread(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(tournament_adapter, "open_thread", deleted_before_the_second)
+    heard = await deleted(bot)
+    with caplog.at_level(logging.INFO, logger="krigbot.adapter.tournaments"):
+        await command(standin, world.no_channel, world.moderator, "tournament start")
+        await heard
+        await settled()
+
+    (first,) = opened
+    (game,) = games
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.status == "cancelled"
+    assert stored.channel_gone
+    ended = await bot.storage.games.get_game(game.id)
+    assert ended is not None
+    assert ended.status == "cancelled"  # ended with no result, as a cancel ends a game
+    # Only the refused thread: nothing posted or edited where the channel and its threads were.
+    assert writes_to(standin, {world.no_channel.id, first}, deleted_at) == [
+        f"/channels/{world.no_channel.id}/threads"
+    ]
+    (told,) = [r for r in caplog.records if "deleted" in r.getMessage()]
+    assert told.levelno == logging.INFO
+    listed = await command(standin, lobby, world.carol, "tournament status")
+    assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
+
+
+async def test_a_channel_deleted_mid_round_cancels_the_tournament_and_ends_its_games_at_once(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 2)
+    signup, tournament_id = await create(standin, world, match_minutes=600)
+    await joined_players(standin, world, signup, tournament_id, 4)
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    tables = [await watcher.next(predicate=is_table, timeout=10) for _ in range(2)]
+    await settled()
+    threads = {table.message.channel.id for table in tables}
+    games = [await bot.storage.games.active_game(thread) for thread in threads]
+    lobby = standin.add_channel(world.no_guild, "lobby")
+    deleted_at = len(standin.requests.items)
+    heard = await deleted(bot)
+
+    standin.delete_channel(world.no_channel)  # the bot hears of it on the gateway
+    await heard
+    await settled()
+
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert (stored.status, stored.channel_gone) == ("cancelled", True)
+    for game in games:
+        assert game is not None
+        ended = await bot.storage.games.get_game(game.id)
+        assert ended is not None
+        assert ended.status == "cancelled"
+    assert writes_to(standin, {world.no_channel.id, *threads}, deleted_at) == []
+    listed = await command(standin, lobby, world.carol, "tournament status")
+    assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
+
+
+async def test_a_channel_deleted_while_the_bot_was_away_is_found_gone_at_start(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running_bot(standin, db_path):
+        # The organiser starts it: no deadline would ever look at it again.
+        signup, tournament_id = await create(standin, world, signup_minutes=0)
+        await joined_players(standin, world, signup, tournament_id, 2)
+    lobby = standin.add_channel(world.no_guild, "lobby")
+    standin.delete_channel(world.no_channel)
+    deleted_at = len(standin.requests.items)
+
+    with caplog.at_level(logging.INFO, logger="krigbot.adapter.tournaments"):
+        async with running_bot(standin, db_path) as restarted:
+            await settled()
+            stored = await restarted.service.tournaments.get(tournament_id)
+            listed = await command(standin, lobby, world.carol, "tournament status")
+            # Its place among the server's three open tournaments is free again.
+            fresh = await command(standin, lobby, world.moderator, "tournament create", name="B")
+
+    assert stored is not None
+    assert (stored.status, stored.channel_gone) == ("cancelled", True)
+    assert writes_to(standin, {world.no_channel.id}, deleted_at) == []
+    assert any("deleted" in record.getMessage() for record in caplog.records)
+    assert t("en", "tournament.cancelled.channel_gone") in text_of(listed)
+    assert "Alice" in text_of(listed)
+    assert not fresh.ephemeral
+
+
+async def test_a_sign_up_whose_edit_finds_its_channel_unknown_is_cancelled_quietly(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot
+) -> None:
+    signup, tournament_id = await create(standin, world, signup_minutes=30)
+    await joined_players(standin, world, signup, tournament_id, 1)
+    # Discord says the channel is gone (deleted, its gateway event never heard).
+    standin.fail_next(
+        "PATCH",
+        rf"^/channels/{world.no_channel.id}/messages/",
+        status=404,
+        code=10003,
+        message="Unknown Channel",
+    )
+    failed = standin.requests.cursor()
+
+    await press(standin, signup, f"krig:tjoin:{tournament_id}", world.bob)
+    await failed.next(predicate=lambda r: r.method == "PATCH", timeout=10)
+    await settled()
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert (stored.status, stored.channel_gone) == ("cancelled", True)
+    # Nothing more was asked of the channel: no second edit, no message.
+    assert writes_to(standin, {world.no_channel.id}, failed.position) == []
+
+
+async def test_a_deleted_sign_up_message_does_not_keep_the_bracket_from_being_posted(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    standin.store.delete(signup)  # a moderator tidies the channel
+    watcher = standin.watch()
+
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.board_message_id is not None
+    board = standin.message(stored.board_message_id)
+    assert t("nb", "tournament.round", round=1, total=1) in text_of(board)
+
+
+async def test_a_deleted_bracket_message_is_posted_again_at_the_next_result(
+    standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, *[ALICE_WINS] * 4)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 4)
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    tables = [await watcher.next(predicate=is_table, timeout=10) for _ in range(2)]
+    await settled()
+    started = await bot.service.tournaments.get(tournament_id)
+    assert started is not None
+    assert started.board_message_id is not None
+    standin.store.delete(standin.message(started.board_message_id))
+
+    await play_table(standin, tables[0], world)
+    await settled()
+
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.board_message_id not in (None, started.board_message_id)
+    board = standin.message(stored.board_message_id)
+    assert not board.deleted
+    assert t("nb", "tournament.round", round=1, total=2) in text_of(board)
+
+
+async def test_a_match_thread_deleted_before_its_table_is_shown_is_opened_anew(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS, ALICE_WINS)
+    signup, tournament_id = await create(standin, world)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    made: list[int] = []
+
+    async def made_then_deleted(*args: Any, **kwargs: Any) -> int:
+        # A moderator deletes the first thread at once, before the bot posts the table in it.
+        thread_id = await open_thread(*args, **kwargs)
+        if not made:
+            standin.delete_channel(standin.channels[thread_id])
+        made.append(thread_id)
+        return thread_id
+
+    monkeypatch.setattr(tournament_adapter, "open_thread", made_then_deleted)
+    tries = standin.requests.cursor()
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    await tries.next(predicate=thread_posts(standin, world), timeout=10)
+    await settled()
+    assert await bot.storage.games.active_game(made[0]) is None  # its game ended with it
+
+    clock.advance(minutes=1)  # past the next try
+    table = await watcher.next(predicate=is_table, timeout=10)
+    await settled()
+
+    assert len(made) == 2
+    second = made[1]
+    assert table.message.channel.id == second
+    stored = await bot.service.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.threads == (second,)
+    await play_table(standin, table, world)
+    await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is world.no_channel and "🏆" in text_of(e.revision),
+        timeout=10,
+    )
+
+
+@pytest.mark.parametrize("locked", [False, True])
+async def test_a_match_thread_archived_for_inactivity_is_opened_again_by_the_bots_post(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    bot: KrigBot,
+    clock: Clock,
+    quick_ticks: None,
+    seeds: ChosenSeeds,
+    caplog: pytest.LogCaptureFixture,
+    locked: bool,
+) -> None:
+    seeds.fix(TOURNAMENT_SEED, ALICE_WINS)
+    signup, tournament_id = await create(standin, world, match_minutes=90)
+    await joined_players(standin, world, signup, tournament_id, 2)
+    watcher = standin.watch()
+    await command(standin, world.no_channel, world.moderator, "tournament start")
+    table = await watcher.next(predicate=is_table, timeout=10)
+    thread = table.message.channel
+    await settled()
+    # Nobody wrote in it for an hour: Discord archives it (a moderator may have locked it too).
+    standin.archive(thread, locked=locked)
+
+    clock.advance(minutes=91)  # the round's deadline counts the match out
+    await watcher.next(
+        "create",
+        predicate=lambda e: e.message.channel is world.no_channel and "🏆" in text_of(e.revision),
+        timeout=10,
+    )
+    await settled()
+
+    time_up = [m for m in standin.messages(thread) if t("nb", "time.up_title") in text_of(m)]
+    if locked:
+        # Discord's rule: only a thread that is not locked is opened again by a message.
+        assert (thread.archived, time_up) == (True, [])
+        assert any("could not show the end" in r.getMessage() for r in caplog.records)
+    else:
+        assert not thread.archived
+        assert len(time_up) == 1
+    stored = await bot.storage.tournaments.get(tournament_id)
+    assert stored is not None
+    assert stored.status == "finished"  # the match counted either way

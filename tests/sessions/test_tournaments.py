@@ -335,3 +335,47 @@ async def test_a_process_that_lost_the_servers_shard_changes_no_tournament(
         assert stored is not None
         assert stored.status == "signup"
         assert [entrant.name for entrant in stored.players] == ["P1", "P2"]
+
+
+async def test_a_tournament_whose_channel_went_ends_its_games_and_is_listed_for_a_day(
+    storage: Storage,
+) -> None:
+    runner = Runner(storage)
+    service = runner.service.tournaments
+    made = await runner.signed_up(4)
+    await service.begin(made.id, ORGANISER_ACTS)
+    rows = await runner.open_round(made)
+    await runner.play_out(rows[0].channel_id)  # one match decided, the other still played
+
+    ended = await service.channel_gone(made.id)
+
+    assert [row.id for row in ended or []] == [rows[1].id]
+    called_off = await storage.games.get_game(rows[1].id)
+    assert called_off is not None
+    assert called_off.status == "cancelled"
+    assert await service.channel_gone(made.id) is None  # over already
+    (listed,) = await service.in_server(GUILD)
+    assert (listed.status, listed.channel_gone) == ("cancelled", True)
+    other = await runner.signed_up(2)
+    await service.cancel(other.id, ORGANISER_ACTS)
+    assert [each.id for each in await service.in_server(GUILD)] == [made.id]
+    runner.clock.advance(hours=25)
+    assert await service.in_server(GUILD) == []
+
+
+async def test_status_lists_no_more_than_the_three_latest_tournaments_whose_channel_went(
+    storage: Storage,
+) -> None:
+    runner = Runner(storage)
+    service = runner.service.tournaments
+    gone = []
+    for _ in range(MOST_OPEN_PER_SERVER + 2):
+        made = await runner.signed_up(1)
+        await service.channel_gone(made.id)
+        gone.append(made.id)
+    still = await runner.signed_up(1)
+
+    listed = [each.id for each in await service.in_server(GUILD)]
+
+    # One message carries at most ten embeds: the open ones, then the latest gone.
+    assert listed == [still.id, *gone[-MOST_OPEN_PER_SERVER:]]

@@ -449,6 +449,24 @@ class DiscordStandIn(InteractionClient):
         assert parent.guild is not None
         return [thread for thread in parent.guild.threads if thread.parent is parent]
 
+    def delete_channel(self, channel: Channel) -> None:
+        """Delete a text channel and, as Discord does, its threads (or a thread); tell the bot."""
+        guild = channel.guild
+        assert guild is not None
+        for thread in [channel] if channel.is_thread else self.threads(channel):
+            assert thread.parent is not None
+            guild.threads.remove(thread)
+            del self.channels[thread.id]
+            gone = {"id": str(thread.id), "guild_id": str(guild.id), "type": thread.type}
+            self.gateway.dispatch(
+                "THREAD_DELETE", gone | {"parent_id": str(thread.parent.id)}, guild_id=guild.id
+            )
+        if channel.is_thread:
+            return
+        guild.channels.remove(channel)
+        del self.channels[channel.id]
+        self.gateway.dispatch("CHANNEL_DELETE", channel.to_json(), guild_id=guild.id)
+
     def archive(self, thread: Channel, *, locked: bool = False) -> None:
         """Archive a thread (as Discord does after its inactivity) and tell the bot."""
         assert thread.guild is not None

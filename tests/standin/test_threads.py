@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import discord
 import pytest
 
@@ -71,10 +73,19 @@ async def test_an_archived_thread_refuses_members_and_a_message_opens_it_again(
     standin.archive(stood)
     with pytest.raises(discord.HTTPException) as refused:
         await thread.add_user(discord.Object(standin_world.alice.id))
+    reopened = asyncio.ensure_future(
+        bot.wait_for(
+            "raw_thread_update",
+            check=lambda raw: not raw.data["thread_metadata"]["archived"],
+            timeout=5,
+        )
+    )
     await thread.send("back")
 
     assert refused.value.code == 50083
     assert not stood.archived
+    told = await reopened  # Discord tells the bot the thread is open again
+    assert told.thread_id == stood.id
     standin.archive(stood, locked=True)
     with pytest.raises(discord.HTTPException):
         await thread.send("locked")

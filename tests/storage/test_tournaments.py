@@ -163,3 +163,22 @@ async def test_a_write_by_a_process_whose_lease_ran_out_is_refused_as_lost(
             stored, status="running", state={"players": []}, now=at(3), fence=taken[0]
         )
         assert moved.version == stored.version + 1
+
+
+async def test_a_servers_tournaments_cancelled_since_a_moment_are_found(
+    storage: Storage,
+) -> None:
+    tournaments = storage.tournaments
+    early, late, finished, elsewhere, still = [
+        await tournaments.create(guild_id=guild, channel_id=channel, state={}, now=at(0))
+        for guild, channel in ((GUILD, 1), (GUILD, 2), (GUILD, 3), (GUILD + 1, 4), (GUILD, 5))
+    ]
+    await tournaments.save(early, status="cancelled", state={}, now=at(1))
+    await tournaments.save(late, status="cancelled", state={"reason": "gone"}, now=at(5))
+    await tournaments.save(finished, status="finished", state={}, now=at(6))
+    await tournaments.save(elsewhere, status="cancelled", state={}, now=at(6))
+
+    found = await tournaments.cancelled_in_guild(GUILD, at(4))
+
+    assert [(row.id, row.state) for row in found] == [(late.id, {"reason": "gone"})]
+    assert still.is_open

@@ -55,8 +55,9 @@ class Clock:
 
 # The tasks discord.py runs each slash command and button press in (app_commands/tree.py,
 # ui/view.py, ui/modal.py of discord.py 2.7), the bot's own start-up messages (bot.py), and
-# the greying of buttons that can do nothing any more (adapter/tables.py), and what a
-# tournament's change shows (cogs/tournament.py: its messages, threads and tables).
+# the greying of buttons that can do nothing any more (adapter/tables.py), what a
+# tournament's change shows (cogs/tournament.py: its messages, threads and tables), and what
+# follows a channel's deletion (discord.py's task for the event).
 _HANDLER_TASKS = (
     "CommandTree-invoker",
     "discord-ui-view-dispatch-",
@@ -68,6 +69,7 @@ _HANDLER_TASKS = (
     "krig-retire-",
     "krig-tournament-",
     "krig-tournament_threads-",
+    "discord.py: on_guild_channel_delete",
 )
 SETTLE_WITHIN = 30.0
 """Seconds the bot may take to finish them before a test fails (pictures on a loaded machine)."""

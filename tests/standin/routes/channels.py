@@ -99,7 +99,12 @@ async def post_message(request: web.Request) -> web.Response:
         raise DiscordError(403, 50013, "Missing Permissions")
     if channel.archived and channel.locked:
         raise DiscordError(400, 50083, "Thread is archived")
-    channel.archived = False
+    if channel.archived:
+        channel.archived = False
+        assert channel.guild is not None
+        standin_of(request).gateway.dispatch(
+            "THREAD_UPDATE", channel.to_json(), guild_id=channel.guild.id
+        )
     payload, files = await read_payload(request)
     if files and not perms & _ATTACH_FILES:
         raise DiscordError(403, 50013, "Missing Permissions")

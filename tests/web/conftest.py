@@ -25,12 +25,20 @@ def world(standin_world: SampleWorld) -> SampleWorld:
 
 
 @pytest.fixture
+def relay() -> bool:
+    """Whether the live streams are written by the relay process, as in the bot (a test
+    parametrized with False has the bot's process write them, as where the relay cannot run)."""
+    return True
+
+
+@pytest.fixture
 async def web(
     standin: DiscordStandIn,
     standin_world: SampleWorld,
     storage: Storage,
     db_path: Path,
     seeds: ChosenSeeds,
+    relay: bool,
 ) -> AsyncIterator[Web]:
     """Return the bot, with its web view serving on a free port of 127.0.0.1."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -39,10 +47,12 @@ async def web(
     base = f"http://127.0.0.1:{port}"
     settings = make_settings(db_path, web_port=port, web_url=base, web_secret=SECRET)
     bot = KrigBot(settings, storage, seeds=seeds, guild_ready_timeout=0.05)
-    view = WebView(storage, bot.web, clock=lambda: bot.service.registry.clock(), live=bot.live)
+    view = WebView(
+        storage, bot.web, clock=lambda: bot.service.registry.clock(), live=bot.live, relay=relay
+    )
     await view.start("127.0.0.1", sock=sock)
     try:
         async with run_bot(bot, standin) as running:
-            yield Web(running, base)
+            yield Web(running, base, view)
     finally:
         await view.stop()

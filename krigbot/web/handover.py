@@ -10,7 +10,8 @@ a round.
 The two talk over a Unix socket pair of packets (``SOCK_SEQPACKET``), one message a packet,
 words separated by spaces:
 
-- bot to relay: ``db <location>`` first (the database it reads the games from); ``c <game>
+- bot to relay: ``db <log level> <log format> <location>`` first (how it logs, and the
+  database it reads the games from); ``c <game>
   <language> <after>`` with the viewer's connection attached (``after`` is the last round the
   viewer has, ``-`` for none); ``r <game> <round>``, a round committed.
 - relay to bot: ``ready`` once its database is open; ``w <game>``, a game it has viewers of
@@ -34,6 +35,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from krigbot.logs import JsonFormatter
 from krigbot.sessions.live import LOOK, Viewer
 
 if TYPE_CHECKING:
@@ -89,7 +91,8 @@ class RelayLink:
         self._watched: dict[int, _Forward] = {}
         self._outbox: deque[bytes] = deque()
         self._failed_at: float | None = None
-        self._waiting: asyncio.Task[None] | None = None
+        self._reaping: set[asyncio.Task[None]] = set()
+        """The tasks that start a relay, and that wait for each relay started to end."""
         self.starts = 0
         """How many relays have been started (each after the last one died)."""
 
@@ -106,21 +109,25 @@ class RelayLink:
             if self._failed_at is not None and loop.time() - self._failed_at < RETRY_SECONDS:
                 return False
             self._ready = loop.create_future()
-            try:
-                await self._start()
-            except OSError as exc:
-                log.warning("the live relay cannot start, the bot serves the streams: %s", exc)
-                self._gone()
-        ready = self._ready
-        if ready is None:
-            return False
+            # A task of its own: the viewer whose visit starts it may leave meanwhile.
+            launch = asyncio.create_task(self._launch(self._ready), name="krig-live-relay-start")
+            self._reaping.add(launch)
+            launch.add_done_callback(self._reaping.discard)
+        return await asyncio.shield(self._ready)
+
+    async def _launch(self, ready: asyncio.Future[bool]) -> None:
+        try:
+            await self._start()
+        except OSError as exc:
+            log.warning("the live relay cannot start, the bot serves the streams: %s", exc)
+            self._gone()
+            return
         try:
             async with asyncio.timeout(READY_SECONDS):
-                return await asyncio.shield(ready)
+                await asyncio.shield(ready)
         except TimeoutError:
             log.warning("the live relay did not start in %g s", READY_SECONDS)
             await self._end()
-            return False
 
     async def _start(self) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -148,8 +155,13 @@ class RelayLink:
         self._sock = mine
         loop = asyncio.get_running_loop()
         loop.add_reader(mine, self._readable)
-        self.send(f"db {self._location}")
-        self._waiting = asyncio.create_task(self._reap(self._process), name="krig-live-relay")
+        root = logging.getLogger()
+        json_logs = any(isinstance(handler.formatter, JsonFormatter) for handler in root.handlers)
+        level = logging.getLevelName(root.getEffectiveLevel())
+        self.send(f"db {level} {'json' if json_logs else 'text'} {self._location}")
+        reaping = asyncio.create_task(self._reap(self._process), name="krig-live-relay")
+        self._reaping.add(reaping)
+        reaping.add_done_callback(self._reaping.discard)
         log.info("live relay started (pid %s)", self._process.pid)
 
     async def _reap(self, process: asyncio.subprocess.Process) -> None:
@@ -216,6 +228,7 @@ class RelayLink:
             except OSError:
                 data = b""
             if not data:
+                log.warning("the live relay ended; the next viewer starts another")
                 self._gone()
                 return
             self._heard(data.decode())
@@ -276,7 +289,5 @@ class RelayLink:
 
     async def stop(self) -> None:
         """End the relay, and with it every stream it writes."""
-        waiting, self._waiting = self._waiting, None
         await self._end()
-        if waiting is not None:
-            await asyncio.gather(waiting, return_exceptions=True)
+        await asyncio.gather(*self._reaping, return_exceptions=True)

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import socket
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from krigbot.config import LOG_LEVELS
 from krigbot.engine import EngineError
 from krigbot.i18n import LANGS, t
-from krigbot.storage import Storage
+from krigbot.logs import LOG_FORMATS, setup
+from krigbot.storage import Storage, StorageError
 from krigbot.web.handover import MESSAGE_BYTES
 from krigbot.web.replay import replay_data
 from krigbot.web.server import END_ID, SECURITY_HEADERS, UNSENT_BYTES, end_of, sse_event
@@ -45,6 +49,8 @@ HEAD: Final = (
 ).encode()
 """The head of every stream's response: as the bot's pages', and the body ends with the
 connection (no length, no chunks)."""
+NICENESS: Final = 10
+"""How much less the relay counts than the bot when both want the CPU."""
 CHECKPOINT_SECONDS: Final = 3600.0
 """The relay only reads; the bot checkpoints SQLite's log."""
 
@@ -329,9 +335,15 @@ async def serve(fd: int) -> None:
 
     loop.add_reader(link, first)
     message = await ready
-    if not message.startswith("db "):
+    kind, level, fmt, location = [*message.split(" ", 3), "", "", ""][:4]
+    if kind != "db" or fmt not in LOG_FORMATS or level not in LOG_LEVELS:
         return  # the bot ended before it said where its games are
-    storage = await Storage.open(message[3:], checkpoint_every=CHECKPOINT_SECONDS)
+    setup(level, "json" if fmt == "json" else "text")
+    try:
+        storage = await Storage.open(location, checkpoint_every=CHECKPOINT_SECONDS)
+    except StorageError as exc:
+        log.error("the live relay cannot read the games: %s", exc)
+        return
     relay = Relay(link, storage)
     try:
         loop.add_reader(link, relay.readable)
@@ -345,7 +357,11 @@ async def serve(fd: int) -> None:
 
 def main() -> None:
     """Run the relay on the socket whose descriptor is the first argument."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s relay %(levelname)s %(message)s")
+    # The bot's flips come first: when both want a core, the relay waits (and it never
+    # preempts the bot when told of a round). A Ctrl+C in the bot's terminal reaches the
+    # relay too: it ends when the bot does, not at the signal.
+    os.nice(NICENESS)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     asyncio.run(serve(int(sys.argv[1])))
 
 

@@ -89,7 +89,8 @@ class RelayLink:
         self._sock: socket.socket | None = None
         self._ready: asyncio.Future[bool] | None = None
         self._watched: dict[int, _Forward] = {}
-        self._outbox: deque[bytes] = deque()
+        self._outbox: deque[tuple[bytes, int | None]] = deque()
+        """The messages the relay has not taken yet, each with the connection it hands over."""
         self._failed_at: float | None = None
         self._reaping: set[asyncio.Task[None]] = set()
         """The tasks that start a relay, and that wait for each relay started to end."""
@@ -173,33 +174,34 @@ class RelayLink:
             self._gone()
 
     def hand(self, connection: int, game_id: int, lang: Lang, after: int | None) -> bool:
-        """Hand a viewer's connection (its file descriptor) to the relay; False if it could not
-        take it (the caller keeps it and serves the stream)."""
+        """Hand a viewer's connection (its file descriptor) to the relay; False if no relay
+        runs (the caller keeps the connection and serves the stream)."""
         if self._sock is None or self._ready is None or not self._ready.done():
             return False
         words = f"c {game_id} {lang} {'-' if after is None else after}"
-        try:
-            socket.send_fds(self._sock, [words.encode()], [connection])
-        except OSError:
-            return False
+        # A copy of the connection waits with the message if the relay is behind: the
+        # caller's copy is closed as soon as this returns.
+        self._put(words.encode(), connection)
         return True
 
     def send(self, message: str) -> None:
         """Send a message to the relay; one that does not read is stopped (it is stuck)."""
+        if self._sock is not None:
+            self._put(message.encode(), None)
+
+    def _put(self, data: bytes, connection: int | None) -> None:
         sock = self._sock
-        if sock is None:
-            return
-        data = message.encode()
+        assert sock is not None
         if not self._outbox:
             try:
-                sock.send(data)
+                _send(sock, data, connection)
                 return
             except BlockingIOError:
                 asyncio.get_running_loop().add_writer(sock, self._writable)
             except OSError:
                 self._gone()
                 return
-        self._outbox.append(data)
+        self._outbox.append((data, None if connection is None else os.dup(connection)))
         if len(self._outbox) > OUTBOX:
             log.warning("the live relay does not read its messages; it is stopped")
             self._kill()
@@ -208,14 +210,17 @@ class RelayLink:
         sock = self._sock
         assert sock is not None
         while self._outbox:
+            data, connection = self._outbox[0]
             try:
-                sock.send(self._outbox[0])
+                _send(sock, data, connection)
             except BlockingIOError:
                 return
             except OSError:
                 self._gone()
                 return
             self._outbox.popleft()
+            if connection is not None:
+                os.close(connection)  # the relay has its own copy now
         asyncio.get_running_loop().remove_writer(sock)
 
     def _readable(self) -> None:
@@ -257,6 +262,9 @@ class RelayLink:
             loop.remove_reader(sock)
             loop.remove_writer(sock)
             sock.close()  # the relay reads its end and ends, if it has not
+        for _, connection in self._outbox:
+            if connection is not None:
+                os.close(connection)  # a viewer never handed over: its browser asks again
         self._outbox.clear()
         for forward in self._watched.values():
             self._hub.leave(forward)
@@ -291,3 +299,10 @@ class RelayLink:
         """End the relay, and with it every stream it writes."""
         await self._end()
         await asyncio.gather(*self._reaping, return_exceptions=True)
+
+
+def _send(sock: socket.socket, data: bytes, connection: int | None) -> None:
+    if connection is None:
+        sock.send(data)
+    else:
+        socket.send_fds(sock, [data], [connection])

@@ -15,6 +15,7 @@ too slowly: its connection is closed, and nothing more is kept for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -360,7 +361,8 @@ def main() -> None:
     # The bot's flips come first: when both want a core, the relay waits (and it never
     # preempts the bot when told of a round). A Ctrl+C in the bot's terminal reaches the
     # relay too: it ends when the bot does, not at the signal.
-    os.nice(NICENESS)
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)  # where the system refuses, the relay runs as the bot does
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     asyncio.run(serve(int(sys.argv[1])))
 

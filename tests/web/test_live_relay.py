@@ -4,10 +4,12 @@ again and its viewers resume where they were; it never outlives the bot."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -25,6 +27,8 @@ from tests.support.web_games import BOB_WINS, web_on
 pytestmark = pytest.mark.slow
 
 WEB_SECRET = "the-live-relay-secret-of-enough-length"
+MANY = 400
+"""Viewers opening a game's stream at once."""
 
 
 async def ended(pid: int) -> None:
@@ -93,6 +97,56 @@ async def test_a_relay_that_dies_is_started_again_and_its_viewers_resume_where_t
     assert relay.starts == 2
     # Each connection handed over is let go of quietly by the bot's web server.
     assert [r.getMessage() for r in caplog.records if r.name.startswith("aiohttp")] == []
+
+
+async def test_viewers_handed_over_while_the_relay_is_behind_all_wait_for_it(
+    standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
+) -> None:
+    seeds.fix(BOB_WINS)
+    await web_on(standin, world, web.bot)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    url = await web.bot.web.game_url(world.no_guild.id, table.game_id)
+    assert url is not None
+    relay = web.view.relay
+    assert relay is not None
+    handed = 0
+    all_handed = asyncio.Event()
+    hand = relay.hand
+
+    def counted(*args: Any) -> bool:
+        nonlocal handed
+        handed += 1
+        if handed == MANY + 1:
+            all_handed.set()
+        return hand(*args)
+
+    relay.hand = counted  # type: ignore[method-assign,assignment]
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        async with session.get(url) as answer:
+            address = web.base + live_address(await answer.text())
+        async with contextlib.AsyncExitStack() as opened:
+            first = await opened.enter_async_context(session.get(address))
+            assert (await Stream(first).next()).id == "0"  # the relay runs
+            assert relay.pid is not None
+            # The relay stops reading while more viewers come than its socket holds.
+            os.kill(relay.pid, signal.SIGSTOP)
+            try:
+                coming = asyncio.gather(
+                    *(opened.enter_async_context(session.get(address)) for _ in range(MANY))
+                )
+                async with asyncio.timeout(WAIT_SECONDS):
+                    await all_handed.wait()
+            finally:
+                os.kill(relay.pid, signal.SIGCONT)
+            answers = await coming
+            positions = [await Stream(answer).next() for answer in answers]
+            assert {(e.kind, e.id) for e in positions} == {("position", "0")}
+            # The relay alone watches the game for the bot's process: one viewer, not hundreds.
+            assert web.bot.live.watching(table.game_id) == 1
+            await flip(standin, world.no_channel, world.alice)
+            rounds = [await Stream(answer).next() for answer in [first, *answers]]
+            assert {(e.kind, e.id) for e in rounds} == {("round", "1")}
 
 
 async def test_the_relay_ends_with_the_bot_killed_outright(

@@ -230,14 +230,16 @@ async def test_a_viewer_that_reads_too_slowly_is_dropped_not_buffered_for(
     await loop.sock_connect(sock, (base.host, base.port))
     await loop.sock_sendall(sock, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     try:
+        received = b""
         async with asyncio.timeout(10):
             await watched.wait()
+            while b"\n\n" not in received.partition(b"event: position")[2]:
+                received += await loop.sock_recv(sock, 65536)  # it reads where the game is
         for _ in range(LONG_GAME_ROUNDS):
             await web.bot.service.play.flip(world.no_channel.id, world.alice.id)
             if hub.watching(table.game_id) == 0:
                 break  # dropped (the relay tells the bot a moment later: it may go on)
         # Its connection is closed: what was sent before the drop, then nothing more.
-        received = b""
         async with asyncio.timeout(10):
             while chunk := await loop.sock_recv(sock, 65536):
                 received += chunk

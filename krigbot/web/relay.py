@@ -21,6 +21,7 @@ import os
 import signal
 import socket
 import sys
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -125,6 +126,8 @@ class Relay:
         self.games: dict[int, _Game] = {}
         self.closed = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._unsent: deque[bytes] = deque()
+        """What the bot has not taken yet (a game watched, or no longer: one per game)."""
 
     # ----------------------------------------------------------------- messages
 
@@ -166,11 +169,30 @@ class Relay:
                 self.refresh(followed)
 
     def tell(self, message: str) -> None:
-        """Tell the bot something (a game watched, or no longer); lost if the bot is gone."""
-        try:
-            self.link.send(message.encode())
-        except OSError:
-            self.closed.set()
+        """Tell the bot something (a game watched, or no longer); kept while the bot is busy,
+        lost if it is gone."""
+        if not self._unsent:
+            try:
+                self.link.send(message.encode())
+                return
+            except BlockingIOError:
+                asyncio.get_running_loop().add_writer(self.link, self._writable)
+            except OSError:
+                self.closed.set()
+                return
+        self._unsent.append(message.encode())
+
+    def _writable(self) -> None:
+        while self._unsent:
+            try:
+                self.link.send(self._unsent[0])
+            except BlockingIOError:
+                return
+            except OSError:
+                self.closed.set()
+                break
+            self._unsent.popleft()
+        asyncio.get_running_loop().remove_writer(self.link)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

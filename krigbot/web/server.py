@@ -500,6 +500,9 @@ class WebView:
         it, read from the storage, so none is lost or repeated; one that names none (a viewer
         joining) gets the position first (``position``, the replay so far), then the rounds.
         The page itself asks with ``after``, the rounds it was served with.
+
+        Once the address is checked, the connection is handed to the live relay, which writes
+        the stream (``web/handover.py``); this process writes it only where none can run.
         """
         row = await self._game_row(request)
         last = request.headers.get("Last-Event-ID", request.query.get("after"))

@@ -233,7 +233,13 @@ class RelayLink:
             except OSError:
                 data = b""
             if not data:
-                log.warning("the live relay ended; the next viewer starts another")
+                if self._ready is not None and self._ready.done():
+                    log.warning("the live relay ended; the next viewer starts another")
+                else:
+                    log.warning(
+                        "the live relay ended as it started; the bot writes the streams for %g s",
+                        RETRY_SECONDS,
+                    )
                 self._gone()
                 return
             self._heard(data.decode())

@@ -149,6 +149,36 @@ async def test_viewers_handed_over_while_the_relay_is_behind_all_wait_for_it(
             assert {(e.kind, e.id) for e in rounds} == {("round", "1")}
 
 
+async def test_a_relay_that_cannot_start_leaves_the_stream_to_the_bot(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    web: Web,
+    seeds: ChosenSeeds,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seeds.fix(BOB_WINS)
+    await web_on(standin, world, web.bot)
+    table = await start_game(standin, world.no_channel, world.alice, world.bob)
+    url = await web.bot.web.game_url(world.no_guild.id, table.game_id)
+    assert url is not None
+    relay = web.view.relay
+    assert relay is not None
+    # A database the relay cannot open: it says so in one line and ends before it is ready.
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setattr(relay, "_location", str(tmp_path / "a-file" / "krig.db"))
+    async with aiohttp.ClientSession() as session:
+        async with session.get(url) as answer:
+            address = web.base + live_address(await answer.text())
+        async with session.get(address) as answer:
+            stream = Stream(answer)
+            assert (await stream.next()).id == "0"
+            await flip(standin, world.no_channel, world.alice)
+            assert (await stream.next()).id == "1"
+            assert relay.pid is None  # the bot's process wrote the stream
+            assert relay.starts == 1
+
+
 async def test_the_relay_ends_with_the_bot_killed_outright(
     standin: DiscordStandIn, tmp_path: Path
 ) -> None:

@@ -702,9 +702,12 @@ class _HandedOver(web.StreamResponse):
 
 def _connection(request: web.Request) -> int | None:
     """Return a request's connection (its file descriptor), if it may be handed to another
-    process: open, with nothing of this process's waiting to be written to it."""
+    process: a GET (a HEAD is answered here, without a body), open, with nothing of this
+    process's waiting to be written to it."""
     transport = request.transport
-    if transport is None or transport.is_closing() or transport.get_write_buffer_size():
+    if request.method != "GET" or transport is None or transport.is_closing():
+        return None
+    if transport.get_write_buffer_size():
         return None
     connection = transport.get_extra_info("socket")
     return None if connection is None else int(connection.fileno())

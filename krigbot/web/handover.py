@@ -13,9 +13,10 @@ words separated by spaces:
 - bot to relay: ``db <log level> <log format> <location>`` first (how it logs, and the
   database it reads the games from); ``c <game>
   <language> <after>`` with the viewer's connection attached (``after`` is the last round the
-  viewer has, ``-`` for none); ``r <game> <round>``, a round committed.
+  viewer has, ``-`` for none); ``r <game>:<round> ...``, rounds committed (the latest of
+  each game, those told within 10 ms together).
 - relay to bot: ``ready`` once its database is open; ``w <game>``, a game it has viewers of
-  (the bot answers ``r <game> 0``: read it again, for a round committed before it listened);
+  (the bot answers ``r <game>:0``: read it again, for a round committed before it listened);
   ``u <game>``, a game it no longer has any viewer of.
 
 The relay ends when its end of the pair does (so with the bot, even one killed outright). One
@@ -53,6 +54,11 @@ STOP_SECONDS: Final = 5.0
 OUTBOX: Final = 4096
 """The messages that may wait for a relay that does not read them; one more, and it is
 stopped as stuck (its viewers reconnect to the next)."""
+NOTE_SECONDS: Final = 0.01
+"""How long the rounds told wait to go to the relay together (a live page shows them that much
+later: nobody sees it)."""
+NOTES_A_MESSAGE: Final = 200
+"""The games' rounds one message tells, at most (``game:round``, each under 20 bytes)."""
 MESSAGE_BYTES: Final = 4096
 """The longest message either side sends (a database's address is the longest)."""
 ROOT: Final = str(Path(__file__).resolve().parents[2])
@@ -75,7 +81,7 @@ class _Forward(Viewer):
         self._link = link
 
     def offer(self, round_: int) -> bool:
-        self._link.send(f"r {self.game_id} {round_}")
+        self._link.told(self.game_id, round_)
         return True
 
 
@@ -89,6 +95,9 @@ class RelayLink:
         self._sock: socket.socket | None = None
         self._ready: asyncio.Future[bool] | None = None
         self._watched: dict[int, _Forward] = {}
+        self._notes: dict[int, int] = {}
+        """The games told of a round and not yet passed on: the latest round of each."""
+        self._noting: asyncio.TimerHandle | None = None
         self._outbox: deque[tuple[bytes, int | None]] = deque()
         """The messages the relay has not taken yet, each with the connection it hands over."""
         self._failed_at: float | None = None
@@ -184,6 +193,22 @@ class RelayLink:
         self._put(words.encode(), connection)
         return True
 
+    def told(self, game_id: int, round_: int) -> None:
+        """Tell the relay that a game reached a round, with the others told within
+        ``NOTE_SECONDS``: one message (and one wake-up of the relay) for a burst of rounds."""
+        if self._sock is None:
+            return
+        self._notes[game_id] = max(round_, self._notes.get(game_id, LOOK))
+        if self._noting is None:
+            self._noting = asyncio.get_running_loop().call_later(NOTE_SECONDS, self._note)
+
+    def _note(self) -> None:
+        self._noting = None
+        notes = [f"{game}:{round_}" for game, round_ in self._notes.items()]
+        self._notes.clear()
+        for start in range(0, len(notes), NOTES_A_MESSAGE):
+            self.send(" ".join(["r", *notes[start : start + NOTES_A_MESSAGE]]))
+
     def send(self, message: str) -> None:
         """Send a message to the relay; one that does not read is stopped (it is stuck)."""
         if self._sock is not None:
@@ -254,7 +279,7 @@ class RelayLink:
             if game_id not in self._watched:
                 forward = self._watched[game_id] = _Forward(game_id, self)
                 self._hub.watch(game_id, forward)
-            self.send(f"r {game_id} {LOOK}")
+            self.told(game_id, LOOK)
         elif kind == "u" and rest.isdigit():
             gone = self._watched.pop(int(rest), None)
             if gone is not None:
@@ -272,6 +297,10 @@ class RelayLink:
             if connection is not None:
                 os.close(connection)  # a viewer never handed over: its browser asks again
         self._outbox.clear()
+        self._notes.clear()
+        if self._noting is not None:
+            self._noting.cancel()
+            self._noting = None
         for forward in self._watched.values():
             self._hub.leave(forward)
         self._watched.clear()

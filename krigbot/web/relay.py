@@ -162,11 +162,13 @@ class Relay:
             return
         for fd in fds:
             socket.close(fd)
-        if words[0] == "r" and len(words) == 3:
-            followed = self.games.get(int(words[1]))
-            if followed is not None:
-                followed.told = max(followed.told, int(words[2]))
-                self.refresh(followed)
+        if words[0] == "r":
+            for note in words[1:]:
+                game, _, round_ = note.partition(":")
+                followed = self.games.get(int(game))
+                if followed is not None:
+                    followed.told = max(followed.told, int(round_))
+                    self.refresh(followed)
 
     def tell(self, message: str) -> None:
         """Tell the bot something (a game watched, or no longer); kept while the bot is busy,

@@ -2,21 +2,25 @@
 
 Run: ``python -m bench.live --viewers 500`` (one game, 500 viewers) or
 ``python -m bench.live --games 200 --viewers 200`` (200 games, one viewer each). The session
-parts and the web view run in this process, on SQLite, as in the bot; the viewers read the
-streams from a process of their own, so only the serving side is counted. Each measure flips
-every game ``--flips`` times and waits until every viewer has every round; the CPU counted is
-this process's (all its threads: the replays are rebuilt off the event loop). Nothing here
-asserts; it prints figures.
+parts and the web view run in this process, on SQLite, as in the bot, and the web view hands
+the streams to its live relay (``--no-relay``: this process writes them, as where the relay
+cannot run); the viewers read the streams from a process of their own. Each measure flips
+every game ``--flips`` times and waits until every viewer has every round. Counted per flip:
+this process's CPU (all its threads: the bot's), the relay's, the viewers' process's, and the
+whole machine's busy CPU (everything running on it, other work included). Nothing here
+asserts; it prints figures: the median of ``--repeats`` measures and their range.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -66,15 +70,49 @@ async def watch(urls: list[str], per_game: int, last: int) -> None:
     print("done", flush=True)
 
 
-async def measure(games: int, per_game: int, flips: int, pace: float) -> float:
-    """Return this process's CPU seconds per flip, with ``per_game`` viewers on each game."""
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu(pid: int | None) -> float:
+    """Return a running process's CPU seconds so far (user and system), 0 for none."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def machine_cpu() -> float:
+    """Return the machine's busy CPU seconds so far, over all its cores."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle and waiting for the disk
+    return (sum(values[:8]) - idle) / TICKS
+
+
+@dataclass(frozen=True)
+class Spent:
+    """CPU seconds per flip in each place."""
+
+    bot: float
+    relay: float
+    viewers: float
+    machine: float
+
+
+async def measure(games: int, per_game: int, flips: int, pace: float, relay: bool) -> Spent:
+    """Return the CPU spent per flip, with ``per_game`` viewers on each game."""
     with tempfile.TemporaryDirectory() as folder:
         storage = await Storage.open(Path(folder) / "krig.db")
         seed = long_seed(flips + 1)
         service = GameService(storage, seeds=lambda: seed, clock=lambda: datetime.now(UTC))
         access = WebAccess(storage, secret="bench-secret-of-enough-length", base_url="http://b")
         await access.set_on(GUILD, True)
-        view = WebView(storage, access, clock=lambda: datetime.now(UTC), live=service.registry.live)
+        view = WebView(
+            storage,
+            access,
+            clock=lambda: datetime.now(UTC),
+            live=service.registry.live,
+            relay=relay,
+        )
         await view.start("127.0.0.1", 0)
         assert view._runner is not None
         host, port = view._runner.addresses[0][:2]
@@ -107,22 +145,44 @@ async def measure(games: int, per_game: int, flips: int, pace: float) -> float:
             )
             assert viewers.stdout is not None
             assert (await viewers.stdout.readline()).strip() == b"ready"
+        relay_pid = None if view.relay is None else view.relay.pid
+        viewers_pid = None if viewers is None else viewers.pid
         started = time.process_time()
+        relay_started = process_cpu(relay_pid)
+        viewers_started = process_cpu(viewers_pid)
+        machine_started = machine_cpu()
         for _ in range(flips):
             for channel in channels:
                 await service.play.flip(channel, ALICE.user_id)
             # A game's flips come from people pressing a button: not back to back in one loop
             # (and the pauses count no CPU).
             await asyncio.sleep(pace)
+        viewers_spent = 0.0
         if viewers is not None:
             assert viewers.stdout is not None
             assert (await viewers.stdout.readline()).strip() == b"done"
+            viewers_spent = process_cpu(viewers_pid) - viewers_started
+        spent = Spent(
+            time.process_time() - started,
+            process_cpu(relay_pid) - relay_started,
+            viewers_spent,
+            machine_cpu() - machine_started,
+        )
+        if viewers is not None:
             await viewers.wait()
-        spent = time.process_time() - started
         await view.stop()
         await service.deadlines.close()
         await storage.close()
-        return spent / (flips * games)
+        n = flips * games
+        return Spent(spent.bot / n, spent.relay / n, spent.viewers / n, spent.machine / n)
+
+
+def _ms(values: list[float]) -> str:
+    """Return the median of some seconds in ms, and their range."""
+    return (
+        f"{statistics.median(values) * 1e3:6.2f} ms "
+        f"({min(values) * 1e3:.2f}-{max(values) * 1e3:.2f})"
+    )
 
 
 async def run() -> None:
@@ -132,6 +192,12 @@ async def run() -> None:
     parser.add_argument("--flips", type=int, default=100, help="flips of each game")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pace", type=float, default=0.05, help="seconds between flips")
+    parser.add_argument(
+        "--no-relay",
+        dest="relay",
+        action="store_false",
+        help="the bot's process writes the streams (as where the relay cannot run)",
+    )
     parser.add_argument("--watch", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.watch:
@@ -139,14 +205,20 @@ async def run() -> None:
         await watch(urls, int(per_game), int(last))
         return
     per_game = max(1, args.viewers // args.games)
-    alone, watched = [], []
+    alone: list[Spent] = []
+    watched: list[Spent] = []
     for _ in range(args.repeats):
-        alone.append(await measure(args.games, 0, args.flips, args.pace))
-        watched.append(await measure(args.games, per_game, args.flips, args.pace))
-    a, w = statistics.median(alone), statistics.median(watched)
-    print(f"games {args.games}, viewers {per_game * args.games} ({per_game} a game)")
-    print(f"CPU per flip, nobody watching: {a * 1e3:.2f} ms")
-    print(f"CPU per flip, watched:         {w * 1e3:.2f} ms ({w / a:.2f} of unwatched)")
+        alone.append(await measure(args.games, 0, args.flips, args.pace, args.relay))
+        watched.append(await measure(args.games, per_game, args.flips, args.pace, args.relay))
+    where = "the relay" if args.relay else "the bot's process"
+    viewers = per_game * args.games
+    print(f"games {args.games}, viewers {viewers} ({per_game} a game), streams by {where}")
+    print(f"CPU per flip, median (range) of {args.repeats}: nobody watching | watched")
+    for name in ("bot", "relay", "viewers", "machine"):
+        print(f"  {name:8} {_ms([getattr(s, name) for s in alone])} | ", end="")
+        print(_ms([getattr(s, name) for s in watched]))
+    ratio = statistics.median(s.bot for s in watched) / statistics.median(s.bot for s in alone)
+    print(f"the bot's process watched: {ratio:.2f} of unwatched")
 
 
 def main() -> None:

@@ -94,9 +94,11 @@ class LiveHub:
         """Called when a game gets its first viewer in this process (the other processes are
         told that its rounds are wanted here)."""
 
-    def watch(self, game_id: int) -> Viewer:
-        """Start watching a game; :meth:`leave` ends it."""
-        viewer = Viewer(game_id, self._queue_size)
+    def watch(self, game_id: int, viewer: Viewer | None = None) -> Viewer:
+        """Start watching a game (with ``viewer``, one made to pass the rounds on elsewhere, or
+        a new queue); :meth:`leave` ends it."""
+        if viewer is None:
+            viewer = Viewer(game_id, self._queue_size)
         viewers = self._viewers.setdefault(game_id, set())
         viewers.add(viewer)
         if len(viewers) == 1 and self.on_first is not None:

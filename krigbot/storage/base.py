@@ -188,6 +188,12 @@ class Database(ABC):
         """Return the database location this database was opened with (no password)."""
         return self._path
 
+    @property
+    def opens_at(self) -> str | None:
+        """Return what another process opens this database with (a PostgreSQL URL keeps its
+        password); None for one no other process can open (SQLite's ``:memory:``)."""
+        return self._path
+
     @abstractmethod
     def session(self) -> AbstractAsyncContextManager[Connection]:
         """Hold a connection for a few statements, each its own transaction."""

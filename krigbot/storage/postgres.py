@@ -201,6 +201,10 @@ class PostgresDatabase(Database):
             await migrate(connection.conn, where)
         return database
 
+    @property
+    def opens_at(self) -> str | None:
+        return self._url
+
     @asynccontextmanager
     async def session(self) -> AsyncIterator[Connection]:
         """Hold one connection of the pool and translate asyncpg errors."""

@@ -196,6 +196,10 @@ class SqliteDatabase(Database):
                 await database._move_checkpoints(checkpoint_every)
         return database
 
+    @property
+    def opens_at(self) -> str | None:
+        return None if self.path == MEMORY else self.path
+
     @asynccontextmanager
     async def session(self) -> AsyncIterator[Connection]:
         """Hold the connection exclusively and translate sqlite3 errors."""

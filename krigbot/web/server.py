@@ -37,6 +37,7 @@ from krigbot.sessions.live import LiveHub
 from krigbot.web.access import PERIODS, Kind, Site, WebAccess
 from krigbot.web.activity import ActivityGames, ActivityRoutes, ActivitySignIn, framed_headers
 from krigbot.web.fonts import FontSlices, style_sheet
+from krigbot.web.handover import RelayLink, can_relay
 from krigbot.web.replay import replay_data
 from krigbot.web.tournament import tournament_page
 
@@ -286,7 +287,10 @@ class WebView:
         live: LiveHub | None = None,
         activity: ActivitySignIn | None = None,
         games: ActivityGames | None = None,
+        relay: bool = True,
     ) -> None:
+        """``relay``: the live streams are written by a process of their own (where the system
+        and the database allow it: not on SQLite's ``:memory:``); without, by this one."""
         self.storage = storage
         self.live = LiveHub() if live is None else live
         """The viewers of running games, told of each round the bot commits."""
@@ -319,6 +323,11 @@ class WebView:
         self._players: dict[tuple[int, str], dict[str, int]] = {}
         """(guild, key) -> player signature -> user id: the players a key's links name."""
         self._runner: web.AppRunner | None = None
+        where = storage.database.opens_at
+        self.relay = (
+            RelayLink(where, self.live) if relay and where is not None and can_relay() else None
+        )
+        """The process the live streams are handed to; None where this one writes them."""
 
     # ------------------------------------------------------------------ serving
 
@@ -365,6 +374,8 @@ class WebView:
             self._runner = None
         if self.activity.sign_in is not None:
             await self.activity.sign_in.close()
+        if self.relay is not None:
+            await self.relay.stop()
 
     # ------------------------------------------------------------------ pages
 
@@ -516,6 +527,9 @@ class WebView:
         it, read from the storage, so none is lost or repeated; one that names none (a viewer
         joining) gets the position first (``position``, the replay so far), then the rounds.
         The page itself asks with ``after``, the rounds it was served with.
+
+        Once the address is checked, the connection is handed to the live relay, which writes
+        the stream (``web/handover.py``); this process writes it only where none can run.
         """
         row = await self._game_row(request)
         last = request.headers.get("Last-Event-ID", request.query.get("after"))
@@ -523,6 +537,13 @@ class WebView:
             return web.Response(status=204)  # the stream is over: the browser stops asking
         after = int(last) if last is not None and last.isascii() and last.isdigit() else None
         lang = self._reader(request).lang
+        if self.relay is not None and await self.relay.ready():
+            connection = _connection(request)
+            if connection is not None and self.relay.hand(connection, row.id, lang, after):
+                # The relay writes the stream on its own copy of the connection; this process
+                # lets go of its copy without a byte written (closing it ends nothing).
+                request.protocol.force_close()
+                return _HandedOver()
         # Watching before reading: a round committed from here on is told, none falls between.
         viewer = self.live.watch(row.id)
         response = web.StreamResponse(
@@ -548,7 +569,7 @@ class WebView:
             data = await self._replay(row, lang)
             if after is None:
                 sent = len(data["rounds"])
-                await response.write(_event("position", sent, data))
+                await response.write(sse_event("position", sent, data))
             else:
                 sent = min(after, len(data["rounds"]))
             while True:
@@ -556,8 +577,8 @@ class WebView:
                     await response.write(self._round_event(row.id, lang, played))
                 sent = len(data["rounds"])
                 if not row.is_active:
-                    ended = _end_of(data) | {"title": t(lang, "over.title")}
-                    await response.write(_event("end", END_ID, ended))
+                    ended = end_of(data) | {"title": t(lang, "over.title")}
+                    await response.write(sse_event("end", END_ID, ended))
                     break
                 told = await viewer.next()
                 if told is None:
@@ -600,7 +621,7 @@ class WebView:
         key = (game_id, lang, int(played["n"]))
         event = self._events.get(key)
         if event is None:
-            event = self._events[key] = _event("round", played["n"], played)
+            event = self._events[key] = sse_event("round", played["n"], played)
             while len(self._events) > KEPT_EVENTS:
                 self._events.popitem(last=False)
         return event
@@ -711,11 +732,34 @@ class WebView:
         )
 
 
+class _HandedOver(web.StreamResponse):
+    """A stream handed to the live relay: nothing of it is written from here."""
+
+    async def prepare(self, request: web.BaseRequest) -> None:
+        return None
+
+    async def write_eof(self, data: bytes = b"") -> None:
+        return None
+
+
+def _connection(request: web.Request) -> int | None:
+    """Return a request's connection (its file descriptor), if it may be handed to another
+    process: a GET (a HEAD is answered here, without a body), open, with nothing of this
+    process's waiting to be written to it."""
+    transport = request.transport
+    if request.method != "GET" or transport is None or transport.is_closing():
+        return None
+    if transport.get_write_buffer_size():
+        return None
+    connection = transport.get_extra_info("socket")
+    return None if connection is None else int(connection.fileno())
+
+
 END_ID: Final = "end"
 """The id of a live stream's last event, the game's end."""
 
 
-def _event(kind: str, event_id: int | str, data: Any) -> bytes:
+def sse_event(kind: str, event_id: int | str, data: Any) -> bytes:
     """Return one Server-Sent Event: its name, its id and its data as one line of JSON."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return f"event: {kind}\nid: {event_id}\ndata: {text}\n\n".encode()
@@ -733,7 +777,7 @@ def _table_context(row: GameRow, data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _end_of(data: dict[str, Any]) -> dict[str, Any]:
+def end_of(data: dict[str, Any]) -> dict[str, Any]:
     """Return what the end of a live game shows: who won and why, and the game's figures."""
     return {"final": data["final"], "result": data["result"], "summary": data["summary"]}
 

@@ -11,7 +11,7 @@ import aiohttp
 
 from krigbot.engine import Game, Rules
 
-LONG_GAME_ROUNDS = 400
+LONG_GAME_ROUNDS = 1000
 """Rounds of a game long enough to fill a reader's connection that reads nothing."""
 WAIT_SECONDS = 10.0
 """How long a test waits for the next event before it fails."""

@@ -12,7 +12,7 @@ SECRET = "a-test-secret-of-enough-length"
 
 @dataclass
 class Web:
-    """The running bot and the address its pages are served on."""
+    """The running bot, the address its pages are served on, and its web view."""
 
     bot: KrigBot
     base: str

@@ -26,6 +26,13 @@ def world(standin_world: SampleWorld) -> SampleWorld:
 
 
 @pytest.fixture
+def relay() -> bool:
+    """Whether the live streams are written by the relay process, as in the bot (a test
+    parametrized with False has the bot's process write them, as where the relay cannot run)."""
+    return True
+
+
+@pytest.fixture
 async def web(
     standin: DiscordStandIn,
     standin_world: SampleWorld,
@@ -33,6 +40,7 @@ async def web(
     db_path: Path,
     seeds: ChosenSeeds,
     request: pytest.FixtureRequest,
+    relay: bool,
 ) -> AsyncIterator[Web]:
     """Return the bot, with its web view serving on a free port of 127.0.0.1; a test marked
     ``activity`` has the application's Activity set up on the stand-in too."""
@@ -57,6 +65,7 @@ async def web(
         live=bot.live,
         activity=sign_in if activity else None,
         games=bot.activity_desk if activity else None,
+        relay=relay,
     )
     await view.start("127.0.0.1", sock=sock)
     try:

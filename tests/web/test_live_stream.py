@@ -6,10 +6,12 @@ import asyncio
 import socket
 
 import aiohttp
+import pytest
 from yarl import URL
 
 from krigbot.engine import Game, Round
 from krigbot.i18n import t
+from krigbot.sessions.live import Viewer
 from krigbot.web.replay import replay_data
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
@@ -21,6 +23,13 @@ from tests.support.web import Web
 from tests.support.web_games import BOB_WINS, STANDARD, web_on
 
 EVENT_STREAM = "text/event-stream"
+
+# Each test twice: the streams written by the relay process (which starts a process: slow),
+# and by the bot's own.
+pytestmark = pytest.mark.parametrize(
+    "relay",
+    [pytest.param(True, marks=pytest.mark.slow, id="relay"), pytest.param(False, id="in-process")],
+)
 
 
 def bob_wins_rounds() -> list[Round]:
@@ -197,6 +206,22 @@ async def test_a_viewer_that_reads_too_slowly_is_dropped_not_buffered_for(
     base = URL(web.base)
     assert base.host is not None
     assert base.port is not None
+    # Told when the game is watched (by the viewer, or by the relay for it), and when its
+    # last viewer (or the relay, for all of its viewers) stops watching.
+    hub = web.bot.live
+    watched, stopped = asyncio.Event(), asyncio.Event()
+    watch, leave = hub.watch, hub.leave
+
+    def watching(game_id: int, viewer: Viewer | None = None) -> Viewer:
+        watched.set()
+        return watch(game_id, viewer)
+
+    def left(viewer: Viewer) -> None:
+        stopped.set()
+        leave(viewer)
+
+    hub.watch = watching  # type: ignore[method-assign]
+    hub.leave = left  # type: ignore[method-assign]
     # A browser that asks for the stream and then reads nothing of it (its window kept tiny).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
@@ -205,21 +230,25 @@ async def test_a_viewer_that_reads_too_slowly_is_dropped_not_buffered_for(
     await loop.sock_connect(sock, (base.host, base.port))
     await loop.sock_sendall(sock, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     try:
-        await flip(standin, world.no_channel, world.alice)
-        assert web.bot.live.watching(table.game_id) == 1
+        received = b""
+        async with asyncio.timeout(10):
+            await watched.wait()
+            while b"\n\n" not in received.partition(b"event: position")[2]:
+                received += await loop.sock_recv(sock, 65536)  # it reads where the game is
         for _ in range(LONG_GAME_ROUNDS):
             await web.bot.service.play.flip(world.no_channel.id, world.alice.id)
-            if web.bot.live.watching(table.game_id) == 0:
-                break
-        assert web.bot.live.watching(table.game_id) == 0  # dropped, the game still running
-        row = await web.bot.storage.games.get_game(table.game_id)
-        assert row is not None
-        assert row.status == "running"
+            if hub.watching(table.game_id) == 0:
+                break  # dropped (the relay tells the bot a moment later: it may go on)
         # Its connection is closed: what was sent before the drop, then nothing more.
-        received = b""
         async with asyncio.timeout(10):
             while chunk := await loop.sock_recv(sock, 65536):
                 received += chunk
+        async with asyncio.timeout(10):
+            await stopped.wait()
+        assert hub.watching(table.game_id) == 0  # dropped, the game still running
+        row = await web.bot.storage.games.get_game(table.game_id)
+        assert row is not None
+        assert row.status == "running"
         assert received.count(b"event: round") < row.round
     finally:
         sock.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from krigbot.storage.base import Connection, Dialect
 
 _SELECT_GAME: Final = f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?"
+_IDS_A_QUERY: Final = 500
+"""The most games one query of :meth:`GameStore.get_games` names."""
 
 _SELECT_ACTIVE: Final = f"""
 SELECT {GAME_COLUMNS} FROM games WHERE channel_id = ? AND status IN ('challenge', 'running')
@@ -342,6 +345,18 @@ class GameStore(Store):
         """Return a game by id, or None."""
         row = await self._database.fetchone(_SELECT_GAME, (game_id,))
         return None if row is None else game_from_row(row)
+
+    async def get_games(self, game_ids: Sequence[int]) -> dict[int, GameRow]:
+        """Return the games of these ids that exist, by id: one query for up to 500."""
+        found: dict[int, GameRow] = {}
+        for start in range(0, len(game_ids), _IDS_A_QUERY):
+            ids = game_ids[start : start + _IDS_A_QUERY]
+            marks = ", ".join("?" * len(ids))
+            sql = f"SELECT {GAME_COLUMNS} FROM games WHERE id IN ({marks})"
+            for row in await self._database.fetchall(sql, ids):
+                game = game_from_row(row)
+                found[game.id] = game
+        return found
 
     async def active_game(self, channel_id: int) -> GameRow | None:
         """Return the channel's game in the challenge or running state, or None."""

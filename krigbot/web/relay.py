@@ -113,8 +113,6 @@ class _Game:
     told: int = 0
     """The latest round the bot told of."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    dirty: bool = False
-    refreshing: asyncio.Task[None] | None = None
 
 
 class Relay:
@@ -126,6 +124,9 @@ class Relay:
         self.games: dict[int, _Game] = {}
         self.closed = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._stale: set[int] = set()
+        """The games told to have moved on and not read since."""
+        self._refreshing: asyncio.Task[None] | None = None
         self._unsent: deque[bytes] = deque()
         """What the bot has not taken yet (a game watched, or no longer: one per game)."""
 
@@ -254,8 +255,6 @@ class Relay:
         followed.viewers.discard(watcher)
         if not followed.viewers and self.games.get(followed.id) is followed:
             del self.games[followed.id]
-            if followed.refreshing is not None:
-                followed.refreshing.cancel()
             self.tell(f"u {followed.id}")
 
     def catch_up(self, followed: _Game, watcher: _Watcher) -> None:
@@ -299,38 +298,56 @@ class Relay:
     # ----------------------------------------------------------------- rounds
 
     def refresh(self, followed: _Game) -> None:
-        """Read a game again (it was told to have moved on) and write its viewers the news."""
-        followed.dirty = True
-        if followed.refreshing is None or followed.refreshing.done():
-            followed.refreshing = asyncio.create_task(self._refresh(followed))
-            self._tasks.add(followed.refreshing)
-            followed.refreshing.add_done_callback(self._done)
+        """Read a game again (it was told to have moved on) and write its viewers the news.
 
-    async def _refresh(self, followed: _Game) -> None:
-        while followed.dirty and followed.viewers:
-            followed.dirty = False
-            async with followed.lock:
-                fresh = await self.storage.games.get_game(followed.id)
-                if fresh is not None and fresh.round < followed.told:
-                    fresh = await self.storage.games.get_game(followed.id)  # read before it
-                if fresh is None:
-                    for watcher in list(followed.viewers):
-                        watcher.finish()
-                    return
-                old = followed.row
-                if old is not None and (fresh.round, fresh.status) == (old.round, old.status):
+        The games told meanwhile are read together, in one query: each read is a reader in the
+        bot's database, and a reader's every visit costs the bot's writes a little (SQLite)."""
+        self._stale.add(followed.id)
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.create_task(self._refresh())
+            self._tasks.add(self._refreshing)
+            self._refreshing.add_done_callback(self._done)
+
+    async def _refresh(self) -> None:
+        again: set[int] = set()
+        """Games read before the round they were told of was committed: read once more."""
+        while self._stale:
+            stale = [game_id for game_id in self._stale if game_id in self.games]
+            self._stale.clear()
+            rows = await self.storage.games.get_games(stale)
+            for game_id in stale:
+                followed = self.games.get(game_id)
+                if followed is None:
                     continue
-                followed.row = fresh
-                langs = {watcher.lang for watcher in followed.viewers}
-                try:
-                    for lang in langs:
-                        await self.built(followed, lang)
-                except EngineError:
-                    for watcher in list(followed.viewers):
-                        watcher.finish()
-                    return
-                for watcher in list(followed.viewers):
-                    self.catch_up(followed, watcher)
+                fresh = rows.get(game_id)
+                if fresh is not None and fresh.round < followed.told and game_id not in again:
+                    again.add(game_id)
+                    self._stale.add(game_id)  # a read begun before that commit
+                    continue
+                again.discard(game_id)
+                async with followed.lock:
+                    await self._show(followed, fresh)
+
+    async def _show(self, followed: _Game, fresh: GameRow | None) -> None:
+        """Write a game's viewers what it became (``fresh``: as read; None: it is gone)."""
+        if fresh is None:
+            for watcher in list(followed.viewers):
+                watcher.finish()
+            return
+        old = followed.row
+        if old is not None and (fresh.round, fresh.status) == (old.round, old.status):
+            return
+        followed.row = fresh
+        langs = {watcher.lang for watcher in followed.viewers}
+        try:
+            for lang in langs:
+                await self.built(followed, lang)
+        except EngineError:
+            for watcher in list(followed.viewers):
+                watcher.finish()
+            return
+        for watcher in list(followed.viewers):
+            self.catch_up(followed, watcher)
 
     async def close(self) -> None:
         for followed in list(self.games.values()):

@@ -44,6 +44,16 @@ async def test_create_game_stores_a_challenge(storage: Storage) -> None:
     assert await storage.games.get_game(game.id + 1) is None
 
 
+async def test_games_are_read_together_by_id_and_a_missing_one_is_left_out(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("krigbot.storage.games._IDS_A_QUERY", 2)  # three ids: two queries
+    games = [await new_game(storage, channel_id=100 + n) for n in range(3)]
+    ids = [game.id for game in games]
+    assert await storage.games.get_games([*ids, ids[-1] + 1]) == {g.id: g for g in games}
+    assert await storage.games.get_games([]) == {}
+
+
 async def test_create_game_validates_its_arguments(storage: Storage) -> None:
     with pytest.raises(ValueError, match="challenger"):
         await new_game(storage, challenger_id=99)

@@ -28,9 +28,11 @@ function refuse(text) {
 }
 
 // What a refused call says to the reader: the web view's own line where it gave one in the
-// page's language (a refusal of the game's), else that something failed.
+// page's language (a refusal of the game's, or a wait for the process holding the server), else
+// that something failed.
 function told(answer, body) {
-  return (answer.status === 400 || answer.status === 403) && body.error ? body.error : root.dataset.failed;
+  const worded = answer.status === 400 || answer.status === 403 || answer.status === 503;
+  return worded && body.error ? body.error : root.dataset.failed;
 }
 
 async function signIn() {

@@ -85,7 +85,7 @@ class Forwarding:
         """Make ``call`` at the process holding ``shard`` (the server's) and return its answer;
         raise its refusal, or :class:`Unanswered` where none came in time."""
         request = secrets.token_hex(8)
-        note = _encoded(
+        note = encode(
             {
                 "id": request,
                 "from": self.me,
@@ -151,10 +151,10 @@ class Forwarding:
         except Exception:
             log.exception("the Activity's %s for server %s failed", called.get("call"), guild_id)
             answered["failed"] = True
-        note = _encoded(answered)
+        note = encode(answered)
         if note is None:
             log.warning("the Activity's %s answer is too long for a note", called.get("call"))
-            note = _encoded({"id": called.get("id"), "failed": True})
+            note = encode({"id": called.get("id"), "failed": True})
             assert note is not None
         reply = REPLY.format(bot=self.bot_id, process=str(called.get("from")))
         try:
@@ -163,7 +163,7 @@ class Forwarding:
             log.warning("could not answer the Activity's %s: %s", called.get("call"), exc)
 
 
-def _encoded(message: dict[str, Any]) -> str | None:
+def encode(message: dict[str, Any]) -> str | None:
     """Return a note's text, or None where it would weigh more than a note may."""
     note = json.dumps(message, separators=(",", ":"), ensure_ascii=False, default=str)
     return note if len(note.encode()) <= NOTE_BYTES else None

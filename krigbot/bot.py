@@ -298,7 +298,8 @@ class KrigBot(commands.AutoShardedBot):
                 self._live_stop = await across_processes(self.live, self.storage, self.user.id)
             except StorageError as exc:
                 log.warning("live pages follow only this process's rounds: %s", exc)
-        if self.user is not None and self._desk_stop is None:
+        several = self.settings.shards.ids is not None  # a listed or claimed part of them
+        if self.user is not None and self._desk_stop is None and several:
             try:
                 # The Activity, served by any process, answers for the servers of every one.
                 self._desk_stop = await self.activity_desk.across_processes(

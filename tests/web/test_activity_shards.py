@@ -133,3 +133,54 @@ async def test_the_activity_on_the_process_without_the_server_answers_through_it
         assert await asyncio.wait_for(alice.flip(guild.id, channel.id), ANSWER_SECONDS) == again
         assert await asyncio.wait_for(alice.table(guild.id, channel.id), ANSWER_SECONDS) == again
         assert (await game_row(reached.bot, table.game_id)).round == 1
+
+
+@pytest.mark.standin(shard_count=2)
+async def test_steal_war_is_played_from_the_activity_of_the_process_without_the_server(
+    standin: DiscordStandIn, standin_world: SampleWorld, pg_dsn: str, tmp_path: Path
+) -> None:
+    world = standin_world
+    guild = standin.add_guild("far", shard=1, locale="nb")
+    channel = standin.add_channel(guild, "krig")
+    for user in (world.alice, world.bob, world.carol):
+        standin.add_member(guild, user)
+    for name in ("holder", "reached"):
+        (tmp_path / name).mkdir()
+    async with (
+        process_of(standin, pg_dsn, tmp_path, "holder", 1) as holder,
+        process_of(standin, pg_dsn, tmp_path, "reached", 0, web=True) as reached,
+    ):
+        table = await start_game(standin, channel, world.alice, world.bob, variant="stjel")
+        alice = await sign_in(standin, reached, world.alice)
+        bob = await sign_in(standin, reached, world.bob)
+        carol = await sign_in(standin, reached, world.carol)
+        assert await alice.flip(guild.id, channel.id) == (200, {"played": True})
+        refused = await carol.post("look", guild.id, channel.id)
+        assert refused == (403, {"error": t("en", "err.not_player")})
+        # Battle after battle, until a look offers a choice, made from here as its button
+        # would be made in the channel; the holder plays it and edits the channel's table.
+        made = None
+        for _ in range(80):
+            for member in (alice, bob):
+                status, look = await member.post("look", guild.id, channel.id)
+                assert status == 200, look
+                assert look["text"]
+                if look["options"]:
+                    made = (member, look["options"][0]["move"])
+                    break
+            if made is not None:
+                break
+            assert await alice.flip(guild.id, channel.id) == (200, {"played": True})
+        assert made is not None
+        member, move = made
+        asked = len(standin.requests.items)
+        status, after = await member.post("choose", guild.id, channel.id, move=move)
+        assert status == 200, after
+        assert after["done"]
+        await standin.requests.wait(
+            lambda request: request.method == "PATCH", start=asked, what="the table showing it"
+        )
+        # The same move again is stale at the holder: its refusal comes back.
+        assert (await member.post("choose", guild.id, channel.id, move=move))[0] == 403
+        assert holder.bot.get_guild(guild.id) is not None
+        assert (await game_row(reached.bot, table.game_id)).round >= 1

@@ -17,6 +17,8 @@ const tableArea = document.getElementById("activity-table");
 const here = location.pathname.endsWith("/") ? "" : `${location.pathname.split("/").pop()}/`;
 const route = (name) => new URL(here + name, location.href).href;
 
+const AGAIN_MS = 5000;
+
 function show(state, text) {
   root.dataset.state = state;
   status.textContent = text;
@@ -74,6 +76,9 @@ async function load(session) {
   flipButton.hidden = lookButton.hidden = choices.hidden = true;
   if (!answer.ok) {
     show("refused", told(answer, body));
+    // 503: the process running the server did not answer (stopping, or being taken over by
+    // another): the page asks again itself a moment later.
+    if (answer.status === 503) setTimeout(() => load(session), AGAIN_MS);
     return;
   }
   if (!body.game) {

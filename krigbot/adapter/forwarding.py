@@ -106,9 +106,10 @@ class Forwarding:
         except TimeoutError:
             log.warning("no process answered the Activity's %s for shard %s", call, shard)
             raise Unanswered() from None
+        except Unanswered:
+            raise  # this process is stopping
         except Exception as exc:
-            if isinstance(exc, Unanswered):
-                raise
+            # The database out of reach: no call reaches the holder.
             log.warning("could not ask for the Activity's %s on shard %s: %s", call, shard, exc)
             raise Unanswered() from None
         finally:
@@ -116,7 +117,7 @@ class Forwarding:
         if "refusal" in answered:
             raise Refusal(str(answered["refusal"]), **dict(answered.get("fields") or {}))
         if "answer" not in answered:
-            raise Unanswered()
+            raise Unanswered()  # the holder failed (its log tells why)
         return answered["answer"]
 
     def _answered(self, note: str) -> None:

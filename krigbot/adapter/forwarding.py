@@ -9,7 +9,9 @@ The process holding that shard makes the call and answers on the asker's own cha
 (``krig_desk_{bot}_{process}``): the answer, or the refusal (its catalog key and fields), which
 is raised at the asker as if made there. No answer within ``ANSWER_SECONDS`` (the holder is
 stopping, or another process is taking its shards over) is :class:`Unanswered`: the page is
-told to try again in a moment, never kept waiting.
+told to try again in a moment, never kept waiting. A call names until when it is wanted (the
+processes' clocks agree, as NTP keeps them): one heard later, by a process held still past it,
+is not made, so a move the page was told to try again is never played behind its back.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import asyncio
 import json
 import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -47,9 +50,16 @@ class Forwarding:
     """Ask the process holding a server's shard, and answer for the shards held here."""
 
     def __init__(
-        self, notes: NoteStore, bot_id: int, holds: Callable[[int], bool], answer: Answer
+        self,
+        notes: NoteStore,
+        bot_id: int,
+        holds: Callable[[int], bool],
+        answer: Answer,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.notes = notes
+        self.clock = clock
+        """Seconds since the epoch: a call names until when it is wanted, on every process."""
         self.holds = holds
         """Tell whether this process holds a server's shard now."""
         self.answer = answer
@@ -93,6 +103,7 @@ class Forwarding:
                 "guild": guild_id,
                 "call": call,
                 "args": arguments,
+                "until": self.clock() + ANSWER_SECONDS,
             }
         )
         if note is None:
@@ -137,6 +148,13 @@ class Forwarding:
             return
         if not self.holds(guild_id):
             return  # another process's shard: its holder answers
+        until = called.get("until")
+        late = self.clock() - until if isinstance(until, int | float) else 0.0
+        if late > 0:
+            # Heard after the asker gave up (this process was held still, or its clocks are
+            # apart from the asker's): the page was told to try again, so nothing is played.
+            log.warning("the Activity's %s came %.1f s too late", called.get("call"), late)
+            return
         task = asyncio.create_task(self._answer(called, guild_id, args), name="krig-desk-call")
         self._working.add(task)
         task.add_done_callback(self._working.discard)

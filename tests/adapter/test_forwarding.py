@@ -5,6 +5,7 @@ fits in PostgreSQL's notes."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -107,5 +108,28 @@ async def test_no_holder_a_holder_not_ready_or_failing_is_unanswered(
     for guild, call in ((7, "member"), (2, "connecting"), (2, "heavy"), (2, "bug")):
         with pytest.raises(Unanswered):
             await asker.ask(0, guild, call)
+    for stop in stops:
+        await stop()
+
+
+async def test_a_call_heard_after_the_asker_gave_up_is_not_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(forwarding, "ANSWER_SECONDS", 0.2)
+    bus = Bus()
+    made: list[str] = []
+
+    async def holder_answer(call: str, guild: int, args: dict[str, Any]) -> Any:
+        made.append(call)
+
+    asker = process(bus, set(), holder_answer)
+    # The holder hears the call as a process held still for a while would: after its time.
+    held_still = Forwarding(
+        cast(NoteStore, bus), 42, lambda guild: True, holder_answer, clock=lambda: time.time() + 5
+    )
+    stops = [await asker.start(), await held_still.start()]
+    with pytest.raises(Unanswered):
+        await asker.ask(0, 2, "flip", channel=5, user=6)
+    assert made == []  # the page was told to try again: the flip is not played behind its back
     for stop in stops:
         await stop()

@@ -30,7 +30,6 @@ from krigbot.i18n import Lang, lang_for
 from krigbot.logs import about
 from krigbot.sessions import Refusal
 from krigbot.storage import GameRow
-from krigbot.web.activity import Unanswered
 
 if TYPE_CHECKING:
     from krigbot.storage.notes import NoteStore
@@ -87,7 +86,7 @@ class ActivityDesk:
         this one's; return what stops it (None: SQLite, one process holds every server)."""
         if not notes.carried:
             return None
-        forwarding = Forwarding(notes, bot_id, self.holds, self._answer)
+        forwarding = Forwarding(notes, bot_id, self._answers_for, self._answer)
         stop = await forwarding.start()
         self.forwarding = forwarding
 
@@ -192,13 +191,17 @@ class ActivityDesk:
             raise Refusal("err.no_game")
         return await self._choose(channel_id, user_id, move, lang)
 
+    def _answers_for(self, guild_id: int) -> bool:
+        """Tell whether this process answers another's calls for a server: it holds its shard,
+        and knows the server or has the shard connected (one taken over just now that is still
+        connecting answers nothing: the page is told to try again)."""
+        if self.bot is None or not self.holds(guild_id):
+            return False
+        return self.bot.get_guild(guild_id) is not None or self._shard_ready(guild_id)
+
     async def _answer(self, call: str, guild_id: int, args: dict[str, Any]) -> Any:
         """Make a call another process forwarded, for a server whose shard this one holds."""
         channel_id, user_id = int(args["channel"]), int(args["user"])
-        unknown = self.bot is None or self.bot.get_guild(guild_id) is None
-        if unknown and not self._shard_ready(guild_id):
-            # Held, and not known yet: the shard is still connecting (taken over just now).
-            raise Unanswered()
         if call == "member":
             return await self._member(guild_id, channel_id, user_id)
         lang = lang_for(args.get("lang"))

@@ -1,17 +1,19 @@
 """The Activity's calls for a server another process of the bot runs, asked of that process.
 
 Discord's proxy reaches one address of the web view, whichever process serves it; a server's
-members, channels and moves are known only to the process holding its shard (rules of the
-shards: ``(server id >> 22) % shard count``). On PostgreSQL a call for a server whose shard
+members, channels and moves are known only to the process holding its shard (Discord's
+formula: ``(server id >> 22) % shard count``). On PostgreSQL a call for a server whose shard
 this process does not hold goes out as a note on the bot's channel (``krig_desk_{bot}``): JSON
 with the request's id, the asking process, the shard, the server, the call and its arguments.
-The process holding that shard makes the call and answers on the asker's own channel
-(``krig_desk_{bot}_{process}``): the answer, or the refusal (its catalog key and fields), which
-is raised at the asker as if made there. No answer within ``ANSWER_SECONDS`` (the holder is
-stopping, or another process is taking its shards over) is :class:`Unanswered`: the page is
-told to try again in a moment, never kept waiting. A call names until when it is wanted (the
-processes' clocks agree, as NTP keeps them): one heard later, by a process held still past it,
-is not made, so a move the page was told to try again is never played behind its back.
+The process holding that shard (and connected to it) says on the asker's own channel
+(``krig_desk_{bot}_{process}``) that it took the call, makes it, and answers there: the answer,
+or the refusal (its catalog key and fields), which is raised at the asker as if made there. No
+process taking the call within ``ANSWER_SECONDS`` (the holder is stopping, or another process is
+taking its shards over), or no answer ``WORK_SECONDS`` after it was taken, is
+:class:`Unanswered`: the page is told to try again in a moment, never kept waiting. A call
+names until when it is wanted (the processes' clocks agree, as NTP keeps them): one heard later,
+by a process held still past it, is not made, so a move the page was told to try again is never
+played behind its back.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from krigbot.sessions import Refusal
@@ -37,7 +40,10 @@ CHANNEL: Final = "krig_desk_{bot}"
 REPLY: Final = "krig_desk_{bot}_{process}"
 """Where one process of the bot hears the answers to its calls."""
 ANSWER_SECONDS: Final = 4.0
-"""How long a call waits for the holder's answer before the page is told to try again."""
+"""How long a call waits for the holder to take it before the page is told to try again."""
+WORK_SECONDS: Final = 30.0
+"""How long a call the holder took waits for its answer (a round posted in a busy channel may
+wait for Discord's rate limits); a holder that dies meanwhile is no answer either."""
 NOTE_BYTES: Final = 7900
 """The most a note may weigh (PostgreSQL refuses a payload of 8000 bytes or more)."""
 
@@ -66,7 +72,7 @@ class Forwarding:
         self.me = secrets.token_hex(6)
         self.channel = CHANNEL.format(bot=bot_id)
         self.bot_id = bot_id
-        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._waiting: dict[str, _Pending] = {}
         self._working: set[asyncio.Task[None]] = set()
 
     async def start(self) -> Callable[[], Awaitable[None]]:
@@ -85,9 +91,9 @@ class Forwarding:
             for task in list(self._working):
                 task.cancel()
             await asyncio.gather(*self._working, return_exceptions=True)
-            for waiting in self._waiting.values():
-                if not waiting.done():
-                    waiting.set_exception(Unanswered())
+            for pending in self._waiting.values():
+                if not pending.answer.done():
+                    pending.answer.set_exception(Unanswered())
 
         return stop
 
@@ -108,12 +114,12 @@ class Forwarding:
         )
         if note is None:
             raise Unanswered()
-        waiting: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[request] = waiting
+        pending = _Pending(asyncio.get_running_loop().create_future())
+        self._waiting[request] = pending
         try:
-            async with asyncio.timeout(ANSWER_SECONDS):
+            async with asyncio.timeout(ANSWER_SECONDS) as pending.budget:
                 await self.notes.tell(self.channel, note)
-                answered = await waiting
+                answered = await pending.answer
         except TimeoutError:
             log.warning("no process answered the Activity's %s for shard %s", call, shard)
             raise Unanswered() from None
@@ -135,9 +141,15 @@ class Forwarding:
         answered = _decoded(note)
         if answered is None:
             return
-        waiting = self._waiting.get(str(answered.get("id")))
-        if waiting is not None and not waiting.done():
-            waiting.set_result(answered)
+        pending = self._waiting.get(str(answered.get("id")))
+        if pending is None or pending.answer.done():
+            return
+        if answered.get("taken") is True:
+            # The holder is at work on it: its answer may take longer than finding it did.
+            if pending.budget is not None:
+                pending.budget.reschedule(asyncio.get_running_loop().time() + WORK_SECONDS)
+            return
+        pending.answer.set_result(answered)
 
     def _called(self, note: str) -> None:
         called = _decoded(note)
@@ -160,13 +172,17 @@ class Forwarding:
         task.add_done_callback(self._working.discard)
 
     async def _answer(self, called: dict[str, Any], guild_id: int, args: dict[str, Any]) -> None:
+        reply = REPLY.format(bot=self.bot_id, process=str(called.get("from")))
         answered: dict[str, Any] = {"id": called.get("id")}
         try:
+            taken = encode(answered | {"taken": True})
+            assert taken is not None
+            await self.notes.tell(reply, taken)
             answered["answer"] = await self.answer(str(called.get("call")), guild_id, args)
         except Refusal as refusal:
             answered |= {"refusal": refusal.key, "fields": refusal.fields}
         except Unanswered:
-            return  # the shard is not ready here yet: the asker is told to try again
+            answered["away"] = True  # no longer this process's to answer: try again
         except Exception:
             log.exception("the Activity's %s for server %s failed", called.get("call"), guild_id)
             answered["failed"] = True
@@ -175,11 +191,18 @@ class Forwarding:
             log.warning("the Activity's %s answer is too long for a note", called.get("call"))
             note = encode({"id": called.get("id"), "failed": True})
             assert note is not None
-        reply = REPLY.format(bot=self.bot_id, process=str(called.get("from")))
         try:
             await self.notes.tell(reply, note)
         except Exception as exc:
             log.warning("could not answer the Activity's %s: %s", called.get("call"), exc)
+
+
+@dataclass
+class _Pending:
+    """A call asked of another process: its answer, and the time left to wait for it."""
+
+    answer: asyncio.Future[dict[str, Any]]
+    budget: asyncio.Timeout | None = None
 
 
 def encode(message: dict[str, Any]) -> str | None:

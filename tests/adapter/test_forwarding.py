@@ -133,3 +133,26 @@ async def test_a_call_heard_after_the_asker_gave_up_is_not_made(
     assert made == []  # the page was told to try again: the flip is not played behind its back
     for stop in stops:
         await stop()
+
+
+async def test_a_call_the_holder_took_is_waited_for_past_the_time_to_find_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(forwarding, "ANSWER_SECONDS", 0.1)
+    bus = Bus()
+    release = asyncio.Event()
+
+    async def slow_holder(call: str, guild: int, args: dict[str, Any]) -> Any:
+        await release.wait()  # a round posted in a channel that waits for Discord's limits
+        return "played"
+
+    asker = process(bus, set(), slow_holder)
+    holder = process(bus, {2}, slow_holder)
+    stops = [await asker.start(), await holder.start()]
+    asked = asyncio.create_task(asker.ask(0, 2, "flip", channel=5, user=6))
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(asked), 0.5)  # past the 0.1 s: still waiting
+    release.set()
+    assert await asked == "played"
+    for stop in stops:
+        await stop()

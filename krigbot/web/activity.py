@@ -14,7 +14,8 @@ Signed in, the page asks for the table of the channel Discord opened it in
 of that server, is shown its running game, with a short-lived signed link to the game's live
 stream (an ``EventSource`` sends no ``Authorization``). ``POST /activity/flip`` plays a round for
 one of the game's players, through the bot (:class:`ActivityGames`), which shows it in the
-channel as it shows any round.
+channel as it shows any round. Where the server is another process's and that process does not
+answer in time (:class:`Unanswered`), the page is answered 503 and told to try again.
 """
 
 from __future__ import annotations

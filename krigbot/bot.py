@@ -261,7 +261,7 @@ class KrigBot(commands.AutoShardedBot):
         """The card emojis the tables show: none until they are synced, or with them off."""
         self.activity_desk = ActivityDesk() if activity_desk is None else activity_desk
         """The Activity's questions and moves, which this bot answers from now on."""
-        self.activity_desk.serve(self)
+        self.activity_desk.serve(self, self.service.registry.owns)
         self.faces_synced = asyncio.Event()
         """Set when the card emojis have been synced (or read), or their sync has failed."""
         self.faces_whole = asyncio.Event()
@@ -273,6 +273,8 @@ class KrigBot(commands.AutoShardedBot):
         self._background: set[asyncio.Task[None]] = set()
         self._live_stop: Callable[[], Awaitable[None]] | None = None
         """Stops the live pages' notes between processes (PostgreSQL), once they are on."""
+        self._desk_stop: Callable[[], Awaitable[None]] | None = None
+        """Stops the Activity's calls between processes (PostgreSQL), once they are on."""
         self.leases: ShardLeases | None = None
         """With ``KRIG_SHARDS=auto``: the leases this process holds its shards by."""
         if settings.shards.auto and settings.shards.count is not None:
@@ -296,6 +298,15 @@ class KrigBot(commands.AutoShardedBot):
                 self._live_stop = await across_processes(self.live, self.storage, self.user.id)
             except StorageError as exc:
                 log.warning("live pages follow only this process's rounds: %s", exc)
+        several = self.settings.shards.ids is not None  # a listed or claimed part of them
+        if self.user is not None and self._desk_stop is None and several:
+            try:
+                # The Activity, served by any process, answers for the servers of every one.
+                self._desk_stop = await self.activity_desk.across_processes(
+                    self.storage.notes, self.user.id
+                )
+            except StorageError as exc:
+                log.warning("the Activity answers only for this process's servers: %s", exc)
         if self.leases is not None:
             # Claimed before anything is restored: the games restored are those of these.
             held = await self.leases.first()
@@ -472,6 +483,9 @@ class KrigBot(commands.AutoShardedBot):
         self.load.stop()
         if self._live_stop is not None:
             stop, self._live_stop = self._live_stop, None
+            await stop()
+        if self._desk_stop is not None:
+            stop, self._desk_stop = self._desk_stop, None
             await stop()
         await super().close()
         if self.leases is not None:

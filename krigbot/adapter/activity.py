@@ -5,7 +5,9 @@ only the bot knows a server's members and channels, and only its cogs play a rou
 in the channel. :class:`ActivityDesk` answers the first from the bot's cache (or one REST look
 for a member it has not seen), and hands a Flip pressed in the Activity to the handler the play
 cog registered, and a Steal War look or choice to the Steal War cog's, which play them as the
-channel's buttons are played. :func:`show_below` posts the table such a move leaves.
+channel's buttons are played. A server whose shard another process of the bot holds is asked
+of that process (:mod:`krigbot.adapter.forwarding`). :func:`show_below` posts the table such a
+move leaves.
 """
 
 from __future__ import annotations
@@ -14,18 +16,23 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import discord
 from discord.ext import commands
 
+from krigbot.adapter.forwarding import Forwarding
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Shown, Tables, editor, has_buttons
-from krigbot.i18n import Lang
+from krigbot.config import shard_of
+from krigbot.i18n import Lang, lang_for
 from krigbot.logs import about
 from krigbot.sessions import Refusal
 from krigbot.storage import GameRow
+
+if TYPE_CHECKING:
+    from krigbot.storage.notes import NoteStore
 
 log = logging.getLogger(__name__)
 
@@ -43,21 +50,52 @@ Choose = Callable[[int, int, dict[str, Any], Lang], Awaitable[dict[str, Any]]]
 
 
 class ActivityDesk:
-    """The bot's side of the Activity: members, channels, and the cogs' handlers of its moves."""
+    """The bot's side of the Activity: members, channels, and the cogs' handlers of its moves.
+
+    A server whose shard another process holds is answered by that process, through the
+    database (:mod:`krigbot.adapter.forwarding`), once :meth:`across_processes` is on.
+    """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.bot: commands.AutoShardedBot | None = None
         """The bot serving now (a start that failed is followed by a new one)."""
         self.clock = clock
+        self.holds: Callable[[int], bool] = lambda _: True
+        """Tell whether this process holds a server's shard now."""
+        self.forwarding: Forwarding | None = None
+        """Where a server of another process's shard is asked (PostgreSQL), once on."""
         self._flip: Move | None = None
         self._look: Look | None = None
         self._choose: Choose | None = None
         self._members: OrderedDict[tuple[int, int], float] = OrderedDict()
         """(server, user) -> until when they are known to be a member."""
 
-    def serve(self, bot: commands.AutoShardedBot) -> None:
-        """Answer for ``bot`` from now on (its cogs register their handlers anew)."""
+    def serve(
+        self, bot: commands.AutoShardedBot, holds: Callable[[int], bool] | None = None
+    ) -> None:
+        """Answer for ``bot`` from now on (its cogs register their handlers anew), for the
+        servers whose shards ``holds`` (every one where not given)."""
         self.bot = bot
+        self.holds = holds if holds is not None else lambda _: True
+        self.forwarding = None
+
+    async def across_processes(
+        self, notes: NoteStore, bot_id: int
+    ) -> Callable[[], Awaitable[None]] | None:
+        """Ask the bot's other processes for the servers of their shards, and answer theirs for
+        this one's; return what stops it (None: SQLite, one process holds every server)."""
+        if not notes.carried:
+            return None
+        forwarding = Forwarding(notes, bot_id, self._answers_for, self._answer)
+        stop = await forwarding.start()
+        self.forwarding = forwarding
+
+        async def stopped() -> None:
+            if self.forwarding is forwarding:
+                self.forwarding = None
+            await stop()
+
+        return stopped
 
     def handle_flip(self, flip: Move) -> None:
         """Play the Activity's Flip presses with ``flip``."""
@@ -67,12 +105,32 @@ class ActivityDesk:
         """Show Steal War's looks with ``look`` and make its choices with ``choose``."""
         self._look, self._choose = look, choose
 
+    def _elsewhere(self, guild_id: int) -> Forwarding | None:
+        """Return where to ask for a server another process holds (None: answer here)."""
+        if self.forwarding is None or self.holds(guild_id):
+            return None
+        return self.forwarding
+
+    def _shard(self, guild_id: int) -> int:
+        count = None if self.bot is None else self.bot.shard_count
+        return shard_of(guild_id, count or 1)
+
     async def member(self, guild_id: int, channel_id: int, user_id: int) -> bool:
         """Tell whether ``user_id`` is a member of the server and the channel is the server's.
 
-        A server the bot is not in (or whose shard this process does not hold) has no member:
-        nothing one server owns is shown to someone who came from another.
+        A server the bot is not in has no member: nothing one server owns is shown to someone
+        who came from another.
         """
+        elsewhere = self._elsewhere(guild_id)
+        if elsewhere is not None:
+            shard = self._shard(guild_id)
+            answer = await elsewhere.ask(
+                shard, guild_id, "member", channel=channel_id, user=user_id
+            )
+            return answer is True
+        return await self._member(guild_id, channel_id, user_id)
+
+    async def _member(self, guild_id: int, channel_id: int, user_id: int) -> bool:
         guild = None if self.bot is None else self.bot.get_guild(guild_id)
         if guild is None or guild.get_channel_or_thread(channel_id) is None:
             return False
@@ -92,25 +150,76 @@ class ActivityDesk:
             self._members.popitem(last=False)
         return True
 
-    async def flip(self, channel_id: int, user_id: int) -> None:
+    async def flip(self, guild_id: int, channel_id: int, user_id: int) -> None:
         """Play a round of the channel's game for a player, as their Flip button would."""
+        elsewhere = self._elsewhere(guild_id)
+        if elsewhere is not None:
+            shard = self._shard(guild_id)
+            await elsewhere.ask(shard, guild_id, "flip", channel=channel_id, user=user_id)
+            return
         if self._flip is None:
             raise Refusal("err.no_game")
         await self._flip(channel_id, user_id)
 
-    async def look(self, channel_id: int, user_id: int, lang: Lang) -> dict[str, Any]:
+    async def look(
+        self, guild_id: int, channel_id: int, user_id: int, lang: Lang
+    ) -> dict[str, Any]:
         """Return a Steal War player's next card and the choices open to them."""
+        elsewhere = self._elsewhere(guild_id)
+        if elsewhere is not None:
+            shard = self._shard(guild_id)
+            answer = await elsewhere.ask(
+                shard, guild_id, "look", channel=channel_id, user=user_id, lang=lang
+            )
+            return dict(answer)
         if self._look is None:
             raise Refusal("err.no_game")
         return await self._look(channel_id, user_id, lang)
 
     async def choose(
-        self, channel_id: int, user_id: int, move: dict[str, Any], lang: Lang
+        self, guild_id: int, channel_id: int, user_id: int, move: dict[str, Any], lang: Lang
     ) -> dict[str, Any]:
         """Make a Steal War choice the Activity offered, as its button would."""
+        elsewhere = self._elsewhere(guild_id)
+        if elsewhere is not None:
+            shard = self._shard(guild_id)
+            answer = await elsewhere.ask(
+                shard, guild_id, "choose", channel=channel_id, user=user_id, move=move, lang=lang
+            )
+            return dict(answer)
         if self._choose is None:
             raise Refusal("err.no_game")
         return await self._choose(channel_id, user_id, move, lang)
+
+    def _answers_for(self, guild_id: int) -> bool:
+        """Tell whether this process answers another's calls for a server: it holds its shard,
+        and knows the server or has the shard connected (one taken over just now that is still
+        connecting answers nothing: the page is told to try again)."""
+        if self.bot is None or not self.holds(guild_id):
+            return False
+        return self.bot.get_guild(guild_id) is not None or self._shard_ready(guild_id)
+
+    async def _answer(self, call: str, guild_id: int, args: dict[str, Any]) -> Any:
+        """Make a call another process forwarded, for a server whose shard this one holds."""
+        channel_id, user_id = int(args["channel"]), int(args["user"])
+        if call == "member":
+            return await self._member(guild_id, channel_id, user_id)
+        lang = lang_for(args.get("lang"))
+        if call == "flip":
+            await self.flip(guild_id, channel_id, user_id)
+            return None
+        if call == "look":
+            return await self.look(guild_id, channel_id, user_id, lang)
+        if call == "choose":
+            return await self.choose(guild_id, channel_id, user_id, dict(args["move"]), lang)
+        raise ValueError(f"no such call of the Activity: {call!r}")
+
+    def _shard_ready(self, guild_id: int) -> bool:
+        """Tell whether the shard of a server is connected here (its servers are known)."""
+        if self.bot is None:
+            return False
+        shard = self.bot.get_shard(self._shard(guild_id))
+        return shard is not None and not shard.is_closed() and self.bot.is_ready()
 
 
 async def show_below(

@@ -14,7 +14,8 @@ Signed in, the page asks for the table of the channel Discord opened it in
 of that server, is shown its running game, with a short-lived signed link to the game's live
 stream (an ``EventSource`` sends no ``Authorization``). ``POST /activity/flip`` plays a round for
 one of the game's players, through the bot (:class:`ActivityGames`), which shows it in the
-channel as it shows any round.
+channel as it shows any round. Where the server is another process's and that process does not
+answer in time (:class:`Unanswered`), the page is answered 503 and told to try again.
 """
 
 from __future__ import annotations
@@ -187,24 +188,35 @@ class ActivitySignIn:
         return await self.user(token) if token else None
 
 
+class Unanswered(Exception):
+    """No process of the bot that holds the server's shard answered in time (it is stopping,
+    or another is taking its shards over): the page is told to try again in a moment."""
+
+
 class ActivityGames(Protocol):
-    """What the Activity asks of the bot: who belongs where, and the moves of its players."""
+    """What the Activity asks of the bot: who belongs where, and the moves of its players.
+
+    Each call may raise :class:`Unanswered` where the server is another process's and no
+    answer came from it.
+    """
 
     async def member(self, guild_id: int, channel_id: int, user_id: int) -> bool:
         """Tell whether the user is a member of the server and the channel is the server's."""
         ...
 
-    async def flip(self, channel_id: int, user_id: int) -> None:
+    async def flip(self, guild_id: int, channel_id: int, user_id: int) -> None:
         """Play a round of the channel's game for the user; raise ``Refusal`` where they may not."""
         ...
 
-    async def look(self, channel_id: int, user_id: int, lang: Lang) -> dict[str, Any]:
+    async def look(
+        self, guild_id: int, channel_id: int, user_id: int, lang: Lang
+    ) -> dict[str, Any]:
         """Return a Steal War player's next card (``text``) and the moves open to them
         (``options``, each a ``label`` and the ``move`` to post back)."""
         ...
 
     async def choose(
-        self, channel_id: int, user_id: int, move: dict[str, Any], lang: Lang
+        self, guild_id: int, channel_id: int, user_id: int, move: dict[str, Any], lang: Lang
     ) -> dict[str, Any]:
         """Make a Steal War move ``look`` offered; return what was done (``done``) and the look
         after it."""
@@ -315,7 +327,11 @@ class ActivityRoutes:
         if guild_id is None or channel_id is None:
             # Opened outside a server (a DM, a group DM): the bot knows no members there.
             return _refusal(400, t(self.language(request), "activity.server_only"))
-        if not await self.games.member(guild_id, channel_id, user.id):
+        try:
+            member = await self.games.member(guild_id, channel_id, user.id)
+        except Unanswered:
+            return _refusal(503, t(self.language(request), "activity.try_again"))
+        if not member:
             return _refusal(403, t(self.language(request), "activity.not_member"))
         return user, guild_id, channel_id
 
@@ -345,12 +361,15 @@ class ActivityRoutes:
 
     async def flip(self, request: web.Request) -> web.Response:
         """Play a round of the channel's game for one of its players (a battle in Steal War)."""
-        return await self._move(request, lambda games, channel, user, _: games.flip(channel, user))
+        return await self._move(
+            request, lambda games, guild, channel, user, _: games.flip(guild, channel, user)
+        )
 
     async def look(self, request: web.Request) -> web.Response:
         """A Steal War player's next card and choices, for them alone."""
         return await self._move(
-            request, lambda games, channel, user, lang: games.look(channel, user, lang)
+            request,
+            lambda games, guild, channel, user, lang: games.look(guild, channel, user, lang),
         )
 
     async def choose(self, request: web.Request) -> web.Response:
@@ -359,26 +378,31 @@ class ActivityRoutes:
         if not isinstance(move, dict):
             return _refusal(400, "a move from the look is needed")
         return await self._move(
-            request, lambda games, channel, user, lang: games.choose(channel, user, move, lang)
+            request,
+            lambda games, guild, channel, user, lang: games.choose(
+                guild, channel, user, move, lang
+            ),
         )
 
     async def _move(
         self,
         request: web.Request,
-        make: Callable[[ActivityGames, int, int, Lang], Awaitable[dict[str, Any] | None]],
+        make: Callable[[ActivityGames, int, int, int, Lang], Awaitable[dict[str, Any] | None]],
     ) -> web.Response:
         """Make a player's move in the channel's game, once they are known to be its member."""
         body = await _body(request)
         asked = await self._member(request, body.get("guild"), body.get("channel"))
         if isinstance(asked, web.Response):
             return asked
-        user, _, channel_id = asked
+        user, guild_id, channel_id = asked
         assert self.games is not None
         lang = self.language(request)
         try:
-            answer = await make(self.games, channel_id, user.id, lang)
+            answer = await make(self.games, guild_id, channel_id, user.id, lang)
         except Refusal as refusal:
             return _refusal(403, t(lang, refusal.key, **refusal.fields))
+        except Unanswered:
+            return _refusal(503, t(lang, "activity.try_again"))
         return _json({"played": True} if answer is None else answer)
 
     # ------------------------------------------------------------------ the live stream's links

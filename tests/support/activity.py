@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 
 from tests.standin import DiscordStandIn, User
-from tests.support.web import Web
+
+
+class Served(Protocol):
+    """A web view serving the Activity: at ``base``."""
+
+    @property
+    def base(self) -> str: ...
 
 
 class Member:
     """One user's Activity, signed in through the stand-in's OAuth2, calling as its page does."""
 
-    def __init__(self, web: Web, token: str) -> None:
+    def __init__(self, web: Served, token: str) -> None:
         self.base = web.base + "/activity/"
         self.headers = {"Authorization": f"Bearer {token}"}
 
@@ -39,7 +45,7 @@ class Member:
             return answer.status, await answer.json()
 
 
-async def sign_in(standin: DiscordStandIn, web: Web, user: User) -> Member:
+async def sign_in(standin: DiscordStandIn, web: Served, user: User) -> Member:
     """Return ``user``'s Activity, signed in with a code from the stand-in's ``authorize``."""
     code = standin.oauth.authorize(standin.app, user)
     async with (

@@ -8,16 +8,17 @@ import json
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
 from playwright.async_api import expect
 
 from krigbot.engine import Game
-from krigbot.i18n import t
+from krigbot.i18n import Lang, t
 from krigbot.storage import Storage
 from krigbot.web.access import WebAccess
-from krigbot.web.activity import ActivitySignIn
+from krigbot.web.activity import ActivitySignIn, Unanswered
 from krigbot.web.server import WebView
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
@@ -245,3 +246,68 @@ async def test_a_steal_war_player_looks_and_chooses_in_the_activity(
         await screenshot(page, tmp_path, "activity-steal-chosen-390", keep=SHOTS)
         assert [error for error in alice.errors if "403" not in error] == []
         assert alice.foreign(web.base) == []
+
+
+class HolderAway:
+    """The bot's side of the Activity while the process running the server does not answer:
+    at the first question, then answering again."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def member(self, guild_id: int, channel_id: int, user_id: int) -> bool:
+        self.asked += 1
+        if self.asked == 1:
+            raise Unanswered()
+        return True
+
+    async def flip(self, guild_id: int, channel_id: int, user_id: int) -> None:
+        raise Unanswered()
+
+    async def look(
+        self, guild_id: int, channel_id: int, user_id: int, lang: Lang
+    ) -> dict[str, Any]:
+        raise Unanswered()
+
+    async def choose(
+        self, guild_id: int, channel_id: int, user_id: int, move: dict[str, Any], lang: Lang
+    ) -> dict[str, Any]:
+        raise Unanswered()
+
+
+async def test_the_page_says_to_try_again_when_the_server_s_process_is_away_and_does(
+    standin: DiscordStandIn, standin_world: SampleWorld, storage: Storage
+) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    address = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    games = HolderAway()
+    view = WebView(
+        storage,
+        WebAccess(storage, secret=SECRET, base_url=address),
+        clock=lambda: None,  # type: ignore[arg-type,return-value]
+        activity=ActivitySignIn(
+            client_id=lambda: standin.app.id,
+            client_secret=standin.app.client_secret,
+            api_base=standin.api_base,
+        ),
+        games=games,
+    )
+    await view.start("127.0.0.1", sock=sock)
+    world = standin_world
+    try:
+        async with chromium() as browser:
+            watched = await open_page(browser, PHONE, locale="da-DK")
+            code = standin.oauth.authorize(standin.app, world.alice)
+            await watched.page.add_init_script(
+                mock_sdk(code, world.no_guild.id, world.no_channel.id)
+            )
+            await watched.page.goto(address + "/activity/")
+            status = watched.page.locator("#activity-status")
+            await expect(status).to_have_text(t("da", "activity.try_again"), timeout=WAIT_MS)
+            # Asked again a moment later, the page shows what the channel holds.
+            await expect(status).to_have_text(t("da", "activity.no_game"), timeout=WAIT_MS)
+            assert games.asked == 2
+            assert [error for error in watched.errors if "503" not in error] == []
+    finally:
+        await view.stop()

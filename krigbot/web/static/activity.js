@@ -17,6 +17,8 @@ const tableArea = document.getElementById("activity-table");
 const here = location.pathname.endsWith("/") ? "" : `${location.pathname.split("/").pop()}/`;
 const route = (name) => new URL(here + name, location.href).href;
 
+const AGAIN_MS = 5000;
+
 function show(state, text) {
   root.dataset.state = state;
   status.textContent = text;
@@ -28,9 +30,11 @@ function refuse(text) {
 }
 
 // What a refused call says to the reader: the web view's own line where it gave one in the
-// page's language (a refusal of the game's), else that something failed.
+// page's language (a refusal of the game's, or a wait for the process holding the server), else
+// that something failed.
 function told(answer, body) {
-  return (answer.status === 400 || answer.status === 403) && body.error ? body.error : root.dataset.failed;
+  const worded = answer.status === 400 || answer.status === 403 || answer.status === 503;
+  return worded && body.error ? body.error : root.dataset.failed;
 }
 
 async function signIn() {
@@ -72,6 +76,9 @@ async function load(session) {
   flipButton.hidden = lookButton.hidden = choices.hidden = true;
   if (!answer.ok) {
     show("refused", told(answer, body));
+    // 503: the process running the server did not answer (stopping, or being taken over by
+    // another): the page asks again itself a moment later.
+    if (answer.status === 503) setTimeout(() => load(session), AGAIN_MS);
     return;
   }
   if (!body.game) {

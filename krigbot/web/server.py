@@ -556,7 +556,7 @@ class WebView:
         )
         transport = request.transport
         # A viewer too slow for its queue: its connection goes, which ends a write it waits on.
-        viewer.on_drop = transport.close if transport is not None else None
+        viewer.on_drop = transport.abort if transport is not None else None
         if transport is not None:
             # What waits unsent for a viewer stays small: the kernel's buffer as the event
             # loop's, so a reader that falls behind stalls its stream (and is dropped) soon.

@@ -11,8 +11,13 @@ import aiohttp
 
 from krigbot.engine import Game, Rules
 
-LONG_GAME_ROUNDS = 1000
-"""Rounds of a game long enough to fill a reader's connection that reads nothing."""
+LONG_GAME_ROUNDS = 2500
+"""Rounds of a game long enough to fill, with room to spare, a reader's connection that reads
+nothing (on loopback the kernel's buffers on both sides take about 130 KiB, 1,000 rounds' worth
+at times)."""
+LONG_GAME_SEED = 137761
+"""The first seed whose standard game lasts more than ``LONG_GAME_ROUNDS`` rounds, as
+``long_deal(LONG_GAME_ROUNDS)`` finds it (in minutes, so it is written here)."""
 WAIT_SECONDS = 10.0
 """How long a test waits for the next event before it fails."""
 
@@ -65,14 +70,17 @@ def live_address(page: str) -> str:
     return href.replace("&amp;", "&")
 
 
+def lasts_past(seed: int, rounds: int) -> bool:
+    """Tell whether the standard game dealt from ``seed`` lasts more than ``rounds`` rounds."""
+    game = Game.new(Rules.preset("standard"), seed)
+    while game.outcome is None and game.round <= rounds:
+        game.play_round()
+    return game.outcome is None
+
+
 def long_deal(rounds: int) -> int:
     """Return the first seed whose standard game lasts more than ``rounds`` rounds."""
-    rules = Rules.preset("standard")
     seed = 0
-    while True:
-        game = Game.new(rules, seed)
-        while game.outcome is None and game.round <= rounds:
-            game.play_round()
-        if game.outcome is None:
-            return seed
+    while not lasts_past(seed, rounds):
         seed += 1
+    return seed

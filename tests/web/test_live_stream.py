@@ -16,7 +16,13 @@ from krigbot.web.replay import replay_data
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.handsfree import command
-from tests.support.live import LONG_GAME_ROUNDS, Stream, live_address, long_deal
+from tests.support.live import (
+    LONG_GAME_ROUNDS,
+    LONG_GAME_SEED,
+    Stream,
+    lasts_past,
+    live_address,
+)
 from tests.support.players import ChosenSeeds, flip, game_id_of, start_game
 from tests.support.steal_war import STEAL_ONE, play_to_choice, start_steal_war
 from tests.support.web import Web
@@ -199,7 +205,8 @@ async def test_a_cancelled_game_ends_its_stream(
 async def test_a_viewer_that_reads_too_slowly_is_dropped_not_buffered_for(
     standin: DiscordStandIn, world: SampleWorld, web: Web, seeds: ChosenSeeds
 ) -> None:
-    seeds.fix(long_deal(LONG_GAME_ROUNDS))
+    assert lasts_past(LONG_GAME_SEED, LONG_GAME_ROUNDS)  # the game outlasts the flips below
+    seeds.fix(LONG_GAME_SEED)
     await web_on(standin, world, web.bot)
     table = await start_game(standin, world.no_channel, world.alice, world.bob)
     path = (await stream_of(web, world, table.game_id)).removeprefix(web.base)
@@ -239,12 +246,13 @@ async def test_a_viewer_that_reads_too_slowly_is_dropped_not_buffered_for(
             await web.bot.service.play.flip(world.no_channel.id, world.alice.id)
             if hub.watching(table.game_id) == 0:
                 break  # dropped (the relay tells the bot a moment later: it may go on)
-        # Its connection is closed: what was sent before the drop, then nothing more.
+        # Dropped while it read nothing (a reader draining it now would keep it)...
+        async with asyncio.timeout(10):
+            await stopped.wait()
+        # ...its connection closed: what was sent before the drop, then nothing more.
         async with asyncio.timeout(10):
             while chunk := await loop.sock_recv(sock, 65536):
                 received += chunk
-        async with asyncio.timeout(10):
-            await stopped.wait()
         assert hub.watching(table.game_id) == 0  # dropped, the game still running
         row = await web.bot.storage.games.get_game(table.game_id)
         assert row is not None

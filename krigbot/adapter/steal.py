@@ -112,7 +112,8 @@ def choice_view(row: GameRow, game: Variant, seat: int, lang: Lang) -> discord.u
 
 def activity_look(row: GameRow, game: Variant, seat: int, lang: Lang) -> dict[str, Any]:
     """Return what the Activity shows a player privately: their next card, in plain text (no
-    card emojis: the page is no Discord message), and the moves their buttons would offer."""
+    card emojis: the page is no Discord message), the moves their buttons would offer, and the
+    game's round it was made at."""
     text = look_text(game, seat, row.names, lang, NO_FACES)
     choice = next((c for c in game.pending() if c.seat == seat), None)
     options: list[dict[str, Any]] = []
@@ -144,7 +145,7 @@ def activity_look(row: GameRow, game: Variant, seat: int, lang: Lang) -> dict[st
         for card in top_offer(choice, default):
             move = base | {"choice": "top", "card": card, "round": row.round}
             options.append({"label": card_label(card, lang), "move": move})
-    return {"text": text, "options": options}
+    return {"text": text, "options": options, "round": row.round}
 
 
 def steal_move(move: dict[str, Any]) -> tuple[Choice, int, int, int, tuple[int, ...], int | None]:

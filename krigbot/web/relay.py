@@ -53,6 +53,10 @@ HEAD: Final = (
 connection (no length, no chunks)."""
 NICENESS: Final = 10
 """How much less the relay counts than the bot when both want the CPU."""
+READ_EVERY: Final = 0.1
+"""How often, at most, the relay reads the games told to have moved on: each read is a reader
+of the bot's SQLite file, and a file read without pause keeps its log from starting over, which
+slows the bot's every write. A tenth of a second is less than a round's animation takes."""
 CHECKPOINT_SECONDS: Final = 3600.0
 """The relay only reads; the bot checkpoints SQLite's log."""
 
@@ -312,6 +316,7 @@ class Relay:
         again: set[int] = set()
         """Games read before the round they were told of was committed: read once more."""
         while self._stale:
+            await asyncio.sleep(READ_EVERY)  # the rounds told meanwhile are read together
             stale = [game_id for game_id in self._stale if game_id in self.games]
             self._stale.clear()
             rows = await self.storage.games.get_games(stale)

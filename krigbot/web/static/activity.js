@@ -18,6 +18,9 @@ const here = location.pathname.endsWith("/") ? "" : `${location.pathname.split("
 const route = (name) => new URL(here + name, location.href).href;
 
 const AGAIN_MS = 5000;
+// The game's round when the look shown was made: a round the stream tells later than the look
+// but played before it (the stream may lag a moment) leaves the look as it is.
+let lookRound = -1;
 
 function show(state, text) {
   root.dataset.state = state;
@@ -93,9 +96,10 @@ async function load(session) {
     show("ended", root.dataset.ended);
   };
   window.krigReplay(tableArea.querySelector("#replay"), body.data, route(body.live), {
-    round: () => {
+    round: (played) => {
       refuse(""); // a refusal told of the table before this round
-      choices.hidden = true; // a look told of it too: the next Look shows the new card
+      // A look made before this round is out of date: the next Look shows the new card.
+      if (!(played && played.n <= lookRound)) choices.hidden = true;
     },
     end: ended,
     lost: () => load(session),
@@ -144,6 +148,7 @@ function lines(target, text) {
 
 // A Steal War player's own card and the moves open to them, shown to them alone.
 function showLook(session, look) {
+  lookRound = look.round ?? -1;
   lines(document.getElementById("activity-done"), look.done || "");
   lines(document.getElementById("activity-look-text"), look.text || "");
   const options = document.getElementById("activity-options");

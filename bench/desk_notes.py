@@ -18,7 +18,9 @@ from tests.support.desk_notes import steal_war_answers
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.desk_notes", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--seeds", type=int, default=20)
     seeds = parser.parse_args().seeds
     notes = list(steal_war_answers(seeds))

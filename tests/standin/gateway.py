@@ -222,7 +222,12 @@ class Gateway:
             self._log("refused", None, dict(request.query))
             return web.Response(status=503, text="the stand-in's gateway is away")
         ws = web.WebSocketResponse(autoping=True, max_msg_size=0)
-        await ws.prepare(request)
+        try:
+            await ws.prepare(request)
+        except ConnectionResetError:
+            # The client hung up before the handshake's answer (a process stopped or killed
+            # while it connected): Discord sees no more of it either. Nothing reaches it.
+            return web.Response(status=499, text="the client closed the connection")
         conn = Connection(ws)
         self.connections.add(conn)
         self._log("connect", None, dict(request.query))

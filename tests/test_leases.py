@@ -25,6 +25,7 @@ from tests.standin import (
     EventLog,
     GatewayEvent,
     InteractionRecord,
+    Message,
     StandInTimeout,
 )
 from tests.support.cluster import (
@@ -390,12 +391,15 @@ async def keep_flipping(standin: DiscordStandIn, flips: Flips, stop: asyncio.Eve
         try:
             answer = await public_answer(rec, PROBE_SECONDS)
         except (StandInTimeout, AssertionError):
-            continue  # sent to a process just killed, or raced by a late answer: the next tells
-        number = round_shown(answer)
-        if number is not None:
-            table.newest = answer
-            flips.answered.append(number)
-            continue
+            if not end_shown(flips):
+                continue  # sent to a process just killed, or raced by a late answer: the next tells
+            # The game's end came, to a flip answered after its stream stopped waiting.
+        else:
+            number = round_shown(answer)
+            if number is not None:
+                table.newest = answer
+                flips.answered.append(number)
+                continue
         alice, bob = table.players
         flips.over = True
         while not stop.is_set():  # the game is over: the same players start another
@@ -433,16 +437,32 @@ async def every_server_answers(flows: list[Flips], what: str) -> None:
         await flow.answered.wait(start=mark + 1, timeout=ANSWER_SECONDS, what=what)
 
 
+def shown_by(rec: InteractionRecord) -> list[Message]:
+    """Return what a flip showed everyone, late answers included."""
+    return [
+        message
+        for message in [rec.original, *rec.followups.items]
+        if message is not None and not message.ephemeral and not message.loading
+    ]
+
+
+def end_shown(flips: Flips) -> bool:
+    """Tell whether a flip of the stream's game was answered with its end (a table without Flip)."""
+    game_id = flips.table.game_id
+    return any(
+        round_shown(message) is None
+        for game, rec in flips.sent
+        if game == game_id
+        for message in shown_by(rec)
+    )
+
+
 def rounds_shown(flips: list[Flips]) -> list[tuple[int, int]]:
     """Return every (game, round) an answer showed, late answers included, once per flip."""
     shown: list[tuple[int, int]] = []
     for each in flips:
         for game, rec in each.sent:
-            numbers = {
-                round_shown(message)
-                for message in [rec.original, *rec.followups.items]
-                if message is not None and not message.ephemeral and not message.loading
-            }
+            numbers = {round_shown(message) for message in shown_by(rec)}
             shown.extend((game, number) for number in numbers if number is not None)
     return shown
 
@@ -483,8 +503,8 @@ async def no_round_lost_or_doubled(
     # One more flip in each channel, answered: every flip before it has been played or dropped.
     for flow in flows:
         table = flow.table
-        if flow.over:
-            continue  # nothing to flip: its last answer showed its game's end
+        if flow.over or end_shown(flow):
+            continue  # nothing to flip: an answer (maybe a late one) showed its game's end
         rec = await standin.slash("flip", user=table.players[0], channel=table.newest.channel)
         flow.sent.append((table.game_id, rec))
         await public_answer(rec, ANSWER_SECONDS)
@@ -500,7 +520,7 @@ async def no_round_lost_or_doubled(
     }
     assert lost == {}, "a round shown is not in the database (stored, shown)"
     # Each channel's running game stands where its last answer left it.
-    running = [flow.table.game_id for flow in flows if not flow.over]
+    running = [flow.table.game_id for flow in flows if not (flow.over or end_shown(flow))]
     assert [rounds[game] for game in running] == [newest[game] for game in running]
     assert overlaps(standin) == []
 

@@ -11,13 +11,13 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .events import Round
 from .game import Game
 from .rules import Rules
-from .steal import replay_steal
+from .steal import StealGame, replay_steal, steal_move
 
 
 def replay(saved: dict[str, Any]) -> Iterator[Round]:
@@ -39,3 +39,66 @@ def replay(saved: dict[str, Any]) -> Iterator[Round]:
         if game.outcome is not None:
             return
         yield game.play_round()
+
+
+class Replaying:
+    """One running game's rounds, replayed as far as its latest save and kept.
+
+    A game watched live moves a round at a time, and replaying it from its seed at each round
+    would cost as much as all its rounds so far, every round. Handed each later save of the same
+    game, this plays only the rounds since the last: the game it replayed is kept where it
+    stopped. A save it cannot continue (another game, a Krig game with a forfeit, a Steal War
+    log that is not the one it followed) is replayed from its seed, as :func:`replay` does.
+    """
+
+    __slots__ = ("_actions", "_game", "_rounds", "_start")
+
+    def __init__(self) -> None:
+        self._start: tuple[Any, ...] | None = None
+        """The kind, seed and rules of the game kept (None: none kept)."""
+        self._game: Game | StealGame | None = None
+        self._actions: list[Sequence[Any]] = []
+        """The Steal War moves made again so far."""
+        self._rounds: list[Round] = []
+
+    def rounds(self, saved: dict[str, Any]) -> tuple[Round, ...]:
+        """Return every round of a save of the game, as ``tuple(replay(saved))``."""
+        try:
+            return self._rounds_of(saved)
+        except BaseException:
+            self._start = None  # what was kept may be half-way through a move: nothing kept
+            raise
+
+    def _rounds_of(self, saved: dict[str, Any]) -> tuple[Round, ...]:
+        start = (saved.get("kind"), int(saved["seed"]), saved["rules"])
+        if saved.get("kind") == "stjel":
+            actions: Sequence[Sequence[Any]] = saved["actions"]
+            done = len(self._actions)
+            if start != self._start or actions[:done] != self._actions:
+                self._restart(start, StealGame.new(Rules.from_dict(saved["rules"]), start[1]))
+                done = 0
+            game = self._game
+            assert isinstance(game, StealGame)
+            for action in actions[done:]:
+                played = steal_move(game, action)
+                self._actions.append(action)
+                if played is not None:
+                    self._rounds.append(played)
+            return tuple(self._rounds)
+        last = int(saved["round"])
+        if saved["forfeits"]:
+            self._start = None  # a forfeit changes the game's course: replayed whole
+            return tuple(replay(saved))
+        if start != self._start or last < len(self._rounds):
+            self._restart(start, Game.new(Rules.from_dict(saved["rules"]), start[1]))
+        game = self._game
+        assert isinstance(game, Game)
+        while game.outcome is None and game.round < last:
+            self._rounds.append(game.play_round())
+        return tuple(self._rounds)
+
+    def _restart(self, start: tuple[Any, ...], game: Game | StealGame) -> None:
+        self._start = start
+        self._game = game
+        self._actions = []
+        self._rounds = []

@@ -588,29 +588,34 @@ def replay_steal(rules: Rules, seed: int, actions: Sequence[Sequence[Any]]) -> I
     """Replay a Steal War game from its seed and its logged moves, yielding each round."""
     game = StealGame.new(rules, seed)
     for action in actions:
-        kind = action[0]
-        played: Round | None = None
-        if kind == "begin":
-            played = game.begin_battle()
-        elif kind == "steal":
-            played = game.steal(int(action[1]), [int(s) for s in action[2]])
-        elif kind == "play":
-            played = game.play(int(action[1]))
-        elif kind == "top" and action[2] is None:
-            game.apply_defaults()
-        elif kind == "top":
-            game.put_on_top(int(action[1]), parse_card(action[2]))
-        elif kind == "forfeit":
-            game.forfeit(int(action[1]))
-        elif kind == "count":
-            game.end_by_counting()
-        else:
-            raise StateError(f"unknown Steal War move {kind!r}")
+        played = steal_move(game, action)
         if played is not None:
             yield played
+
+
+def steal_move(game: StealGame, action: Sequence[Any]) -> Round | None:
+    """Make one logged move again; return the round it played, if it played one."""
+    kind = action[0]
+    if kind == "begin":
+        return game.begin_battle()
+    if kind == "steal":
+        return game.steal(int(action[1]), [int(s) for s in action[2]])
+    if kind == "play":
+        return game.play(int(action[1]))
+    if kind == "top" and action[2] is None:
+        game.apply_defaults()
+    elif kind == "top":
+        game.put_on_top(int(action[1]), parse_card(action[2]))
+    elif kind == "forfeit":
+        game.forfeit(int(action[1]))
+    elif kind == "count":
+        game.end_by_counting()
+    else:
+        raise StateError(f"unknown Steal War move {kind!r}")
+    return None
 
 
 register(StealGame)
 
 
-__all__ = ["StealGame", "replay_steal"]
+__all__ = ["StealGame", "replay_steal", "steal_move"]

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from krigbot.engine import Round, Rules
-from krigbot.engine.replay import replay
+from krigbot.engine.replay import Replaying, replay
 from krigbot.render.story import Story, story_from
 
 
@@ -53,7 +53,10 @@ class GameRounds:
         return next((number for number in self.story.wars if number > after), None)
 
 
-def rebuild(saved: dict[str, Any]) -> GameRounds:
-    """Replay a saved game (finished or not) from its seed and return its rounds."""
-    rounds = tuple(replay(saved))
+def rebuild(saved: dict[str, Any], replaying: Replaying | None = None) -> GameRounds:
+    """Replay a saved game (finished or not) from its seed and return its rounds.
+
+    With ``replaying`` (which was handed the game's earlier saves), only the rounds since the
+    last save it was handed are played."""
+    rounds = tuple(replay(saved)) if replaying is None else replaying.rounds(saved)
     return GameRounds(rounds, story_from(Rules.from_dict(saved["rules"]), rounds))

@@ -5,8 +5,9 @@ Started by the web view (``krigbot.web.handover``, which describes the messages)
 viewer's connection once the bot has checked its address, and writes the stream the bot would
 have written: the response's head, the position for a viewer joining (or the rounds after the
 last it had), each round as it is committed, the end. It reads the games from the database
-itself and rebuilds each round once for all of a game's viewers in a language; the bot only
-tells it which game reached which round.
+itself and rebuilds each round once for all of a game's viewers in a language, playing each
+game on from where its last read left it (not from its seed); the bot only tells it which game
+reached which round.
 
 A viewer whose unsent bytes grow past ``UNSENT_BYTES`` (beyond what was first sent it) reads
 too slowly: its connection is closed, and nothing more is kept for it.
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from krigbot.config import LOG_LEVELS
 from krigbot.engine import EngineError
+from krigbot.engine.replay import Replaying
 from krigbot.i18n import LANGS, t
 from krigbot.logs import LOG_FORMATS, setup
 from krigbot.storage import Storage, StorageError
@@ -57,6 +59,11 @@ READ_EVERY: Final = 0.1
 """How often, at most, the relay reads the games told to have moved on: each read is a reader
 of the bot's SQLite file, and a file read without pause keeps its log from starting over, which
 slows the bot's every write. A tenth of a second is less than a round's animation takes."""
+INLINE_ROUNDS: Final = 20
+"""The most new rounds of a game the relay writes on its event loop's thread. The few a read
+brings cost less than handing them to a thread and back, and that back and forth, in a process
+beside the bot's, showed in the bot's own CPU per flip (``python -m bench.live``). More (a
+viewer joining a long game) are written in a thread, so the other streams go on meanwhile."""
 CHECKPOINT_SECONDS: Final = 3600.0
 """The relay only reads; the bot checkpoints SQLite's log."""
 
@@ -116,6 +123,8 @@ class _Game:
     """Its rounds' events, each written once for all its viewers in a language."""
     told: int = 0
     """The latest round the bot told of."""
+    replaying: Replaying = field(default_factory=Replaying)
+    """Its rounds, played on from the last read at each read (not replayed from its seed)."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -295,7 +304,12 @@ class Relay:
             return built[1]
         # A running game's rounds up to the last rebuilt are kept: only the new are written.
         known = None if built is None else built[1]["rounds"]
-        data = await asyncio.to_thread(replay_data, row, lang, known)
+        new = row.round - (0 if known is None else len(known))
+        if new > INLINE_ROUNDS:
+            # A whole game (a viewer joining a long one): in a thread, the streams go on.
+            data = await asyncio.to_thread(replay_data, row, lang, known, followed.replaying)
+        else:
+            data = replay_data(row, lang, known, followed.replaying)
         followed.built[lang] = (at, data)
         return data
 

@@ -19,6 +19,7 @@ from krigbot.render.replays import GameRounds, rebuild
 
 if TYPE_CHECKING:
     from krigbot.engine import Round, Variant
+    from krigbot.engine.replay import Replaying
     from krigbot.i18n import Lang
     from krigbot.storage import GameRow
 
@@ -69,16 +70,20 @@ def _result(row: GameRow, final: Variant, lang: Lang) -> list[str]:
 
 
 def replay_data(
-    row: GameRow, lang: Lang, known: list[dict[str, Any]] | None = None
+    row: GameRow,
+    lang: Lang,
+    known: list[dict[str, Any]] | None = None,
+    replaying: Replaying | None = None,
 ) -> dict[str, Any]:
     """Rebuild a game and return everything its page's replay shows, in ``lang``.
 
     ``known`` are rounds of the same game from an earlier replay in ``lang`` (a running game's,
     a few rounds ago): a round's text depends only on the rounds up to it, so they are kept,
-    and only the rounds since are written.
+    and only the rounds since are written. ``replaying``, handed the game's earlier rows, plays
+    only the rounds since them (see ``rebuild``).
     """
     assert row.state is not None
-    rebuilt: GameRounds = rebuild(row.state)
+    rebuilt: GameRounds = rebuild(row.state, replaying)
     final = load_game(row.state)
     kept = (known or [])[: len(rebuilt.rounds)]
     rounds = kept + [

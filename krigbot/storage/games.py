@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
@@ -747,25 +748,20 @@ class Seated(Protocol):
     def players(self) -> tuple[int, ...]: ...
 
 
-class Dealt(Protocol):
-    """What a game dealt at once starts from."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Deal:
+    """What a game dealt at once starts from: a match's next game, a tournament match's game."""
 
-    @property
-    def names(self) -> tuple[str, ...]: ...
-    @property
-    def variant(self) -> str: ...
-    @property
-    def rules(self) -> JSONDict: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def state(self) -> JSONDict: ...
-    @property
-    def extra(self) -> JSONDict: ...
+    names: tuple[str, ...]
+    variant: str
+    rules: JSONDict
+    seed: int
+    state: JSONDict
+    extra: JSONDict
 
 
 async def insert_running(
-    db: Connection, seated: Seated, deal: Dealt, challenger_id: int, stamp: str
+    db: Connection, seated: Seated, deal: Deal, challenger_id: int, stamp: str
 ) -> int | None:
     """Store a game running from its deal (every player is in); None if the channel has one."""
     players = encode_json(seated.players)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
@@ -86,7 +87,7 @@ def on_shards(shards: Shards | None) -> tuple[str, tuple[int, ...]]:
 # A second active game in the channel is refused by the partial unique index; DO NOTHING
 # instead of an error, so the transaction goes on (PostgreSQL aborts it on an error).
 ONE_PER_CHANNEL: Final = (
-    "ON CONFLICT (channel_id) WHERE status IN ('challenge', 'running') DO NOTHING RETURNING id"
+    "ON CONFLICT (channel_id) WHERE status IN ('challenge', 'running') DO NOTHING"
 )
 
 _INSERT_GAME: Final = f"""
@@ -94,7 +95,7 @@ INSERT INTO games (
     guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
     accepted, round, created_at, updated_at, last_activity_at, extra
 ) VALUES (?, ?, ?, 'challenge', ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
-{ONE_PER_CHANNEL}
+{ONE_PER_CHANNEL} RETURNING {GAME_COLUMNS}
 """
 
 _INSERT_RUNNING: Final = f"""
@@ -102,7 +103,7 @@ INSERT INTO games (
     guild_id, channel_id, challenger_id, status, variant, rules, seed, players, names,
     accepted, state, round, created_at, updated_at, last_activity_at, extra
 ) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
-{ONE_PER_CHANNEL}
+{ONE_PER_CHANNEL} RETURNING id
 """
 
 
@@ -282,12 +283,10 @@ class GameStore(Store):
         if challenger_id not in players:
             raise ValueError("the challenger must be one of the players")
         check_int64("seed", seed)
-        # Round-trip through JSON so the returned row equals what get_game() will read
-        # (tuples become lists, and non-JSON values fail here, before any write).
+        # Encoded before the transaction: a value that is not JSON fails here, before any write.
         rules_json = encode_json(rules)
         extra_json = encode_json({} if extra is None else extra)
         stamp = encode_time(now)
-        accepted = (challenger_id,)
         async with self._database.transaction() as db:
             inserted = await db.fetch(
                 _INSERT_GAME,
@@ -300,7 +299,7 @@ class GameStore(Store):
                     seed,
                     encode_json(players),
                     encode_json(names),
-                    encode_json(accepted),
+                    encode_json((challenger_id,)),
                     stamp,
                     stamp,
                     stamp,
@@ -315,31 +314,9 @@ class GameStore(Store):
                 if not busy:
                     raise StorageError(f"the game in channel {channel_id} just ended; try again")
                 raise ChannelBusyError(channel_id, busy[0]["id"])
+        # The row as stored, so it equals what get_game() reads (tuples were written as lists).
         (row,) = inserted
-        moment = datetime.fromisoformat(stamp)
-        return GameRow(
-            id=int(row[0]),
-            guild_id=guild_id,
-            channel_id=channel_id,
-            challenger_id=challenger_id,
-            status="challenge",
-            variant=variant,
-            rules=decode_dict(rules_json),
-            seed=seed,
-            players=players,
-            names=names,
-            accepted=accepted,
-            state=None,
-            round=0,
-            table_message_id=None,
-            challenge_message_id=None,
-            result=None,
-            created_at=moment,
-            updated_at=moment,
-            last_activity_at=moment,
-            finished_at=None,
-            extra=decode_dict(extra_json),
-        )
+        return game_from_row(row)
 
     async def get_game(self, game_id: int) -> GameRow | None:
         """Return a game by id, or None."""
@@ -747,25 +724,20 @@ class Seated(Protocol):
     def players(self) -> tuple[int, ...]: ...
 
 
-class Dealt(Protocol):
-    """What a game dealt at once starts from."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Deal:
+    """What a game dealt at once starts from: a match's next game, a tournament match's game."""
 
-    @property
-    def names(self) -> tuple[str, ...]: ...
-    @property
-    def variant(self) -> str: ...
-    @property
-    def rules(self) -> JSONDict: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def state(self) -> JSONDict: ...
-    @property
-    def extra(self) -> JSONDict: ...
+    names: tuple[str, ...]
+    variant: str
+    rules: JSONDict
+    seed: int
+    state: JSONDict
+    extra: JSONDict
 
 
 async def insert_running(
-    db: Connection, seated: Seated, deal: Dealt, challenger_id: int, stamp: str
+    db: Connection, seated: Seated, deal: Deal, challenger_id: int, stamp: str
 ) -> int | None:
     """Store a game running from its deal (every player is in); None if the channel has one."""
     players = encode_json(seated.players)

@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Final
 
 from krigbot.storage.base import Store
 from krigbot.storage.errors import ChannelBusyError
-from krigbot.storage.games import insert_running
+from krigbot.storage.games import Deal, insert_running
 from krigbot.storage.models import (
     GAME_COLUMNS,
     GameRow,
-    JSONDict,
     check_int64,
     encode_json,
     encode_time,
@@ -92,17 +91,11 @@ class MatchStep:
     """Games of the match finished so far, this one included."""
 
 
-@dataclass(frozen=True, slots=True)
-class NextGame:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NextGame(Deal):
     """The next deal of a match, as it is stored (running from the start: all have agreed)."""
 
     challenger_id: int
-    names: tuple[str, ...]
-    variant: str
-    rules: JSONDict
-    seed: int
-    state: JSONDict
-    extra: JSONDict
 
 
 class MatchStore(Store):

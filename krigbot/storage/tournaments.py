@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from krigbot.storage.base import Store
 from krigbot.storage.errors import ChannelBusyError, StorageError
-from krigbot.storage.games import insert_running, on_shards
+from krigbot.storage.games import Deal, insert_running, on_shards
 from krigbot.storage.models import (
     GAME_COLUMNS,
     GameRow,
@@ -140,19 +140,13 @@ class TournamentRecord:
     won: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class MatchDeal:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MatchDeal(Deal):
     """A tournament match's game, dealt at once: every player is in, nobody was challenged."""
 
     guild_id: int
     channel_id: int
     players: tuple[int, ...]
-    names: tuple[str, ...]
-    variant: str
-    rules: JSONDict
-    seed: int
-    state: JSONDict
-    extra: JSONDict
     best_of: int
     """1 for a single game; 3 or 5 makes it the first game of a best-of match."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Generic, Protocol, Self, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, runtime_checkable
 
 import discord
 
@@ -46,27 +46,19 @@ def one_of(*words: str) -> Field[str]:
     return Field("|".join(words), str)
 
 
-NO_ID: Final = r"krig:(?!)"
-"""The template of a base of buttons: no custom id matches it."""
-
-
-class GameButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=NO_ID):
+class GameButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"krig:(?!)"):
     """A button whose custom id is ``krig:<kind>:<field>:...``, built from its declared fields.
 
     A subclass declares its kind and its fields in its class line, in custom id order, each by
     the name its value has in the template (``class FlipButton(GameButton, kind="flip",
     game=NUMBER, round=NUMBER)``). Its constructor takes the fields' values first, in that
-    order, and everything else with a default, so that a pressed id can rebuild it. A class
-    that declares no kind is a base for buttons that do.
+    order, and everything else with a default, so that a pressed id can rebuild it.
     """
 
     kind: ClassVar[str]
     fields: ClassVar[dict[str, Field[Any]]]
 
-    def __init_subclass__(cls, *, kind: str | None = None, **fields: Field[Any]) -> None:
-        if kind is None:  # a base of buttons (:class:`LabelledButton`), none itself
-            super().__init_subclass__(template=NO_ID)
-            return
+    def __init_subclass__(cls, *, kind: str, **fields: Field[Any]) -> None:
         cls.kind = kind
         cls.fields = fields
         parts = "".join(f":(?P<{name}>{field.pattern})" for name, field in fields.items())
@@ -135,41 +127,22 @@ class ButtonOwner(Protocol):
     buttons: Buttons
 
 
-@dataclass(frozen=True, slots=True)
-class Look:
-    """How a button with one fixed text looks: its label's catalog key, its style, its emoji
-    and its row."""
+class AcceptButton(GameButton, kind="accept", game=NUMBER):
+    """Accept a challenge (only the challenged may)."""
 
-    label: str
-    style: discord.ButtonStyle
-    emoji: str | None = None
-    row: int | None = None
-
-
-class LabelledButton(GameButton):
-    """A button on one id (``subject``: a game's, a tournament's) labelled with one text of the
-    catalog, in the reader's language; a subclass declares its kind, its field and its
-    :class:`Look`."""
-
-    look: ClassVar[Look]
-
-    def __init__(self, subject: int, lang: Lang = "nb") -> None:
-        look = self.look
+    def __init__(self, game_id: int, lang: Lang = "nb") -> None:
         super().__init__(
-            subject, label=t(lang, look.label), style=look.style, emoji=look.emoji, row=look.row
+            game_id, label=t(lang, "challenge.accept"), style=discord.ButtonStyle.success
         )
 
 
-class AcceptButton(LabelledButton, kind="accept", game=NUMBER):
-    """Accept a challenge (only the challenged may)."""
-
-    look = Look("challenge.accept", discord.ButtonStyle.success)
-
-
-class DeclineButton(LabelledButton, kind="decline", game=NUMBER):
+class DeclineButton(GameButton, kind="decline", game=NUMBER):
     """Decline a challenge (only the challenged may)."""
 
-    look = Look("challenge.decline", discord.ButtonStyle.danger)
+    def __init__(self, game_id: int, lang: Lang = "nb") -> None:
+        super().__init__(
+            game_id, label=t(lang, "challenge.decline"), style=discord.ButtonStyle.danger
+        )
 
 
 FLIP_EMOJI = discord.PartialEmoji(name="🂠")
@@ -244,10 +217,17 @@ SEATS: Field[tuple[int, ...]] = Field(
 )
 
 
-class LookButton(LabelledButton, kind="look", game=NUMBER):
+class LookButton(GameButton, kind="look", game=NUMBER):
     """Show the presser their own next card, privately, with their choices."""
 
-    look = Look("steal.look", discord.ButtonStyle.secondary, emoji="👀", row=0)
+    def __init__(self, game_id: int, lang: Lang = "nb") -> None:
+        super().__init__(
+            game_id,
+            label=t(lang, "steal.look"),
+            emoji="👀",
+            style=discord.ButtonStyle.secondary,
+            row=0,
+        )
 
 
 class StealButton(GameButton, kind="steal", game=NUMBER, seat=SEAT, card=CARD_FIELD, targets=SEATS):

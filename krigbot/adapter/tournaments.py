@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import discord
 
-from krigbot.adapter.buttons import NUMBER, LabelledButton, Look, view_of
+from krigbot.adapter.buttons import NUMBER, GameButton, view_of
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import safe_name
@@ -60,16 +60,22 @@ class ChannelGone(Exception):
     """The tournament's channel was deleted: its threads cannot be opened, nor anything shown."""
 
 
-class JoinButton(LabelledButton, kind="tjoin", tournament=NUMBER):
+class JoinButton(GameButton, kind="tjoin", tournament=NUMBER):
     """Sign up for a tournament."""
 
-    look = Look("tournament.join", discord.ButtonStyle.success)
+    def __init__(self, tournament_id: int, lang: Lang = "nb") -> None:
+        super().__init__(
+            tournament_id, label=t(lang, "tournament.join"), style=discord.ButtonStyle.success
+        )
 
 
-class LeaveButton(LabelledButton, kind="tleave", tournament=NUMBER):
+class LeaveButton(GameButton, kind="tleave", tournament=NUMBER):
     """Take one's name off a tournament's list."""
 
-    look = Look("tournament.leave", discord.ButtonStyle.secondary)
+    def __init__(self, tournament_id: int, lang: Lang = "nb") -> None:
+        super().__init__(
+            tournament_id, label=t(lang, "tournament.leave"), style=discord.ButtonStyle.secondary
+        )
 
 
 def shown_of(tournament: Tournament) -> Shown:

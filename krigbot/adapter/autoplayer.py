@@ -17,7 +17,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
@@ -125,31 +125,24 @@ class Run:
         log.warning(problem + ": %s", self.game_id, exc, extra=context(game_id=self.game_id))
 
 
+@dataclass(eq=False)
 class Autoplayer:
     """The autoplay runs of this process, by channel, each in a task of its own."""
 
-    def __init__(
-        self,
-        parts: AutoplayerParts,
-        *,
-        end: End,
-        interval: float,
-        faces: CardFaces,
-        rest_turn: Callable[[], float] = lambda: 0.0,
-    ) -> None:
-        self.parts = parts
-        self.faces = faces
-        """The card emojis the steps' tables show."""
-        self.end = end
-        self.interval = interval
-        """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
-        self.rest_turn = rest_turn
-        """Take a turn under Discord's global limit for the next edit (0.0), or say how many
-        seconds to wait for one."""
-        self.runs: dict[int, Run] = {}
-        """Autoplay running in this process, by channel."""
-        self.embeds: dict[int, discord.Embed] = {}
-        """Per autoplay message, the table it shows: a stop rewrites its autoplay line."""
+    parts: AutoplayerParts
+    _: KW_ONLY
+    end: End
+    interval: float
+    """Seconds between two edits of an autoplay message (``Settings.autoplay_seconds``)."""
+    faces: CardFaces
+    """The card emojis the steps' tables show."""
+    rest_turn: Callable[[], float] = lambda: 0.0
+    """Take a turn under Discord's global limit for the next edit (0.0), or say how many
+    seconds to wait for one."""
+    runs: dict[int, Run] = field(default_factory=dict, init=False)
+    """Autoplay running in this process, by channel."""
+    embeds: dict[int, discord.Embed] = field(default_factory=dict, init=False)
+    """Per autoplay message, the table it shows: a stop rewrites its autoplay line."""
 
     def close(self) -> None:
         """Cancel every run (not halt it: its stored state still says "running", so a restart

@@ -24,7 +24,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from krigbot.sessions import Refusal
@@ -52,28 +52,26 @@ Answer = Callable[[str, int, dict[str, Any]], Awaitable[Any]]
 ``Refusal``, or :class:`Unanswered` where this process cannot answer for the server now."""
 
 
+@dataclass(eq=False)
 class Forwarding:
     """Ask the process holding a server's shard, and answer for the shards held here."""
 
-    def __init__(
-        self,
-        notes: NoteStore,
-        bot_id: int,
-        holds: Callable[[int], bool],
-        answer: Answer,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.notes = notes
-        self.clock = clock
-        """Seconds since the epoch: a call names until when it is wanted, on every process."""
-        self.holds = holds
-        """Tell whether this process holds a server's shard now."""
-        self.answer = answer
-        self.me = secrets.token_hex(6)
-        self.channel = CHANNEL.format(bot=bot_id)
-        self.bot_id = bot_id
-        self._waiting: dict[str, _Pending] = {}
-        self._working: set[asyncio.Task[None]] = set()
+    notes: NoteStore
+    bot_id: int
+    holds: Callable[[int], bool]
+    """Tell whether this process holds a server's shard now."""
+    answer: Answer
+    clock: Callable[[], float] = time.time
+    """Seconds since the epoch: a call names until when it is wanted, on every process."""
+    me: str = field(default_factory=lambda: secrets.token_hex(6), init=False)
+    """This process, as the calls it makes name it."""
+    channel: str = field(init=False)
+    """Where the calls of every process of the bot are heard."""
+    _waiting: dict[str, _Pending] = field(default_factory=dict, init=False)
+    _working: set[asyncio.Task[None]] = field(default_factory=set, init=False)
+
+    def __post_init__(self) -> None:
+        self.channel = CHANNEL.format(bot=self.bot_id)
 
     async def start(self) -> Callable[[], Awaitable[None]]:
         """Hear the calls and the answers; return what stops it."""

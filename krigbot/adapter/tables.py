@@ -22,7 +22,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
 import discord
@@ -204,29 +204,19 @@ def editor(
     return _Editor(client, channel_id, message_id, token, original=original, own=own)
 
 
+@dataclass(slots=True, eq=False)
 class _Editor:
     """What :func:`editor` returns: one object, not a closure and its cells, since every table
     keeps one until it is greyed, and under load thousands wait to be (the collector walks
     each object they hold)."""
 
-    __slots__ = ("channel_id", "client", "message_id", "original", "own", "token")
-
-    def __init__(
-        self,
-        client: discord.Client,
-        channel_id: int,
-        message_id: int,
-        token: _Token | None,
-        *,
-        original: bool,
-        own: bool,
-    ) -> None:
-        self.client = client
-        self.channel_id = channel_id
-        self.message_id = message_id
-        self.token = token
-        self.original = original
-        self.own = own
+    client: discord.Client
+    channel_id: int
+    message_id: int
+    token: _Token | None
+    _: KW_ONLY
+    original: bool
+    own: bool
 
     async def __call__(self, **changes: Any) -> None:
         changes.setdefault("allowed_mentions", NO_MENTIONS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -177,6 +178,7 @@ async def made_before(
     return None
 
 
+@dataclass(eq=False)
 class MatchThreads:
     """Open each match's thread of a tournament's round and deal its game there.
 
@@ -184,25 +186,16 @@ class MatchThreads:
     threads are tried again later through the deadlines, and the channel is told.
     """
 
-    def __init__(
-        self,
-        bot: discord.Client,
-        tournaments: Tournaments,
-        deadlines: Deadlines,
-        clock: Callable[[], datetime],
-        paced: Callable[[], Awaitable[None]],
-        show_table: Callable[[Tournament, GameRow, Any, Lang], Awaitable[None]],
-    ) -> None:
-        self.bot = bot
-        self.tournaments = tournaments
-        self.deadlines = deadlines
-        self.clock = clock
-        self.paced = paced
-        """Wait for a turn under the process's share of Discord's global limit."""
-        self.show_table = show_table
-        """Post a match game's first table in its thread."""
-        self._failures: dict[int, int] = {}
-        """By tournament: how many tries in a row at opening its round's threads failed."""
+    bot: discord.Client
+    tournaments: Tournaments
+    deadlines: Deadlines
+    clock: Callable[[], datetime]
+    paced: Callable[[], Awaitable[None]]
+    """Wait for a turn under the process's share of Discord's global limit."""
+    show_table: Callable[[Tournament, GameRow, Any, Lang], Awaitable[None]]
+    """Post a match game's first table in its thread."""
+    _failures: dict[int, int] = field(default_factory=dict, init=False)
+    """By tournament: how many tries in a row at opening its round's threads failed."""
 
     async def open_matches(self, tournament: Tournament) -> None:
         """Open a thread for each match of the round still to play, and deal its game there.

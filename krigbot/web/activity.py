@@ -26,7 +26,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Protocol
 
@@ -117,13 +117,10 @@ class ActivitySignIn:
             "client_id": str(client_id),
             "client_secret": self._secret,
         }
-        try:
-            async with self._http().post(f"{self.api_base}/oauth2/token", data=form) as response:
-                body = await response.json(content_type=None)
-                status = response.status
-        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-            log.warning("the Activity's sign-in could not reach Discord: %s", type(exc).__name__)
-            raise SignInError(502, "Discord is out of reach") from None
+        answer = await self._discord("POST", "/oauth2/token", "for a code's token", data=form)
+        if answer is None:
+            raise SignInError(502, "Discord is out of reach")
+        status, body = answer
         if status == 200 and isinstance(body, dict) and isinstance(body.get("access_token"), str):
             return {
                 "access_token": body["access_token"],
@@ -157,13 +154,10 @@ class ActivitySignIn:
     async def _ask(self, token: str) -> tuple[ActivityUser | None, float]:
         """Ask Discord whose the token is; return the user and the seconds the token has left."""
         headers = {"Authorization": f"Bearer {token}"}
-        try:
-            async with self._http().get(f"{self.api_base}/oauth2/@me", headers=headers) as answer:
-                body = await answer.json(content_type=None)
-                status = answer.status
-        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-            log.warning("could not ask Discord whose a token is: %s", type(exc).__name__)
+        answer = await self._discord("GET", "/oauth2/@me", "whose a token is", headers=headers)
+        if answer is None:
             return None, 0.0
+        status, body = answer
         if status != 200 or not isinstance(body, dict):
             return None, 0.0
         application = body.get("application") or {}
@@ -178,6 +172,18 @@ class ActivitySignIn:
             return None, 0.0
         name = user.get("global_name") or user.get("username") or str(user["id"])
         return ActivityUser(int(user["id"]), str(name)), left
+
+    async def _discord(
+        self, method: str, path: str, asking: str, **sent: Any
+    ) -> tuple[int, Any] | None:
+        """Send a request to Discord's API; return its answer's status and JSON body, or None
+        where Discord is out of reach or answers no JSON (logged as ``asking`` it failing)."""
+        try:
+            async with self._http().request(method, f"{self.api_base}{path}", **sent) as answer:
+                return answer.status, await answer.json(content_type=None)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            log.warning("could not ask Discord %s: %s", asking, type(exc).__name__)
+            return None
 
     async def user_of(self, request: web.Request) -> ActivityUser | None:
         """Return who a request of the Activity's page comes from (its bearer token), or None."""
@@ -239,41 +245,22 @@ PAGE_POLICY: Final = (
 frame it and it calls the web view's ``/activity/`` routes (nothing of any other site)."""
 
 
+@dataclass(eq=False)
 class ActivityRoutes:
-    """The Activity's page and its calls (``/activity/...``); all of them are missing pages
-    where no Activity is set up."""
+    """The Activity's page and its calls (``/activity/...``, routed by the web view); all of
+    them are missing pages where no Activity is set up."""
 
-    def __init__(
-        self,
-        sign_in: ActivitySignIn | None,
-        language: Callable[[web.Request], Lang],
-        *,
-        storage: Storage,
-        access: WebAccess,
-        table: Table,
-        games: ActivityGames | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.sign_in = sign_in
-        """The sign-in (None: the application has no Activity)."""
-        self.language = language
-        """The language a request's reader gets (the web view's own choice, for every page)."""
-        self.storage = storage
-        self.access = access
-        self.table = table
-        self.games = games
-        self.clock = clock
-        """Seconds since the epoch, for the live links' expiry."""
-
-    def add_to(self, app: web.Application) -> None:
-        app.router.add_get("/activity/", self.page)
-        app.router.add_get("/activity", self.page)
-        app.router.add_post("/activity/token", self.token)
-        app.router.add_get("/activity/me", self.me)
-        app.router.add_get("/activity/channel/{channel}", self.channel)
-        app.router.add_post("/activity/flip", self.flip)
-        app.router.add_post("/activity/look", self.look)
-        app.router.add_post("/activity/choose", self.choose)
+    sign_in: ActivitySignIn | None
+    """The sign-in (None: the application has no Activity)."""
+    language: Callable[[web.Request], Lang]
+    """The language a request's reader gets (the web view's own choice, for every page)."""
+    _: KW_ONLY
+    storage: Storage
+    access: WebAccess
+    table: Table
+    games: ActivityGames | None = None
+    clock: Callable[[], float] = time.time
+    """Seconds since the epoch, for the live links' expiry."""
 
     def _set_up(self) -> ActivitySignIn:
         if self.sign_in is None:

@@ -350,7 +350,14 @@ class WebView:
         app.router.add_get("/static/{name}", self.static)
         app.router.add_get("/fonts/krig.css", self.font_faces)
         app.router.add_get("/fonts/{name}", self.font)
-        self.activity.add_to(app)
+        app.router.add_get("/activity/", self.activity.page)
+        app.router.add_get("/activity", self.activity.page)
+        app.router.add_post("/activity/token", self.activity.token)
+        app.router.add_get("/activity/me", self.activity.me)
+        app.router.add_get("/activity/channel/{channel}", self.activity.channel)
+        app.router.add_post("/activity/flip", self.activity.flip)
+        app.router.add_post("/activity/look", self.activity.look)
+        app.router.add_post("/activity/choose", self.activity.choose)
         app.router.add_get("/activity/live/{ticket}", self.follow_in_activity)
         return app
 

@@ -175,6 +175,26 @@ async def test_a_wrong_client_secret_is_logged_without_the_secret(
         await view.stop()
 
 
+async def test_a_discord_out_of_reach_signs_no_one_in(
+    storage: Storage, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on once it is closed
+        closed.bind(("127.0.0.1", 0))
+        api_base = f"http://127.0.0.1:{closed.getsockname()[1]}/api/v10"
+    sign_in = ActivitySignIn(client_id=lambda: 1, client_secret="s3cret", api_base=api_base)
+    view, base = await _serve(storage, sign_in)
+    try:
+        page = Page(base, Clock())
+        with caplog.at_level(logging.WARNING):
+            assert await page.token("a-code") == (502, {"error": "Discord is out of reach"})
+            assert await page.me("a-token") == (401, {"error": "no valid access token"})
+        assert "could not ask Discord for a code's token" in caplog.text
+        assert "could not ask Discord whose a token is" in caplog.text
+        assert "s3cret" not in caplog.text
+    finally:
+        await view.stop()
+
+
 async def test_without_an_activity_its_routes_do_not_exist(storage: Storage) -> None:
     view, base = await _serve(storage, None)
     try:

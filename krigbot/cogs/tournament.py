@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
@@ -56,7 +56,7 @@ from krigbot.render.tournament import (
     board_embed,
     signup_embed,
 )
-from krigbot.sessions import Deadline, FlipResult, LostWrite, Refusal
+from krigbot.sessions import Actor, Deadline, FlipResult, LostWrite, Refusal
 from krigbot.sessions.tournaments import MATCH_MINUTES, SIGNUP_MINUTES, Change, Tournament
 
 if TYPE_CHECKING:
@@ -273,24 +273,26 @@ class TournamentCog(commands.Cog, name="Tournaments"):
     @tournament.command(name="start")
     async def start(self, interaction: discord.Interaction[Any]) -> None:
         """Close the sign-up and start the first round"""
-        lang = public_lang(interaction)
-
-        async def work() -> Reply:
-            found = await self._here(interaction, None)
-            begun = await self.parts.tournaments.begin(found.id, actor_of(interaction))
-            return Reply(content=t(lang, "tournament.started", name=safe_name(begun.name)))
-
-        await respond(interaction, work())
+        await self._organise(interaction, self.parts.tournaments.begin, "tournament.started")
 
     @tournament.command(name="cancel")
     async def cancel(self, interaction: discord.Interaction[Any]) -> None:
         """Cancel the tournament in this channel"""
+        await self._organise(interaction, self.parts.tournaments.cancel, "tournament.cancelled")
+
+    async def _organise(
+        self,
+        interaction: discord.Interaction[Any],
+        change: Callable[[int, Actor], Awaitable[Tournament]],
+        done: str,
+    ) -> None:
+        """Make an organiser's change to the channel's tournament; announce it with ``done``."""
         lang = public_lang(interaction)
 
         async def work() -> Reply:
             found = await self._here(interaction, None)
-            over = await self.parts.tournaments.cancel(found.id, actor_of(interaction))
-            return Reply(content=t(lang, "tournament.cancelled", name=safe_name(over.name)))
+            changed = await change(found.id, actor_of(interaction))
+            return Reply(content=t(lang, done, name=safe_name(changed.name)))
 
         await respond(interaction, work())
 

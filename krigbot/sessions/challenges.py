@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import KW_ONLY, dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -25,23 +26,17 @@ from krigbot.storage import ChannelBusyError, GameRow, StorageError
 log = logging.getLogger(__name__)
 
 
+@dataclass(eq=False)
 class Challenges:
     """Make, answer and expire the challenges of every channel."""
 
-    def __init__(
-        self,
-        registry: Registry,
-        deadlines: Deadlines,
-        *,
-        idle_after: timedelta = timedelta(hours=24),
-        challenge_ttl: timedelta = timedelta(minutes=5),
-    ) -> None:
-        self.registry = registry
-        self.deadlines = deadlines
-        self.idle_after = idle_after
-        """How long a running game may sit untouched before a new challenge replaces it."""
-        self.challenge_ttl = challenge_ttl
-        """How long a challenge waits for its answers."""
+    registry: Registry
+    deadlines: Deadlines
+    _: KW_ONLY
+    idle_after: timedelta = timedelta(hours=24)
+    """How long a running game may sit untouched before a new challenge replaces it."""
+    challenge_ttl: timedelta = timedelta(minutes=5)
+    """How long a challenge waits for its answers."""
 
     async def challenge(
         self,

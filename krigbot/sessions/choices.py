@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -47,22 +48,16 @@ def _raced_again() -> Iterator[None]:
         raise Refusal("steal.raced") from None
 
 
+@dataclass(eq=False)
 class Choices:
     """Make the moves of Steal War games, by the players or, when time is up, by default."""
 
-    def __init__(
-        self,
-        registry: Registry,
-        time_limits: TimeLimits,
-        deadlines: Deadlines,
-        *,
-        choice_ttl: timedelta = timedelta(seconds=60),
-    ) -> None:
-        self.registry = registry
-        self.time_limits = time_limits
-        self.deadlines = deadlines
-        self.choice_ttl = choice_ttl
-        """How long a player has for a choice before it is made by default (rules §10)."""
+    registry: Registry
+    time_limits: TimeLimits
+    deadlines: Deadlines
+    _: KW_ONLY
+    choice_ttl: timedelta = timedelta(seconds=60)
+    """How long a player has for a choice before it is made by default (rules §10)."""
 
     def choice_deadline(self, row: GameRow) -> datetime:
         """Return when the open Steal War choices of a game are made by default (rules §10)."""

@@ -28,13 +28,13 @@ def _play(row: GameRow, game: Variant, count: int) -> FlipResult:
     return FlipResult(row, game, last, game.round - start, game.war_rounds - wars)
 
 
+@dataclasses.dataclass(eq=False)
 class Play:
     """Play the rounds of a channel's game, for a player or for the game itself."""
 
-    def __init__(self, registry: Registry, time_limits: TimeLimits, deadlines: Deadlines) -> None:
-        self.registry = registry
-        self.time_limits = time_limits
-        self.deadlines = deadlines
+    registry: Registry
+    time_limits: TimeLimits
+    deadlines: Deadlines
 
     async def flip(
         self,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from krigbot.config import Shards
@@ -33,22 +34,16 @@ def _readable(row: GameRow) -> bool:
     return True
 
 
+@dataclass(eq=False)
 class Recovery:
     """Pick up after a restart what the bot was doing when it stopped."""
 
-    def __init__(
-        self,
-        registry: Registry,
-        time_limits: TimeLimits,
-        challenges: Challenges,
-        choices: Choices,
-    ) -> None:
-        self.registry = registry
-        self.time_limits = time_limits
-        self.challenges = challenges
-        self.choices = choices
-        self.since: datetime | None = None
-        """When this process picked up the games (:meth:`restore`)."""
+    registry: Registry
+    time_limits: TimeLimits
+    challenges: Challenges
+    choices: Choices
+    since: datetime | None = field(default=None, init=False)
+    """When this process picked up the games (:meth:`restore`)."""
 
     def ended_before_restart(self, row: GameRow) -> bool:
         """Tell whether a finished game's end went unshown because the bot stopped.

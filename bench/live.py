@@ -7,7 +7,8 @@ the streams to its live relay (``--no-relay``: this process writes them, as wher
 cannot run); the viewers read the streams from a process of their own. Each measure flips
 every game ``--flips`` times and waits until every viewer has every round. Counted per flip:
 this process's CPU (all its threads: the bot's), the relay's, the viewers' process's, and the
-whole machine's busy CPU (everything running on it, other work included). Nothing here
+whole machine's busy CPU (everything running on it, other work included). The viewers stand in
+for browsers on other machines and read their streams with as little CPU as they can. Nothing here
 asserts; it prints figures: the median of ``--repeats`` measures and their range.
 """
 
@@ -23,8 +24,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-
-import aiohttp
+from urllib.parse import urlsplit
 
 from krigbot.engine import Game, Rules
 from krigbot.sessions import Player
@@ -50,23 +50,67 @@ def long_seed(rounds: int) -> int:
         seed += 1
 
 
+class _Viewer(asyncio.Protocol):
+    """One viewer's stream, read as lightly as a client can: the bytes are only searched for
+    the last round's id (a browser on another machine parses them there)."""
+
+    def __init__(self, request: bytes, last: int, ready: asyncio.Semaphore) -> None:
+        self.request = request
+        self.wanted = f"\nid: {last}\n".encode()
+        self.ready = ready
+        self.tail = b""
+        self.done = asyncio.get_running_loop().create_future()
+        self.heard = False
+
+    def itself(self) -> _Viewer:
+        """Return the viewer (the protocol its connection is made with)."""
+        return self
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        if not self.heard:
+            self.heard = True
+            self.ready.release()
+        # The last few bytes are kept: the id looked for may arrive in two reads.
+        seen = self.tail + data
+        if self.wanted in seen and not self.done.done():
+            self.done.set_result(None)
+            self.transport.close()
+        self.tail = seen[-len(self.wanted) :]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_exception(ConnectionError("a stream ended before its last round"))
+
+
 async def watch(urls: list[str], per_game: int, last: int) -> None:
-    """The viewers' process: ``per_game`` viewers on each stream, until each has round ``last``."""
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        ready = asyncio.Semaphore(0)
+    """The viewers' process: ``per_game`` viewers on each stream, until each has round ``last``.
 
-        async def viewer(url: str) -> None:
-            async with session.get(url, timeout=aiohttp.ClientTimeout(total=None)) as answer:
-                ready.release()
-                async for line in answer.content:
-                    if line.startswith(b"id: ") and int(line[4:]) >= last:
-                        return
-
-        tasks = [asyncio.create_task(viewer(url)) for url in urls for _ in range(per_game)]
-        for _ in tasks:
-            await ready.acquire()
-        print("ready", flush=True)
-        await asyncio.gather(*tasks)
+    They stand in for browsers on other machines: they are read with as little CPU as a client
+    can spend (one search of the bytes), so that what they take of this machine's cores, which
+    the bot shares with them here, is the least it can be."""
+    loop = asyncio.get_running_loop()
+    ready = asyncio.Semaphore(0)
+    viewers: list[_Viewer] = []
+    for url in urls:
+        parts = urlsplit(url)
+        assert parts.hostname is not None
+        assert parts.port is not None
+        request = (
+            f"GET {parts.path}?{parts.query} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+            "Accept: text/event-stream\r\n\r\n"
+        ).encode()
+        for _ in range(per_game):
+            viewers.append(_Viewer(request, last, ready))
+            await loop.create_connection(viewers[-1].itself, parts.hostname, parts.port)
+    for _ in viewers:
+        await ready.acquire()
+    print("ready", flush=True)
+    await asyncio.gather(*(viewer.done for viewer in viewers))
     print("done", flush=True)
 
 

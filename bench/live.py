@@ -50,9 +50,14 @@ def long_seed(rounds: int) -> int:
         seed += 1
 
 
+VIEWERS_READ_EVERY = 0.5
+"""How often the viewers read what has come on their streams (each read takes all of it)."""
+
+
 class _Viewer(asyncio.Protocol):
-    """One viewer's stream, read as lightly as a client can: the bytes are only searched for
-    the last round's id (a browser on another machine parses them there)."""
+    """One viewer's stream, read as lightly as a client can: what has come is read every
+    ``VIEWERS_READ_EVERY`` seconds, and only searched for the last round's id (a browser on
+    another machine reads each event as it comes, and parses it, there)."""
 
     def __init__(self, request: bytes, last: int, ready: asyncio.Semaphore) -> None:
         self.request = request
@@ -81,6 +86,8 @@ class _Viewer(asyncio.Protocol):
             self.done.set_result(None)
             self.transport.close()
         self.tail = seen[-len(self.wanted) :]
+        if not self.transport.is_closing():
+            self.transport.pause_reading()  # until the next read of every stream
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.done.done():
@@ -91,8 +98,10 @@ async def watch(urls: list[str], per_game: int, last: int) -> None:
     """The viewers' process: ``per_game`` viewers on each stream, until each has round ``last``.
 
     They stand in for browsers on other machines: they are read with as little CPU as a client
-    can spend (one search of the bytes), so that what they take of this machine's cores, which
-    the bot shares with them here, is the least it can be."""
+    can spend (all that has come, every ``VIEWERS_READ_EVERY`` seconds, with one search of the
+    bytes), so that what they take of this machine's cores, which the bot shares with them
+    here, is the least it can be. The relay still writes each viewer each round as it comes:
+    what waits is in the viewers' own buffers, which keep far more than half a second's rounds."""
     loop = asyncio.get_running_loop()
     ready = asyncio.Semaphore(0)
     viewers: list[_Viewer] = []
@@ -110,7 +119,17 @@ async def watch(urls: list[str], per_game: int, last: int) -> None:
     for _ in viewers:
         await ready.acquire()
     print("ready", flush=True)
+
+    async def read() -> None:
+        while True:
+            await asyncio.sleep(VIEWERS_READ_EVERY)
+            for viewer in viewers:
+                if not viewer.transport.is_closing():
+                    viewer.transport.resume_reading()
+
+    reading = asyncio.create_task(read())
     await asyncio.gather(*(viewer.done for viewer in viewers))
+    reading.cancel()
     print("done", flush=True)
 
 

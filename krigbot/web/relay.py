@@ -278,12 +278,16 @@ class Relay:
             return  # a viewer still joining is written all it needs when it has joined
         data = built[1]
         rounds = data["rounds"]
-        for played in rounds[watcher.sent :]:
-            watcher.write(self.event(followed, watcher.lang, played))
+        # One write of all that is new to it: a write is a system call, and on the machine's
+        # own network (a proxy in front) the reader's side of it is handled on this one's core.
+        news = [self.event(followed, watcher.lang, played) for played in rounds[watcher.sent :]]
         watcher.sent = max(watcher.sent, len(rounds))
         if not row.is_active:
             ended = end_of(data) | {"title": t(watcher.lang, "over.title")}
-            watcher.write(sse_event("end", END_ID, ended))
+            news.append(sse_event("end", END_ID, ended))
+        if news:
+            watcher.write(b"".join(news))
+        if not row.is_active:
             watcher.finish()
 
     @staticmethod

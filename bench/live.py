@@ -144,6 +144,16 @@ def process_cpu(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def peak_mib(pid: int | None) -> float:
+    """Return a running process's largest resident set so far in MiB, 0 for none."""
+    if pid is None:
+        return 0.0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def machine_cpu() -> float:
     """Return the machine's busy CPU seconds so far, over all its cores."""
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -153,12 +163,14 @@ def machine_cpu() -> float:
 
 @dataclass(frozen=True)
 class Spent:
-    """CPU seconds per flip in each place."""
+    """CPU seconds per flip in each place, and the relay's peak memory."""
 
     bot: float
     relay: float
     viewers: float
     machine: float
+    relay_peak: float = 0.0
+    """The relay's largest resident set so far, in MiB (0: no relay ran)."""
 
 
 async def measure(games: int, per_game: int, flips: int, pace: float, relay: bool) -> Spent:
@@ -231,13 +243,16 @@ async def measure(games: int, per_game: int, flips: int, pace: float, relay: boo
             viewers_spent,
             machine_cpu() - machine_started,
         )
+        relay_peak = peak_mib(relay_pid)
         if viewers is not None:
             await viewers.wait()
         await view.stop()
         await service.deadlines.close()
         await storage.close()
         n = flips * games
-        return Spent(spent.bot / n, spent.relay / n, spent.viewers / n, spent.machine / n)
+        return Spent(
+            spent.bot / n, spent.relay / n, spent.viewers / n, spent.machine / n, relay_peak
+        )
 
 
 def _ms(values: list[float]) -> str:
@@ -282,6 +297,12 @@ async def run() -> None:
         print(_ms([getattr(s, name) for s in watched]))
     ratio = statistics.median(s.bot for s in watched) / statistics.median(s.bot for s in alone)
     print(f"the bot's process watched: {ratio:.2f} of unwatched")
+    if args.relay:
+        peaks = [s.relay_peak for s in watched]
+        print(
+            f"the relay's peak memory: {statistics.median(peaks):.0f} MiB "
+            f"({min(peaks):.0f}-{max(peaks):.0f})"
+        )
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ True
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -51,9 +52,11 @@ class Replaying:
     log that is not the one it followed) is replayed from its seed, as :func:`replay` does.
     """
 
-    __slots__ = ("_actions", "_game", "_rounds", "_start")
+    __slots__ = ("_actions", "_game", "_lock", "_rounds", "_start")
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
+        """Held by the one call at a time that plays the game on (calls may come from threads)."""
         self._start: tuple[Any, ...] | None = None
         """The kind, seed and rules of the game kept (None: none kept)."""
         self._game: Game | StealGame | None = None
@@ -63,11 +66,12 @@ class Replaying:
 
     def rounds(self, saved: dict[str, Any]) -> tuple[Round, ...]:
         """Return every round of a save of the game, as ``tuple(replay(saved))``."""
-        try:
-            return self._rounds_of(saved)
-        except BaseException:
-            self._start = None  # what was kept may be half-way through a move: nothing kept
-            raise
+        with self._lock:
+            try:
+                return self._rounds_of(saved)
+            except BaseException:
+                self._start = None  # what was kept may be half-way through a move: nothing kept
+                raise
 
     def _rounds_of(self, saved: dict[str, Any]) -> tuple[Round, ...]:
         start = (saved.get("kind"), int(saved["seed"]), saved["rules"])

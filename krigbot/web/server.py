@@ -29,6 +29,7 @@ from markupsafe import Markup
 from yarl import URL
 
 from krigbot.engine import CardError, EngineError, card_code, parse_card
+from krigbot.engine.replay import Replaying
 from krigbot.i18n import LANGS, Lang, fmt_date, fmt_number, fmt_percent, supported_lang, t
 from krigbot.logs import about
 from krigbot.monitoring.server import served_at
@@ -316,6 +317,9 @@ class WebView:
         self._growing: OrderedDict[tuple[int, Lang], list[dict[str, Any]]] = OrderedDict()
         """(game, language) -> a running game's rounds as last rebuilt, which its next rebuild
         keeps (only the rounds since are written): the games watched most lately."""
+        self._replaying: OrderedDict[int, Replaying] = OrderedDict()
+        """A running game's rounds as last played, which its next rebuild plays on from (not
+        from its seed): the games watched most lately."""
         self._reads: dict[int, asyncio.Future[GameRow | None]] = {}
         """A game's read from the storage in progress, which its live viewers share."""
         self._fonts = FontSlices(cutter=font_cutter)
@@ -659,7 +663,10 @@ class WebView:
         if built is None:
             # A long game takes a moment to rebuild; the bot keeps answering Discord meanwhile.
             known = self._earlier_rounds(row, lang)
-            built = asyncio.ensure_future(asyncio.to_thread(replay_data, row, lang, known))
+            replaying = self._replaying_of(row)
+            built = asyncio.ensure_future(
+                asyncio.to_thread(replay_data, row, lang, known, replaying)
+            )
             self._replays[key] = built
             while len(self._replays) > KEPT_REPLAYS:
                 self._replays.popitem(last=False)
@@ -672,6 +679,20 @@ class WebView:
             raise
         self._grown(row, lang, data["rounds"])
         return data
+
+    def _replaying_of(self, row: GameRow) -> Replaying | None:
+        """Return what plays a running game on from its last rebuild (None: an ended game,
+        rebuilt once from its seed)."""
+        if not row.is_active:
+            self._replaying.pop(row.id, None)
+            return None
+        replaying = self._replaying.get(row.id)
+        if replaying is None:
+            replaying = self._replaying[row.id] = Replaying()
+            while len(self._replaying) > KEPT_GROWING:
+                self._replaying.popitem(last=False)
+        self._replaying.move_to_end(row.id)
+        return replaying
 
     def _earlier_rounds(self, row: GameRow, lang: Lang) -> list[dict[str, Any]] | None:
         """Return the rounds of the game's latest replay built in ``lang`` while it ran, if any:

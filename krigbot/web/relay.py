@@ -60,10 +60,9 @@ READ_EVERY: Final = 0.1
 of the bot's SQLite file, and a file read without pause keeps its log from starting over, which
 slows the bot's every write. A tenth of a second is less than a round's animation takes."""
 INLINE_ROUNDS: Final = 20
-"""The most new rounds of a game the relay writes on its event loop's thread. The few a read
-brings cost less than handing them to a thread and back, and that back and forth, in a process
-beside the bot's, showed in the bot's own CPU per flip (``python -m bench.live``). More (a
-viewer joining a long game) are written in a thread, so the other streams go on meanwhile."""
+"""The most new rounds of a game the relay writes on its event loop's thread: the few a read
+brings cost less than handing them to a thread and back. More (a viewer joining a long game)
+are written in a thread, so the other streams go on meanwhile."""
 CHECKPOINT_SECONDS: Final = 3600.0
 """The relay only reads; the bot checkpoints SQLite's log."""
 
@@ -278,8 +277,7 @@ class Relay:
             return  # a viewer still joining is written all it needs when it has joined
         data = built[1]
         rounds = data["rounds"]
-        # One write of all that is new to it: a write is a system call, and on the machine's
-        # own network (a proxy in front) the reader's side of it is handled on this one's core.
+        # One write of all that is new to it: each write is a system call, and a packet.
         news = [self.event(followed, watcher.lang, played) for played in rounds[watcher.sent :]]
         watcher.sent = max(watcher.sent, len(rounds))
         if not row.is_active:

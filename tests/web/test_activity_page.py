@@ -99,6 +99,29 @@ async def test_the_activity_signs_its_user_in_and_tells_what_the_channel_holds(
             await screenshot(watched.page, tmp_path, name, keep=SHOTS)
 
 
+@pytest.mark.activity
+async def test_a_game_started_while_the_activity_is_open_shows_up_on_it(
+    web: Web, standin: DiscordStandIn, world: SampleWorld
+) -> None:
+    guild, channel = world.no_guild.id, world.no_channel.id
+    async with chromium() as browser:
+        watched = await open_page(browser, PHONE, locale="en-GB")
+        code = standin.oauth.authorize(standin.app, world.alice)
+        await watched.page.add_init_script(mock_sdk(code, guild, channel))
+        await watched.page.goto(web.base + "/activity/")
+        status = watched.page.locator("#activity-status")
+        await expect(status).to_have_text(t("en", "activity.no_game"), timeout=WAIT_MS)
+        # A game started in the channel afterwards: its table shows up, with Flip for its player.
+        await start_game(standin, world.no_channel, world.alice, world.bob)
+        await expect(watched.page.locator("#activity")).to_have_attribute(
+            "data-state", "playing", timeout=WAIT_MS
+        )
+        await expect(watched.page.locator("#replay")).to_be_visible()
+        await expect(watched.page.locator("#activity-flip")).to_be_visible()
+        assert watched.foreign(web.base) == []
+        assert watched.errors == [], watched.errors
+
+
 async def test_a_refused_code_says_so_on_the_page(
     base: str, standin: DiscordStandIn, standin_world: SampleWorld
 ) -> None:

@@ -17,6 +17,8 @@ const tableArea = document.getElementById("activity-table");
 const here = location.pathname.endsWith("/") ? "" : `${location.pathname.split("/").pop()}/`;
 const route = (name) => new URL(here + name, location.href).href;
 
+// How long the page waits before asking for the channel's game again: after a 503 (the
+// server's process was away), and while the channel has no game (one may be started).
 const AGAIN_MS = 5000;
 // The game's round when the look shown was made: a round the stream tells later than the look
 // but played before it (the stream may lag a moment) leaves the look as it is.
@@ -86,6 +88,8 @@ async function load(session) {
   }
   if (!body.game) {
     show("no-game", body.note);
+    // Someone may start one in the channel (/krig start): the table shows up by itself.
+    setTimeout(() => load(session), AGAIN_MS);
     return;
   }
   tableArea.innerHTML = body.html;

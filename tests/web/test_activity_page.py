@@ -24,7 +24,14 @@ from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
 from tests.support.activity import sign_in
 from tests.support.browser import DESKTOP, PHONE, chromium, open_page, screenshot
-from tests.support.players import ChosenSeeds, public_messages, start_game, text_of
+from tests.support.players import (
+    ChosenSeeds,
+    answer_of,
+    press,
+    public_messages,
+    start_game,
+    text_of,
+)
 from tests.support.web import SECRET, Web
 from tests.support.web_games import BOB_WINS, STANDARD
 
@@ -119,6 +126,37 @@ async def test_a_game_started_while_the_activity_is_open_shows_up_on_it(
         await expect(watched.page.locator("#replay")).to_be_visible()
         await expect(watched.page.locator("#activity-flip")).to_be_visible()
         assert watched.foreign(web.base) == []
+        assert watched.errors == [], watched.errors
+
+
+@pytest.mark.activity
+async def test_after_a_game_s_end_the_activity_shows_the_next_game_of_the_channel(
+    web: Web, standin: DiscordStandIn, world: SampleWorld
+) -> None:
+    guild, channel = world.no_guild.id, world.no_channel.id
+    first = await start_game(standin, world.no_channel, world.alice, world.bob)
+    async with chromium() as browser:
+        watched = await open_page(browser, PHONE, locale="en-GB")
+        code = standin.oauth.authorize(standin.app, world.carol)
+        await watched.page.add_init_script(mock_sdk(code, guild, channel))
+        await watched.page.goto(web.base + "/activity/")
+        activity = watched.page.locator("#activity")
+        await expect(activity).to_have_attribute("data-state", "watching", timeout=WAIT_MS)
+        # Bob gives up: the ended table stays on the page.
+        asked = await answer_of(
+            standin, await standin.slash("krig forfeit", user=world.bob, channel=world.no_channel)
+        )
+        assert asked.message is not None
+        yes = f"krig:forfeit:{first.game_id}:{world.bob.id}:yes"
+        await press(standin, asked.message, yes, world.bob)
+        await expect(activity).to_have_attribute("data-state", "ended", timeout=WAIT_MS)
+        replay = watched.page.locator("#replay")
+        await expect(replay).to_have_attribute("data-state", "ended")
+        # A new game in the channel, with Carol playing: it takes the ended one's place.
+        await start_game(standin, world.no_channel, world.carol, world.alice)
+        await expect(activity).to_have_attribute("data-state", "playing", timeout=WAIT_MS)
+        await expect(replay).not_to_have_attribute("data-state", "ended")
+        await expect(watched.page.locator("#activity-flip")).to_be_visible()
         assert watched.errors == [], watched.errors
 
 

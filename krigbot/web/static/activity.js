@@ -72,11 +72,27 @@ async function signIn() {
   return session;
 }
 
-// The channel's game as the web view shows it to this member: its table, followed live.
-async function load(session) {
+// The channel's game as the web view shows it to this member.
+async function ask(session) {
   const address = route(`channel/${session.channel}?guild=${session.guild}`);
   const answer = await fetch(address, { headers: { Authorization: `Bearer ${session.token}` } });
   const body = await answer.json().catch(() => ({}));
+  return { answer, body };
+}
+
+// After a game's end its table stays; the next game started in the channel (a rematch) takes
+// its place once it runs.
+function awaitNext(session, ended) {
+  setTimeout(async () => {
+    const { answer, body } = await ask(session).catch(() => ({ answer: null, body: {} }));
+    if (answer && answer.ok && body.game && body.game !== ended) load(session);
+    else awaitNext(session, ended);
+  }, AGAIN_MS);
+}
+
+// The channel's game on the page: its table, followed live.
+async function load(session) {
+  const { answer, body } = await ask(session);
   tableArea.replaceChildren();
   flipButton.hidden = lookButton.hidden = choices.hidden = true;
   if (!answer.ok) {
@@ -93,11 +109,14 @@ async function load(session) {
     return;
   }
   tableArea.innerHTML = body.html;
+  let over = false;
   const ended = () => {
     flipButton.hidden = true;
     lookButton.hidden = true;
     choices.hidden = true;
     show("ended", root.dataset.ended);
+    if (!over) awaitNext(session, body.game);
+    over = true;
   };
   window.krigReplay(tableArea.querySelector("#replay"), body.data, route(body.live), {
     round: (played) => {

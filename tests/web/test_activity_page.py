@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Browser, expect
 
 from krigbot.engine import Game
 from krigbot.i18n import Lang, t
@@ -22,8 +22,9 @@ from krigbot.web.activity import ActivitySignIn, Unanswered
 from krigbot.web.server import WebView
 from tests.standin import DiscordStandIn
 from tests.standin.fixtures import SampleWorld
+from tests.standin.world import User
 from tests.support.activity import sign_in
-from tests.support.browser import DESKTOP, PHONE, chromium, open_page, screenshot
+from tests.support.browser import DESKTOP, PHONE, Watched, chromium, open_page, screenshot
 from tests.support.players import (
     ChosenSeeds,
     answer_of,
@@ -106,16 +107,24 @@ async def test_the_activity_signs_its_user_in_and_tells_what_the_channel_holds(
             await screenshot(watched.page, tmp_path, name, keep=SHOTS)
 
 
+async def open_in_no_channel(
+    browser: Browser, web: Web, standin: DiscordStandIn, world: SampleWorld, user: User
+) -> Watched:
+    """Open the Activity as ``user`` in the sample world's ``no_channel``, on a phone, in
+    English."""
+    watched = await open_page(browser, PHONE, locale="en-GB")
+    code = standin.oauth.authorize(standin.app, user)
+    await watched.page.add_init_script(mock_sdk(code, world.no_guild.id, world.no_channel.id))
+    await watched.page.goto(web.base + "/activity/")
+    return watched
+
+
 @pytest.mark.activity
 async def test_a_game_started_while_the_activity_is_open_shows_up_on_it(
     web: Web, standin: DiscordStandIn, world: SampleWorld
 ) -> None:
-    guild, channel = world.no_guild.id, world.no_channel.id
     async with chromium() as browser:
-        watched = await open_page(browser, PHONE, locale="en-GB")
-        code = standin.oauth.authorize(standin.app, world.alice)
-        await watched.page.add_init_script(mock_sdk(code, guild, channel))
-        await watched.page.goto(web.base + "/activity/")
+        watched = await open_in_no_channel(browser, web, standin, world, world.alice)
         status = watched.page.locator("#activity-status")
         await expect(status).to_have_text(t("en", "activity.no_game"), timeout=WAIT_MS)
         # A game started in the channel afterwards: its table shows up, with Flip for its player.
@@ -133,13 +142,9 @@ async def test_a_game_started_while_the_activity_is_open_shows_up_on_it(
 async def test_after_a_game_s_end_the_activity_shows_the_next_game_of_the_channel(
     web: Web, standin: DiscordStandIn, world: SampleWorld
 ) -> None:
-    guild, channel = world.no_guild.id, world.no_channel.id
     first = await start_game(standin, world.no_channel, world.alice, world.bob)
     async with chromium() as browser:
-        watched = await open_page(browser, PHONE, locale="en-GB")
-        code = standin.oauth.authorize(standin.app, world.carol)
-        await watched.page.add_init_script(mock_sdk(code, guild, channel))
-        await watched.page.goto(web.base + "/activity/")
+        watched = await open_in_no_channel(browser, web, standin, world, world.carol)
         activity = watched.page.locator("#activity")
         await expect(activity).to_have_attribute("data-state", "watching", timeout=WAIT_MS)
         # Bob gives up: the ended table stays on the page.

@@ -311,6 +311,13 @@ async def serve(
     except DiscordError as refusal:
         response = refusal.response()
     except Exception as exc:
+        if isinstance(exc, ConnectionResetError) and (
+            request.transport is None or request.transport.is_closing()
+        ):
+            # The client hung up while it sent its request (a process stopped or killed in the
+            # middle of a call): Discord never has the whole request either, and does nothing.
+            record.status = 499
+            return web.Response(status=499, text="the client closed the connection")
         text = f"{request.method} {rel}: {exc!r}\n{traceback.format_exc()}"
         standin.internal_errors.append(text)
         log.error("stand-in internal error: %s", text)

@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+SEARCHED = 50
+"""How many of a channel's newest messages are searched for a challenge's message."""
+
 
 class ChallengeParts(
     TableParts, HasTimeLimits, HasChallenges, HasDeadlines, HasPictures, HasButtons, Protocol
@@ -203,13 +206,16 @@ class ChallengeCog(commands.Cog, name="Challenge"):
     async def _expire(self, deadline: Deadline) -> None:
         """Show a challenge whose time ran out as expired, without its buttons."""
         game_id, channel_id, message_id = deadline.game_id, deadline.channel_id, deadline.message_id
-        assert message_id is not None
         # A database that fails here is asked again a moment later (the deadline moves on).
         row = await self.parts.deadlines.attempt(
             deadline, self.parts.challenges.expire(game_id), "end an expired challenge"
         )
         if row is None:
             return
+        if message_id is None:
+            message_id = await self._message_of(row)
+            if message_id is None:
+                return  # a press on its buttons shows the expiry (on_accept, on_decline)
         embed = self._expired_embed(row)
         try:
             # Through the challenge's own interaction where nothing else reaches its chat.
@@ -229,6 +235,32 @@ class ChallengeCog(commands.Cog, name="Challenge"):
                 exc,
                 extra=context(game_id=game_id),
             )
+
+    async def _message_of(self, row: GameRow) -> int | None:
+        """Find the message of a challenge whose message the bot did not get to store (it
+        stopped just after showing it): the bot's message in its channel with its Accept button.
+
+        Only where the bot's own token reaches the chat, and only among its newest messages.
+        """
+        bot = self.parts.bot
+        if not own_token(row.extra) or bot.user is None:
+            return None
+        wanted = AcceptButton(row.id).custom_id
+        channel = bot.get_partial_messageable(row.channel_id)
+        try:
+            async for message in channel.history(limit=SEARCHED):
+                if message.author.id == bot.user.id and wanted in custom_ids(message):
+                    return message.id
+        except discord.HTTPException as exc:
+            log.warning(
+                "could not look for the message of challenge %s: %s",
+                row.id,
+                exc,
+                extra=context(game_id=row.id),
+            )
+            return None
+        log.info("found no message of challenge %s", row.id, extra=context(game_id=row.id))
+        return None
 
     def _expired_embed(self, row: GameRow) -> discord.Embed:
         """Return a challenge that expired, in its game's language."""
@@ -307,3 +339,14 @@ def _not_in_chat(
         return []
     present = {user.id for user in channel.recipients} | {interaction.user.id}
     return [user for user in people if user.id not in present]
+
+
+def custom_ids(message: discord.Message) -> set[str]:
+    """Return the custom ids of a message's buttons and menus."""
+    return {
+        child.custom_id
+        for row in message.components
+        if isinstance(row, discord.ActionRow)
+        for child in row.children
+        if isinstance(child, discord.Button | discord.SelectMenu) and child.custom_id is not None
+    }

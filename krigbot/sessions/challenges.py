@@ -116,14 +116,14 @@ class Challenges:
         try:
             await self.registry.storage.games.set_challenge_message(row.id, message_id)
         except StorageError as exc:
-            # The challenge is out and its buttons work; after a restart it is only
-            # ended by the next /krig start instead of by its deadline.
+            # The challenge is out and its buttons work; after a restart its expiry looks
+            # for its message in the channel.
             log.warning(
                 "could not remember the message of challenge %s: %s", row.id, exc, extra=about(row)
             )
 
-    def watch_challenge(self, row: GameRow, message_id: int) -> None:
-        """Set the expiry of a challenge shown in ``message_id``."""
+    def watch_challenge(self, row: GameRow, message_id: int | None) -> None:
+        """Set the expiry of a challenge shown in ``message_id`` (None: not known)."""
         at = row.created_at + self.challenge_ttl
         self.deadlines.set(
             Deadline("challenge", row.id, row.channel_id, at, message_id, row.server_id)

@@ -80,8 +80,9 @@ class Recovery:
         for row in resumed:
             if row.status == "challenge":
                 challenges.append(row)
-                if row.challenge_message_id is not None:
-                    self.challenges.watch_challenge(row, row.challenge_message_id)
+                # Without its message (the bot stopped between showing it and storing which it
+                # was), the expiry looks for the message before it marks it.
+                self.challenges.watch_challenge(row, row.challenge_message_id)
                 continue
             game = await self.registry.read(row)
             if game is None:

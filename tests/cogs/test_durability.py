@@ -307,6 +307,32 @@ async def test_a_challenge_that_expired_while_the_bot_was_down_loses_its_buttons
     assert enabled_buttons(message) == []
 
 
+async def test_a_challenge_whose_message_was_never_stored_still_expires_after_a_restart(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    async with bot_on(standin, db_path, clock) as first:
+
+        async def stopped_before_storing(*args: Any, **kwargs: Any) -> bool:
+            return True  # the bot stops between showing the challenge and storing its message
+
+        monkeypatch.setattr(GameStore, "set_challenge_message", stopped_before_storing)
+        message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
+        game_id = game_id_of(message)
+        standin.user_message(world.no_channel, world.carol, "kjør på!")
+        assert (await game_row(first, game_id)).challenge_message_id is None
+        monkeypatch.undo()
+    clock.advance(minutes=6)  # challenges wait five minutes
+    watcher = standin.watch(world.no_channel)
+
+    async with bot_on(standin, db_path, clock) as restarted:
+        expired = await watcher.next("edit", predicate=lambda e: e.message is message, timeout=5)
+        assert (await game_row(restarted, game_id)).status == "expired"
+
+    assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
+    assert enabled_buttons(message) == []
+
+
 async def test_a_flip_in_progress_when_the_bot_stops_is_answered_before_it_closes(
     standin: DiscordStandIn, world: SampleWorld, bot: KrigBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:

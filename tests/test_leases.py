@@ -20,6 +20,7 @@ from typing import Protocol
 import pytest
 
 from krigbot.config import shard_of
+from krigbot.i18n import t
 from tests.standin import (
     DiscordStandIn,
     EventLog,
@@ -390,10 +391,13 @@ async def keep_flipping(standin: DiscordStandIn, flips: Flips, stop: asyncio.Eve
         flips.sent.append((table.game_id, rec))
         try:
             answer = await public_answer(rec, PROBE_SECONDS)
-        except (StandInTimeout, AssertionError):
-            if not end_shown(flips):
+        except (StandInTimeout, AssertionError) as exc:
+            if end_shown(standin, flips):
+                pass  # the game's end came, to a flip answered after its stream stopped waiting
+            elif no_game(exc):
+                await ended_late(standin, flips)
+            else:
                 continue  # sent to a process just killed, or raced by a late answer: the next tells
-            # The game's end came, to a flip answered after its stream stopped waiting.
         else:
             number = round_shown(answer)
             if number is not None:
@@ -446,14 +450,40 @@ def shown_by(rec: InteractionRecord) -> list[Message]:
     ]
 
 
-def end_shown(flips: Flips) -> bool:
-    """Tell whether a flip of the stream's game was answered with its end (a table without Flip)."""
+def end_shown(standin: DiscordStandIn, flips: Flips) -> bool:
+    """Tell whether the channel was shown the stream's game's end: a flip answered with it (a
+    table without Flip), or the message a process posts for an end whose answer was lost."""
     game_id = flips.table.game_id
-    return any(
+    answered = any(
         round_shown(message) is None
         for game, rec in flips.sent
         if game == game_id
         for message in shown_by(rec)
+    )
+    channel = flips.table.newest.channel
+    return answered or any(
+        late_end(game_id, message) for message in standin.messages(channel, include_ephemeral=False)
+    )
+
+
+def late_end(game_id: int, message: Message) -> bool:
+    """Tell whether a message is the end of a game shown after the process that ended it died."""
+    return t("nb", "end.after_restart", game=game_id) in text_of(message)
+
+
+def no_game(refused: BaseException) -> bool:
+    """Tell whether a flip was refused because its channel's game had ended."""
+    return t("nb", "err.no_game") in str(refused)
+
+
+async def ended_late(standin: DiscordStandIn, flips: Flips) -> None:
+    """Wait for the end of a game that a round ended whose answer was lost (its process was
+    killed between the commit and the answer): whoever takes the shard over shows it."""
+    game_id = flips.table.game_id
+    await standin.channel_events.wait(
+        lambda event: event.kind == "create" and late_end(game_id, event.message),
+        timeout=ANSWER_SECONDS,
+        what=f"the end of game {game_id}, shown after its process was killed",
     )
 
 
@@ -503,11 +533,16 @@ async def no_round_lost_or_doubled(
     # One more flip in each channel, answered: every flip before it has been played or dropped.
     for flow in flows:
         table = flow.table
-        if flow.over or end_shown(flow):
+        if flow.over or end_shown(standin, flow):
             continue  # nothing to flip: an answer (maybe a late one) showed its game's end
         rec = await standin.slash("flip", user=table.players[0], channel=table.newest.channel)
         flow.sent.append((table.game_id, rec))
-        await public_answer(rec, ANSWER_SECONDS)
+        try:
+            await public_answer(rec, ANSWER_SECONDS)
+        except AssertionError as exc:
+            if not no_game(exc):
+                raise
+            await ended_late(standin, flow)  # its last round's answer was lost with a process
     shown = rounds_shown(flows)
     assert len(shown) == len(set(shown)), "a round was shown twice"
     stored = postgres.psql("SELECT string_agg(id || ':' || round, ',') FROM games", pg_dsn)
@@ -520,7 +555,7 @@ async def no_round_lost_or_doubled(
     }
     assert lost == {}, "a round shown is not in the database (stored, shown)"
     # Each channel's running game stands where its last answer left it.
-    running = [flow.table.game_id for flow in flows if not (flow.over or end_shown(flow))]
+    running = [flow.table.game_id for flow in flows if not (flow.over or end_shown(standin, flow))]
     assert [rounds[game] for game in running] == [newest[game] for game in running]
     assert overlaps(standin) == []
 

@@ -10,6 +10,11 @@ this process's CPU (all its threads: the bot's), the relay's, the viewers' proce
 whole machine's busy CPU (everything running on it, other work included). The viewers stand in
 for browsers on other machines and read their streams with as little CPU as they can. Nothing here
 asserts; it prints figures: the median of ``--repeats`` measures and their range.
+
+``--control`` keeps the machine equally busy in both measures: a second bot's process flips as
+many games beside this one, at the same pace, and the viewers watch its games in one measure
+and this one's in the other. What it compares is what watching adds to the bot's own work,
+apart from what the relay's writes and the viewers' reads take from the cores the bot shares.
 """
 
 from __future__ import annotations
@@ -173,69 +178,146 @@ class Spent:
     """The relay's largest resident set so far, in MiB (0: no relay ran)."""
 
 
-async def measure(games: int, per_game: int, flips: int, pace: float, relay: bool) -> Spent:
-    """Return the CPU spent per flip, with ``per_game`` viewers on each game."""
-    with tempfile.TemporaryDirectory() as folder:
-        storage = await Storage.open(Path(folder) / "krig.db")
-        seed = long_seed(flips + 1)
-        service = GameService(storage, seeds=lambda: seed, clock=lambda: datetime.now(UTC))
-        access = WebAccess(storage, secret="bench-secret-of-enough-length", base_url="http://b")
-        await access.set_on(GUILD, True)
-        view = WebView(
-            storage,
-            access,
-            clock=lambda: datetime.now(UTC),
-            live=service.registry.live,
-            relay=relay,
+@dataclass
+class Tables:
+    """Games dealt in one process, each with the signed address of its live stream."""
+
+    service: GameService
+    view: WebView
+    storage: Storage
+    channels: list[int]
+    urls: list[str]
+
+    async def flip(self, flips: int, pace: float) -> None:
+        """Flip every game ``flips`` times, ``pace`` seconds apart."""
+        for _ in range(flips):
+            for channel in self.channels:
+                await self.service.play.flip(channel, ALICE.user_id)
+            # A game's flips come from people pressing a button: not back to back in one loop
+            # (and the pauses count no CPU).
+            await asyncio.sleep(pace)
+
+    def relay_pid(self) -> int | None:
+        """Return the live relay's process id (None: this process writes the streams)."""
+        return None if self.view.relay is None else self.view.relay.pid
+
+    async def close(self) -> None:
+        await self.view.stop()
+        await self.service.deadlines.close()
+        await self.storage.close()
+
+
+async def deal(folder: str, games: int, flips: int, relay: bool) -> Tables:
+    """Deal ``games`` games lasting more than ``flips`` rounds, with the web view on."""
+    storage = await Storage.open(Path(folder) / "krig.db")
+    seed = long_seed(flips + 1)
+    service = GameService(storage, seeds=lambda: seed, clock=lambda: datetime.now(UTC))
+    access = WebAccess(storage, secret="bench-secret-of-enough-length", base_url="http://b")
+    await access.set_on(GUILD, True)
+    view = WebView(
+        storage, access, clock=lambda: datetime.now(UTC), live=service.registry.live, relay=relay
+    )
+    await view.start("127.0.0.1", 0)
+    assert view._runner is not None
+    host, port = view._runner.addresses[0][:2]
+    site = await access.site(GUILD)
+    assert site is not None
+    channels = list(range(100, 100 + games))
+    urls = []
+    for channel in channels:
+        made = await service.challenges.challenge(
+            guild_id=GUILD,
+            channel_id=channel,
+            challenger=ALICE,
+            opponents=[BOB],
+            variant="standard",
+            options={},
         )
-        await view.start("127.0.0.1", 0)
-        assert view._runner is not None
-        host, port = view._runner.addresses[0][:2]
-        site = await access.site(GUILD)
-        assert site is not None
-        channels = list(range(100, 100 + games))
-        urls = []
-        for channel in channels:
-            made = await service.challenges.challenge(
-                guild_id=GUILD,
-                channel_id=channel,
-                challenger=ALICE,
-                opponents=[BOB],
-                variant="standard",
-                options={},
-            )
-            await service.challenges.accept(made.row.id, BOB.user_id)
-            urls.append(f"http://{host}:{port}{access.game_path(site, made.row.id)}/live?after=0")
+        await service.challenges.accept(made.row.id, BOB.user_id)
+        urls.append(f"http://{host}:{port}{access.game_path(site, made.row.id)}/live?after=0")
+    return Tables(service, view, storage, channels, urls)
+
+
+async def serve(games: int, flips: int, pace: float, relay: bool) -> None:
+    """The other bot's process (``--control``): deal and tell the streams' addresses; then,
+    as it is told, say its relay's process id (it starts with the first viewer), flip its
+    games and say when that is done, or stop."""
+    loop = asyncio.get_running_loop()
+    with tempfile.TemporaryDirectory() as folder:
+        tables = await deal(folder, games, flips, relay)
+        print(" ".join(tables.urls), flush=True)
+        while (told := (await loop.run_in_executor(None, sys.stdin.readline)).strip()) != "stop":
+            if told == "relay":
+                print(tables.relay_pid() or 0, flush=True)
+            elif told == "go":
+                await tables.flip(flips, pace)
+                print("flipped", flush=True)
+        await tables.close()
+
+
+async def tell(process: asyncio.subprocess.Process, what: str) -> None:
+    """Tell a child process something, on its standard input."""
+    assert process.stdin is not None
+    process.stdin.write(f"{what}\n".encode())
+    await process.stdin.drain()
+
+
+async def child(*args: str) -> asyncio.subprocess.Process:
+    """Start this bench in another process, to talk with on its standard input and output."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bench.live",
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+
+
+async def line(process: asyncio.subprocess.Process) -> str:
+    """Return the next line a child process says."""
+    assert process.stdout is not None
+    return (await process.stdout.readline()).decode().strip()
+
+
+async def measure(
+    games: int, per_game: int, flips: int, pace: float, relay: bool, other: str | None = None
+) -> Spent:
+    """Return the CPU spent per flip, with ``per_game`` viewers on each game.
+
+    ``other``: another bot's process flips as many games of its own beside this one, and the
+    viewers watch ``"mine"`` (this process's games) or ``"its"`` (the other's).
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        tables = await deal(folder, games, flips, relay)
+        urls = tables.urls
+        beside = None
+        if other is not None:
+            beside = await child("--serve", str(games), str(flips), str(pace), str(int(relay)))
+            its_urls = (await line(beside)).split()
+            if other == "its":
+                urls = its_urls
         viewers = None
         if per_game:
-            viewers = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "bench.live",
-                "--watch",
-                str(per_game),
-                str(flips),
-                *urls,
-                stdout=asyncio.subprocess.PIPE,
-            )
-            assert viewers.stdout is not None
-            assert (await viewers.stdout.readline()).strip() == b"ready"
-        relay_pid = None if view.relay is None else view.relay.pid
+            viewers = await child("--watch", str(per_game), str(flips), *urls)
+            assert await line(viewers) == "ready"
+        relay_pid = tables.relay_pid()
+        if beside is not None and other == "its":
+            await tell(beside, "relay")
+            relay_pid = int(await line(beside)) or None
         viewers_pid = None if viewers is None else viewers.pid
         started = time.process_time()
         relay_started = process_cpu(relay_pid)
         viewers_started = process_cpu(viewers_pid)
         machine_started = machine_cpu()
-        for _ in range(flips):
-            for channel in channels:
-                await service.play.flip(channel, ALICE.user_id)
-            # A game's flips come from people pressing a button: not back to back in one loop
-            # (and the pauses count no CPU).
-            await asyncio.sleep(pace)
+        if beside is not None:
+            await tell(beside, "go")
+        await tables.flip(flips, pace)
+        if beside is not None:
+            assert await line(beside) == "flipped"
         viewers_spent = 0.0
         if viewers is not None:
-            assert viewers.stdout is not None
-            assert (await viewers.stdout.readline()).strip() == b"done"
+            assert await line(viewers) == "done"
             viewers_spent = process_cpu(viewers_pid) - viewers_started
         spent = Spent(
             time.process_time() - started,
@@ -246,9 +328,10 @@ async def measure(games: int, per_game: int, flips: int, pace: float, relay: boo
         relay_peak = peak_mib(relay_pid)
         if viewers is not None:
             await viewers.wait()
-        await view.stop()
-        await service.deadlines.close()
-        await storage.close()
+        if beside is not None:
+            await tell(beside, "stop")
+            await beside.wait()
+        await tables.close()
         n = flips * games
         return Spent(
             spent.bot / n, spent.relay / n, spent.viewers / n, spent.machine / n, relay_peak
@@ -276,27 +359,51 @@ async def run() -> None:
         action="store_false",
         help="the bot's process writes the streams (as where the relay cannot run)",
     )
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help="a second bot's process flips as many games beside this one, and what is compared"
+        " is the viewers on its games with the viewers on this one's: the machine equally busy",
+    )
     parser.add_argument("--watch", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.watch:
         per_game, last, *urls = args.watch
         await watch(urls, int(per_game), int(last))
         return
+    if args.serve:
+        games, flips, pace, relay = args.serve
+        await serve(int(games), int(flips), float(pace), bool(int(relay)))
+        return
     per_game = max(1, args.viewers // args.games)
     alone: list[Spent] = []
     watched: list[Spent] = []
     for _ in range(args.repeats):
-        alone.append(await measure(args.games, 0, args.flips, args.pace, args.relay))
-        watched.append(await measure(args.games, per_game, args.flips, args.pace, args.relay))
+        if args.control:
+            alone.append(
+                await measure(args.games, per_game, args.flips, args.pace, args.relay, "its")
+            )
+            watched.append(
+                await measure(args.games, per_game, args.flips, args.pace, args.relay, "mine")
+            )
+        else:
+            alone.append(await measure(args.games, 0, args.flips, args.pace, args.relay))
+            watched.append(await measure(args.games, per_game, args.flips, args.pace, args.relay))
     where = "the relay" if args.relay else "the bot's process"
     viewers = per_game * args.games
     print(f"games {args.games}, viewers {viewers} ({per_game} a game), streams by {where}")
-    print(f"CPU per flip, median (range) of {args.repeats}: nobody watching | watched")
+    if args.control:
+        print("beside a second bot's process flipping as many games; the viewers on")
+        print(f"CPU per flip, median (range) of {args.repeats}: its games | this one's")
+    else:
+        print(f"CPU per flip, median (range) of {args.repeats}: nobody watching | watched")
     for name in ("bot", "relay", "viewers", "machine"):
         print(f"  {name:8} {_ms([getattr(s, name) for s in alone])} | ", end="")
         print(_ms([getattr(s, name) for s in watched]))
     ratio = statistics.median(s.bot for s in watched) / statistics.median(s.bot for s in alone)
-    print(f"the bot's process watched: {ratio:.2f} of unwatched")
+    unwatched = "unwatched, with the viewers on the other's games" if args.control else "unwatched"
+    print(f"the bot's process watched: {ratio:.2f} of {unwatched}")
     if args.relay:
         peaks = [s.relay_peak for s in watched]
         print(

@@ -40,6 +40,7 @@ from tests.standin import (
 )
 from tests.standin import fixtures as standin_fixtures
 from tests.standin.fixtures import SampleWorld
+from tests.standin.world import Overwrite
 
 standin = standin_fixtures.standin
 standin_world = standin_fixtures.standin_world
@@ -688,6 +689,24 @@ async def test_channel_messages_are_stored_and_awaitable(
         "GET",
         "PATCH",
     ]
+
+
+async def test_a_channels_messages_are_listed_only_with_read_message_history(
+    standin: DiscordStandIn, standin_world: SampleWorld
+) -> None:
+    w = standin_world
+    said = standin.user_message(w.no_channel, w.alice, "hei")
+    url = f"{standin.api_base}/channels/{w.no_channel.id}/messages"
+    headers = {"Authorization": "Bot x"}
+    async with aiohttp.ClientSession() as session:
+        async with session.get(url, headers=headers) as listed:
+            assert [m["id"] for m in await listed.json()] == [str(said.id)]
+        # Denied to everyone in the channel: Discord answers with no messages, not an error.
+        history = discord.Permissions(read_message_history=True).value
+        w.no_channel.overwrites[w.no_guild.id] = Overwrite(w.no_guild.id, 0, deny=history)
+        async with session.get(url, headers=headers) as listed:
+            assert listed.status == 200
+            assert await listed.json() == []
 
 
 async def test_second_callback_is_rejected_with_40060(

@@ -32,6 +32,7 @@ _SEND_MESSAGES = 1 << 11
 _SEND_MESSAGES_IN_THREADS = 1 << 38
 _VIEW_CHANNEL = 1 << 10
 _ATTACH_FILES = 1 << 15
+_READ_MESSAGE_HISTORY = 1 << 16
 
 _CHANNEL = f"{API_PREFIX}/channels/{{channel_id}}"
 _MESSAGE = f"{_CHANNEL}/messages/{{message_id}}"
@@ -74,6 +75,11 @@ async def get_channel(request: web.Request) -> web.Response:
 @routes.get(f"{_CHANNEL}/messages")
 async def list_messages(request: web.Request) -> web.Response:
     channel = _channel(request)
+    perms = _bot_perms(application_of(request), channel)
+    if not perms & _VIEW_CHANNEL:
+        raise DiscordError(403, 50001, "Missing Access")
+    if not perms & _READ_MESSAGE_HISTORY:
+        return json_response([])  # as Discord does: no messages, and no error
     msgs = [m for m in channel.messages if not m.deleted and not m.ephemeral]
     before, after = request.query.get("before"), request.query.get("after")
     if before:

@@ -272,8 +272,10 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         self, interaction: discord.Interaction[Any], expired: ChallengeExpired
     ) -> Reply:
         """Show the expiry of a challenge through a press on it where nothing else reaches its
-        chat (its expiry found no interaction to show it with); elsewhere refuse the press."""
-        if reaches(interaction):
+        chat (its expiry found no interaction to show it with), or where its message was never
+        known (the bot stopped before storing it, and could not find it); elsewhere refuse the
+        press."""
+        if reaches(interaction) and expired.row.challenge_message_id is not None:
             raise expired  # the expiry edited its message with the bot's own token
         return Reply(embed=self._expired_embed(expired.row), view=None, update=True)
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import discord
 import pytest
 
 from krigbot.bot import KrigBot
@@ -15,8 +16,9 @@ from krigbot.cogs.play import PlayCog
 from krigbot.engine import Game, Rules
 from krigbot.i18n import card_label, t
 from krigbot.storage import DatabaseLockedError, GameStore
-from tests.standin import DiscordStandIn, InteractionRecord
+from tests.standin import DiscordStandIn, InteractionRecord, Message
 from tests.standin.fixtures import SampleWorld
+from tests.standin.world import Overwrite
 from tests.support.flip_stream import round_shown
 from tests.support.handsfree import running_bot
 from tests.support.players import (
@@ -307,10 +309,15 @@ async def test_a_challenge_that_expired_while_the_bot_was_down_loses_its_buttons
     assert enabled_buttons(message) == []
 
 
-async def test_a_challenge_whose_message_was_never_stored_still_expires_after_a_restart(
-    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    clock = Clock()
+async def unstored_challenge(
+    standin: DiscordStandIn,
+    world: SampleWorld,
+    db_path: Path,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Message:
+    """Return a challenge the bot showed and stopped before storing which message it was in;
+    another member wrote after it."""
     async with bot_on(standin, db_path, clock) as first:
 
         async def stopped_before_storing(*args: Any, **kwargs: Any) -> bool:
@@ -318,10 +325,18 @@ async def test_a_challenge_whose_message_was_never_stored_still_expires_after_a_
 
         monkeypatch.setattr(GameStore, "set_challenge_message", stopped_before_storing)
         message = await challenge_message(standin, world.no_channel, world.alice, world.bob)
-        game_id = game_id_of(message)
         standin.user_message(world.no_channel, world.carol, "kjør på!")
-        assert (await game_row(first, game_id)).challenge_message_id is None
+        assert (await game_row(first, game_id_of(message))).challenge_message_id is None
         monkeypatch.undo()
+    return message
+
+
+async def test_a_challenge_whose_message_was_never_stored_still_expires_after_a_restart(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    message = await unstored_challenge(standin, world, db_path, clock, monkeypatch)
+    game_id = game_id_of(message)
     clock.advance(minutes=6)  # challenges wait five minutes
     watcher = standin.watch(world.no_channel)
 
@@ -330,6 +345,26 @@ async def test_a_challenge_whose_message_was_never_stored_still_expires_after_a_
         assert (await game_row(restarted, game_id)).status == "expired"
 
     assert pattern("nb", "challenge.expired").search(text_of(expired.revision))
+    assert enabled_buttons(message) == []
+
+
+async def test_an_unstored_challenge_the_bot_cannot_find_shows_its_expiry_when_pressed(
+    standin: DiscordStandIn, world: SampleWorld, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    message = await unstored_challenge(standin, world, db_path, clock, monkeypatch)
+    game_id = game_id_of(message)
+    # Nobody may read the channel's history: the bot cannot look for the message.
+    history = discord.Permissions(read_message_history=True).value
+    world.no_channel.overwrites[world.no_guild.id] = Overwrite(world.no_guild.id, 0, deny=history)
+    clock.advance(minutes=6)
+
+    async with bot_on(standin, db_path, clock) as restarted:
+        answer = await press(standin, message, f"krig:accept:{game_id}", world.bob)
+        assert (await game_row(restarted, game_id)).status == "expired"
+
+    assert answer.type == UPDATE_MESSAGE
+    assert pattern("nb", "challenge.expired").search(text_of(message))
     assert enabled_buttons(message) == []
 
 

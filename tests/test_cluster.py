@@ -188,9 +188,6 @@ async def test_a_killed_process_s_replacement_takes_its_shards_back_and_loses_no
     ]
     assert theirs, "no game on the killed process's shards"
     assert ours, "no game on the other process's shards"
-    standin.internal_errors[:] = [
-        error for error in standin.internal_errors if "ConnectionResetError" not in error
-    ]
 
 
 @pytest.mark.standin(shard_count=1, identify_interval=IDENTIFY_SECONDS)

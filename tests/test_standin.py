@@ -19,6 +19,7 @@ import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import aiohttp
 import discord
@@ -707,6 +708,34 @@ async def test_a_channels_messages_are_listed_only_with_read_message_history(
         async with session.get(url, headers=headers) as listed:
             assert listed.status == 200
             assert await listed.json() == []
+
+
+async def test_a_client_that_hangs_up_mid_request_is_recorded_as_499_and_nothing_is_done(
+    standin: DiscordStandIn, standin_world: SampleWorld
+) -> None:
+    w = standin_world
+    before = len(standin.messages(w.no_channel))
+    api = urlsplit(standin.api_base)
+    assert api.hostname is not None
+    assert api.port is not None
+    path = f"/channels/{w.no_channel.id}/messages"
+    _, writer = await asyncio.open_connection(api.hostname, api.port)
+    head = (
+        f"POST {api.path}{path} HTTP/1.1\r\nHost: {api.netloc}\r\nAuthorization: Bot x\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    )
+    writer.write(head.encode() + b'{"content": "halv')  # a process killed while it sends
+    await writer.drain()
+    record = await standin.requests.wait(
+        lambda r: r.method == "POST" and r.path == path, what="the request, begun"
+    )
+    writer.close()
+    await writer.wait_closed()
+    await asyncio.wait_for(record.finished.wait(), timeout=5)
+
+    assert record.status == 499
+    assert standin.internal_errors == []
+    assert len(standin.messages(w.no_channel)) == before
 
 
 async def test_second_callback_is_rejected_with_40060(

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,8 @@ class RequestRecord:
     json: Any = None
     fault: Fault | None = None
     delayed: float = 0.0
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the stand-in is done with the request (answered, or the client hung up)."""
 
     def __repr__(self) -> str:
         return f"<{self.method} {self.path} -> {self.status}>"

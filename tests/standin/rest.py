@@ -267,6 +267,21 @@ async def serve(
     if path != "/gateway":
         standin.requests.append(record)
     try:
+        return await _answer(request, handler, record)
+    finally:
+        record.finished.set()
+
+
+async def _answer(
+    request: web.Request,
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+    record: RequestRecord,
+) -> web.StreamResponse:
+    """Check a recorded request's token, apply delays and faults, then run the route."""
+    standin = standin_of(request)
+    path = request.path
+    rel = record.path
+    try:
         bearer = request.headers.get("Authorization", "").startswith("Bearer ")
         needs_auth = (
             path.startswith(API_PREFIX + "/")

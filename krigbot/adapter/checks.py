@@ -144,7 +144,7 @@ def unhandled_press(
         return False
     if not any(item.__discord_ui_compiled_template__.fullmatch(custom_id) for item in items):
         return True
-    return not _carried(interaction.message, custom_id)
+    return not carries(interaction.message, custom_id)
 
 
 def pressed_id(interaction: discord.Interaction[Any]) -> str | None:
@@ -154,7 +154,7 @@ def pressed_id(interaction: discord.Interaction[Any]) -> str | None:
     return custom_id if isinstance(custom_id, str) else None
 
 
-def _carried(message: discord.Message | None, custom_id: str) -> bool:
+def carries(message: discord.Message | None, custom_id: str) -> bool:
     """Tell whether a message has a component with this id."""
     pending: list[Any] = [] if message is None else list(message.components)
     while pending:

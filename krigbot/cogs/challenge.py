@@ -10,6 +10,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from krigbot.adapter.buttons import AcceptButton, DeclineButton, view_of
+from krigbot.adapter.checks import carries
 from krigbot.adapter.choices import (
     BEST_OF_CHOICES,
     HOUSE_RULE_CHOICES,
@@ -249,7 +250,7 @@ class ChallengeCog(commands.Cog, name="Challenge"):
         channel = bot.get_partial_messageable(row.channel_id)
         try:
             async for message in channel.history(limit=SEARCHED):
-                if message.author.id == bot.user.id and wanted in custom_ids(message):
+                if message.author.id == bot.user.id and carries(message, wanted):
                     return message.id
         except discord.HTTPException as exc:
             log.warning(
@@ -341,14 +342,3 @@ def _not_in_chat(
         return []
     present = {user.id for user in channel.recipients} | {interaction.user.id}
     return [user for user in people if user.id not in present]
-
-
-def custom_ids(message: discord.Message) -> set[str]:
-    """Return the custom ids of a message's buttons and menus."""
-    return {
-        child.custom_id
-        for row in message.components
-        if isinstance(row, discord.ActionRow)
-        for child in row.children
-        if isinstance(child, discord.Button | discord.SelectMenu) and child.custom_id is not None
-    }

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from krigbot.engine import Game, Rules
@@ -281,7 +282,12 @@ async def line(process: asyncio.subprocess.Process) -> str:
 
 
 async def measure(
-    games: int, per_game: int, flips: int, pace: float, relay: bool, other: str | None = None
+    games: int,
+    per_game: int,
+    flips: int,
+    pace: float,
+    relay: bool,
+    other: Literal["mine", "its"] | None = None,
 ) -> Spent:
     """Return the CPU spent per flip, with ``per_game`` viewers on each game.
 

@@ -57,6 +57,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "top": LAYERS,
     # The cogs put the web view's signed links on their messages; the web view never imports a
     # cog. The cogs hand the renderers the fairness check's command line, which sim builds.
+    # Alone of the layers, the cogs may not import their own: each cog module stands alone.
     "cogs": frozenset(
         {"adapter", "web", "sessions", "storage", "render", "sim", "engine", "i18n", "low"}
     ),
@@ -180,6 +181,8 @@ def is_row_type(name: str) -> bool:
 def is_allowed(importer: str, found: Import) -> bool:
     """Tell whether a module may import what it imports, by the layers and the allowance."""
     here, there = layer_of(importer), layer_of(found.target)
+    if here == there == "cogs":
+        return False  # no cog module imports another: what cogs share is the adapter's
     if there is None or here == there:
         return True
     if here is not None and there in ALLOWED.get(here, frozenset()):
@@ -249,6 +252,10 @@ def test_no_module_imports_a_layer_it_may_not() -> None:
             True,
         ),
         ("krigbot/cogs/x.py", "from krigbot.fairness import fairness_command\n", False),
+        ("krigbot/cogs/x.py", "from krigbot.cogs.play import PlayCog\n", True),
+        ("krigbot/cogs/x.py", "from . import matches\n", True),
+        ("krigbot/cogs/x.py", "from krigbot.adapter.endings import ending\n", False),
+        ("bot.py", "from krigbot.cogs.play import PlayCog\n", False),
     ],
 )
 def test_the_check_tells_a_forbidden_import_from_an_allowed_one(

@@ -145,6 +145,18 @@ class DeclineButton(GameButton, kind="decline", game=NUMBER):
         )
 
 
+class RematchButton(GameButton, kind="rematch", game=NUMBER):
+    """Challenge the players of a finished game (or match) to the same again."""
+
+    def __init__(self, game_id: int, lang: Lang = "nb") -> None:
+        super().__init__(
+            game_id,
+            label=t(lang, "rematch.button"),
+            emoji="🔁",
+            style=discord.ButtonStyle.success,
+        )
+
+
 FLIP_EMOJI = discord.PartialEmoji(name="🂠")
 """The Flip button's emoji: one for every table, not one parsed for each."""
 

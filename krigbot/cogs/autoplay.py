@@ -30,6 +30,7 @@ from krigbot.adapter.autoplayer import (
     with_autoplay_line,
 )
 from krigbot.adapter.buttons import AutoAction, AutoplayButton, FinishButton, view_of
+from krigbot.adapter.endings import ending, unseen_end
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.parts import HasHandsFree, HasPictures, HasRecovery, RoundParts
 from krigbot.adapter.players import channel_of, pressed_message
@@ -37,7 +38,6 @@ from krigbot.adapter.replies import Reply, discord_lost, public_lang, respond
 from krigbot.adapter.surfaces import own_token, reaches
 from krigbot.adapter.tables import Shown, editor, greyed, respond_in_turn
 from krigbot.adapter.weblinks import table_view, watch_live
-from krigbot.cogs.matches import ending, unseen_end
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.render.embeds import safe_name
 from krigbot.render.play import (

@@ -18,6 +18,7 @@ from krigbot.adapter.choices import (
     SHORTAGE_CHOICES,
     VARIANT_CHOICES,
 )
+from krigbot.adapter.dealt import krigbot_line, started_reply
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.parts import (
     HasButtons,
@@ -32,7 +33,6 @@ from krigbot.adapter.replies import Reply, challenger_lang, public_lang, refuse,
 from krigbot.adapter.surfaces import own_token, reach_extra, reaches, scope_of
 from krigbot.adapter.tables import respond_in_turn
 from krigbot.adapter.weblinks import table_view
-from krigbot.cogs.matches import krigbot_line, started_reply
 from krigbot.engine import HOUSE_RULES
 from krigbot.engine.match import BEST_OF
 from krigbot.engine.rules import MAX_ROUND_LIMIT, MAX_TIME_LIMIT, MIN_TIME_LIMIT, PRESETS

@@ -10,6 +10,7 @@ import discord
 from discord.ext import commands
 
 from krigbot.adapter.buttons import FinishButton, ForfeitButton, view_of
+from krigbot.adapter.endings import Ending, ending, too_late
 from krigbot.adapter.group import subcommand
 from krigbot.adapter.parts import HasButtons, HasPlay, HasTimeLimits, TableParts
 from krigbot.adapter.players import actor_of, channel_of, display_name
@@ -17,8 +18,6 @@ from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, refuse, res
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Shown, editor, respond_in_turn
 from krigbot.adapter.weblinks import table_view
-from krigbot.cogs.matches import Ending, ending
-from krigbot.cogs.play import too_late
 from krigbot.engine import EngineError, Variant, load_game
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import about

@@ -12,6 +12,7 @@ from discord.ext import commands
 
 from krigbot.adapter.activity import show_below
 from krigbot.adapter.buttons import FinishButton, FlipButton, view_of
+from krigbot.adapter.endings import ending, too_late, unseen_end
 from krigbot.adapter.group import anywhere, subcommand
 from krigbot.adapter.parts import (
     HasActivity,
@@ -24,10 +25,9 @@ from krigbot.adapter.parts import (
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
 from krigbot.adapter.replies import NO_MENTIONS, Reply, public_lang, respond, user_lang
-from krigbot.adapter.surfaces import own_token, reaches, scope_of
+from krigbot.adapter.surfaces import own_token, reaches
 from krigbot.adapter.tables import Shown, editor, respond_in_turn
 from krigbot.adapter.weblinks import table_view
-from krigbot.cogs.matches import ending, unseen_end
 from krigbot.engine import Variant
 from krigbot.i18n import Lang, lang_for, t
 from krigbot.logs import about
@@ -39,7 +39,6 @@ from krigbot.storage import StorageError
 
 if TYPE_CHECKING:
     from krigbot.config import Shards
-    from krigbot.sessions.timelimit import TimeLimits
     from krigbot.storage import GameRow
 
 log = logging.getLogger(__name__)
@@ -387,20 +386,3 @@ class PlayCog(commands.Cog, name="Play"):
             return reply
 
         await respond(interaction, work(), ephemeral=True)
-
-
-async def too_late(
-    time_limits: TimeLimits,
-    interaction: discord.Interaction[Any],
-    refusal: Refusal,
-    game_id: int | None = None,
-    *,
-    key: str = "time.flip_too_late",
-) -> None:
-    """Refuse a move that came just after the game's time limit ended it: the time is up."""
-    assert interaction.channel_id is not None
-    row = await time_limits.time_ran_out(
-        scope_of(interaction), interaction.channel_id, interaction.user.id, game_id
-    )
-    if row is not None:
-        raise Refusal(key, game=row) from refusal

@@ -27,6 +27,7 @@ from krigbot.adapter.buttons import (
     StealButton,
     TopButton,
 )
+from krigbot.adapter.endings import ending
 from krigbot.adapter.parts import HasActivity, HasChoices, HasDeadlines, RoundParts
 from krigbot.adapter.players import channel_of, pressed_message
 from krigbot.adapter.races import lost_flip
@@ -35,7 +36,6 @@ from krigbot.adapter.steal import activity_look, choice_view, steal_move, table_
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import respond_in_turn
 from krigbot.adapter.weblinks import watch_live
-from krigbot.cogs.matches import ending
 from krigbot.engine.events import LookChoice, TopChoice
 from krigbot.i18n import Lang, card_label, fmt_list, lang_for, t
 from krigbot.logs import about

@@ -25,14 +25,14 @@ from krigbot.storage import GameRow, StorageError
 log = logging.getLogger(__name__)
 
 
-class TableParts(HasRegistry, HasWeb, Protocol):
+class TableCogParts(HasRegistry, HasWeb, Protocol):
     """What the table cog uses."""
 
 
 class TableCog(commands.Cog, name="Table"):
     """/krig table: the Activity where the application has one, else the game's page."""
 
-    def __init__(self, parts: TableParts, *, activity: bool) -> None:
+    def __init__(self, parts: TableCogParts, *, activity: bool) -> None:
         self.parts = parts
         self.activity = activity
         """Whether the application has an Activity that Discord can launch."""

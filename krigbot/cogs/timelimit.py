@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Protocol
 import discord
 from discord.ext import commands
 
+from krigbot.adapter.endings import ending
 from krigbot.adapter.parts import HasDeadlines, HasTimeLimits, TableParts
 from krigbot.adapter.replies import NO_MENTIONS
 from krigbot.adapter.surfaces import own_token
 from krigbot.adapter.tables import Shown, editor
-from krigbot.cogs.matches import ending
 from krigbot.i18n import lang_for, t
 from krigbot.logs import about
 from krigbot.render.play import time_up_embed

@@ -20,13 +20,13 @@ from krigbot.adapter.buttons import (
     GameButton,
     LookButton,
     PlayButton,
+    RematchButton,
     StealButton,
     TopButton,
 )
 from krigbot.adapter.tournaments import JoinButton, LeaveButton
 from krigbot.bot import KrigBot
 from krigbot.cogs.history import HistoryButton, ReplayButton
-from krigbot.cogs.matches import RematchButton
 from krigbot.engine.cards import parse_card
 
 CARD = r"[2-9TJQKA][SHDC]|X[12]"

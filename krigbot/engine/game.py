@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from . import fast
@@ -41,7 +41,7 @@ from .core import (
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import BattleView, EndReason, LookChoice, Outcome, Round, TopChoice, WarStep
 from .rules import Rules
-from .variant import register
+from .variant import Rebuilt, register
 
 
 class Game(BaseGame):
@@ -714,6 +714,53 @@ class Game(BaseGame):
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise StateError(f"damaged saved game: {exc}") from exc
         return game
+
+    @classmethod
+    def replay(cls, saved: dict[str, Any]) -> Iterator[Round]:
+        """Yield every round of a save again: the deal fixes the game, only forfeits change it."""
+        rules = Rules.from_dict(saved["rules"])
+        game = cls.new(rules, int(saved["seed"]))
+        forfeits = sorted(((int(rnd), int(seat)) for seat, rnd in saved["forfeits"]), reverse=True)
+        last = int(saved["round"])
+        # rules §9 now ends a team game at its forfeit; one saved earlier may have gone on after
+        # it (the partner played on), and is replayed as it was played.
+        alone = rules.teams and bool(forfeits) and (len(forfeits) > 1 or forfeits[0][0] < last)
+        while game.outcome is None and game.round < last:
+            while forfeits and forfeits[-1][0] == game.round:
+                game.forfeit(forfeits.pop()[1], alone=alone)
+            if game.outcome is not None:
+                return
+            yield game.play_round()
+
+    @classmethod
+    def rebuild(cls, saved: dict[str, Any]) -> Rebuilt:
+        """Replay a save and keep its deal in play, to follow its later saves."""
+        return _FollowedGame(cls.new(Rules.from_dict(saved["rules"]), int(saved["seed"])), saved)
+
+
+class _FollowedGame:
+    """A Krig game replayed up to its latest save, played on round by round as it is saved.
+
+    A forfeit changes the game's course: a save with one is replayed whole, and not followed.
+    """
+
+    __slots__ = ("_game", "rounds")
+
+    def __init__(self, game: Game, saved: dict[str, Any]) -> None:
+        self._game: Game | None = game
+        self.rounds: list[Round] = []
+        if not self.follow(saved):
+            self._game = None
+            self.rounds = list(Game.replay(saved))
+
+    def follow(self, saved: dict[str, Any]) -> bool:
+        game = self._game
+        last = int(saved["round"])
+        if game is None or saved["forfeits"] or last < len(self.rounds):
+            return False
+        while game.outcome is None and game.round < last:
+            self.rounds.append(game.play_round())
+        return True
 
 
 register(Game)

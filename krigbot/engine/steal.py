@@ -27,7 +27,7 @@ from .core import BaseGame, Table, check_saved, rng_from_json, rng_to_json, shuf
 from .errors import ChoiceError, DealError, GameOverError, PlayerError, StateError
 from .events import BattleView, EndReason, LookChoice, Outcome, Round, Steal, TopChoice, WarStep
 from .rules import Rules
-from .variant import register
+from .variant import Rebuilt, register
 
 
 class StealGame(BaseGame):
@@ -561,6 +561,20 @@ class StealGame(BaseGame):
             raise StateError(f"damaged saved game: {exc}") from exc
         return game
 
+    @classmethod
+    def replay(cls, saved: dict[str, Any]) -> Iterator[Round]:
+        """Yield every round of a save again, from its seed and the moves it logged."""
+        game = cls.new(Rules.from_dict(saved["rules"]), int(saved["seed"]))
+        for action in saved["actions"]:
+            played = steal_move(game, action)
+            if played is not None:
+                yield played
+
+    @classmethod
+    def rebuild(cls, saved: dict[str, Any]) -> Rebuilt:
+        """Make a save's logged moves again and keep the game, to follow its later moves."""
+        return _FollowedSteal(cls.new(Rules.from_dict(saved["rules"]), int(saved["seed"])), saved)
+
 
 def _step_to_dict(step: WarStep) -> dict[str, Any]:
     return {
@@ -584,13 +598,28 @@ def _step_from_dict(data: dict[str, Any]) -> WarStep:
     )
 
 
-def replay_steal(rules: Rules, seed: int, actions: Sequence[Sequence[Any]]) -> Iterator[Round]:
-    """Replay a Steal War game from its seed and its logged moves, yielding each round."""
-    game = StealGame.new(rules, seed)
-    for action in actions:
-        played = steal_move(game, action)
-        if played is not None:
-            yield played
+class _FollowedSteal:
+    """A Steal War game whose logged moves were made again, followed as more are logged."""
+
+    __slots__ = ("_actions", "_game", "rounds")
+
+    def __init__(self, game: StealGame, saved: dict[str, Any]) -> None:
+        self._game = game
+        self._actions: list[Sequence[Any]] = []
+        self.rounds: list[Round] = []
+        self.follow(saved)
+
+    def follow(self, saved: dict[str, Any]) -> bool:
+        actions: Sequence[Sequence[Any]] = saved["actions"]
+        done = len(self._actions)
+        if actions[:done] != self._actions:
+            return False  # not the log it followed
+        for action in actions[done:]:
+            played = steal_move(self._game, action)
+            self._actions.append(action)
+            if played is not None:
+                self.rounds.append(played)
+        return True
 
 
 def steal_move(game: StealGame, action: Sequence[Any]) -> Round | None:
@@ -618,4 +647,4 @@ def steal_move(game: StealGame, action: Sequence[Any]) -> Round | None:
 register(StealGame)
 
 
-__all__ = ["StealGame", "replay_steal", "steal_move"]
+__all__ = ["StealGame", "steal_move"]

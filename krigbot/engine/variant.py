@@ -15,7 +15,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Protocol
 
 from .core import GameState
@@ -24,6 +24,22 @@ from .events import BattleView, LookChoice, Outcome, Round, TopChoice
 from .rules import Rules, declare_plays
 
 Choice = LookChoice | TopChoice
+
+
+class Rebuilt(Protocol):
+    """A saved game replayed from its seed and kept, to play on to its later saves.
+
+    A game watched live moves a round at a time; replaying it from its seed at each round would
+    cost as much as all its rounds so far, every round. Each kind of game keeps what it needs
+    to follow its own saves (a Krig game its deal, a Steal War game the moves it made again).
+    """
+
+    rounds: list[Round]
+    """Every round replayed so far."""
+
+    def follow(self, saved: dict[str, Any]) -> bool:
+        """Play on to a later save of the same game; False if this one cannot be followed
+        from here (it is not a later save of the game kept, or its course changed)."""
 
 
 class Variant(GameState, Protocol):
@@ -54,6 +70,14 @@ class Variant(GameState, Protocol):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Variant:
         """Restore a game saved with ``to_dict``."""
+
+    @classmethod
+    def replay(cls, saved: dict[str, Any]) -> Iterator[Round]:
+        """Yield every round of a save (finished or not) again, from its seed."""
+
+    @classmethod
+    def rebuild(cls, saved: dict[str, Any]) -> Rebuilt:
+        """Replay a save and keep the game, to follow its later saves."""
 
     @property
     def players(self) -> int:
@@ -169,10 +193,15 @@ def new_game(rules: Rules, seed: int, *, piles: Sequence[Sequence[int]] | None =
     return kind.from_piles(rules, piles, seed=seed)
 
 
-def load_game(data: dict[str, Any]) -> Variant:
-    """Restore a saved game of any kind."""
+def saved_kind(data: dict[str, Any]) -> type[Variant]:
+    """Return the kind of game a save is of, or raise StateError."""
     name = data.get("kind")
     kind = VARIANTS.get(name) if isinstance(name, str) else None
     if kind is None:
         raise StateError(f"unknown saved game format {data.get('format')!r} of {name!r}")
-    return kind.from_dict(data)
+    return kind
+
+
+def load_game(data: dict[str, Any]) -> Variant:
+    """Restore a saved game of any kind."""
+    return saved_kind(data).from_dict(data)

@@ -469,11 +469,13 @@ class Registry:
     async def ending_unreached(self, game_id: int) -> None:
         """Record that nothing reached a finished game's chat to show its end (:data:`ENDING`)."""
         try:
-            row = await self.storage.games.get_game(game_id)
-            if row is not None and row.extra.get(ENDING) is not None:
-                await self.storage.games.update_extra(
-                    game_id, {ENDING: UNREACHED}, now=self.clock()
-                )
+            # Only if no message has shown it meanwhile (a press may have, in another task).
+            await self.storage.games.update_extra(
+                game_id,
+                {ENDING: UNREACHED},
+                now=self.clock(),
+                when=lambda stored: stored.get(ENDING) is not None,
+            )
         except StorageError as exc:
             # The next press shows the end all the same; only its title may blame a restart.
             log.warning("could not record why the end of game %s was not shown: %s", game_id, exc)

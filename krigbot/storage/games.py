@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -598,9 +598,15 @@ class GameStore(Store):
         *,
         now: datetime | None = None,
         fence: int | None = None,
+        when: Callable[[JSONDict], bool] | None = None,
     ) -> JSONDict | None:
         """Merge keys into the game's extra dict and return it; None if the game is unknown
-        (or ``fence``, as in :meth:`save_round`, names a lease that no longer holds)."""
+        (or ``fence``, as in :meth:`save_round`, names a lease that no longer holds).
+
+        With ``when``, the keys are merged only if it holds for the extra as stored, read in
+        the same transaction (so no other write comes between); else the extra is returned
+        unchanged.
+        """
         stamp = encode_time(_now() if now is None else now)
         dialect = self._database.dialect
         async with self._database.transaction() as db:
@@ -611,6 +617,8 @@ class GameStore(Store):
             if not rows:
                 return None
             merged = decode_dict(rows[0]["extra"])
+            if when is not None and not when(merged):
+                return merged
             merged.update(extra)
             await db.run(
                 "UPDATE games SET extra = ?, updated_at = ? WHERE id = ?",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from krigbot.engine import Game, Rules
-from krigbot.sessions import DeadlineKind, GameService, Player, Refusal
+from krigbot.sessions import ENDING, DeadlineKind, GameService, Player, Refusal
 from krigbot.storage import GameRow, PartnerRecord, Storage
 from tests.support.deals import deal
 from tests.support.players import Clock
@@ -258,3 +260,26 @@ async def test_a_press_on_the_table_stored_as_newest_writes_its_round_alone(
     stored = await storage.games.get_game(row.id)
     assert stored is not None
     assert (stored.round, stored.table_message_id) == (3, 556)
+
+
+async def test_an_end_shown_just_before_it_is_noted_unreached_stays_shown(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Autoplay found its token dead and notes that nothing showed the end; meanwhile a press, in
+    # another task, showed it. Noted over that, a restart would show the end a second time.
+    service = GameService(storage)
+    row = await dealt(service, channel_id=100)
+    ended = await service.play.forfeit(100, ALICE.user_id)
+    assert ended.row.extra[ENDING] == "unshown"
+    merge = storage.games.update_extra
+
+    async def shown_first(game_id: int, extra: dict[str, Any], **kwargs: Any) -> Any:
+        await merge(game_id, {ENDING: None})  # the press's message is out, and noted
+        return await merge(game_id, extra, **kwargs)
+
+    monkeypatch.setattr(storage.games, "update_extra", shown_first)
+    await service.registry.ending_unreached(row.id)
+
+    stored = await storage.games.get_game(row.id)
+    assert stored is not None
+    assert stored.extra.get(ENDING) is None

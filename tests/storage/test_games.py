@@ -324,6 +324,29 @@ async def test_message_ids_and_extra(storage: Storage) -> None:
     assert await storage.games.update_extra(999, {"a": 1}) is None
 
 
+async def test_extra_is_merged_only_when_its_condition_holds_for_the_stored_extra(
+    storage: Storage,
+) -> None:
+    game = await new_game(storage)
+    await storage.games.update_extra(game.id, {"ending": None})
+
+    def unshown(extra: dict[str, Any]) -> bool:
+        return extra.get("ending") is not None
+
+    kept = await storage.games.update_extra(game.id, {"ending": "unreached"}, when=unshown)
+    await storage.games.update_extra(game.id, {"other": 1})
+    merged = await storage.games.update_extra(game.id, {"ending": "gone"}, when=unshown)
+    await storage.games.update_extra(game.id, {"ending": "unshown"})
+    changed = await storage.games.update_extra(game.id, {"ending": "unreached"}, when=unshown)
+
+    assert kept == {"ending": None}
+    assert merged == {"ending": None, "other": 1}
+    assert changed == {"ending": "unreached", "other": 1}
+    row = await storage.games.get_game(game.id)
+    assert row is not None
+    assert row.extra == {"ending": "unreached", "other": 1}
+
+
 async def test_running_and_stale_games(storage: Storage) -> None:
     challenge = await new_game(storage, channel_id=1, now=at(0))
     old = await running_game(storage, channel_id=2, now=at(0))

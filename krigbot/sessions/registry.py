@@ -442,18 +442,20 @@ class Registry:
     ) -> dict[str, Any]:
         """Change a game's ``extra`` under its channel's lock and return it as stored.
 
-        ``change`` gets a copy of the current extra and returns the keys to set (it may raise a
-        Refusal); the running game's cached row follows, so readers of the cache agree.
+        ``change`` gets a copy of the extra as stored and returns the keys to set (it may raise
+        a Refusal). It is called in the write's transaction, so a change another process makes
+        meanwhile (during a hand-off) is not written over. The running game's cached row
+        follows, so readers of the cache agree.
         """
         async with self.lock(channel_id):
             running = self._running.get(channel_id)
-            # The stored extra, not the cached one: during a hand-off another process of the
-            # bot may have changed it (started autoplay, answered a finish request).
+            # The stored row, not the cached one: during a hand-off another process of the bot
+            # may have played on, and the write names the lease the row's server is under.
             current = await self.storage.games.get_game(game_id)
             if current is None:
                 raise Refusal("err.game_over")
             merged = await self.storage.games.update_extra(
-                game_id, change(dict(current.extra)), now=self.clock(), fence=self.fence(current)
+                game_id, change, now=self.clock(), fence=self.fence(current)
             )
             if merged is None:
                 raise Refusal("err.game_over")
@@ -472,9 +474,8 @@ class Registry:
             # Only if no message has shown it meanwhile (a press may have, in another task).
             await self.storage.games.update_extra(
                 game_id,
-                {ENDING: UNREACHED},
+                lambda stored: {} if stored.get(ENDING) is None else {ENDING: UNREACHED},
                 now=self.clock(),
-                when=lambda stored: stored.get(ENDING) is not None,
             )
         except StorageError as exc:
             # The next press shows the end all the same; only its title may blame a restart.

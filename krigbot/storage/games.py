@@ -594,18 +594,17 @@ class GameStore(Store):
     async def update_extra(
         self,
         game_id: int,
-        extra: JSONDict,
+        extra: JSONDict | Callable[[JSONDict], JSONDict],
         *,
         now: datetime | None = None,
         fence: int | None = None,
-        when: Callable[[JSONDict], bool] | None = None,
     ) -> JSONDict | None:
         """Merge keys into the game's extra dict and return it; None if the game is unknown
         (or ``fence``, as in :meth:`save_round`, names a lease that no longer holds).
 
-        With ``when``, the keys are merged only if it holds for the extra as stored, read in
-        the same transaction (so no other write comes between); else the extra is returned
-        unchanged.
+        ``extra`` may be a function of the extra as stored that returns the keys to merge: it
+        is called in the same transaction, so no other process's write comes between what it
+        reads and what it writes. What it raises rolls the transaction back.
         """
         stamp = encode_time(_now() if now is None else now)
         dialect = self._database.dialect
@@ -617,9 +616,7 @@ class GameStore(Store):
             if not rows:
                 return None
             merged = decode_dict(rows[0]["extra"])
-            if when is not None and not when(merged):
-                return merged
-            merged.update(extra)
+            merged.update(extra(dict(merged)) if callable(extra) else extra)
             await db.run(
                 "UPDATE games SET extra = ?, updated_at = ? WHERE id = ?",
                 (encode_json(merged), stamp, game_id),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -283,3 +285,33 @@ async def test_an_end_shown_just_before_it_is_noted_unreached_stays_shown(
     stored = await storage.games.get_game(row.id)
     assert stored is not None
     assert stored.extra.get(ENDING) is None
+
+
+async def test_a_change_another_process_makes_to_a_games_extra_meanwhile_is_kept(
+    storage: Storage, database: str | Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two players agree to something at once, each answered by another process of the bot (a
+    # shard changing hands): the second change is made from what the first one wrote.
+    other = await Storage.open(database)
+    try:
+        here, there = GameService(storage), GameService(other)
+        row = await dealt(here, channel_id=100)
+        read = storage.games.get_game
+
+        def vote(who: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+            return lambda extra: {"votes": [*extra.get("votes", []), who]}
+
+        async def read_then_the_other_votes(game_id: int) -> GameRow | None:
+            found = await read(game_id)
+            await there.registry.change_extra(100, game_id, vote("there"))
+            return found
+
+        monkeypatch.setattr(storage.games, "get_game", read_then_the_other_votes)
+        merged = await here.registry.change_extra(100, row.id, vote("here"))
+        stored = await other.games.get_game(row.id)
+    finally:
+        await other.close()
+
+    assert merged["votes"] == ["there", "here"]
+    assert stored is not None
+    assert stored.extra["votes"] == ["there", "here"]

@@ -324,27 +324,30 @@ async def test_message_ids_and_extra(storage: Storage) -> None:
     assert await storage.games.update_extra(999, {"a": 1}) is None
 
 
-async def test_extra_is_merged_only_when_its_condition_holds_for_the_stored_extra(
-    storage: Storage,
-) -> None:
+async def test_an_extra_change_is_made_from_the_extra_as_stored(storage: Storage) -> None:
     game = await new_game(storage)
     await storage.games.update_extra(game.id, {"ending": None})
 
-    def unshown(extra: dict[str, Any]) -> bool:
-        return extra.get("ending") is not None
+    def unshown(extra: dict[str, Any]) -> dict[str, Any]:
+        return {} if extra.get("ending") is None else {"ending": "unreached"}
 
-    kept = await storage.games.update_extra(game.id, {"ending": "unreached"}, when=unshown)
-    await storage.games.update_extra(game.id, {"other": 1})
-    merged = await storage.games.update_extra(game.id, {"ending": "gone"}, when=unshown)
-    await storage.games.update_extra(game.id, {"ending": "unshown"})
-    changed = await storage.games.update_extra(game.id, {"ending": "unreached"}, when=unshown)
+    kept = await storage.games.update_extra(game.id, unshown)
+    await storage.games.update_extra(game.id, {"ending": "unshown", "other": 1})
+    changed = await storage.games.update_extra(game.id, unshown)
+
+    def refused(extra: dict[str, Any]) -> dict[str, Any]:
+        raise LookupError("no")
+
+    with pytest.raises(LookupError):
+        await storage.games.update_extra(game.id, refused)
 
     assert kept == {"ending": None}
-    assert merged == {"ending": None, "other": 1}
     assert changed == {"ending": "unreached", "other": 1}
     row = await storage.games.get_game(game.id)
     assert row is not None
     assert row.extra == {"ending": "unreached", "other": 1}
+    # What the change raised rolled its transaction back: the storage writes on.
+    assert await storage.games.update_extra(game.id, {"other": 2}) is not None
 
 
 async def test_running_and_stale_games(storage: Storage) -> None:
